@@ -1,0 +1,61 @@
+"""fasteval: vectorized batch scoring for retrieval and RAG evaluation.
+
+The public API is imported lazily, so ``import fasteval`` stays fast and the
+heavy optional parts (sentence-transformers, LLM clients, plotting) load only
+when used.
+
+Examples
+--------
+>>> import fasteval
+>>> qrels = {"q1": {"d1": 1, "d2": 0}}
+>>> run = {"q1": {"d1": 0.9, "d2": 0.5}}
+>>> fasteval.evaluate(qrels, run, ["P@1"]).get_column("value").to_list()
+[1.0]
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    # io
+    "read_qrels": "fasteval.io.readers",
+    "read_run": "fasteval.io.readers",
+    "scan_qrels": "fasteval.io.readers",
+    "scan_run": "fasteval.io.readers",
+    # measures
+    "parse_measure": "fasteval.measures",
+    "parse_measures": "fasteval.measures",
+    "Measure": "fasteval.measures",
+    # evaluation
+    "evaluate": "fasteval.evaluate",
+    "aggregate": "fasteval.evaluate",
+    "Evaluator": "fasteval.evaluate",
+    # comparison
+    "compare": "fasteval.compare",
+    # semantic answer similarity
+    "sas": "fasteval.sas",
+    # errors
+    "FastevalError": "fasteval.errors",
+    "InputError": "fasteval.errors",
+    "ParameterError": "fasteval.errors",
+    "UnknownMeasureError": "fasteval.errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fasteval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,5 @@
+import sys
+
+from fasteval.cli import main
+
+sys.exit(main())

@@ -1,0 +1,71 @@
+"""Command line: ``fasteval eval | trec-eval | compare | sas | judge | datasets``.
+
+Each subcommand lives in its own module with two functions,
+``add_parser(subparsers)`` and ``run(args) -> int``. Modules are imported only
+when their subcommand is used, so ``fasteval --help`` and ``import fasteval`` stay fast.
+User errors are printed as one line on stderr, exit status 2, no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# subcommand name -> module (relative to fasteval.cli), one-line help
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "eval": ("eval_cmd", "score one or more runs against qrels"),
+    "trec-eval": ("trec_eval_cmd", "drop-in replacement for the trec_eval 10 command line"),
+    "compare": ("compare_cmd", "compare retrievers with paired significance tests"),
+    "sas": ("sas_cmd", "semantic answer similarity of predictions against gold answers"),
+    "judge": ("judge_cmd", "LLM-judged faithfulness / context relevance"),
+    "datasets": ("datasets_cmd", "generate synthetic benchmark datasets"),
+}
+
+
+def _load(name: str):
+    module, _ = SUBCOMMANDS[name]
+    return importlib.import_module(f"fasteval.cli.{module}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``fasteval`` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "trec-eval":
+        # trec_eval's own flag grammar (getopt style: -l2, -mP.5) is parsed by the module itself.
+        return _guard(lambda: _load("trec-eval").main(argv[1:]))
+    parser = argparse.ArgumentParser(prog="fasteval", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    for name, (_, help_text) in SUBCOMMANDS.items():
+        if name == chosen:
+            _load(name).add_parser(sub)
+        else:
+            sub.add_parser(name, help=help_text)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    return _guard(lambda: _load(args.command).run(args))
+
+
+def _guard(fn) -> int:
+    from fasteval.errors import FastevalError
+
+    try:
+        return int(fn() or 0)
+    except FastevalError as exc:
+        print(f"fasteval: error: {exc}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        print(f"fasteval: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("fasteval: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

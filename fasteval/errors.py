@@ -1,0 +1,80 @@
+"""Exceptions raised for bad user input.
+
+Every message follows one pattern: *what* is wrong, *where* (file, line or row,
+column or parameter) and *what was expected* / *what was received*.
+"""
+
+from __future__ import annotations
+
+
+class FastevalError(ValueError):
+    """Base class for errors caused by user input (bad files, bad parameters)."""
+
+
+class InputError(FastevalError):
+    """A data file or table does not have the expected shape or content.
+
+    Parameters
+    ----------
+    message : str
+        What is wrong and what was expected.
+    source : str, optional
+        File path or a description of the in-memory input (``"run"``, ``"qrels"``).
+    line : int, optional
+        1-based line number in a text file.
+    row : int, optional
+        0-based row index in a table.
+    column : str, optional
+        Column name (or field position) concerned.
+
+    Examples
+    --------
+    >>> str(InputError("score is not a number: 'abc'", source="run.txt", line=3, column="score"))
+    "run.txt, line 3, column 'score': score is not a number: 'abc'"
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        line: int | None = None,
+        row: int | None = None,
+        column: str | None = None,
+    ) -> None:
+        self.message = message
+        self.source = source
+        self.line = line
+        self.row = row
+        self.column = column
+        where = []
+        if source is not None:
+            where.append(str(source))
+        if line is not None:
+            where.append(f"line {line}")
+        if row is not None:
+            where.append(f"row {row}")
+        if column is not None:
+            where.append(f"column {column!r}")
+        text = f"{', '.join(where)}: {message}" if where else message
+        super().__init__(text)
+
+
+class ParameterError(FastevalError):
+    """A keyword argument or CLI option has an invalid value.
+
+    Examples
+    --------
+    >>> str(ParameterError("max_docs", "a positive integer", -3))
+    'max_docs must be a positive integer, got -3'
+    """
+
+    def __init__(self, parameter: str, constraint: str, value: object) -> None:
+        self.parameter = parameter
+        self.constraint = constraint
+        self.value = value
+        super().__init__(f"{parameter} must be {constraint}, got {value!r}")
+
+
+class UnknownMeasureError(FastevalError):
+    """A measure name that the parser does not understand."""
