@@ -1,0 +1,98 @@
+"""On-disk cache of accepted model replies, keyed by (model, generation settings, messages)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+CACHE_VERSION = 1
+
+
+def default_cache_dir() -> Path:
+    """``$FASTEVAL_CACHE_DIR/judge``, else ``$XDG_CACHE_HOME/fasteval/judge``, else ``~/.cache/fasteval/judge``.
+
+    Examples
+    --------
+    >>> default_cache_dir().name
+    'judge'
+    """
+    root = os.environ.get("FASTEVAL_CACHE_DIR")
+    if root:
+        return Path(root) / "judge"
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "fasteval" / "judge"
+
+
+class ReplyCache:
+    """One JSON file per accepted reply, written atomically (temporary file + rename).
+
+    Only replies that parsed and validated are stored, so a rerun repeats exactly the rows
+    that failed and costs nothing for the rest. An unreadable or mismatching entry (a crash
+    of another tool, a hand edit, a hash collision) reads as a miss and is overwritten.
+
+    Parameters
+    ----------
+    directory : str or PathLike
+        Created on first write.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> cache = ReplyCache(tempfile.mkdtemp())
+    >>> key = cache.key({"model": "m"}, [{"role": "user", "content": "hi"}])
+    >>> cache.get(key) is None
+    True
+    >>> cache.put(key, {"text": '{"score": 1}'})
+    >>> cache.get(key)["text"]
+    '{"score": 1}'
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+
+    @staticmethod
+    def key(namespace: dict[str, Any], messages: list[dict[str, str]]) -> str:
+        """Hex SHA-256 of the canonical JSON of namespace and messages."""
+        blob = json.dumps(
+            {"v": CACHE_VERSION, "ns": namespace, "messages": messages},
+            sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+        )
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def path(self, key: str) -> Path:
+        """File that holds ``key``."""
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored record, or ``None`` when missing or corrupt."""
+        try:
+            with open(self.path(key), encoding="utf-8") as fh:
+                record = json.load(fh)
+        except (OSError, ValueError, UnicodeDecodeError):
+            return None
+        if not isinstance(record, dict) or record.get("key") != key or not isinstance(record.get("text"), str):
+            return None
+        return record
+
+    def put(self, key: str, record: dict[str, Any]) -> None:
+        """Store ``record`` (must hold ``text``) under ``key`` atomically."""
+        from fasteval.io.atomic import atomic_path
+
+        data = dict(record, key=key, v=CACHE_VERSION)
+        target = self.path(key)
+        with atomic_path(target) as tmp:
+            tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+    def discard(self, key: str) -> None:
+        """Remove an entry if present."""
+        with contextlib.suppress(FileNotFoundError):
+            self.path(key).unlink()
+
+    def __len__(self) -> int:
+        if not self.directory.is_dir():
+            return 0
+        return sum(1 for _ in self.directory.glob("??/*.json"))

@@ -1,0 +1,170 @@
+"""The chat-generator protocol and the adapter that accepts Haystack chat generators.
+
+A fasteval chat generator takes OpenAI-style messages (``[{"role": "user", "content": ...}]``)
+and returns a :class:`ChatReply` (a plain ``str`` is accepted too)::
+
+    class MyGenerator:
+        def run(self, messages: list[dict]) -> ChatReply: ...
+        async def run_async(self, messages: list[dict]) -> ChatReply: ...   # optional
+
+Haystack chat generators (``run(messages=[ChatMessage, ...]) -> {"replies": [ChatMessage]}``)
+are accepted as they are: an object is treated as Haystack-style when it is a Haystack
+component, comes from a ``haystack`` module, or annotates ``messages`` with ``ChatMessage``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass
+class ChatReply:
+    """One model reply.
+
+    Attributes
+    ----------
+    text : str or None
+        The reply text.
+    meta : dict
+        Model, finish reason, usage (``prompt_tokens``, ``completion_tokens``, ``total_tokens``).
+
+    Examples
+    --------
+    >>> ChatReply("{}", {"usage": {"prompt_tokens": 3, "completion_tokens": 1}}).usage
+    {'prompt_tokens': 3, 'completion_tokens': 1}
+    """
+
+    text: str | None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def usage(self) -> dict[str, int]:
+        usage = self.meta.get("usage") or {}
+        return {k: int(v) for k, v in usage.items() if isinstance(v, (int, float))}
+
+
+@runtime_checkable
+class ChatGenerator(Protocol):
+    """Anything with ``run(messages) -> ChatReply | str`` (``run_async`` is optional)."""
+
+    def run(self, messages: list[dict[str, str]]) -> Any: ...
+
+
+def _is_haystack_style(generator: Any) -> bool:
+    if getattr(generator, "_fasteval_messages", None) == "dict":
+        return False
+    if hasattr(generator, "__haystack_input__") or hasattr(type(generator), "__haystack_output__"):
+        return True
+    if type(generator).__module__.split(".")[0] == "haystack":
+        return True
+    try:
+        annotation = inspect.signature(generator.run).parameters["messages"].annotation
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return False
+    return "ChatMessage" in str(annotation)
+
+
+def _to_chat_messages(messages: list[dict[str, str]]) -> list[Any]:
+    from haystack.dataclasses import ChatMessage
+
+    makers = {
+        "user": ChatMessage.from_user,
+        "assistant": ChatMessage.from_assistant,
+        "system": ChatMessage.from_system,
+    }
+    return [makers[m["role"]](m["content"]) for m in messages]
+
+
+def normalize_reply(result: Any) -> ChatReply:
+    """Turn what a generator returned into a :class:`ChatReply`.
+
+    Accepts a ``ChatReply``, a string, a Haystack result ``{"replies": [ChatMessage | str]}``,
+    or a dict with ``text`` / ``content``.
+
+    Examples
+    --------
+    >>> normalize_reply({"replies": ['{"score": 1}']}).text
+    '{"score": 1}'
+    """
+    if isinstance(result, ChatReply):
+        return result
+    if isinstance(result, str):
+        return ChatReply(result, {})
+    if isinstance(result, dict) and "replies" in result:
+        replies = result["replies"]
+        if not replies:
+            from fasteval.judge.errors import RequestError
+
+            raise RequestError("the chat generator returned no replies")
+        first = replies[0]
+        if isinstance(first, str):
+            return ChatReply(first, dict(result.get("meta") or {}))
+        if isinstance(first, dict):
+            return ChatReply(first.get("content", first.get("text")), dict(first.get("meta") or {}))
+        return ChatReply(getattr(first, "text", None), dict(getattr(first, "meta", None) or {}))
+    if isinstance(result, dict) and ("text" in result or "content" in result):
+        return ChatReply(result.get("text", result.get("content")), dict(result.get("meta") or {}))
+    text = getattr(result, "text", None)
+    if isinstance(text, str):
+        return ChatReply(text, dict(getattr(result, "meta", None) or {}))
+    from fasteval.judge.errors import RequestError
+
+    raise RequestError(f"cannot read a reply from the chat generator's result of type {type(result).__name__}")
+
+
+class Backend:
+    """Uniform async access to a fasteval or Haystack chat generator.
+
+    Parameters
+    ----------
+    generator : object
+        A fasteval chat generator (e.g. :class:`~fasteval.judge.client.OpenAIChatClient`) or a
+        Haystack chat generator.
+    executor : Executor, optional
+        Where a generator without ``run_async`` runs (so sync generators still run concurrently).
+    """
+
+    def __init__(self, generator: Any, executor: Executor | None = None) -> None:
+        if not callable(getattr(generator, "run", None)):
+            from fasteval.errors import ParameterError
+
+            raise ParameterError(
+                "chat_generator", "an object with a run(messages) method", type(generator).__name__
+            )
+        self.generator = generator
+        self.executor = executor
+        self.haystack_style = _is_haystack_style(generator)
+        run_async = getattr(generator, "run_async", None)
+        self._run_async: Callable[..., Any] | None = (
+            run_async if callable(run_async) and inspect.iscoroutinefunction(run_async) else None
+        )
+
+    def cache_namespace(self) -> dict[str, Any]:
+        """What, besides the messages, determines a reply: model and generation settings."""
+        gen = self.generator
+        custom = getattr(gen, "cache_namespace", None)
+        if callable(custom):
+            return dict(custom())
+        model = getattr(gen, "model", None) or getattr(gen, "model_name", None)
+        kwargs = getattr(gen, "generation_kwargs", None) or {}
+        kwargs = {k: v for k, v in dict(kwargs).items() if k != "response_format"}
+        return {
+            "model": str(model) if model is not None else type(gen).__qualname__,
+            "params": json.loads(json.dumps(kwargs, sort_keys=True, default=str)),
+        }
+
+    async def call(self, messages: list[dict[str, str]]) -> ChatReply:
+        """Send ``messages``; return the first reply."""
+        payload: Any = _to_chat_messages(messages) if self.haystack_style else messages
+        if self._run_async is not None:
+            result = await self._run_async(messages=payload)
+        else:
+            loop = asyncio.get_running_loop()
+            result = await loop.run_in_executor(self.executor, lambda: self.generator.run(messages=payload))
+        return normalize_reply(result)

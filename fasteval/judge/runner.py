@@ -1,0 +1,261 @@
+"""Judge many prompts concurrently: cache lookup, request, parse, one corrective retry."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from fasteval.errors import ParameterError
+from fasteval.judge.aio import run_sync
+from fasteval.judge.cache import ReplyCache
+from fasteval.judge.errors import JudgeError, ReplyParseError
+from fasteval.judge.parsing import correction_message
+from fasteval.judge.protocol import Backend, ChatReply
+
+
+@dataclass
+class RowOutcome:
+    """What happened to one prompt.
+
+    Attributes
+    ----------
+    result : dict or None
+        The parsed, validated reply; ``None`` when the row failed.
+    error : str or None
+        Why the row failed.
+    cached : bool
+        The reply came from the cache (no request made).
+    requests : int
+        Chat calls made for this row (a corrective retry counts; HTTP retries inside the
+        built-in client do not, they are in ``meta["attempts"]``).
+    corrected : bool
+        The accepted reply came from the corrective retry.
+    meta : dict
+        Reply metadata (model, usage, finish reason).
+    """
+
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    cached: bool = False
+    requests: int = 0
+    corrected: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def usage(self) -> dict[str, int]:
+        usage = self.meta.get("usage") or {}
+        return {k: int(v) for k, v in usage.items() if isinstance(v, (int, float))}
+
+
+@dataclass
+class JobReport:
+    """Outcomes in input order plus totals.
+
+    Examples
+    --------
+    >>> JobReport([RowOutcome(result={"a": 1}, cached=True), RowOutcome(error="x")]).summary()
+    {'rows': 2, 'evaluated': 1, 'failed': 1, 'cache_hits': 1, 'requests': 0, 'corrected': 0, 'prompt_tokens': 0, 'completion_tokens': 0, 'seconds': 0.0}
+    """
+
+    outcomes: list[RowOutcome]
+    seconds: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        """Counts of rows, failures, cache hits, requests and tokens used by requests made now."""
+        fresh = [o for o in self.outcomes if not o.cached]
+        return {
+            "rows": len(self.outcomes),
+            "evaluated": sum(o.result is not None for o in self.outcomes),
+            "failed": sum(o.result is None for o in self.outcomes),
+            "cache_hits": sum(o.cached for o in self.outcomes),
+            "requests": sum(o.requests for o in self.outcomes),
+            "corrected": sum(o.corrected for o in self.outcomes),
+            "prompt_tokens": sum(o.usage.get("prompt_tokens", 0) for o in fresh),
+            "completion_tokens": sum(o.usage.get("completion_tokens", 0) for o in fresh),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _progress(total: int, enabled: bool, desc: str | None) -> Any:
+    if not enabled:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - tqdm ships with haystack/transformers
+        return None
+    return tqdm(total=total, desc=desc, unit="row")
+
+
+async def judge_prompts_async(
+    generator: Any,
+    prompts: Sequence[str],
+    parse: Callable[[str | None], dict[str, Any]],
+    *,
+    expected_keys: Sequence[str] = (),
+    max_concurrency: int = 8,
+    cache: ReplyCache | str | None = None,
+    corrective_retry: bool = True,
+    raise_on_failure: bool = True,
+    progress_bar: bool = False,
+    desc: str | None = None,
+) -> JobReport:
+    """Judge ``prompts`` (one user message each) with at most ``max_concurrency`` in flight.
+
+    Each row: look up the cache; else send the prompt; parse the reply with ``parse``; when
+    that raises :class:`ReplyParseError`, send once more with the reply and a corrective
+    message appended; store the accepted reply in the cache. Failed rows are not cached.
+
+    Parameters
+    ----------
+    generator : object
+        A fasteval chat generator or a Haystack chat generator.
+    prompts : sequence of str
+        One prompt per row.
+    parse : callable
+        ``parse(text) -> dict``; raises ``ReplyParseError`` for unusable replies.
+    expected_keys : sequence of str
+        Named in the corrective message.
+    max_concurrency : int
+        Most rows in flight at once.
+    cache : ReplyCache or path, optional
+        Reply cache; ``None`` disables caching.
+    corrective_retry : bool
+        Ask again once after an unusable reply.
+    raise_on_failure : bool
+        Raise :class:`JudgeError` on the first failed row (other rows are cancelled, accepted
+        replies stay cached); otherwise record ``None`` and the reason.
+    progress_bar : bool
+        Show a tqdm bar on stderr.
+    desc : str, optional
+        Progress bar label.
+
+    Returns
+    -------
+    JobReport
+    """
+    if not isinstance(max_concurrency, int) or isinstance(max_concurrency, bool) or max_concurrency < 1:
+        raise ParameterError("max_concurrency", "an integer >= 1", max_concurrency)
+    if cache is not None and not isinstance(cache, ReplyCache):
+        cache = ReplyCache(cache)
+    started = time.perf_counter()
+    executor = ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="fasteval-judge")
+    backend = Backend(generator, executor)
+    namespace = backend.cache_namespace() if cache is not None else {}
+    semaphore = asyncio.Semaphore(max_concurrency)
+    bar = _progress(len(prompts), progress_bar, desc)
+
+    async def call(messages: list[dict[str, str]], outcome: RowOutcome) -> ChatReply:
+        async with semaphore:
+            outcome.requests += 1
+            reply = await backend.call(messages)
+        usage = outcome.usage
+        for k, v in reply.usage.items():
+            usage[k] = usage.get(k, 0) + v
+        outcome.meta = {**reply.meta, "usage": usage}
+        return reply
+
+    async def one(index: int) -> RowOutcome:
+        outcome = RowOutcome()
+        messages = [{"role": "user", "content": prompts[index]}]
+        key = ReplyCache.key(namespace, messages) if cache is not None else ""
+        if cache is not None:
+            record = cache.get(key)
+            if record is not None:
+                try:
+                    outcome.result = parse(record["text"])
+                except ReplyParseError:
+                    pass  # stale or corrupt entry: judge again and overwrite it
+                else:
+                    outcome.cached = True
+                    outcome.corrected = bool(record.get("corrected"))
+                    outcome.meta = dict(record.get("meta") or {})
+                    return outcome
+        try:
+            reply = await call(messages, outcome)
+        except Exception as exc:
+            outcome.error = f"request failed: {type(exc).__name__}: {exc}"
+            return outcome
+        text = reply.text
+        try:
+            outcome.result = parse(text)
+        except ReplyParseError as first:
+            if not corrective_retry:
+                outcome.error = f"unusable reply: {first}"
+                return outcome
+            follow_up = messages + [
+                {"role": "assistant", "content": text or ""},
+                {"role": "user", "content": correction_message(str(first), expected_keys)},
+            ]
+            try:
+                reply = await call(follow_up, outcome)
+            except Exception as exc:
+                outcome.error = f"unusable reply: {first}; corrective request failed: {type(exc).__name__}: {exc}"
+                return outcome
+            text = reply.text
+            try:
+                outcome.result = parse(text)
+            except ReplyParseError as second:
+                outcome.error = f"unusable reply: {first}; after the corrective retry: {second}"
+                return outcome
+            outcome.corrected = True
+        if cache is not None:
+            try:
+                cache.put(key, {"text": text, "corrected": outcome.corrected, "meta": outcome.meta})
+            except OSError:
+                pass  # a full or read-only disk must not lose the judgement itself
+        return outcome
+
+    async def indexed(i: int) -> tuple[int, RowOutcome]:
+        return i, await one(i)
+
+    outcomes: list[RowOutcome | None] = [None] * len(prompts)
+    tasks = [asyncio.ensure_future(indexed(i)) for i in range(len(prompts))]
+    try:
+        for fut in asyncio.as_completed(tasks):
+            i, outcome = await fut
+            outcomes[i] = outcome
+            if bar is not None:
+                bar.update(1)
+            if outcome.result is None and raise_on_failure:
+                prompt = prompts[i]
+                raise JudgeError(f"row {i}: {outcome.error} (prompt: {prompt[-300:]!r})")
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if bar is not None:
+            bar.close()
+        executor.shutdown(wait=False, cancel_futures=True)
+    return JobReport([o if o is not None else RowOutcome(error="not run") for o in outcomes],
+                     time.perf_counter() - started)
+
+
+def judge_prompts(generator: Any, prompts: Sequence[str], parse: Callable[[str | None], dict[str, Any]],
+                  **options: Any) -> JobReport:
+    """Synchronous :func:`judge_prompts_async`; works from scripts and inside a running event loop.
+
+    Examples
+    --------
+    >>> from fasteval.judge.parsing import make_parser
+    >>> class Echo:                      # a tiny fasteval chat generator
+    ...     def run(self, messages):
+    ...         return '{"score": %d}' % len(messages[0]["content"])
+    >>> report = judge_prompts(Echo(), ["a", "bb"], make_parser(["score"]))
+    >>> [o.result for o in report.outcomes]
+    [{'score': 1}, {'score': 2}]
+    """
+
+    async def job() -> JobReport:
+        aclose = getattr(generator, "aclose", None)
+        try:
+            return await judge_prompts_async(generator, prompts, parse, **options)
+        finally:
+            # The sync path owns this event loop: release connections bound to it.
+            if callable(aclose) and asyncio.iscoroutinefunction(aclose):
+                await aclose()
+
+    return run_sync(job)
