@@ -78,3 +78,17 @@ class ParameterError(FastevalError):
 
 class UnknownMeasureError(FastevalError):
     """A measure name that the parser does not understand."""
+
+
+class DataWarning(UserWarning):
+    """Input data was accepted but altered (for example duplicate rows dropped).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warnings.warn(DataWarning("run: dropped 2 duplicate rows"))
+    >>> caught[0].category.__name__
+    'DataWarning'
+    """
