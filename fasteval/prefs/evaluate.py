@@ -1,0 +1,366 @@
+"""Preference-judgment evaluation as trec_eval 10 does it (``-R prefs`` / ``-R qrels_prefs``).
+
+Flow: read judgments -> rank the run per topic -> give every judged document a
+per-topic *docid* (retrieved ones in rank order first, then the rest in docno
+order) -> sort judgment rows by (jg, jsg, rel_level desc, docid) -> numba kernel
+per topic (``fasteval.prefs.kernels``) -> mean over topics (sum for the counts).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+
+from fasteval.errors import InputError, ParameterError, UnknownMeasureError
+from fasteval.prefs import kernels
+from fasteval.prefs.readers import (
+    judgments_from_frame,
+    read_prefs,
+    read_qrels_prefs,
+    read_trec_run_minimal,
+)
+
+#: The 14 preference measures in trec_eval's print order (``te_trec_measures[]``).
+PREFS_MEASURES: tuple[str, ...] = (
+    "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful",
+    "prefs_num_prefs_ful_ret",
+    "prefs_simp",
+    "prefs_pair",
+    "prefs_avgjg",
+    "prefs_avgjg_Rnonrel",
+    "prefs_simp_ret",
+    "prefs_pair_ret",
+    "prefs_avgjg_ret",
+    "prefs_avgjg_Rnonrel_ret",
+    "prefs_simp_imp",
+    "prefs_pair_imp",
+    "prefs_avgjg_imp",
+)
+#: Measures that are integer counts (printed with ``%d``; the summary is a sum).
+PREFS_COUNT_MEASURES: frozenset[str] = frozenset(PREFS_MEASURES[:3])
+#: trec_eval's ``all_prefs`` nickname: ``runid``, ``num_q`` and the 14 measures.
+ALL_PREFS: tuple[str, ...] = ("runid", "num_q", *PREFS_MEASURES)
+#: trec_eval's ``prefs`` nickname (the smaller "official" preference set).
+PREFS_OFFICIAL: tuple[str, ...] = ("runid", "num_q", *PREFS_MEASURES[:6])
+_NICKNAMES = {"all_prefs": ALL_PREFS, "prefs": PREFS_OFFICIAL}
+_PRINT_ORDER = ALL_PREFS
+
+#: docno trec_eval uses for the one-document placeholder ranking of a topic missing
+#: from the run under ``-c``.
+PLACEHOLDER_DOCNO = "ceci_nest_pas_un_docno"
+
+_CHUNK_BYTES = 256 * 1024 * 1024
+
+
+def _select_measures(measures: Sequence[str] | str | None) -> list[str]:
+    if measures is None:
+        return list(ALL_PREFS)
+    if isinstance(measures, str):
+        measures = [measures]
+    wanted: set[str] = set()
+    for m in measures:
+        if m in _NICKNAMES:
+            wanted.update(_NICKNAMES[m])
+        elif m in _PRINT_ORDER:
+            wanted.add(m)
+        else:
+            import difflib
+
+            close = difflib.get_close_matches(m, list(_PRINT_ORDER) + list(_NICKNAMES), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise UnknownMeasureError(f"unknown preference measure {m!r}{hint}")
+    return [m for m in _PRINT_ORDER if m in wanted]
+
+
+def _load_judgments(judgments, mode: str) -> pl.DataFrame:
+    if mode not in ("prefs", "qrels_prefs"):
+        raise ParameterError("mode", "'prefs' or 'qrels_prefs'", mode)
+    if isinstance(judgments, (str, os.PathLike)):
+        return read_prefs(judgments) if mode == "prefs" else read_qrels_prefs(judgments)
+    return judgments_from_frame(judgments, mode)
+
+
+def _load_run(run) -> tuple[pl.DataFrame, str | None]:
+    if isinstance(run, (str, os.PathLike)):
+        return read_trec_run_minimal(run)
+    if not isinstance(run, pl.DataFrame):
+        try:
+            run = pl.from_pandas(run) if hasattr(run, "iloc") else pl.DataFrame(run)
+        except Exception as exc:  # noqa: BLE001
+            raise InputError(f"cannot read run table: {exc}", source="run") from None
+    missing = [c for c in ("query_id", "doc_id", "score") if c not in run.columns]
+    if missing:
+        raise InputError(f"missing column(s) {missing}; have {run.columns}", source="run", column=missing[0])
+    tag = None
+    if "tag" in run.columns and run.height:
+        tag = run.get_column("tag")[-1]
+    elif "run_id" in run.columns and run.height:
+        tag = run.get_column("run_id")[-1]
+    out = run.select(
+        pl.col("query_id").cast(pl.Utf8),
+        pl.col("doc_id").cast(pl.Utf8),
+        pl.col("score").cast(pl.Float64),
+    )
+    for c in out.columns:
+        nulls = out.get_column(c).is_null()
+        if nulls.any():
+            raise InputError("missing value", source="run", row=int(nulls.arg_true()[0]), column=c)
+    return out, (None if tag is None else str(tag))
+
+
+def _rank_run(
+    run: pl.DataFrame, topics: pl.Series, *, max_docs: int | None, complete: bool, tie_docno_desc: bool
+) -> pl.DataFrame:
+    """Rank each judged topic's docs (score desc, then docno); keep the top ``max_docs``."""
+    run = run.filter(pl.col("query_id").is_in(topics.implode()))
+    present = set(run.get_column("query_id").unique().to_list())
+    missing = [t for t in topics.to_list() if t not in present]
+    if missing:
+        if not complete:
+            raise InputError(
+                f"topic {missing[0]!r} has judgments but no retrieved documents "
+                f"({len(missing)} such topic(s)); trec_eval 10 stops here unless -c (complete=True) is given",
+                source="run",
+                column="query_id",
+            )
+        filler = pl.DataFrame(
+            {
+                "query_id": missing,
+                "doc_id": [PLACEHOLDER_DOCNO] * len(missing),
+                "score": [1.0] * len(missing),
+            },
+            schema={"query_id": pl.Utf8, "doc_id": pl.Utf8, "score": pl.Float64},
+        )
+        run = pl.concat([run, filler])
+    nan = run.get_column("score").is_nan()
+    if nan.any():
+        raise InputError("score is NaN", source="run", row=int(nan.arg_true()[0]), column="score")
+    ranked = run.sort(
+        ["query_id", "score", "doc_id"], descending=[False, True, tie_docno_desc]
+    ).with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("query_id").alias("rank"))
+    if max_docs is not None:
+        ranked = ranked.filter(pl.col("rank") <= max_docs)
+    dup = ranked.select("query_id", "doc_id").is_duplicated()
+    if dup.any():
+        row = ranked.filter(dup).row(0, named=True)
+        raise InputError(
+            f"document {row['doc_id']!r} retrieved twice for topic {row['query_id']!r}",
+            source="run",
+            column="doc_id",
+        )
+    return ranked.select("query_id", "doc_id", "rank")
+
+
+def _prepare(j: pl.DataFrame, ranked: pl.DataFrame):
+    """Docids per topic and the sorted flat judgment arrays."""
+    judged = j.select("query_id", "doc_id").unique().join(ranked, on=["query_id", "doc_id"], how="left")
+    ret = judged.filter(pl.col("rank").is_not_null()).sort(["query_id", "rank"])
+    ret = ret.with_columns(pl.int_range(0, pl.len(), dtype=pl.Int64).over("query_id").alias("docid"))
+    njr = ret.group_by("query_id").agg(pl.len().cast(pl.Int64).alias("njr"))
+    unret = judged.filter(pl.col("rank").is_null()).sort(["query_id", "doc_id"])
+    unret = unret.join(njr, on="query_id", how="left").with_columns(pl.col("njr").fill_null(0))
+    unret = unret.with_columns(
+        (pl.col("njr") + pl.int_range(0, pl.len(), dtype=pl.Int64).over("query_id")).alias("docid")
+    )
+    docids = pl.concat([ret.select("query_id", "doc_id", "docid"), unret.select("query_id", "doc_id", "docid")])
+    topics = j.get_column("query_id").unique().sort()
+    per_q = (
+        pl.DataFrame({"query_id": topics})
+        .join(docids.group_by("query_id").agg(pl.len().cast(pl.Int64).alias("nj")), on="query_id", how="left")
+        .join(njr, on="query_id", how="left")
+        .with_columns(pl.col("njr").fill_null(0), pl.col("nj").fill_null(0))
+        .sort("query_id")
+    )
+    rows = (
+        j.join(docids, on=["query_id", "doc_id"], how="left")
+        .with_columns(
+            pl.col("jg").rank("dense").cast(pl.Int64).alias("jg_code"),
+            pl.col("jsg").rank("dense").cast(pl.Int64).alias("jsg_code"),
+        )
+        .sort(["query_id", "jg", "jsg", "rel_level", "docid"], descending=[False, False, False, True, False])
+    )
+    counts = rows.group_by("query_id", maintain_order=True).agg(pl.len().alias("n"))
+    counts = per_q.select("query_id").join(counts, on="query_id", how="left").with_columns(pl.col("n").fill_null(0))
+    row_off = np.zeros(per_q.height + 1, dtype=np.int64)
+    np.cumsum(counts.get_column("n").to_numpy(), out=row_off[1:])
+    docid_map = docids.sort(["query_id", "docid"])
+    return per_q, rows, row_off, docid_map
+
+
+def _run_kernel(per_q: pl.DataFrame, rows: pl.DataFrame, row_off: np.ndarray, docid_map: pl.DataFrame):
+    nq = per_q.height
+    nj = per_q.get_column("nj").to_numpy().astype(np.int64)
+    njr = per_q.get_column("njr").to_numpy().astype(np.int64)
+    jg = rows.get_column("jg_code").to_numpy().astype(np.int64)
+    jsg = rows.get_column("jsg_code").to_numpy().astype(np.int64)
+    rel = rows.get_column("rel_level").to_numpy().astype(np.float64)
+    doc = rows.get_column("docid").to_numpy().astype(np.int64)
+    out = np.zeros((nq, kernels.N_OUT), dtype=np.float64)
+    status = np.zeros(nq, dtype=np.int64)
+    errinfo = np.zeros((nq, 2), dtype=np.int64)
+    sq = nj * nj
+    # chunks of topics whose dense nj x nj matrices fit the memory budget
+    start = 0
+    while start < nq:
+        stop = start
+        total = 0
+        while stop < nq and (stop == start or total + sq[stop] * 5 <= _CHUNK_BYTES):
+            total += sq[stop] * 5
+            stop += 1
+        sq_off = np.zeros(stop - start + 1, dtype=np.int64)
+        np.cumsum(sq[start:stop], out=sq_off[1:])
+        rel_off = np.zeros(stop - start + 1, dtype=np.int64)
+        np.cumsum(nj[start:stop], out=rel_off[1:])
+        pc_buf = np.empty(int(sq_off[-1]), dtype=np.int32)
+        pa_buf = np.empty(int(sq_off[-1]), dtype=np.uint8)
+        rel_buf = np.empty(int(rel_off[-1]), dtype=np.float64)
+        mark_buf = np.zeros(int(rel_off[-1]), dtype=np.uint8)
+        members_buf = np.empty(int(rel_off[-1]), dtype=np.int64)
+        kernels.prefs_kernel(
+            row_off[start : stop + 1], jg, jsg, rel, doc, nj[start:stop], njr[start:stop],
+            sq_off, rel_off, pc_buf, pa_buf, rel_buf, mark_buf, members_buf,
+            out[start:stop], status[start:stop], errinfo[start:stop],
+        )
+        start = stop
+    bad = np.nonzero(status)[0]
+    if bad.size:
+        q = int(bad[0])
+        qid = per_q.get_column("query_id")[q]
+        names = docid_map.filter(pl.col("query_id") == qid).get_column("doc_id").to_list()
+        code = int(status[q])
+        d0 = names[int(errinfo[q, 0])] if int(errinfo[q, 0]) < len(names) else "?"
+        if code == kernels.ERR_DOC_TWO_LEVELS_EC:
+            msg = f"topic {qid!r}: document {d0!r} has two different rel_levels in one judgment sub-group"
+        elif code == kernels.ERR_ZERO_NONZERO:
+            msg = f"topic {qid!r}: document {d0!r} has both rel_level 0 and a rel_level > 0 in one judgment group"
+        else:
+            d1 = names[int(errinfo[q, 1])] if int(errinfo[q, 1]) < len(names) else "?"
+            msg = f"topic {qid!r}: inconsistent preferences in one judgment group ({d0!r} and {d1!r} each preferred to the other)"
+        raise InputError(msg, source="judgments", column="rel_level")
+    return out
+
+
+def evaluate_prefs(
+    judgments,
+    run,
+    *,
+    mode: str = "prefs",
+    measures: Sequence[str] | str | None = None,
+    per_query: bool = True,
+    max_docs: int | None = None,
+    complete: bool = False,
+    run_id: str | None = None,
+) -> list[tuple[str, str, float | int | str]]:
+    """Evaluate a run against preference judgments, exactly as trec_eval 10 prints it.
+
+    Parameters
+    ----------
+    judgments : path or DataFrame
+        ``mode="prefs"``: a prefs file (``qid jg jsg docno rel_level``) or a table with
+        ``query_id, jg, jsg, doc_id, rel_level``. ``mode="qrels_prefs"``: a qrels file
+        (``qid iter docno rel``; ``iter`` is the judgment group) or a qrels table
+        (``query_id, doc_id, relevance``; optional ``jg``/``iteration``).
+    run : path or DataFrame
+        ``query_id, doc_id, score`` (optional ``tag``/``run_id``: its last value is the
+        ``runid``), or a TREC run file.
+    mode : {"prefs", "qrels_prefs"}
+        trec_eval's ``-R`` value.
+    measures : list of str, optional
+        trec_eval names or the nicknames ``all_prefs`` (default) and ``prefs``. Output
+        follows trec_eval's print order whatever the order given.
+    per_query : bool
+        Include the per-topic blocks (trec_eval ``-q``) before the summary.
+    max_docs : int, optional
+        trec_eval ``-M``: keep the top ``max_docs`` documents per topic (after ranking).
+    complete : bool
+        trec_eval ``-c``: a judged topic absent from the run is evaluated against a
+        one-document placeholder ranking instead of being an error.
+    run_id : str, optional
+        Value of the ``runid`` line; defaults to the run's last tag when known. Without
+        either, no ``runid`` line is produced.
+
+    Returns
+    -------
+    list of (measure, qid, value)
+        Per-topic lines (topics in strcmp order, measures in print order; ``runid`` and
+        ``num_q`` only in the summary), then the summary with qid ``"all"``. Counts
+        (``prefs_num_prefs_*``, ``num_q``) are ``int``; ``runid`` is ``str``; the rest
+        ``float``.
+
+    Notes
+    -----
+    * Ranking: score descending; equal scores by docno ASCENDING (strcmp). This is the
+      comparator of trec_eval's form_prefs_counts.c, which differs from the docno
+      descending rule of the ordinary (qrels) measures; ``out.test.qrels_prefs`` pins it.
+    * Summary: mean over the evaluated topics, except the three counts, which are sums.
+    * Memory: a dense ``nj x nj`` count matrix per topic (nj = judged docs of the topic),
+      as in trec_eval; topics are processed in chunks of at most 256 MiB.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> j = pl.DataFrame({"query_id": ["q"] * 3, "jg": ["u"] * 3, "jsg": ["s"] * 3,
+    ...                   "doc_id": ["a", "b", "c"], "rel_level": [2.0, 1.0, 0.0]})
+    >>> r = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["b", "a"], "score": [2.0, 1.0]})
+    >>> res = evaluate_prefs(j, r, measures=["prefs_simp", "prefs_num_prefs_ful"], per_query=False)
+    >>> res  # a>b fails, a>c and b>c are fulfilled (c is not retrieved: implied)
+    [('num_q', 'all', 1), ('prefs_num_prefs_ful', 'all', 2), ('prefs_simp', 'all', 0.6666666666666666)]
+    """
+    if max_docs is not None and (not isinstance(max_docs, (int, np.integer)) or max_docs < 0):
+        raise ParameterError("max_docs", "a non-negative integer", max_docs)
+    names = _select_measures(measures)
+    j = _load_judgments(judgments, mode)
+    run_df, tag = _load_run(run)
+    if run_id is None:
+        run_id = tag
+    topics = j.get_column("query_id").unique().sort()
+    ranked = _rank_run(run_df, topics, max_docs=max_docs, complete=complete, tie_docno_desc=False)
+    per_q, rows, row_off, docid_map = _prepare(j, ranked)
+    values = _run_kernel(per_q, rows, row_off, docid_map)
+    qids = per_q.get_column("query_id").to_list()
+    col = {m: i for i, m in enumerate(PREFS_MEASURES)}
+    chosen = [m for m in names if m in col]
+    lines: list[tuple[str, str, float | int | str]] = []
+    if per_query:
+        for qi, qid in enumerate(qids):
+            for m in chosen:
+                v = values[qi, col[m]]
+                lines.append((m, qid, int(v) if m in PREFS_COUNT_MEASURES else float(v)))
+    nq = len(qids)
+    if "runid" in names and run_id is not None:
+        lines.append(("runid", "all", run_id))
+    if "num_q" in names:
+        lines.append(("num_q", "all", nq))
+    for m in chosen:
+        c = col[m]
+        if m in PREFS_COUNT_MEASURES:
+            lines.append((m, "all", int(values[:, c].sum())))
+        else:
+            acc = 0.0
+            for qi in range(nq):  # topic order, as trec_eval accumulates
+                acc += float(values[qi, c])
+            lines.append((m, "all", acc / nq if nq else 0.0))
+    return lines
+
+
+def format_trec_lines(lines: Sequence[tuple[str, str, float | int | str]]) -> str:
+    """Format ``(measure, qid, value)`` lines the way trec_eval prints them.
+
+    Examples
+    --------
+    >>> format_trec_lines([("num_q", "all", 2), ("prefs_simp", "all", 0.5)])
+    'num_q                 \\tall\\t2\\nprefs_simp            \\tall\\t0.5000\\n'
+    """
+    parts = []
+    for name, qid, v in lines:
+        if isinstance(v, str):
+            parts.append("%-22s\t%s\t%s\n" % (name, qid, v))
+        elif isinstance(v, (int, np.integer)):
+            parts.append("%-22s\t%s\t%d\n" % (name, qid, v))
+        else:
+            parts.append("%-22s\t%s\t%6.4f\n" % (name, qid, v))
+    return "".join(parts)
