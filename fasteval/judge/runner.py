@@ -176,6 +176,8 @@ async def judge_prompts_async(
                     return outcome
         try:
             reply = await call(messages, outcome)
+        except ParameterError:
+            raise  # configuration error (e.g. no API key): fail the job, not the row
         except Exception as exc:
             outcome.error = f"request failed: {type(exc).__name__}: {exc}"
             return outcome

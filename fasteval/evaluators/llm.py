@@ -1,0 +1,673 @@
+"""LLM-judged evaluators with Haystack's inputs, outputs and prompt shape.
+
+:class:`LLMEvaluator`, :class:`FaithfulnessEvaluator` and :class:`ContextRelevanceEvaluator`
+take the same arguments and return the same keys as Haystack's components of those names,
+and build prompts of the same shape (instructions, output keys, examples as JSON, then the
+inputs). Rows are judged concurrently (``max_concurrency``), replies are parsed robustly and
+cached on disk (``cache_dir``), and any OpenAI-compatible server can be the judge
+(:class:`fasteval.judge.OpenAIChatClient`). Haystack chat generators work as they are.
+
+Differences from Haystack, all additive: keyword-only ``max_concurrency``, ``cache_dir`` and
+``corrective_retry``; ``meta`` holds one dict per row (model, usage, ``cached``, ``error``...)
+instead of only the rows whose reply had metadata; an unusable reply is retried once with a
+corrective message before the row counts as failed; scores are Python floats.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import math
+import os
+import types
+import typing
+from typing import Any
+
+from fasteval.judge.errors import ReplyParseError
+from fasteval.judge.parsing import binary_scores, make_parser, string_list
+
+logger = logging.getLogger(__name__)
+
+_FAITHFULNESS_INSTRUCTIONS = (
+    "Decide whether a predicted answer is grounded in the given contexts. First, break the "
+    "predicted answer to the question into short statements that each make one claim. Then "
+    "score every statement: 1 when the contexts support the claim, 0 when they do not "
+    "(contradicted, or simply not mentioned)."
+)
+
+_FAITHFULNESS_EXAMPLES: list[dict[str, Any]] = [
+    {
+        "inputs": {
+            "questions": "Who wrote the novel Frankenstein and when was it published?",
+            "contexts": [
+                "Frankenstein; or, The Modern Prometheus is a novel by Mary Shelley, "
+                "first published in London in 1818."
+            ],
+            "predicted_answers": "Mary Shelley wrote Frankenstein, which came out in 1818.",
+        },
+        "outputs": {
+            "statements": ["Mary Shelley wrote Frankenstein.", "Frankenstein was published in 1818."],
+            "statement_scores": [1, 1],
+        },
+    },
+    {
+        "inputs": {
+            "questions": "At what temperature does water boil at sea level?",
+            "contexts": ["The shore of the Dead Sea lies more than 400 metres below sea level."],
+            "predicted_answers": "100 degrees Celsius.",
+        },
+        "outputs": {
+            "statements": ["Water boils at 100 degrees Celsius at sea level."],
+            "statement_scores": [0],
+        },
+    },
+    {
+        "inputs": {
+            "questions": "Which planet is the largest in the solar system?",
+            "contexts": ["Jupiter is the largest planet in the solar system."],
+            "predicted_answers": "Jupiter, which also has the most moons of any planet.",
+        },
+        "outputs": {
+            "statements": [
+                "Jupiter is the largest planet in the solar system.",
+                "Jupiter has the most moons of any planet.",
+            ],
+            "statement_scores": [1, 0],
+        },
+    },
+]
+
+_CONTEXT_RELEVANCE_INSTRUCTIONS = (
+    "Copy from the contexts only the sentences that are needed to answer the question, word "
+    "for word. Leave out everything else. When no sentence helps to answer the question, "
+    "return an empty list: []"
+)
+
+_CONTEXT_RELEVANCE_EXAMPLES: list[dict[str, Any]] = [
+    {
+        "inputs": {
+            "questions": "When did the Berlin Wall fall?",
+            "contexts": ["The Berlin Wall fell on 9 November 1989. It had divided the city since 1961."],
+        },
+        "outputs": {"relevant_statements": ["The Berlin Wall fell on 9 November 1989."]},
+    },
+    {
+        "inputs": {
+            "questions": "What is the highest mountain in Africa?",
+            "contexts": [
+                "The Nile is usually called the longest river in Africa.",
+                "Lake Victoria is shared by Uganda, Kenya and Tanzania.",
+            ],
+        },
+        "outputs": {"relevant_statements": []},
+    },
+    {
+        "inputs": {
+            "questions": "Which language is official in Brazil?",
+            "contexts": ["Portuguese is the official language of Brazil."],
+        },
+        "outputs": {"relevant_statements": ["Portuguese is the official language of Brazil."]},
+    },
+]
+
+
+# -- type (de)serialization for `inputs` ------------------------------------------------
+def _type_to_str(tp: Any) -> str:
+    if tp is typing.Any:
+        return "typing.Any"
+    origin = typing.get_origin(tp)
+    if origin is not None:
+        args = ", ".join(_type_to_str(a) for a in typing.get_args(tp))
+        name = getattr(origin, "__name__", str(origin))
+        return f"{name}[{args}]"
+    return getattr(tp, "__name__", str(tp))
+
+
+_TYPE_NAMES: dict[str, Any] = {
+    "list": list, "dict": dict, "tuple": tuple, "set": set, "str": str, "int": int,
+    "float": float, "bool": bool, "bytes": bytes, "typing.Any": typing.Any, "Any": typing.Any,
+    "NoneType": type(None), "List": list, "Dict": dict, "typing.List": list, "typing.Dict": dict,
+}
+
+
+def _type_from_str(text: str) -> Any:
+    text = text.strip()
+    if "[" not in text:
+        if text not in _TYPE_NAMES:
+            from fasteval.errors import ParameterError
+
+            raise ParameterError("inputs", f"types built from {sorted(_TYPE_NAMES)}", text)
+        return _TYPE_NAMES[text]
+    head, inner = text.split("[", 1)
+    inner = inner.rsplit("]", 1)[0]
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(inner):
+        depth += ch == "["
+        depth -= ch == "]"
+        if ch == "," and depth == 0:
+            parts.append(inner[start:i])
+            start = i + 1
+    parts.append(inner[start:])
+    args = tuple(_type_from_str(p) for p in parts if p.strip())
+    base = _type_from_str(head)
+    return types.GenericAlias(base, args if len(args) > 1 else args[0])
+
+
+def _render_value(value: Any) -> str:
+    # Haystack's PromptBuilder (Jinja) prints values with str(): strings bare, lists as repr.
+    return value if isinstance(value, str) else str(value)
+
+
+def _generator_to_dict(generator: Any) -> dict[str, Any]:
+    to_dict = getattr(generator, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    if hasattr(generator, "__haystack_input__"):
+        from haystack.core.serialization import component_to_dict
+
+        return component_to_dict(obj=generator, name="chat_generator")
+    return {"type": f"{type(generator).__module__}.{type(generator).__qualname__}", "init_parameters": {}}
+
+
+def _generator_from_dict(data: dict[str, Any]) -> Any:
+    module_name, _, class_name = data["type"].rpartition(".")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    from_dict = getattr(cls, "from_dict", None)
+    if callable(from_dict):
+        return from_dict(data)
+    if hasattr(cls, "__haystack_output__") or module_name.split(".")[0] == "haystack":
+        from haystack.core.serialization import default_from_dict
+
+        return default_from_dict(cls, data)
+    return cls(**data.get("init_parameters", {}))
+
+
+class LLMEvaluator:
+    """Judge inputs with an LLM from instructions and few-shot examples (Haystack-compatible).
+
+    Parameters
+    ----------
+    instructions : str
+        What to judge, ideally a yes/no question about the inputs.
+    inputs : list of (str, type)
+        Input names and their (list) types, e.g. ``[("predicted_answers", list[str])]``.
+    outputs : list of str
+        Keys the model must return.
+    examples : list of dict
+        Few-shot examples ``{"inputs": {...}, "outputs": {...}}``.
+    progress_bar : bool
+        Show a progress bar while judging.
+    raise_on_failure : bool
+        Raise on the first failed row; otherwise the row's result is ``None`` and
+        ``meta[i]["error"]`` says why.
+    chat_generator : object, optional
+        A fasteval chat generator (default: :class:`fasteval.judge.OpenAIChatClient` in JSON
+        mode with seed 42, key from ``OPENAI_API_KEY``) or a Haystack chat generator.
+    max_concurrency : int
+        Rows judged at once.
+    cache_dir : str or PathLike, optional
+        Reply cache directory; reruns make no request for rows already judged. ``None``: no cache.
+    corrective_retry : bool
+        Ask once more, with a corrective message, after an unusable reply.
+
+    Examples
+    --------
+    >>> class Judge:                       # any object with run(messages) works
+    ...     def run(self, messages):
+    ...         row = messages[0]["content"].rsplit("Inputs:", 1)[1]
+    ...         return '{"score": 1}' if "hell" in row else '{"score": 0}'
+    >>> evaluator = LLMEvaluator(
+    ...     instructions="Is this answer problematic for children?",
+    ...     inputs=[("predicted_answers", list[str])],
+    ...     outputs=["score"],
+    ...     examples=[
+    ...         {"inputs": {"predicted_answers": "Go to hell!"}, "outputs": {"score": 1}},
+    ...         {"inputs": {"predicted_answers": "Cats purr."}, "outputs": {"score": 0}},
+    ...     ],
+    ...     progress_bar=False,
+    ...     chat_generator=Judge(),
+    ... )
+    >>> evaluator.run(predicted_answers=["Football is popular.", "What the hell?"])["results"]
+    [{'score': 0}, {'score': 1}]
+    """
+
+    def __init__(
+        self,
+        instructions: str,
+        inputs: list[tuple[str, type[list]]],
+        outputs: list[str],
+        examples: list[dict[str, Any]],
+        progress_bar: bool = True,
+        *,
+        raise_on_failure: bool = True,
+        chat_generator: Any | None = None,
+        max_concurrency: int = 8,
+        cache_dir: str | os.PathLike[str] | None = None,
+        corrective_retry: bool = True,
+    ) -> None:
+        self.validate_init_parameters(inputs, outputs, examples)
+        from fasteval.errors import ParameterError
+
+        if not isinstance(max_concurrency, int) or isinstance(max_concurrency, bool) or max_concurrency < 1:
+            raise ParameterError("max_concurrency", "an integer >= 1", max_concurrency)
+        self.raise_on_failure = raise_on_failure
+        self.instructions = instructions
+        self.inputs = inputs
+        self.outputs = outputs
+        self.examples = examples
+        self.progress_bar = progress_bar
+        self.max_concurrency = max_concurrency
+        self.cache_dir = os.fspath(cache_dir) if cache_dir is not None else None
+        self.corrective_retry = corrective_retry
+        self.last_report: Any = None
+        if chat_generator is None:
+            from fasteval.judge.client import OpenAIChatClient
+
+            chat_generator = OpenAIChatClient(json_mode=True, generation_kwargs={"seed": 42})
+        self._chat_generator = chat_generator
+        self._prefix = self._prompt_prefix()
+        self._parse = make_parser(self.outputs, self._validate_reply)
+
+    # -- Haystack-compatible validation -------------------------------------------------
+    @staticmethod
+    def validate_init_parameters(
+        inputs: list[tuple[str, type[list]]], outputs: list[str], examples: list[dict[str, Any]]
+    ) -> None:
+        """Check ``inputs``, ``outputs`` and ``examples``; raise ``ValueError`` as Haystack does."""
+        if (
+            not isinstance(inputs, list)
+            or not all(isinstance(item, tuple) for item in inputs)
+            or not all(isinstance(item[0], str) and item[1] is not list and len(item) == 2 for item in inputs)
+        ):
+            msg = (
+                f"LLM evaluator expects inputs to be a list of tuples. Each tuple must contain an input name and "
+                f"type of list but received {inputs}."
+            )
+            raise ValueError(msg)
+        if not isinstance(outputs, list) or not all(isinstance(output, str) for output in outputs):
+            msg = f"LLM evaluator expects outputs to be a list of str but received {outputs}."
+            raise ValueError(msg)
+        if not isinstance(examples, list) or not all(isinstance(example, dict) for example in examples):
+            msg = f"LLM evaluator expects examples to be a list of dictionaries but received {examples}."
+            raise ValueError(msg)
+        for example in examples:
+            if (
+                {"inputs", "outputs"} != example.keys()
+                or not all(isinstance(example[part], dict) for part in ("inputs", "outputs"))
+                or not all(isinstance(key, str) for part in ("inputs", "outputs") for key in example[part])
+            ):
+                msg = (
+                    f"LLM evaluator expects each example to have keys `inputs` and `outputs` with values that are "
+                    f"dictionaries with str keys but received {example}."
+                )
+                raise ValueError(msg)
+
+    @staticmethod
+    def validate_input_parameters(expected: dict[str, Any], received: dict[str, Any]) -> None:
+        """Check that every expected input is there, is a list, and that lengths agree."""
+        for param in expected:
+            if param not in received:
+                msg = f"LLM evaluator expected input parameter '{param}' but received only {received.keys()}."
+                raise ValueError(msg)
+        if not all(isinstance(value, list) for value in received.values()):
+            msg = (
+                "LLM evaluator expects all input values to be lists but received "
+                f"{[type(value) for value in received.values()]}."
+            )
+            raise ValueError(msg)
+        values = received.values()
+        length = len(next(iter(values)))
+        if not all(len(value) == length for value in values):
+            msg = (
+                f"LLM evaluator expects all input lists to have the same length but received {values} with lengths "
+                f"{[len(value) for value in values]}."
+            )
+            raise ValueError(msg)
+
+    # -- prompt -------------------------------------------------------------------------
+    def _prompt_prefix(self) -> str:
+        examples = "\n".join(
+            "Inputs:\n" + json.dumps(example["inputs"]) + "\nOutputs:\n" + json.dumps(example["outputs"])
+            for example in self.examples
+        )
+        return (
+            "Instructions:\n"
+            f"{self.instructions}\n\n"
+            "Reply with one JSON object that has these keys:\n"
+            f"{json.dumps(self.outputs)}\n"
+            "Use the instructions and the worked examples below to decide their values.\n\n"
+            "Examples:\n"
+            f"{examples}\n\n"
+            "Inputs:\n"
+        )
+
+    def prepare_template(self) -> str:
+        """The prompt template, with ``{{ name }}`` where each input goes (Haystack's layout).
+
+        Sections, in order: ``Instructions:``, the output keys as a JSON list, ``Examples:``
+        (``Inputs:``/``Outputs:`` pairs as JSON), then ``Inputs:`` with the row's values and a
+        final ``Outputs:`` for the model to continue.
+        """
+        inputs_section = "{" + ", ".join(f'"{name}": {{{{ {name} }}}}' for name, _ in self.inputs) + "}"
+        return f"{self._prefix}{inputs_section}\nOutputs:"
+
+    def render_prompt(self, **row: Any) -> str:
+        """The prompt for one row; values print as Haystack's PromptBuilder prints them (``str()``).
+
+        Examples
+        --------
+        >>> ev = LLMEvaluator("Is it rude?", [("texts", list[str])], ["score"], [])
+        >>> ev.render_prompt(texts="Hello").splitlines()[-3:]
+        ['Inputs:', '{"texts": Hello}', 'Outputs:']
+        """
+        values = ", ".join(f'"{name}": {_render_value(row.get(name, ""))}' for name, _ in self.inputs)
+        return f"{self._prefix}{{{values}}}\nOutputs:"
+
+    def _validate_reply(self, obj: dict[str, Any]) -> dict[str, Any]:
+        return obj
+
+    # -- running ------------------------------------------------------------------------
+    def _rows(self, inputs: dict[str, Any]) -> list[dict[str, Any]]:
+        self.validate_input_parameters(dict(self.inputs), inputs)
+        names = list(inputs.keys())
+        return [dict(zip(names, values, strict=True)) for values in zip(*inputs.values(), strict=True)]
+
+    def _options(self) -> dict[str, Any]:
+        return {
+            "expected_keys": self.outputs,
+            "max_concurrency": self.max_concurrency,
+            "cache": self.cache_dir,
+            "corrective_retry": self.corrective_retry,
+            "raise_on_failure": self.raise_on_failure,
+            "progress_bar": self.progress_bar,
+            "desc": type(self).__name__,
+        }
+
+    def _collect(self, report: Any) -> dict[str, Any]:
+        self.last_report = report
+        results, meta = [], []
+        for outcome in report.outcomes:
+            results.append(outcome.result)
+            meta.append({
+                **outcome.meta,
+                "cached": outcome.cached,
+                "requests": outcome.requests,
+                "corrected": outcome.corrected,
+                "error": outcome.error,
+            })
+        errors = sum(r is None for r in results)
+        if errors:
+            logger.warning(
+                "%s failed for %d out of %d inputs. The results for these inputs are None.",
+                type(self).__name__, errors, len(results),
+            )
+        return {"results": results, "meta": meta or None}
+
+    def warm_up(self) -> None:
+        """Warm up the chat generator when it has ``warm_up``."""
+        if hasattr(self._chat_generator, "warm_up"):
+            self._chat_generator.warm_up()
+
+    def close(self) -> None:
+        """Release the chat generator's resources when it has ``close``."""
+        if hasattr(self._chat_generator, "close"):
+            self._chat_generator.close()
+
+    def run(self, **inputs: Any) -> dict[str, Any]:
+        """Judge every row; returns ``{"results": [dict | None, ...], "meta": [dict, ...]}``.
+
+        Works from scripts and inside a running event loop (the job then runs on a helper thread).
+
+        Raises
+        ------
+        ValueError
+            Bad inputs (Haystack's messages), or a failed row when ``raise_on_failure``
+            (:class:`fasteval.judge.JudgeError`, a ``ValueError``).
+        """
+        from fasteval.judge.runner import judge_prompts
+
+        rows = self._rows(inputs)
+        self.warm_up()
+        prompts = [self.render_prompt(**row) for row in rows]
+        report = judge_prompts(self._chat_generator, prompts, self._parse, **self._options())
+        return self._collect(report)
+
+    async def run_async(self, **inputs: Any) -> dict[str, Any]:
+        """Like :meth:`run`, on the caller's event loop."""
+        from fasteval.judge.runner import judge_prompts_async
+
+        rows = self._rows(inputs)
+        warm = getattr(self._chat_generator, "warm_up_async", None)
+        if callable(warm):
+            await warm()
+        else:
+            self.warm_up()
+        prompts = [self.render_prompt(**row) for row in rows]
+        report = await judge_prompts_async(self._chat_generator, prompts, self._parse, **self._options())
+        return self._collect(report)
+
+    # -- serialization ------------------------------------------------------------------
+    def _init_parameters(self) -> dict[str, Any]:
+        return {
+            "instructions": self.instructions,
+            "inputs": [[name, _type_to_str(tp)] for name, tp in self.inputs],
+            "outputs": self.outputs,
+            "examples": self.examples,
+            "progress_bar": self.progress_bar,
+            "raise_on_failure": self.raise_on_failure,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """Serialize to ``{"type": ..., "init_parameters": {...}}`` (Haystack's layout).
+
+        Examples
+        --------
+        >>> ev = FaithfulnessEvaluator(progress_bar=False, max_concurrency=4)
+        >>> data = ev.to_dict()
+        >>> data["type"].rsplit(".", 1)[-1], data["init_parameters"]["chat_generator"]["init_parameters"]["model"]
+        ('FaithfulnessEvaluator', 'gpt-5-mini')
+        >>> FaithfulnessEvaluator.from_dict(data).max_concurrency
+        4
+        """
+        params = self._init_parameters()
+        params.update(
+            chat_generator=_generator_to_dict(self._chat_generator),
+            max_concurrency=self.max_concurrency,
+            cache_dir=self.cache_dir,
+            corrective_retry=self.corrective_retry,
+        )
+        return {"type": f"{type(self).__module__}.{type(self).__qualname__}", "init_parameters": params}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LLMEvaluator:
+        """Rebuild an evaluator from :meth:`to_dict` output."""
+        params = dict(data.get("init_parameters", {}))
+        if "inputs" in params:
+            params["inputs"] = [(name, _type_from_str(tp) if isinstance(tp, str) else tp)
+                                for name, tp in params["inputs"]]
+        if params.get("chat_generator"):
+            params["chat_generator"] = _generator_from_dict(params["chat_generator"])
+        return cls(**params)
+
+
+def _excluded_mean(scores: list[float]) -> float:
+    valid = [s for s in scores if not math.isnan(s)]
+    skipped = len(scores) - len(valid)
+    if skipped:
+        logger.warning("%d query(s) failed and were excluded from the score.", skipped)
+    return sum(valid) / len(valid) if valid else float("nan")
+
+
+class FaithfulnessEvaluator(LLMEvaluator):
+    """Share of an answer's statements that the contexts support (Haystack-compatible).
+
+    Inputs ``questions`` (list of str), ``contexts`` (list of list of str) and
+    ``predicted_answers`` (list of str). The model splits each answer into statements and
+    scores each 1 (supported) or 0; the answer's score is the mean of its statement scores
+    (0 when there are none). Failed rows get ``score=nan``, ``status="error"`` and are left
+    out of the mean ``score``.
+
+    Parameters
+    ----------
+    examples : list of dict, optional
+        Few-shot examples with inputs ``questions``, ``contexts``, ``predicted_answers`` and
+        outputs ``statements``, ``statement_scores``; fasteval's own defaults when omitted.
+    progress_bar, raise_on_failure, chat_generator, max_concurrency, cache_dir, corrective_retry
+        As for :class:`LLMEvaluator`.
+
+    Examples
+    --------
+    >>> class Judge:
+    ...     def run(self, messages):
+    ...         return '{"statements": ["Python is a language.", "Lucas made it."], "statement_scores": [1, 0]}'
+    >>> ev = FaithfulnessEvaluator(chat_generator=Judge(), progress_bar=False)
+    >>> out = ev.run(questions=["Who made Python?"], contexts=[["Python was made by Guido van Rossum."]],
+    ...              predicted_answers=["Python is a language made by George Lucas."])
+    >>> out["score"], out["individual_scores"], out["results"][0]["status"]
+    (0.5, [0.5], 'evaluated')
+    """
+
+    def __init__(
+        self,
+        examples: list[dict[str, Any]] | None = None,
+        progress_bar: bool = True,
+        raise_on_failure: bool = True,
+        chat_generator: Any | None = None,
+        *,
+        max_concurrency: int = 8,
+        cache_dir: str | os.PathLike[str] | None = None,
+        corrective_retry: bool = True,
+    ) -> None:
+        super().__init__(
+            instructions=_FAITHFULNESS_INSTRUCTIONS,
+            inputs=[("questions", list[str]), ("contexts", list[list[str]]), ("predicted_answers", list[str])],
+            outputs=["statements", "statement_scores"],
+            examples=examples or _FAITHFULNESS_EXAMPLES,
+            progress_bar=progress_bar,
+            raise_on_failure=raise_on_failure,
+            chat_generator=chat_generator,
+            max_concurrency=max_concurrency,
+            cache_dir=cache_dir,
+            corrective_retry=corrective_retry,
+        )
+
+    def _validate_reply(self, obj: dict[str, Any]) -> dict[str, Any]:
+        statements = string_list(obj["statements"], "statements")
+        scores = binary_scores(obj["statement_scores"], "statement_scores")
+        if len(statements) != len(scores):
+            raise ReplyParseError(
+                f"'statement_scores' must have one score per statement: {len(statements)} statements, "
+                f"{len(scores)} scores"
+            )
+        return {**obj, "statements": statements, "statement_scores": scores}
+
+    def run(self, **inputs: Any) -> dict[str, Any]:
+        """Returns ``score``, ``individual_scores``, ``results`` (statements, statement_scores, score, status), ``meta``."""
+        return self._postprocess(super().run(**inputs))
+
+    async def run_async(self, **inputs: Any) -> dict[str, Any]:
+        """Like :meth:`run`, on the caller's event loop."""
+        return self._postprocess(await super().run_async(**inputs))
+
+    @staticmethod
+    def _postprocess(result: dict[str, Any]) -> dict[str, Any]:
+        for i, res in enumerate(result["results"]):
+            if res is None:
+                result["results"][i] = {
+                    "statements": [], "statement_scores": [], "score": float("nan"), "status": "error",
+                }
+                continue
+            res["status"] = "evaluated"
+            scores = res["statement_scores"]
+            res["score"] = float(sum(scores)) / len(scores) if res["statements"] and scores else 0.0
+        scores = [float(res["score"]) for res in result["results"]]
+        result["score"] = _excluded_mean(scores)
+        result["individual_scores"] = scores
+        return result
+
+    def _init_parameters(self) -> dict[str, Any]:
+        return {"examples": self.examples, "progress_bar": self.progress_bar, "raise_on_failure": self.raise_on_failure}
+
+
+class ContextRelevanceEvaluator(LLMEvaluator):
+    """Whether the contexts hold anything that helps answer the question (Haystack-compatible).
+
+    Inputs ``questions`` (list of str) and ``contexts`` (list of list of str). The model
+    copies out the relevant sentences; the score is 1 when it found any, else 0. Failed rows
+    get ``score=nan``, ``status="error"`` and are left out of the mean ``score``.
+
+    Parameters
+    ----------
+    examples : list of dict, optional
+        Few-shot examples with inputs ``questions``, ``contexts`` and output
+        ``relevant_statements``; fasteval's own defaults when omitted.
+    progress_bar, raise_on_failure, chat_generator, max_concurrency, cache_dir, corrective_retry
+        As for :class:`LLMEvaluator`.
+
+    Examples
+    --------
+    >>> class Judge:
+    ...     def run(self, messages):
+    ...         relevant = "Guido" in messages[0]["content"].rsplit("Inputs:", 1)[1]
+    ...         return '{"relevant_statements": %s}' % ('["Guido made Python."]' if relevant else "[]")
+    >>> ev = ContextRelevanceEvaluator(chat_generator=Judge(), progress_bar=False)
+    >>> out = ev.run(questions=["Who made Python?", "Who made C++?"],
+    ...              contexts=[["Guido made Python."], ["Java runs on the JVM."]])
+    >>> out["individual_scores"], out["score"]
+    ([1.0, 0.0], 0.5)
+    """
+
+    def __init__(
+        self,
+        examples: list[dict[str, Any]] | None = None,
+        progress_bar: bool = True,
+        raise_on_failure: bool = True,
+        chat_generator: Any | None = None,
+        *,
+        max_concurrency: int = 8,
+        cache_dir: str | os.PathLike[str] | None = None,
+        corrective_retry: bool = True,
+    ) -> None:
+        super().__init__(
+            instructions=_CONTEXT_RELEVANCE_INSTRUCTIONS,
+            inputs=[("questions", list[str]), ("contexts", list[list[str]])],
+            outputs=["relevant_statements"],
+            examples=examples or _CONTEXT_RELEVANCE_EXAMPLES,
+            progress_bar=progress_bar,
+            raise_on_failure=raise_on_failure,
+            chat_generator=chat_generator,
+            max_concurrency=max_concurrency,
+            cache_dir=cache_dir,
+            corrective_retry=corrective_retry,
+        )
+
+    def _validate_reply(self, obj: dict[str, Any]) -> dict[str, Any]:
+        return {**obj, "relevant_statements": string_list(obj["relevant_statements"], "relevant_statements")}
+
+    def run(self, **inputs: Any) -> dict[str, Any]:
+        """Returns ``score``, ``individual_scores``, ``results`` (relevant_statements, score, status), ``meta``."""
+        return self._postprocess(super().run(**inputs))
+
+    async def run_async(self, **inputs: Any) -> dict[str, Any]:
+        """Like :meth:`run`, on the caller's event loop."""
+        return self._postprocess(await super().run_async(**inputs))
+
+    @staticmethod
+    def _postprocess(result: dict[str, Any]) -> dict[str, Any]:
+        for i, res in enumerate(result["results"]):
+            if res is None:
+                result["results"][i] = {"relevant_statements": [], "score": float("nan"), "status": "error"}
+                continue
+            res["status"] = "evaluated"
+            res["score"] = 1.0 if len(res["relevant_statements"]) > 0 else 0.0
+        scores = [float(res["score"]) for res in result["results"]]
+        result["score"] = _excluded_mean(scores)
+        result["individual_scores"] = scores
+        return result
+
+    def _init_parameters(self) -> dict[str, Any]:
+        return {"examples": self.examples, "progress_bar": self.progress_bar, "raise_on_failure": self.raise_on_failure}
+
+
+__all__ = ["LLMEvaluator", "FaithfulnessEvaluator", "ContextRelevanceEvaluator"]
