@@ -1,0 +1,67 @@
+"""Byte-exact reproduction of trec_eval's preference outputs (cases.json, -R prefs / qrels_prefs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fasteval.prefs import evaluate_prefs, format_trec_lines
+
+CONF = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "trec_eval"
+CONF = CONF.resolve()
+
+if not (CONF / "cases.json").exists():  # pragma: no cover - shared data not mounted
+    pytest.skip("conformance data not available", allow_module_level=True)
+
+
+def _prefs_cases():
+    cases = json.loads((CONF / "cases.json").read_text())
+    out = []
+    for c in cases:
+        flags = c["flags"]
+        if "-R" not in flags:
+            continue
+        mode = flags[flags.index("-R") + 1]
+        if mode not in ("prefs", "qrels_prefs"):
+            continue
+        expected = CONF / c["expected"] if c["version"] == "10.0" else CONF / "v9.0.8" / c["expected"]
+        if not expected.exists():
+            expected = CONF / c["expected"]
+        out.append(pytest.param(c, mode, expected, id=c["id"]))
+    return out
+
+
+CASES = _prefs_cases()
+
+
+def test_all_prefs_cases_found():
+    ids = {p.id for p in CASES}
+    assert {"v10-prefs", "v10-prefs-with-comments", "v10-qrels_prefs"} <= ids
+
+
+@pytest.mark.parametrize(("case", "mode", "expected"), CASES)
+def test_byte_exact(case, mode, expected):
+    flags = case["flags"]
+    measures = [flags[i + 1] for i, f in enumerate(flags) if f == "-m"]
+    lines = evaluate_prefs(
+        CONF / case["qrels"],
+        CONF / case["run"],
+        mode=mode,
+        measures=measures,
+        per_query="-q" in flags,
+    )
+    assert format_trec_lines(lines) == expected.read_text()
+
+
+def test_qrels_prefs_tie_order_is_docno_ascending():
+    """results.test topic 301 has a tie between FBIS3-58055 (rel 1) and FBIS3-58025 (rel 0).
+
+    form_prefs_counts.c breaks score ties by docno ascending, so 58025 ranks first and
+    the preference 58055 > 58025 is NOT fulfilled: 7339 fulfilled-retrieved, not 7340.
+    """
+    lines = evaluate_prefs(CONF / "qrels.test", CONF / "results.test", mode="qrels_prefs",
+                           measures=["prefs_num_prefs_ful_ret"])
+    got = {q: v for m, q, v in lines if m == "prefs_num_prefs_ful_ret"}
+    assert got == {"301": 7339, "302": 9031, "303": 1494, "all": 17864}
