@@ -358,9 +358,9 @@ def format_trec_lines(lines: Sequence[tuple[str, str, float | int | str]]) -> st
     parts = []
     for name, qid, v in lines:
         if isinstance(v, str):
-            parts.append("%-22s\t%s\t%s\n" % (name, qid, v))
+            parts.append(f"{name:<22}\t{qid}\t{v}\n")
         elif isinstance(v, (int, np.integer)):
-            parts.append("%-22s\t%s\t%d\n" % (name, qid, v))
+            parts.append(f"{name:<22}\t{qid}\t{int(v)}\n")
         else:
-            parts.append("%-22s\t%s\t%6.4f\n" % (name, qid, v))
+            parts.append(f"{name:<22}\t{qid}\t{float(v):6.4f}\n")
     return "".join(parts)

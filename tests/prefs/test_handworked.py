@@ -11,7 +11,7 @@ from fasteval.prefs import ALL_PREFS, PREFS_MEASURES, evaluate_prefs, format_tre
 
 def J(rows):
     """rows: (qid, jg, jsg, doc, rel)."""
-    q, jg, jsg, d, r = zip(*rows)
+    q, jg, jsg, d, r = zip(*rows, strict=True)
     return pl.DataFrame(
         {"query_id": list(q), "jg": list(jg), "jsg": list(jsg), "doc_id": list(d), "rel_level": [float(x) for x in r]}
     )
@@ -19,7 +19,7 @@ def J(rows):
 
 def R(rows):
     """rows: (qid, doc, score)."""
-    q, d, s = zip(*rows)
+    q, d, s = zip(*rows, strict=True)
     return pl.DataFrame({"query_id": list(q), "doc_id": list(d), "score": [float(x) for x in s]})
 
 
