@@ -1,0 +1,200 @@
+"""Python entry point for batch jobs: parquet paths, globs and directories in, parquet out."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from fasteval.batch.discover import discover_all
+from fasteval.batch.driver import JobStats, aggregate_wide, run_job
+from fasteval.batch.sinks import MemorySink, Sink, make_sink
+
+
+@dataclass
+class BatchResult:
+    """Outcome of :func:`evaluate_files`.
+
+    Attributes
+    ----------
+    per_query : polars.DataFrame or None
+        Long per-query results, unless they were streamed to ``out``.
+    aggregate : polars.DataFrame
+        ``(run_id, measure, value)``.
+    stats : JobStats
+        Rows, queries, chunks, seconds, streaming/partitioned mode and the evaluator's
+        counts of filled / dropped / deduplicated queries.
+    """
+
+    per_query: pl.DataFrame | None
+    aggregate: pl.DataFrame
+    stats: JobStats
+
+
+def _load_qrels(qrels):
+    if isinstance(qrels, str | os.PathLike):
+        import fasteval
+
+        return fasteval.read_qrels(qrels)
+    return qrels
+
+
+def make_evaluator(qrels, measures, **options):
+    """An :class:`fasteval.Evaluator` for ``qrels`` (a path or a table)."""
+    import fasteval
+
+    return fasteval.Evaluator(_load_qrels(qrels), measures, **options)
+
+
+def evaluate_files(
+    qrels,
+    runs,
+    measures,
+    *,
+    out: str | os.PathLike[str] | None = None,
+    wide: bool = False,
+    aggregate_out: str | os.PathLike[str] | None = None,
+    max_rows_per_chunk: int | None = None,
+    memory_limit: int | str | None = None,
+    progress: bool = False,
+    evaluator=None,
+    **options,
+) -> BatchResult:
+    """Score runs given as parquet files, globs or directories with bounded memory.
+
+    Parameters
+    ----------
+    qrels : path or table
+        Relevance judgements (any format :func:`fasteval.read_qrels` reads).
+    runs : path, table, or list of them
+        Parquet files, quoted globs, directories (hive-partitioned, or one run per file),
+        other run files (read whole), or data frames. See :mod:`fasteval.batch.discover`.
+    measures : list of str
+        Measure names in any dialect.
+    out : path, optional
+        Write the per-query results here (parquet or CSV by suffix), atomically, streaming;
+        ``per_query`` is then None. Without it they are returned in memory.
+    wide : bool
+        One column per measure instead of the long ``(measure, value)`` layout.
+    aggregate_out : path, optional
+        Also write the aggregate table (parquet/CSV/JSON by suffix), atomically.
+    max_rows_per_chunk, memory_limit
+        Chunk size, directly or from a memory budget such as ``"1GiB"``.
+    progress : bool
+        Draw a progress bar on a terminal.
+    **options
+        ``relevance_level``, ``max_docs``, ``complete``, ``judged_only``, ``tie_break``, ...
+        as for :func:`fasteval.evaluate`.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from fasteval.datasets import SynthSpec, write_synth
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> paths = write_synth(SynthSpec(queries=40, depth=10, runs=2), d)
+    >>> res = evaluate_files(d / "qrels.parquet", d / "runs", ["ndcg@10", "map"])
+    >>> sorted(res.aggregate.get_column("run_id").unique().to_list())
+    ['run_0', 'run_1']
+    """
+    complete = bool(options.get("complete", False))
+    if evaluator is None:
+        evaluator = make_evaluator(qrels, measures, **options)
+    names = list(evaluator.measure_names)
+    specs = runs if isinstance(runs, list | tuple) else [runs]
+    sources = discover_all(list(specs))
+    sink: Sink
+    if out is not None:
+        from fasteval.batch.sinks import format_from_path
+
+        fmt = format_from_path(out, default="parquet")
+        sink = make_sink(out, fmt if fmt in ("parquet", "csv") else "parquet", wide=wide, measure_names=names)
+    else:
+        sink = MemorySink(names)
+    bar = None
+    if progress:
+        from fasteval.batch.progress import Progress
+
+        bar = Progress(total=sum(s.rows for s in sources if s.rows > 0) or None, unit="rows")
+    try:
+        wide_res, stats = run_job(
+            evaluator,
+            sources,
+            sink,
+            complete=complete,
+            max_rows_per_chunk=max_rows_per_chunk,
+            memory_limit=memory_limit,
+            progress=(lambda r, q: bar.update(rows=r, queries=q)) if bar else None,
+        )
+        agg = aggregate_wide(wide_res, names)
+        if aggregate_out is not None:
+            write_table_atomic(agg, aggregate_out)
+        sink.commit()
+    except BaseException:
+        sink.abort()
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    per_query = None
+    if isinstance(sink, MemorySink):
+        per_query = sink.wide() if wide else sink.long()
+    return BatchResult(per_query=per_query, aggregate=agg, stats=stats)
+
+
+def write_table_atomic(df: pl.DataFrame, path: str | os.PathLike[str], fmt: str | None = None) -> None:
+    """Write a small table (aggregates) atomically, format from ``fmt`` or the suffix."""
+    from fasteval.batch.sinks import format_from_path
+    from fasteval.io.atomic import atomic_open, atomic_path
+
+    fmt = fmt or format_from_path(path, default="parquet")
+    if fmt == "parquet":
+        with atomic_path(path) as tmp:
+            df.write_parquet(tmp)
+    elif fmt == "csv":
+        with atomic_open(path, "w") as fh:
+            fh.write(df.write_csv())
+    elif fmt == "json":
+        with atomic_open(path, "w") as fh:
+            fh.write(df.write_json())
+    else:
+        with atomic_open(path, "w") as fh:
+            fh.write(render_table(df))
+    _relax_mode(Path(path))
+
+
+def _relax_mode(path: Path) -> None:
+    """Give an atomically written file the usual permissions (mkstemp creates it 0600)."""
+    try:
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(path, 0o666 & ~mask)
+    except OSError:  # pragma: no cover
+        pass
+
+
+def render_table(df: pl.DataFrame) -> str:
+    """A plain aligned text table (every row, no truncation).
+
+    Examples
+    --------
+    >>> print(render_table(pl.DataFrame({"measure": ["map"], "value": [0.25]})), end="")
+    measure  value
+    map      0.2500
+    """
+    cols = df.columns
+    cells = [[_fmt(v) for v in df.get_column(c).to_list()] for c in cols]
+    widths = [max([len(c), *(len(x) for x in col)]) for c, col in zip(cols, cells, strict=True)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip()]
+    for i in range(df.height):
+        lines.append("  ".join(cells[j][i].ljust(widths[j]) for j in range(len(cols))).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        if v == int(v) and abs(v) >= 1e4:
+            return str(int(v))
+        return f"{v:.4f}"
+    return "" if v is None else str(v)

@@ -1,0 +1,272 @@
+"""Find the runs behind command-line arguments: files, globs, directories, hive partitions.
+
+Rules
+-----
+* A parquet **file** is one table. Its run name is the file name without ``.parquet``,
+  unless the table has a ``run_id`` column (then it may hold several runs).
+* A quoted **glob** (``'dumps/bm25/part-*.parquet'``) is one table made of all matching files.
+* A **directory** is
+
+  - one table when it is hive-partitioned (``run_id=bm25/part-0.parquet``: the
+    ``key=value`` path components become columns) or when its files carry a ``run_id`` column;
+  - otherwise a directory of runs: each parquet file directly inside is one run named
+    after the file, each sub-directory one run (its files are parts) named after it.
+* Any other file (TREC text, CSV/TSV, JSONL, ``.gz``) is read whole with
+  :func:`fasteval.read_run`; its run name is the file name.
+
+Every parquet file is checked before any work starts (readable footer, at least one
+row, the needed columns with compatible types), so a bad file in a directory stops
+the job with a one-line error naming it.
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from fasteval.errors import InputError
+
+PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
+RUN_COLUMNS = ("query_id", "doc_id", "score")
+_GLOB_CHARS = set("*?[")
+
+
+@dataclass
+class RunSource:
+    """One logical run table.
+
+    Attributes
+    ----------
+    name : str
+        Run name used when the table has no ``run_id`` column.
+    kind : str
+        ``"parquet"`` (streamed in row batches), ``"frame"`` (an in-memory table) or
+        ``"file"`` (another format, read whole).
+    files : list of Path
+        Parquet files (in order) for ``"parquet"``; the one file for ``"file"``.
+    hive : list of dict
+        Per parquet file, the ``key=value`` pairs from its path (hive partitioning).
+    has_run_id : bool
+        The table carries its own ``run_id`` column.
+    rows : int
+        Number of rows (from parquet metadata; the frame height), -1 if unknown.
+    frame : polars.DataFrame or None
+        The table for ``"frame"`` sources.
+    """
+
+    name: str
+    kind: str
+    files: list[Path] = field(default_factory=list)
+    hive: list[dict[str, str]] = field(default_factory=list)
+    has_run_id: bool = False
+    rows: int = -1
+    frame: pl.DataFrame | None = None
+    columns: list[str] = field(default_factory=list)
+
+
+def _is_parquet(p: Path) -> bool:
+    return p.suffix.lower() in PARQUET_SUFFIXES
+
+
+def _hive_parts(path: Path, root: Path) -> dict[str, str]:
+    parts: dict[str, str] = {}
+    for comp in path.relative_to(root).parts[:-1]:
+        if "=" in comp:
+            k, v = comp.split("=", 1)
+            parts[k] = v
+    return parts
+
+
+def _walk_parquet(root: Path) -> list[Path]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
+        for f in sorted(filenames):
+            if f.startswith((".", "_")):
+                continue
+            p = Path(dirpath) / f
+            if _is_parquet(p):
+                found.append(p)
+    return found
+
+
+def check_parquet(path: Path, required: tuple[str, ...] = RUN_COLUMNS) -> tuple[int, pl.Schema]:
+    """Validate one parquet file; return its row count and polars schema.
+
+    Raises
+    ------
+    InputError
+        Naming the file: empty (0 bytes or 0 rows), unreadable/corrupt footer, or a missing
+        required column.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.parquet"
+    >>> pl.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": [1.0]}).write_parquet(p)
+    >>> check_parquet(p)[0]
+    1
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if path.stat().st_size == 0:
+        raise InputError("empty file (0 bytes), expected a parquet file", source=str(path))
+    try:
+        meta = pq.read_metadata(path)
+        schema = pl.Schema(pl.from_arrow(meta.schema.to_arrow_schema().empty_table()).schema)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"not a readable parquet file ({first})", source=str(path)) from None
+    missing = [c for c in required if c not in schema]
+    if missing:
+        raise InputError(
+            f"missing column(s) {missing}; expected {list(required)}, found {list(schema)}",
+            source=str(path),
+            column=missing[0],
+        )
+    if meta.num_rows == 0:
+        raise InputError("no rows (empty table)", source=str(path))
+    return meta.num_rows, schema
+
+
+def _check_same_schema(files: list[Path], schemas: list[pl.Schema], cols: tuple[str, ...]) -> None:
+    first, ref = files[0], schemas[0]
+    for f, s in zip(files[1:], schemas[1:], strict=True):
+        for c in cols:
+            if c in ref and c in s and _kind(ref[c]) != _kind(s[c]):
+                raise InputError(
+                    f"type {s[c]} differs from {ref[c]} in {first}",
+                    source=str(f),
+                    column=c,
+                )
+
+
+def _kind(dtype: pl.DataType) -> str:
+    if dtype.is_integer():
+        return "int"
+    if dtype.is_float():
+        return "float"
+    if dtype in (pl.Utf8, pl.Categorical) or isinstance(dtype, pl.Categorical | pl.Enum):
+        return "str"
+    return str(dtype)
+
+
+def _check_types(path: Path, schema: pl.Schema) -> None:
+    for c in ("query_id", "doc_id"):
+        if c in schema and _kind(schema[c]) not in ("int", "str"):
+            raise InputError(f"expected string or integer ids, found {schema[c]}", source=str(path), column=c)
+    if "score" in schema and _kind(schema["score"]) not in ("int", "float"):
+        raise InputError(f"expected a numeric score, found {schema['score']}", source=str(path), column="score")
+
+
+def parquet_source(name: str, files: list[Path], root: Path | None = None) -> RunSource:
+    """Build (and validate) a parquet :class:`RunSource` from its files."""
+    if not files:
+        raise InputError("no parquet files found", source=name)
+    rows = 0
+    schemas = []
+    hive = []
+    for f in files:
+        hv = _hive_parts(f, root) if root is not None else {}
+        n, schema = check_parquet(f, tuple(c for c in RUN_COLUMNS if c not in hv))
+        _check_types(f, schema)
+        rows += n
+        schemas.append(schema)
+        hive.append(hv)
+    _check_same_schema(files, schemas, (*RUN_COLUMNS, "run_id"))
+    has_run_id = "run_id" in schemas[0] or any("run_id" in h for h in hive)
+    cols = list(schemas[0]) + [k for k in hive[0] if k not in schemas[0]]
+    return RunSource(name=name, kind="parquet", files=files, hive=hive, has_run_id=has_run_id, rows=rows, columns=cols)
+
+
+def _run_name(path: Path) -> str:
+    name = path.name
+    for suf in (".gz",):
+        if name.endswith(suf):
+            name = name[: -len(suf)]
+    for suf in PARQUET_SUFFIXES:
+        if name.lower().endswith(suf):
+            name = name[: -len(suf)]
+    return name
+
+
+def discover(spec: str | os.PathLike[str]) -> list[RunSource]:
+    """Turn one command-line run argument into run sources (see the module rules).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> for n in ("bm25", "dense"):
+    ...     pl.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": [1.0]}).write_parquet(d / f"{n}.parquet")
+    >>> [s.name for s in discover(d)]
+    ['bm25', 'dense']
+    """
+    text = os.fspath(spec)
+    path = Path(text)
+    if any(ch in text for ch in _GLOB_CHARS) and not path.exists():
+        matches = sorted(Path(m) for m in _glob.glob(text, recursive=True))
+        files = [m for m in matches if m.is_file() and _is_parquet(m)]
+        if not files:
+            raise InputError("glob matches no parquet file", source=text)
+        prefix = re.split(r"[*?\[]", text, maxsplit=1)[0]
+        base = Path(prefix) if prefix.endswith(("/", os.sep)) else Path(prefix).parent
+        name = base.name if prefix else ""
+        return [parquet_source(name or text, files)]
+    if not path.exists():
+        raise FileNotFoundError(2, "No such file or directory", text)
+    if path.is_file():
+        if _is_parquet(path):
+            return [parquet_source(_run_name(path), [path])]
+        return [RunSource(name=_run_name(path), kind="file", files=[path])]
+    # a directory
+    files = _walk_parquet(path)
+    if not files:
+        raise InputError("directory holds no parquet file", source=text)
+    hive = any("=" in comp for f in files for comp in f.relative_to(path).parts[:-1])
+    if hive:
+        return [parquet_source(path.name, files, root=path)]
+    direct = [f for f in files if f.parent == path]
+    has_run_id = False
+    if direct:
+        _, schema = check_parquet(direct[0])
+        has_run_id = "run_id" in schema
+    if has_run_id:
+        return [parquet_source(path.name, files)]
+    sources = [parquet_source(_run_name(f), [f]) for f in direct]
+    subdirs = sorted({f.relative_to(path).parts[0] for f in files if f.parent != path})
+    for sub in subdirs:
+        sub_files = [f for f in files if f.relative_to(path).parts[0] == sub]
+        sources.append(parquet_source(sub, sub_files))
+    return sources
+
+
+def discover_all(specs: list) -> list[RunSource]:
+    """Discover every run argument; in-memory tables become ``"frame"`` sources.
+
+    Duplicate run names are made unique by using the argument as written.
+    """
+    sources: list[RunSource] = []
+    for i, spec in enumerate(specs):
+        if isinstance(spec, pl.DataFrame):
+            sources.append(
+                RunSource(name=f"run_{i}", kind="frame", frame=spec, rows=spec.height,
+                          has_run_id="run_id" in spec.columns, columns=spec.columns)
+            )
+        elif isinstance(spec, RunSource):
+            sources.append(spec)
+        else:
+            sources.extend(discover(spec))
+    seen: dict[str, int] = {}
+    for s in sources:
+        seen[s.name] = seen.get(s.name, 0) + 1
+    for s in sources:
+        if seen[s.name] > 1 and s.files:
+            s.name = os.fspath(s.files[0]) if len(s.files) == 1 else os.fspath(s.files[0].parent)
+    return sources

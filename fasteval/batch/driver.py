@@ -1,0 +1,474 @@
+"""Out-of-core evaluation: score runs larger than memory in query-partitioned chunks.
+
+The qrels are prepared once (an :class:`fasteval.Evaluator`). Each run is read in row
+batches and cut into chunks of at most ``max_rows_per_chunk`` rows that never split a
+query: a chunk ends at the last query boundary, the rows of the trailing query move
+to the next chunk.
+
+* **Grouped input** (all rows of a query adjacent, as in dumps sorted by query) is
+  streamed in one pass with no global sort. This is checked as the job goes (a query id
+  met again in a later chunk); the first violation switches the job to
+* **partitioned input**: one pass writes the rows to ``P`` temporary Arrow files by a hash
+  of ``(run_id, query_id)``, then each partition -- whole queries only -- is one chunk.
+
+Chunks are scored with ``complete=False``; with ``complete=True`` the placeholder rows
+for qrels queries never seen are added per run at the end (:meth:`Evaluator.fill_missing`).
+Per-query values equal the in-memory path exactly: every query is scored whole by
+the same kernels.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from fasteval.batch.discover import RunSource
+from fasteval.batch.sinks import Sink, empty_wide, to_wide
+from fasteval.errors import InputError, ParameterError
+
+BYTES_PER_ROW = 400
+"""Estimated peak bytes per run row while a chunk is scored (read + prepare + kernels)."""
+DEFAULT_MAX_ROWS = 4_000_000
+MIN_ROWS = 1
+_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
+          "t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def parse_memory(text: str | int | float) -> int:
+    """Parse a memory size such as ``"1GiB"``, ``"512MB"``, ``"2g"`` or ``1073741824`` into bytes.
+
+    Examples
+    --------
+    >>> parse_memory("1GiB"), parse_memory("1.5 GB"), parse_memory(2048)
+    (1073741824, 1500000000, 2048)
+    """
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        value, unit = float(text), ""
+    else:
+        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", str(text))
+        if m is None or m.group(2).lower() not in _UNITS:
+            raise ParameterError("--memory-limit", "a size such as 512MiB, 1GiB or 2GB", text)
+        value, unit = float(m.group(1)), m.group(2).lower()
+    size = int(value * _UNITS[unit])
+    if size <= 0:
+        raise ParameterError("--memory-limit", "a positive size", text)
+    return size
+
+
+def current_rss() -> int:
+    """Resident memory of this process in bytes (0 if unknown)."""
+    try:
+        import psutil
+
+        return int(psutil.Process().memory_info().rss)
+    except Exception:  # pragma: no cover - psutil missing
+        try:
+            with open("/proc/self/statm") as fh:
+                import os
+
+                return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except Exception:
+            return 0
+
+
+def rows_for_memory(limit: int, baseline: int | None = None) -> int:
+    """Rows per chunk that keep the peak under ``limit`` bytes, given the memory in use now."""
+    base = current_rss() if baseline is None else baseline
+    free = limit - base
+    # keep a share for the per-query results kept for the aggregate and for allocator slack
+    rows = int(free * 0.6 / BYTES_PER_ROW)
+    return max(rows, 20_000)
+
+
+@dataclass
+class JobStats:
+    """What a batch job did: sizes, timing, mode and the evaluator's summed counts."""
+
+    rows: int = 0
+    queries: int = 0
+    chunks: int = 0
+    runs: list[str] = field(default_factory=list)
+    mode: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    max_rows_per_chunk: int = 0
+    report: dict[str, int] = field(default_factory=dict)
+
+    def add_report(self, report: object) -> None:
+        if report is None:
+            return
+        if dataclasses.is_dataclass(report):
+            items = dataclasses.asdict(report).items()
+        elif isinstance(report, dict):
+            items = report.items()
+        else:
+            items = vars(report).items()
+        for k, v in items:
+            if isinstance(v, int | float) and not isinstance(v, bool):
+                self.report[k] = self.report.get(k, 0) + v
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+class _NotGrouped(Exception):
+    """A query's rows were found in two chunks: restart partitioned."""
+
+
+# ---------------------------------------------------------------- reading
+
+_KEEP = ("run_id", "query_id", "doc_id", "score", "rank", "tag")
+
+
+def iter_frames(source: RunSource, batch_rows: int) -> Iterator[pl.DataFrame]:
+    """Yield a source's rows as data frames of about ``batch_rows`` rows, in file order."""
+    if source.kind == "frame":
+        frame = source.frame
+        for start in range(0, frame.height, batch_rows):
+            yield frame.slice(start, batch_rows)
+        return
+    if source.kind == "file":
+        import fasteval
+
+        frame = fasteval.read_run(source.files[0])
+        source.rows = frame.height
+        source.has_run_id = "run_id" in frame.columns
+        for start in range(0, frame.height, batch_rows):
+            yield frame.slice(start, batch_rows)
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for path, hive in zip(source.files, source.hive or [{}] * len(source.files), strict=True):
+        try:
+            pf = pq.ParquetFile(path)
+            names = pf.schema_arrow.names
+            cols = [c for c in _KEEP if c in names]
+            for batch in pf.iter_batches(batch_size=batch_rows, columns=cols, use_threads=True):
+                df = pl.from_arrow(batch)
+                if "run_id" in hive and "run_id" not in df.columns:
+                    df = df.with_columns(pl.lit(hive["run_id"], dtype=pl.Utf8).alias("run_id"))
+                yield df
+        except (pa.ArrowException, OSError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InputError(f"could not read parquet data ({first})", source=str(path)) from None
+
+
+def _keys(df: pl.DataFrame) -> list[str]:
+    return ["run_id", "query_id"] if "run_id" in df.columns else ["query_id"]
+
+
+def _segment_starts(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """The key of the first row of every run of equal keys (unique keys when grouped)."""
+    change = pl.any_horizontal([pl.col(k) != pl.col(k).shift(1) for k in keys]).fill_null(True)
+    return df.select(keys).filter(change)
+
+
+def _last_boundary(df: pl.DataFrame, keys: list[str]) -> int:
+    """Index where the trailing query's rows start (0 if the frame is one query)."""
+    last = df.select(keys).row(-1)
+    window = 4096
+    while True:
+        start = max(df.height - window, 0)
+        tail = df.select(keys).slice(start)
+        same = pl.all_horizontal([pl.col(k) == v for k, v in zip(keys, last, strict=True)])
+        differ = np.flatnonzero(~tail.select(same).to_series().to_numpy())
+        if differ.size:
+            return start + int(differ[-1]) + 1
+        if start == 0:
+            return 0
+        window *= 8
+
+
+def stream_chunks(frames: Iterator[pl.DataFrame], max_rows: int) -> Iterator[pl.DataFrame]:
+    """Cut a stream of frames into chunks of <= ``max_rows`` rows at query boundaries.
+
+    A query larger than ``max_rows`` becomes one (larger) chunk of its own.
+
+    Examples
+    --------
+    >>> f = pl.DataFrame({"query_id": ["a", "a", "b", "b", "b", "c"], "x": range(6)})
+    >>> [c.get_column("query_id").to_list() for c in stream_chunks(iter([f]), 3)]
+    [['a', 'a'], ['b', 'b', 'b'], ['c']]
+    """
+    buf: list[pl.DataFrame] = []
+    n = 0
+    keys: list[str] | None = None
+    for df in frames:
+        if df.height == 0:
+            continue
+        keys = keys or _keys(df)
+        buf.append(df)
+        n += df.height
+        while n > max_rows:
+            cat = pl.concat(buf, how="vertical_relaxed") if len(buf) > 1 else buf[0]
+            head = cat.slice(0, max_rows + 1)
+            cut = _last_boundary(head, keys)
+            if cut == 0:  # the first query alone exceeds max_rows: extend to its end
+                first = cat.select(keys).row(0)
+                same = pl.all_horizontal([pl.col(k) == v for k, v in zip(keys, first, strict=True)])
+                differ = np.flatnonzero(~cat.select(same).to_series().to_numpy())
+                if differ.size == 0:
+                    buf, n = [cat], cat.height
+                    break
+                cut = int(differ[0])
+            yield cat.slice(0, cut)
+            rest = cat.slice(cut)
+            buf, n = [rest], rest.height
+    if n:
+        yield pl.concat(buf, how="vertical_relaxed") if len(buf) > 1 else buf[0]
+
+
+def partition_chunks(
+    frames: Iterator[pl.DataFrame], n_parts: int, tmp_dir: str | None = None
+) -> Iterator[pl.DataFrame]:
+    """Hash-partition rows by query into ``n_parts`` temporary Arrow files; yield each part.
+
+    Every query's rows end up in one part, in their input order.
+    """
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    with tempfile.TemporaryDirectory(prefix="fasteval-parts-", dir=tmp_dir) as tmp:
+        writers: dict[int, ipc.RecordBatchFileWriter] = {}
+        schema: pa.Schema | None = None
+        opts = ipc.IpcWriteOptions(compression="lz4")
+        try:
+            for df in frames:
+                if df.height == 0:
+                    continue
+                keys = _keys(df)
+                part = (df.select(pl.struct(keys).hash(seed=7)).to_series() % n_parts).alias("_part")
+                for (p,), sub in df.with_columns(part).partition_by(
+                    "_part", as_dict=True, include_key=False, maintain_order=True
+                ).items():
+                    table = sub.to_arrow()
+                    if schema is None:
+                        schema = table.schema
+                    elif table.schema != schema:
+                        table = table.cast(schema)
+                    if p not in writers:
+                        writers[p] = ipc.new_file(str(Path(tmp) / f"{p}.arrow"), schema, options=opts)
+                    writers[p].write_table(table)
+        finally:
+            for w in writers.values():
+                w.close()
+        for p in sorted(writers):
+            path = Path(tmp) / f"{p}.arrow"
+            with pa.memory_map(str(path)) as src:
+                table = ipc.open_file(src).read_all()
+            df = pl.from_arrow(table)
+            del table
+            path.unlink()
+            yield df
+
+
+# ---------------------------------------------------------------- the job
+
+
+def _seen_by_run(starts: pl.DataFrame, default_run: str) -> dict[str, pl.Series]:
+    if "run_id" not in starts.columns:
+        return {default_run: starts.get_column("query_id").unique(maintain_order=True)}
+    out = {}
+    for (rid,), sub in starts.partition_by("run_id", as_dict=True, maintain_order=True).items():
+        out[str(rid)] = sub.get_column("query_id").unique(maintain_order=True)
+    return out
+
+
+def run_job(
+    evaluator,
+    sources: list[RunSource],
+    sink: Sink | None = None,
+    *,
+    complete: bool = False,
+    max_rows_per_chunk: int | None = None,
+    memory_limit: int | str | None = None,
+    collect_wide: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+    tmp_dir: str | None = None,
+) -> tuple[pl.DataFrame | None, JobStats]:
+    """Score every source with ``evaluator``, chunk by chunk, streaming results into ``sink``.
+
+    Parameters
+    ----------
+    evaluator : fasteval.Evaluator
+        Prepared qrels and measures.
+    sources : list of RunSource
+        From :func:`fasteval.batch.discover.discover_all`.
+    sink : Sink, optional
+        Receives the per-query long results of every chunk (nothing is kept if None).
+    complete : bool
+        Add the trec_eval ``-c`` placeholder rows for qrels queries missing from a run.
+    max_rows_per_chunk : int, optional
+        Rows per chunk; by default derived from ``memory_limit`` (or 4 M rows).
+    memory_limit : int or str, optional
+        Peak-memory budget (``"1GiB"``); sets ``max_rows_per_chunk`` when that is not given.
+    collect_wide : bool
+        Keep the per-query values (one column per measure) for the aggregate.
+    progress : callable, optional
+        Called as ``progress(rows, queries)`` after each chunk.
+
+    Returns
+    -------
+    (wide, stats)
+        ``wide``: per-query values ``(run_id, query_id, <measure>...)`` when ``collect_wide``;
+        ``stats``: :class:`JobStats`.
+    """
+    t0 = time.perf_counter()
+    if max_rows_per_chunk is None:
+        if memory_limit is not None:
+            max_rows_per_chunk = rows_for_memory(parse_memory(memory_limit))
+        else:
+            max_rows_per_chunk = DEFAULT_MAX_ROWS
+    if isinstance(max_rows_per_chunk, bool) or not isinstance(max_rows_per_chunk, int | np.integer) or max_rows_per_chunk < MIN_ROWS:
+        raise ParameterError("max_rows_per_chunk", "a positive integer", max_rows_per_chunk)
+    max_rows = int(max_rows_per_chunk)
+    batch_rows = max(1, min(max_rows, 1 << 20))
+    stats = JobStats(max_rows_per_chunk=max_rows)
+    measure_names = list(evaluator.measure_names)
+    wide_parts: list[pl.DataFrame] = []
+
+    def emit(wide: pl.DataFrame) -> None:
+        if wide.height == 0:
+            return
+        if sink is not None:
+            sink.write(wide)
+        if collect_wide:
+            wide_parts.append(wide)
+
+    for source in sources:
+        # a source streams (grouped input) or, once a query shows up in two chunks, is
+        # re-read hash-partitioned. Results are held (wide: one row per query) until the
+        # source is done, so a restart never leaves partial rows in the output.
+        pending: list[pl.DataFrame] = []
+        mode = "stream"
+        try:
+            outs, starts, rows, queries, chunks = _score(
+                evaluator, stream_chunks(iter_frames(source, batch_rows), max_rows),
+                source, measure_names, check_grouped=True, progress=progress, out=pending,
+            )
+        except _NotGrouped:
+            pending.clear()
+            mode = "partition"
+            total = source.rows if source.rows > 0 else max_rows
+            n_parts = max(2, math.ceil(total * 1.25 / max_rows))
+            outs, starts, rows, queries, chunks = _score(
+                evaluator, partition_chunks(iter_frames(source, batch_rows), n_parts, tmp_dir),
+                source, measure_names, check_grouped=False, progress=progress, out=pending,
+            )
+        for rep in outs:
+            stats.add_report(rep)
+        for wide in pending:
+            emit(wide)
+        pending.clear()
+        stats.rows += rows
+        stats.queries += queries
+        stats.chunks += chunks
+        seen = _seen_by_run(starts, source.name)
+        for rid in seen:
+            if rid not in stats.runs:
+                stats.runs.append(rid)
+            stats.mode[rid] = mode
+        if complete:
+            for rid, qids in seen.items():
+                fill = evaluator.fill_missing(qids, rid)
+                stats.add_report(getattr(evaluator, "report", None))
+                emit(to_wide(fill, measure_names))
+    stats.seconds = time.perf_counter() - t0
+    wide = None
+    if collect_wide:
+        wide = pl.concat(wide_parts, how="vertical_relaxed") if wide_parts else empty_wide(measure_names)
+    return wide, stats
+
+
+def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped: bool, progress, out: list):
+    """Score chunks; results are appended to ``out`` (wide frames)."""
+    reports = []
+    starts_parts: list[pl.DataFrame] = []
+    prev: pl.DataFrame | None = None
+    suspicious = False
+    rows = queries = n = 0
+    for chunk in chunks:
+        keys = _keys(chunk)
+        if check_grouped:
+            # interleaved queries inside a chunk are harmless while it is the only chunk;
+            # with a second chunk they predict splits, so switch to partitioning early
+            if suspicious:
+                raise _NotGrouped
+            st = _segment_starts(chunk, keys)
+            suspicious = st.height != st.unique().height
+            if prev is not None and st.join(prev, on=keys, how="semi").height:
+                raise _NotGrouped
+            prev = st
+        else:
+            st = chunk.select(keys).unique(maintain_order=True)
+        starts_parts.append(st)
+        run_id = None if "run_id" in chunk.columns else source.name
+        long = evaluator.evaluate(chunk, run_id=run_id, complete=False)
+        reports.append(_copy_report(getattr(evaluator, "report", None)))
+        out.append(to_wide(long, measure_names))
+        rows += chunk.height
+        queries += st.height
+        n += 1
+        if progress is not None:
+            progress(chunk.height, st.height)
+    starts = (
+        pl.concat(starts_parts, how="vertical_relaxed")
+        if starts_parts
+        else pl.DataFrame(schema={"query_id": pl.Utf8})
+    )
+    if check_grouped and n > 1 and starts.height != starts.unique().height:
+        raise _NotGrouped
+    if suspicious:  # a single chunk: its keys were counted once per segment
+        starts = starts.unique(maintain_order=True)
+        queries = starts.height
+    return reports, starts, rows, queries, n
+
+
+def _copy_report(report):
+    if report is None:
+        return None
+    if dataclasses.is_dataclass(report):
+        return dataclasses.asdict(report)
+    if isinstance(report, dict):
+        return dict(report)
+    return dict(vars(report))
+
+
+def aggregate_wide(wide: pl.DataFrame, measure_names: list[str], aggregate=None) -> pl.DataFrame:
+    """Aggregate per-query values kept wide, one measure at a time (bounded memory).
+
+    ``aggregate`` defaults to :func:`fasteval.aggregate` (mean; sum for counts; geometric
+    mean for ``gm_*``), applied to the long rows of one measure at a time.
+    """
+    if aggregate is None:
+        import fasteval
+
+        aggregate = fasteval.aggregate
+    parts = []
+    for m in measure_names:
+        long = wide.select(
+            pl.col("run_id"), pl.col("query_id"), pl.lit(m).alias("measure"), pl.col(m).alias("value")
+        ).filter(pl.col("value").is_not_null())
+        parts.append(aggregate(long))
+    if not parts:
+        return pl.DataFrame(schema={"run_id": pl.Utf8, "measure": pl.Utf8, "value": pl.Float64})
+    agg = pl.concat(parts, how="vertical_relaxed")
+    order = {r: i for i, r in enumerate(wide.get_column("run_id").unique(maintain_order=True).to_list())}
+    morder = {m: i for i, m in enumerate(measure_names)}
+    return (
+        agg.with_columns(
+            pl.col("run_id").replace_strict(order, default=len(order), return_dtype=pl.Int64).alias("_r"),
+            pl.col("measure").replace_strict(morder, default=len(morder), return_dtype=pl.Int64).alias("_m"),
+        )
+        .sort(["_r", "_m"], maintain_order=True)
+        .drop(["_r", "_m"])
+    )

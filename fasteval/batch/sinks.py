@@ -1,0 +1,253 @@
+"""Where per-query results go while a batch job runs: streaming, atomic writers.
+
+A sink receives per-query results chunk by chunk in wide form
+``(run_id, query_id, <measure>...)`` and writes them long ``(run_id, query_id, measure, value)``
+or wide, writes them to a temporary file beside the
+destination, and renames it into place only on :meth:`commit`. :meth:`abort` (or a
+killed process) leaves the destination untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+import polars as pl
+
+from fasteval.errors import ParameterError
+
+LONG_COLUMNS = ("run_id", "query_id", "measure", "value")
+FORMATS = ("table", "csv", "json", "parquet", "trec")
+
+
+def to_wide(long: pl.DataFrame, measure_names: list[str]) -> pl.DataFrame:
+    """Pivot long per-query results to one column per measure (in ``measure_names`` order).
+
+    Examples
+    --------
+    >>> long = pl.DataFrame({"run_id": ["r", "r"], "query_id": ["q", "q"],
+    ...                      "measure": ["P@5", "map"], "value": [0.2, 0.5]})
+    >>> to_wide(long, ["map", "P@5"]).columns
+    ['run_id', 'query_id', 'map', 'P@5']
+    """
+    if long.height == 0:
+        return pl.DataFrame(
+            {"run_id": pl.Series([], dtype=pl.Utf8), "query_id": long.get_column("query_id").clear()}
+            | {m: pl.Series([], dtype=pl.Float64) for m in measure_names}
+        )
+    wide = long.pivot(on="measure", index=["run_id", "query_id"], values="value", maintain_order=True)
+    missing = [m for m in measure_names if m not in wide.columns]
+    if missing:
+        wide = wide.with_columns([pl.lit(None, dtype=pl.Float64).alias(m) for m in missing])
+    return wide.select(["run_id", "query_id", *measure_names])
+
+
+def format_from_path(path: str | os.PathLike[str] | None, default: str = "table") -> str:
+    """Guess an output format from a file suffix (``.parquet``, ``.csv``, ``.json``, ``.trec``)."""
+    if path is None:
+        return default
+    suffix = Path(path).suffix.lower()
+    return {
+        ".parquet": "parquet",
+        ".pq": "parquet",
+        ".csv": "csv",
+        ".json": "json",
+        ".jsonl": "json",
+        ".trec": "trec",
+        ".txt": "table",
+        ".tsv": "csv",
+    }.get(suffix, default)
+
+
+def to_long(wide: pl.DataFrame, measure_names: list[str]) -> pl.DataFrame:
+    """Long results ``(run_id, query_id, measure, value)`` from wide ones, query-major order.
+
+    Missing values (null) are left out.
+
+    Examples
+    --------
+    >>> w = pl.DataFrame({"run_id": ["r", "r"], "query_id": ["a", "b"], "map": [0.5, 1.0], "P@5": [0.2, None]})
+    >>> to_long(w, ["map", "P@5"]).rows()
+    [('r', 'a', 'map', 0.5), ('r', 'a', 'P@5', 0.2), ('r', 'b', 'map', 1.0)]
+    """
+    import numpy as np
+
+    n, m = wide.height, len(measure_names)
+    idx = np.repeat(np.arange(n, dtype=np.int64), m)
+    values = wide.select(measure_names).cast(pl.Float64).to_numpy().reshape(-1) if m else np.empty(0)
+    long = wide.select("run_id", "query_id")[idx].with_columns(
+        pl.Series("measure", measure_names * n, dtype=pl.Utf8),
+        pl.Series("value", values, dtype=pl.Float64, nan_to_null=False),
+    )
+    if m and wide.select(pl.any_horizontal(pl.col(measure_names).is_null())).to_series().any():
+        isnull = np.column_stack([wide.get_column(c).is_null().to_numpy() for c in measure_names])
+        long = long.filter(pl.Series(~isnull.reshape(-1)))
+    return long
+
+
+def empty_wide(measure_names: list[str], query_dtype: pl.DataType = pl.Utf8) -> pl.DataFrame:
+    """A wide result table with no rows."""
+    return pl.DataFrame(
+        schema={"run_id": pl.Utf8, "query_id": query_dtype} | dict.fromkeys(measure_names, pl.Float64)
+    )
+
+
+class Sink:
+    """Base sink: collects nothing. Subclasses override :meth:`write`."""
+
+    def write(self, wide: pl.DataFrame) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def commit(self) -> None:
+        """Finish the output (rename into place)."""
+
+    def abort(self) -> None:
+        """Drop everything written so far."""
+
+
+class MemorySink(Sink):
+    """Keep the results in memory (for table/json/trec output and the Python API)."""
+
+    def __init__(self, measure_names: list[str]) -> None:
+        self.measure_names = list(measure_names)
+        self.parts: list[pl.DataFrame] = []
+
+    def write(self, wide: pl.DataFrame) -> None:
+        if wide.height:
+            self.parts.append(wide)
+
+    def wide(self) -> pl.DataFrame:
+        if not self.parts:
+            return empty_wide(self.measure_names)
+        return pl.concat(self.parts, how="vertical_relaxed")
+
+    def long(self) -> pl.DataFrame:
+        return to_long(self.wide(), self.measure_names)
+
+    def abort(self) -> None:
+        self.parts.clear()
+
+
+class _FileSink(Sink):
+    def __init__(self, path: str | os.PathLike[str], *, wide: bool, measure_names: list[str]) -> None:
+        self.path = Path(path)
+        self.wide = wide
+        self.measure_names = list(measure_names)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile
+
+        fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        os.close(fd)
+        self.tmp = Path(name)
+        self.schema: pl.Schema | None = None
+        self.closed = False
+
+    def _shape(self, wide: pl.DataFrame) -> pl.DataFrame:
+        df = wide if self.wide else to_long(wide, self.measure_names)
+        if self.schema is None:
+            self.schema = df.schema
+        elif df.schema != self.schema:
+            df = df.cast(dict(self.schema))
+        return df
+
+    def _finish(self) -> None:  # close the underlying writer
+        pass
+
+    def commit(self) -> None:
+        if self.closed:
+            return
+        self._finish()
+        self.closed = True
+        try:
+            os.chmod(self.tmp, 0o644 & ~_umask())
+        except OSError:  # pragma: no cover
+            pass
+        os.replace(self.tmp, self.path)
+
+    def abort(self) -> None:
+        if self.closed:
+            return
+        with contextlib.suppress(Exception):
+            self._finish()
+        self.closed = True
+        with contextlib.suppress(FileNotFoundError):
+            self.tmp.unlink()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+class ParquetSink(_FileSink):
+    """Stream per-query results into one parquet file (long, or wide with ``wide=True``).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "res.parquet"
+    >>> sink = ParquetSink(out, wide=False, measure_names=["map"])
+    >>> sink.write(pl.DataFrame({"run_id": ["r"], "query_id": ["q"], "map": [0.5]}))
+    >>> out.exists()
+    False
+    >>> sink.commit()
+    >>> pl.read_parquet(out).get_column("value").to_list()
+    [0.5]
+    """
+
+    def __init__(self, path, *, wide: bool, measure_names: list[str]) -> None:
+        super().__init__(path, wide=wide, measure_names=measure_names)
+        self.writer = None
+
+    def write(self, wide: pl.DataFrame) -> None:
+        import pyarrow.parquet as pq
+
+        if wide.height == 0:
+            return
+        table = self._shape(wide).to_arrow()
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(str(self.tmp), table.schema, compression="zstd")
+        else:
+            table = table.cast(self.writer.schema)
+        self.writer.write_table(table)
+
+    def _finish(self) -> None:
+        if self.writer is None:
+            self._shape(empty_wide(self.measure_names)).write_parquet(self.tmp)
+        else:
+            self.writer.close()
+            self.writer = None
+
+
+class CsvSink(_FileSink):
+    """Stream per-query results into a CSV file (header once)."""
+
+    def __init__(self, path, *, wide: bool, measure_names: list[str]) -> None:
+        super().__init__(path, wide=wide, measure_names=measure_names)
+        self.fh = open(self.tmp, "wb")  # noqa: SIM115
+        self.header = True
+
+    def write(self, wide: pl.DataFrame) -> None:
+        if wide.height == 0:
+            return
+        self._shape(wide).write_csv(self.fh, include_header=self.header)
+        self.header = False
+
+    def _finish(self) -> None:
+        if self.header:
+            cols = ["run_id", "query_id", *self.measure_names] if self.wide else list(LONG_COLUMNS)
+            self.fh.write((",".join(cols) + "\n").encode())
+        self.fh.close()
+
+
+def make_sink(path, fmt: str, *, wide: bool, measure_names: list[str]) -> Sink:
+    """A streaming file sink for ``parquet``/``csv``; other formats are kept in memory."""
+    if fmt not in FORMATS:
+        raise ParameterError("--format", f"one of {', '.join(FORMATS)}", fmt)
+    if fmt == "parquet":
+        return ParquetSink(path, wide=wide, measure_names=measure_names)
+    if fmt == "csv":
+        return CsvSink(path, wide=wide, measure_names=measure_names)
+    return MemorySink(measure_names)

@@ -1,0 +1,306 @@
+"""Realistic synthetic retrieval benchmarks, generated in chunks with bounded memory.
+
+A generated benchmark has the awkward features of real evaluation dumps:
+
+* graded qrels (0-3) with a few negative labels (in the pool, unjudged),
+  judged documents that no run retrieved, and queries with no relevant document;
+* several runs of differing quality, with score ties (some runs round their scores),
+  unjudged documents, queries answered with fewer than ``depth`` documents;
+* queries missing on either side: some qrels queries are absent from a run,
+  some run queries have no qrels;
+* string ids (``"q0000042"``, ``"d0001234567"``) or integer ids.
+
+Everything is drawn block by block (a block is :data:`BLOCK_QUERIES` queries) from a
+random generator seeded with ``(seed, block)``, so the output depends only on the
+parameters and the seed -- not on how many rows are written per row group -- and a
+million-query dump is produced with memory bounded by one block.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from fasteval.errors import ParameterError
+
+BLOCK_QUERIES = 4096
+"""Queries drawn per random block (fixes the output for a given seed)."""
+
+# per-run quality (signal weight) and score rounding (None = full precision floats);
+# cycled when more runs are asked for than listed here.
+_RUN_PROFILES: tuple[tuple[float, int | None], ...] = (
+    (2.5, None),  # strong
+    (1.5, 2),  # medium, scores rounded to 2 decimals -> ties
+    (0.8, None),  # weak
+    (1.2, 1),  # medium-weak, heavy ties
+    (0.0, None),  # random
+)
+
+
+@dataclass(frozen=True)
+class SynthSpec:
+    """Parameters of a synthetic benchmark.
+
+    Parameters
+    ----------
+    queries : int
+        Number of query ids drawn (the union of qrels and run queries).
+    depth : int
+        Documents retrieved per query (most queries; a few return fewer).
+    runs : int
+        Number of runs, of differing quality.
+    seed : int
+        Seed; the same spec gives byte-identical tables.
+    int_ids : bool
+        Integer query and doc ids instead of strings.
+    judged : int
+        Judged documents per query in the pool (about a tenth of them relevant).
+    """
+
+    queries: int
+    depth: int = 100
+    runs: int = 3
+    seed: int = 0
+    int_ids: bool = False
+    judged: int = 30
+
+    def __post_init__(self) -> None:
+        for name in ("queries", "depth", "runs"):
+            value = getattr(self, name)
+            if not isinstance(value, int | np.integer) or value < 1:
+                raise ParameterError(name, "a positive integer", value)
+        if not isinstance(self.judged, int | np.integer) or self.judged < 0:
+            raise ParameterError("judged", "a non-negative integer", self.judged)
+
+    @property
+    def candidates(self) -> int:
+        """Candidate documents per query that runs rank (judged pool included)."""
+        return max(self.depth + self.depth // 2, self.judged + 1)
+
+    @property
+    def corpus(self) -> int:
+        """Size of the document id space; windows of it are shared between queries."""
+        return max(10 * self.candidates, min(self.queries * self.candidates // 4, 50_000_000))
+
+    def run_names(self) -> list[str]:
+        """Names of the runs, ``run_0 .. run_{R-1}``."""
+        return [f"run_{r}" for r in range(self.runs)]
+
+
+@dataclass
+class _Block:
+    qrels: pl.DataFrame
+    runs: list[pl.DataFrame]
+
+
+def _ids(values: np.ndarray, prefix: str, width: int, int_ids: bool) -> pl.Series:
+    s = pl.Series(values.astype(np.int64))
+    if int_ids:
+        return s
+    return pl.select(pl.lit(prefix) + s.cast(pl.Utf8).str.zfill(width)).to_series()
+
+
+def _block(spec: SynthSpec, block: int) -> _Block:
+    """Draw one block of queries: qrels rows and one table per run."""
+    rng = np.random.default_rng([spec.seed, block])
+    q0 = block * BLOCK_QUERIES
+    nq = min(BLOCK_QUERIES, spec.queries - q0)
+    c = spec.candidates
+    qidx = np.arange(q0, q0 + nq, dtype=np.int64)
+    qwidth = max(7, len(str(spec.queries)))
+    dwidth = len(str(spec.corpus))
+
+    # each query owns a window of the corpus: docs shared across queries, unique within one
+    base = rng.integers(0, spec.corpus, size=nq)
+    docs = (base[:, None] + np.arange(c)[None, :]) % spec.corpus  # (nq, c)
+
+    # graded relevance of the judged pool (first `judged` candidates), hidden "true" grade
+    # of every candidate (unjudged candidates can be relevant too: incomplete pools)
+    u = rng.random((nq, c))
+    grade = np.zeros((nq, c), dtype=np.int64)
+    grade[u < 0.10] = 1
+    grade[u < 0.05] = 2
+    grade[u < 0.02] = 3
+    easy = rng.random(nq) < 0.15  # some queries have many relevant documents
+    grade[easy, : c // 3] = np.maximum(grade[easy, : c // 3], (u[easy, : c // 3] < 0.4).astype(np.int64))
+
+    # which queries exist on which side
+    side = rng.random(nq)
+    in_qrels = side >= 0.02  # 2% of queries: run only, no qrels
+    norel = (side >= 0.02) & (side < 0.04)  # 2%: judged but nothing relevant
+
+    judged = min(spec.judged, c)
+    qg = grade[:, :judged].copy()
+    qg[norel] = 0
+    neg = rng.random((nq, judged)) < 0.02  # in the pool, not judged
+    qg[neg] = -1
+    # extra judged relevant docs that no run can retrieve (beyond the candidate window)
+    extra = (rng.random(nq) < 0.3) & in_qrels & ~norel
+    extra_doc = (base + c + rng.integers(0, 50, size=nq)) % spec.corpus
+    extra_grade = rng.integers(1, 4, size=nq)
+
+    keep = np.repeat(in_qrels[:, None], judged, axis=1)
+    qrels_q = np.concatenate([np.repeat(qidx, judged)[keep.ravel()], qidx[extra]])
+    qrels_d = np.concatenate([docs[:, :judged].ravel()[keep.ravel()], extra_doc[extra]])
+    qrels_r = np.concatenate([qg.ravel()[keep.ravel()], extra_grade[extra]])
+    qrels = pl.DataFrame(
+        {
+            "query_id": _ids(qrels_q, "q", qwidth, spec.int_ids),
+            "doc_id": _ids(qrels_d, "d", dwidth, spec.int_ids),
+            "relevance": pl.Series(qrels_r, dtype=pl.Int64),
+        }
+    )
+
+    runs = []
+    for r in range(spec.runs):
+        quality, rounding = _RUN_PROFILES[r % len(_RUN_PROFILES)]
+        quality *= 1.0 + 0.1 * (r // len(_RUN_PROFILES))
+        present = rng.random(nq) >= 0.02  # 2% of queries missing from this run
+        noise = rng.standard_normal((nq, c))
+        score = quality * grade + noise
+        # top `depth` candidates per query, in score order
+        top = np.argpartition(-score, spec.depth - 1, axis=1)[:, : spec.depth]
+        top_score = np.take_along_axis(score, top, axis=1)
+        order = np.argsort(-top_score, axis=1, kind="stable")
+        top = np.take_along_axis(top, order, axis=1)
+        top_score = np.take_along_axis(top_score, order, axis=1)
+        # scores as a retriever would emit them: positive, some runs rounded (ties)
+        top_score = 10.0 + top_score
+        if rounding is not None:
+            top_score = np.round(top_score, rounding)
+        # 5% of queries return fewer documents
+        short = rng.random(nq) < 0.05
+        lengths = np.where(short, rng.integers(1, spec.depth + 1, size=nq), spec.depth)
+        mask = (np.arange(spec.depth)[None, :] < lengths[:, None]) & present[:, None]
+        run_q = np.repeat(qidx, spec.depth)[mask.ravel()]
+        run_d = np.take_along_axis(docs, top, axis=1).ravel()[mask.ravel()]
+        runs.append(
+            pl.DataFrame(
+                {
+                    "query_id": _ids(run_q, "q", qwidth, spec.int_ids),
+                    "doc_id": _ids(run_d, "d", dwidth, spec.int_ids),
+                    "score": pl.Series(top_score.ravel()[mask.ravel()], dtype=pl.Float64),
+                }
+            )
+        )
+    return _Block(qrels=qrels, runs=runs)
+
+
+def iter_blocks(spec: SynthSpec):
+    """Yield ``(qrels, [run_0, run_1, ...])`` data frames block by block.
+
+    Examples
+    --------
+    >>> qrels, runs = next(iter_blocks(SynthSpec(queries=3, depth=5, runs=2, seed=1)))
+    >>> qrels.columns, runs[0].columns
+    (['query_id', 'doc_id', 'relevance'], ['query_id', 'doc_id', 'score'])
+    """
+    n_blocks = -(-spec.queries // BLOCK_QUERIES)
+    for b in range(n_blocks):
+        blk = _block(spec, b)
+        yield blk.qrels, blk.runs
+
+
+def generate(spec: SynthSpec) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
+    """Generate a benchmark in memory (for small specs and tests).
+
+    Examples
+    --------
+    >>> qrels, runs = generate(SynthSpec(queries=50, depth=10, runs=2, seed=7))
+    >>> sorted(runs), qrels.get_column("relevance").min() >= -1
+    (['run_0', 'run_1'], True)
+    """
+    qparts: list[pl.DataFrame] = []
+    rparts: list[list[pl.DataFrame]] = [[] for _ in range(spec.runs)]
+    for qrels, runs in iter_blocks(spec):
+        qparts.append(qrels)
+        for r, df in enumerate(runs):
+            rparts[r].append(df)
+    names = spec.run_names()
+    return pl.concat(qparts), {names[r]: pl.concat(rparts[r]) for r in range(spec.runs)}
+
+
+def write_synth(
+    spec: SynthSpec,
+    out: str | os.PathLike[str],
+    *,
+    rows_per_group: int = 1_000_000,
+    progress=None,
+) -> dict[str, Path]:
+    """Write a benchmark as parquet under ``out``: ``qrels.parquet`` and ``runs/<name>.parquet``.
+
+    Rows are sorted by query (then by descending score within a run), as dumps usually
+    are. Each file is written to a temporary name and renamed when complete.
+
+    Parameters
+    ----------
+    spec : SynthSpec
+        What to generate.
+    out : path
+        Output directory (created).
+    rows_per_group : int
+        Parquet row-group size (does not change the data).
+    progress : callable, optional
+        Called as ``progress(queries_done)`` after each block.
+
+    Returns
+    -------
+    dict
+        ``{"qrels": path, "run_0": path, ...}``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> paths = write_synth(SynthSpec(queries=20, depth=5, runs=2), tempfile.mkdtemp())
+    >>> sorted(paths)
+    ['qrels', 'run_0', 'run_1']
+    """
+    import pyarrow.parquet as pq
+
+    from fasteval.io.atomic import atomic_path
+
+    out = Path(out)
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    targets = {"qrels": out / "qrels.parquet"}
+    for name in spec.run_names():
+        targets[name] = out / "runs" / f"{name}.parquet"
+
+    import contextlib
+
+    with contextlib.ExitStack() as stack:
+        tmps = {k: stack.enter_context(atomic_path(p)) for k, p in targets.items()}
+        writers: dict[str, pq.ParquetWriter] = {}
+        buffers: dict[str, list[pl.DataFrame]] = {k: [] for k in targets}
+        counts = dict.fromkeys(targets, 0)
+
+        def flush(key: str, final: bool = False) -> None:
+            if not buffers[key] or (counts[key] < rows_per_group and not final):
+                return
+            table = pl.concat(buffers[key]).to_arrow()
+            if key not in writers:
+                writers[key] = pq.ParquetWriter(str(tmps[key]), table.schema, compression="zstd")
+            writers[key].write_table(table, row_group_size=rows_per_group)
+            buffers[key].clear()
+            counts[key] = 0
+
+        done = 0
+        for qrels, runs in iter_blocks(spec):
+            parts = {"qrels": qrels, **dict(zip(spec.run_names(), runs, strict=True))}
+            for key, df in parts.items():
+                buffers[key].append(df)
+                counts[key] += df.height
+                flush(key)
+            done += BLOCK_QUERIES
+            if progress is not None:
+                progress(min(done, spec.queries))
+        for key in targets:
+            flush(key, final=True)
+            if key not in writers:  # nothing at all (cannot happen with queries >= 1 but be safe)
+                empty = (qrels if key == "qrels" else runs[0]).clear().to_arrow()
+                writers[key] = pq.ParquetWriter(str(tmps[key]), empty.schema)
+            writers[key].close()
+    return targets

@@ -1,0 +1,176 @@
+"""The chunked driver gives exactly the per-query results of scoring the whole table at once."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from fasteval.batch.discover import RunSource, discover_all
+from fasteval.batch.driver import aggregate_wide, parse_memory, run_job, stream_chunks
+from fasteval.batch.sinks import MemorySink, ParquetSink, to_long, to_wide
+from fasteval.datasets import SynthSpec, generate
+from fasteval.errors import ParameterError
+
+from .standin import NAMES, StandinEvaluator, mean_aggregate
+
+
+@pytest.fixture(scope="module")
+def data():
+    qrels, runs = generate(SynthSpec(queries=60, depth=12, runs=2, seed=3, judged=8))
+    return qrels, runs
+
+
+def _canon(long: pl.DataFrame) -> list[tuple]:
+    return sorted(long.select("run_id", "query_id", "measure", "value").rows())
+
+
+def _reference(qrels, run, run_id="r"):
+    return StandinEvaluator(qrels).evaluate(run, run_id=run_id)
+
+
+@pytest.mark.parametrize("max_rows", [1, 2, 5, 12, 13, 100, 10_000])
+def test_stream_chunks_never_split_a_query(data, max_rows):
+    _, runs = data
+    run = runs["run_0"]
+    frames = [run.slice(i, 7) for i in range(0, run.height, 7)]  # batches cut queries too
+    chunks = list(stream_chunks(iter(frames), max_rows))
+    assert sum(c.height for c in chunks) == run.height
+    assert pl.concat(chunks).equals(run)  # order preserved
+    seen: set = set()
+    for c in chunks:
+        qs = set(c.get_column("query_id").unique().to_list())
+        assert not (qs & seen)
+        seen |= qs
+        # a chunk is over max_rows only when it is a single query
+        if c.height > max_rows:
+            assert len(qs) == 1
+
+
+@pytest.mark.parametrize("max_rows", [1, 3, 12, 25, 1000])
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_run_job_equals_whole_table(data, max_rows, shuffle):
+    qrels, runs = data
+    run = runs["run_1"]
+    if shuffle:
+        run = run.sample(fraction=1.0, shuffle=True, seed=11)
+    ev = StandinEvaluator(qrels)
+    sink = MemorySink(NAMES)
+    src = RunSource(name="r", kind="frame", frame=run, rows=run.height)
+    wide, stats = run_job(ev, [src], sink, max_rows_per_chunk=max_rows)
+    expected = _reference(qrels, run)
+    assert _canon(sink.long()) == _canon(expected)
+    assert stats.rows == run.height
+    assert stats.mode["r"] == ("partition" if shuffle and max_rows < run.height else "stream")
+    if not shuffle and max_rows < run.height:
+        assert stats.chunks > 1
+    # dropped counts add up over chunks: queries of the run that have no qrels
+    dropped = run.select("query_id").unique().join(qrels.select("query_id").unique(), on="query_id", how="anti").height
+    assert stats.report["dropped"] == dropped
+    agg = aggregate_wide(wide, NAMES, aggregate=mean_aggregate)
+    ref_agg = mean_aggregate(expected)
+    got = {(r, m): v for r, m, v in agg.rows()}
+    for r, m, v in ref_agg.rows():
+        assert got[(r, m)] == pytest.approx(v, rel=1e-12)
+
+
+def test_interleaved_after_first_chunk_falls_back(data):
+    """Input grouped in the first chunks, a query reappearing much later: detected, exact."""
+    qrels, runs = data
+    run = runs["run_0"]
+    first_q = run.get_column("query_id")[0]
+    moved = pl.concat([run, run.filter(pl.col("query_id") == first_q).head(1).with_columns(pl.col("doc_id") + "x")])
+    ev = StandinEvaluator(qrels)
+    sink = MemorySink(NAMES)
+    src = RunSource(name="r", kind="frame", frame=moved, rows=moved.height)
+    _, stats = run_job(ev, [src], sink, max_rows_per_chunk=40)
+    assert stats.mode["r"] == "partition"
+    assert _canon(sink.long()) == _canon(_reference(qrels, moved))
+
+
+def test_multi_run_table_and_complete(data):
+    qrels, runs = data
+    table = pl.concat([df.with_columns(pl.lit(n).alias("run_id")) for n, df in runs.items()])
+    ev = StandinEvaluator(qrels)
+    sink = MemorySink(NAMES)
+    src = RunSource(name="ignored", kind="frame", frame=table, rows=table.height, has_run_id=True)
+    _, stats = run_job(ev, [src], sink, max_rows_per_chunk=17, complete=True)
+    long = sink.long()
+    assert sorted(stats.runs) == ["run_0", "run_1"]
+    assert set(long.get_column("run_id").unique().to_list()) == {"run_0", "run_1"}
+    qrels_q = set(qrels.get_column("query_id").unique().to_list())
+    for name, run in runs.items():
+        got = long.filter(pl.col("run_id") == name)
+        run_q = set(run.get_column("query_id").unique().to_list())
+        # -c: every qrels query has a row; queries without qrels are dropped
+        assert set(got.get_column("query_id").unique().to_list()) == qrels_q
+        missing = sorted(qrels_q - run_q)
+        assert missing  # the generator leaves some qrels queries out of every run
+        filled = got.filter(pl.col("query_id").is_in(missing))
+        assert filled.get_column("value").to_list() == [0.0] * (len(missing) * len(NAMES))
+    assert stats.report["filled"] == sum(len(qrels_q - set(r.get_column("query_id").to_list())) for r in runs.values())
+
+
+def test_parquet_sources_in_files_and_hive(tmp_path, data):
+    qrels, runs = data
+    for name, df in runs.items():
+        part = tmp_path / "hive" / f"run_id={name}"
+        part.mkdir(parents=True)
+        half = df.height // 2
+        df.slice(0, half).write_parquet(part / "part-0.parquet", row_group_size=10)
+        df.slice(half).write_parquet(part / "part-1.parquet", row_group_size=10)
+    sources = discover_all([tmp_path / "hive"])
+    assert len(sources) == 1 and sources[0].has_run_id
+    ev = StandinEvaluator(qrels)
+    sink = MemorySink(NAMES)
+    run_job(ev, sources, sink, max_rows_per_chunk=9)
+    expected = pl.concat([_reference(qrels, df, n) for n, df in runs.items()])
+    assert _canon(sink.long()) == _canon(expected)
+
+
+def test_parquet_sink_wide_roundtrip(tmp_path, data):
+    qrels, runs = data
+    ev = StandinEvaluator(qrels)
+    out = tmp_path / "wide.parquet"
+    sink = ParquetSink(out, wide=True, measure_names=NAMES)
+    src = RunSource(name="r", kind="frame", frame=runs["run_0"], rows=runs["run_0"].height)
+    run_job(ev, [src], sink, max_rows_per_chunk=30, collect_wide=False)
+    assert not out.exists()  # nothing at the destination before commit
+    sink.commit()
+    wide = pl.read_parquet(out)
+    assert wide.columns == ["run_id", "query_id", *NAMES]
+    assert _canon(to_long(wide, NAMES)) == _canon(_reference(qrels, runs["run_0"]))
+    assert [p.name for p in tmp_path.iterdir()] == ["wide.parquet"]  # no temp left
+
+
+def test_sink_abort_leaves_nothing(tmp_path):
+    out = tmp_path / "x.parquet"
+    sink = ParquetSink(out, wide=False, measure_names=["m"])
+    sink.write(pl.DataFrame({"run_id": ["r"], "query_id": ["q"], "m": [1.0]}))
+    sink.abort()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_to_long_to_wide_inverse():
+    rng = np.random.default_rng(0)
+    wide = pl.DataFrame({"run_id": ["a"] * 5, "query_id": [f"q{i}" for i in range(5)],
+                         "x": rng.random(5), "y": rng.random(5)})
+    assert to_wide(to_long(wide, ["x", "y"]), ["x", "y"]).equals(wide)
+
+
+@pytest.mark.parametrize(("text", "expected"), [("1GiB", 2**30), ("512MiB", 512 * 2**20), ("2g", 2 * 10**9), ("100", 100)])
+def test_parse_memory(text, expected):
+    assert parse_memory(text) == expected
+
+
+@pytest.mark.parametrize("bad", ["", "1XB", "-1GiB", "0"])
+def test_parse_memory_rejects(bad):
+    with pytest.raises(ParameterError, match="memory-limit"):
+        parse_memory(bad)
+
+
+def test_bad_chunk_size(data):
+    qrels, runs = data
+    src = RunSource(name="r", kind="frame", frame=runs["run_0"], rows=1)
+    with pytest.raises(ParameterError, match="max_rows_per_chunk"):
+        run_job(StandinEvaluator(qrels), [src], max_rows_per_chunk=0)
