@@ -1,0 +1,248 @@
+"""``fasteval judge faithfulness|context-relevance INPUT -o OUT``: LLM-judged columns for a table.
+
+Reads a table (parquet, JSON lines, JSON, CSV), judges every row against an OpenAI-compatible
+chat-completions server, and writes the input columns plus the per-row results. Replies are
+cached (``--cache-dir``), so a job that was interrupted resumes where it stopped and a rerun
+only repeats failed rows. A summary (rows, failures, cache hits, requests, tokens) goes to stderr.
+
+Examples
+--------
+::
+
+    fasteval judge faithfulness rag.parquet --question-col question --contexts-col contexts \\
+        --answer-col answer --base-url http://127.0.0.1:8000/v1 --model qwen2.5-7b-instruct \\
+        --max-concurrency 32 -o judged.parquet
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from fasteval.errors import InputError, ParameterError
+
+_RESULT_COLUMNS = {
+    "faithfulness": ["statements", "statement_scores", "score", "status", "error", "cached"],
+    "context-relevance": ["relevant_statements", "score", "status", "error", "cached"],
+}
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``judge`` and its two metrics."""
+    parser = subparsers.add_parser(
+        "judge", help="LLM-judged faithfulness / context relevance",
+        description="Judge each row of a table with an LLM served by any OpenAI-compatible server.",
+    )
+    metrics = parser.add_subparsers(dest="metric", metavar="METRIC")
+    metrics.required = True
+    for name, help_text in (
+        ("faithfulness", "share of each answer's statements supported by its contexts"),
+        ("context-relevance", "1 when the contexts hold sentences that help answer the question, else 0"),
+    ):
+        sub = metrics.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("input", metavar="INPUT", help="table: .parquet, .jsonl/.ndjson, .json or .csv")
+        sub.add_argument("-o", "--output", required=True, metavar="OUT",
+                         help="output table (.parquet or .jsonl), written atomically")
+        sub.add_argument("--question-col", default="question", help="column of questions (default: question)")
+        sub.add_argument("--contexts-col", default="contexts",
+                         help="column of context lists; strings holding a JSON list are decoded (default: contexts)")
+        if name == "faithfulness":
+            sub.add_argument("--answer-col", default="answer", help="column of predicted answers (default: answer)")
+        sub.add_argument("--base-url", default=None,
+                         help="server root, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL or OpenAI)")
+        sub.add_argument("--model", default="gpt-5-mini", help="model name (default: gpt-5-mini)")
+        sub.add_argument("--api-key-env", default="OPENAI_API_KEY",
+                         help="environment variable holding the API key (default: OPENAI_API_KEY)")
+        sub.add_argument("--max-concurrency", type=int, default=8, help="rows in flight at once (default: 8)")
+        sub.add_argument("--requests-per-minute", type=float, default=None, help="client-side request rate limit")
+        sub.add_argument("--tokens-per-minute", type=float, default=None, help="client-side token rate limit")
+        sub.add_argument("--timeout", type=float, default=60.0, help="seconds per HTTP request (default: 60)")
+        sub.add_argument("--max-retries", type=int, default=5, help="retries on 429/5xx/timeouts (default: 5)")
+        sub.add_argument("--temperature", type=float, default=None, help="sampling temperature")
+        sub.add_argument("--seed", type=int, default=42, help="sampling seed sent to the server (default: 42)")
+        sub.add_argument("--max-tokens", type=int, default=None, help="reply length limit")
+        sub.add_argument("--no-json-mode", action="store_true",
+                         help="do not send response_format=json_object")
+        sub.add_argument("--examples", default=None, metavar="FILE",
+                         help="JSON file with few-shot examples replacing the defaults")
+        sub.add_argument("--cache-dir", default=None,
+                         help="reply cache (default: $FASTEVAL_CACHE_DIR/judge or ~/.cache/fasteval/judge)")
+        sub.add_argument("--no-cache", action="store_true", help="neither read nor write the reply cache")
+        sub.add_argument("--raise-on-failure", action="store_true",
+                         help="stop at the first failed row (default: record it and go on)")
+        sub.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser
+
+
+def _read_table(path: str) -> Any:
+    import polars as pl
+
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(2, "No such file or directory", path)
+    suffix = p.suffix.lower()
+    try:
+        if suffix == ".parquet":
+            return pl.read_parquet(p)
+        if suffix in (".jsonl", ".ndjson"):
+            return pl.read_ndjson(p)
+        if suffix == ".json":
+            return pl.read_json(p)
+        if suffix in (".csv", ".tsv"):
+            return pl.read_csv(p, separator="\t" if suffix == ".tsv" else ",")
+    except Exception as exc:  # polars raises several exception types for unreadable files
+        raise InputError(f"cannot read table: {exc}", source=path) from exc
+    raise InputError(f"unknown table format {suffix!r}; use .parquet, .jsonl, .ndjson, .json or .csv", source=path)
+
+
+def _strings(df: Any, column: str, source: str) -> list[str]:
+    if column not in df.columns:
+        raise InputError(f"column not found; available columns: {df.columns}", source=source, column=column)
+    values = df.get_column(column).to_list()
+    for row, value in enumerate(values):
+        if value is None:
+            raise InputError("missing value (null); every row needs one", source=source, row=row, column=column)
+    return [v if isinstance(v, str) else str(v) for v in values]
+
+
+def _contexts(df: Any, column: str, source: str) -> list[list[str]]:
+    if column not in df.columns:
+        raise InputError(f"column not found; available columns: {df.columns}", source=source, column=column)
+    out: list[list[str]] = []
+    for row, value in enumerate(df.get_column(column).to_list()):
+        if value is None:
+            out.append([])
+        elif isinstance(value, str):
+            try:
+                decoded = json.loads(value)
+            except ValueError:
+                decoded = [value]
+            if isinstance(decoded, str):
+                decoded = [decoded]
+            if not isinstance(decoded, list):
+                raise InputError(f"expected a list of strings, got {value!r}", source=source, row=row, column=column)
+            out.append([str(v) for v in decoded if v is not None])
+        elif isinstance(value, (list, tuple)):
+            out.append([str(v) for v in value if v is not None])
+        else:
+            raise InputError(f"expected a list of strings, got {value!r}", source=source, row=row, column=column)
+    return out
+
+
+def _build_evaluator(args: argparse.Namespace) -> Any:
+    from fasteval.evaluators.llm import ContextRelevanceEvaluator, FaithfulnessEvaluator
+    from fasteval.judge.cache import default_cache_dir
+    from fasteval.judge.client import OpenAIChatClient
+
+    if args.max_concurrency < 1:
+        raise ParameterError("--max-concurrency", "an integer >= 1", args.max_concurrency)
+    generation: dict[str, Any] = {}
+    if args.seed is not None:
+        generation["seed"] = args.seed
+    if args.temperature is not None:
+        generation["temperature"] = args.temperature
+    if args.max_tokens is not None:
+        generation["max_tokens"] = args.max_tokens
+    client = OpenAIChatClient(
+        model=args.model, base_url=args.base_url, api_key_env=args.api_key_env or None,
+        json_mode=not args.no_json_mode, generation_kwargs=generation, timeout=args.timeout,
+        max_retries=args.max_retries, requests_per_minute=args.requests_per_minute,
+        tokens_per_minute=args.tokens_per_minute,
+    )
+    examples = None
+    if args.examples:
+        try:
+            examples = json.loads(Path(args.examples).read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise InputError(f"not valid JSON: {exc}", source=args.examples) from exc
+    cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
+    cls = FaithfulnessEvaluator if args.metric == "faithfulness" else ContextRelevanceEvaluator
+    try:
+        return cls(
+            examples=examples, progress_bar=not args.no_progress, raise_on_failure=args.raise_on_failure,
+            chat_generator=client, max_concurrency=args.max_concurrency, cache_dir=cache_dir,
+        )
+    except ValueError as exc:
+        if isinstance(exc, ParameterError):
+            raise
+        raise InputError(str(exc), source=args.examples or "examples") from exc
+
+
+def _write(df: Any, path: str) -> None:
+    from fasteval.io.atomic import atomic_path
+
+    suffix = Path(path).suffix.lower()
+    if suffix not in (".parquet", ".jsonl", ".ndjson"):
+        raise ParameterError("-o/--output", "a .parquet, .jsonl or .ndjson path", path)
+    with atomic_path(path) as tmp:
+        if suffix == ".parquet":
+            df.write_parquet(tmp)
+        else:
+            df.write_ndjson(tmp)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Judge the table and write the results; returns the exit status."""
+    import polars as pl
+
+    from fasteval.judge.errors import JudgeError
+
+    df = _read_table(args.input)
+    inputs: dict[str, Any] = {
+        "questions": _strings(df, args.question_col, args.input),
+        "contexts": _contexts(df, args.contexts_col, args.input),
+    }
+    if args.metric == "faithfulness":
+        inputs["predicted_answers"] = _strings(df, args.answer_col, args.input)
+    evaluator = _build_evaluator(args)
+    try:
+        out = evaluator.run(**inputs)
+    except JudgeError as exc:
+        summary = evaluator.last_report.summary() if evaluator.last_report else None
+        print(f"fasteval judge: stopped at a failed row: {exc}", file=sys.stderr)
+        if summary:
+            print(f"fasteval judge: {summary}", file=sys.stderr)
+        return 1
+
+    results = out["results"]
+    meta = out["meta"] or [{} for _ in results]
+    columns: dict[str, pl.Series] = {}
+    if args.metric == "faithfulness":
+        columns["statements"] = pl.Series([r["statements"] for r in results], dtype=pl.List(pl.Utf8))
+        columns["statement_scores"] = pl.Series([r["statement_scores"] for r in results], dtype=pl.List(pl.Int64))
+    else:
+        columns["relevant_statements"] = pl.Series([r["relevant_statements"] for r in results], dtype=pl.List(pl.Utf8))
+    columns["score"] = pl.Series([float(r["score"]) for r in results], dtype=pl.Float64)
+    columns["status"] = pl.Series([r["status"] for r in results], dtype=pl.Utf8)
+    columns["error"] = pl.Series([m.get("error") for m in meta], dtype=pl.Utf8)
+    columns["cached"] = pl.Series([bool(m.get("cached")) for m in meta], dtype=pl.Boolean)
+    replaced = [c for c in columns if c in df.columns]
+    if replaced:
+        print(f"fasteval judge: input columns {replaced} are replaced by the results", file=sys.stderr)
+    table = df.with_columns(**columns)
+    _write(table, args.output)
+
+    s = evaluator.last_report.summary()
+    mean = out["score"]
+    mean_text = "nan" if mean is None or (isinstance(mean, float) and math.isnan(mean)) else f"{mean:.4f}"
+    print(
+        f"{args.metric}: {s['rows']} rows, {s['evaluated']} evaluated, {s['failed']} failed; "
+        f"mean score {mean_text} (failed rows excluded)\n"
+        f"requests {s['requests']} ({s['corrected']} rows needed a corrective retry), cache hits {s['cache_hits']}; "
+        f"tokens: prompt {s['prompt_tokens']}, completion {s['completion_tokens']}; {s['seconds']:.1f} s\n"
+        f"wrote {args.output}",
+        file=sys.stderr,
+    )
+    if s["failed"]:
+        reasons: dict[str, int] = {}
+        for m in meta:
+            if m.get("error"):
+                key = m["error"][:120]
+                reasons[key] = reasons.get(key, 0) + 1
+        for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:5]:
+            print(f"  {n} x {reason}", file=sys.stderr)
+    return 0
