@@ -1,0 +1,275 @@
+"""Grouped numba kernels for the Haystack-compatible document evaluators.
+
+Each question owns a slice of the flat ground-truth arrays and a slice of the
+flat retrieved arrays (``gt_offsets`` / ``ret_offsets``, int64, length
+``n_questions + 1``).  A document is reduced to an int64 comparison ``key``
+(equal keys mean equal comparison values within a question) and a ``flag``:
+
+* ``FLAG_VALID`` (1): the comparison value is not ``None``;
+* ``FLAG_EMPTY`` (2): the value is the empty string (Haystack's recall ignores it,
+  its MRR / MAP / NDCG do not).
+
+One walk down each ranking computes all five measures at once (columns of
+``MEASURES``): single-hit recall, multi-hit recall, reciprocal rank, average
+precision and NDCG, crediting each distinct ground-truth value at most once.
+
+Examples
+--------
+>>> import numpy as np
+>>> off = np.array([0, 2], dtype=np.int64)
+>>> gt_key = np.array([7, 9], dtype=np.int64)
+>>> flags = np.ones(2, dtype=np.uint8)
+>>> ret_off = np.array([0, 3], dtype=np.int64)
+>>> ret_key = np.array([7, 8, 9], dtype=np.int64)
+>>> out = document_measures(off, gt_key, flags, np.ones(2), ret_off, ret_key,
+...                         np.ones(3, dtype=np.uint8), 0)
+>>> [round(v, 4) for v in out.scores[0].tolist()]
+[1.0, 1.0, 1.0, 0.8333, 0.9197]
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, prange
+
+MEASURES: tuple[str, ...] = ("recall_single_hit", "recall_multi_hit", "mrr", "map", "ndcg")
+FLAG_VALID = np.uint8(1)
+FLAG_EMPTY = np.uint8(2)
+
+
+class DocumentKernelResult(NamedTuple):
+    """Output of :func:`document_measures`.
+
+    ``scores[q, m]`` is measure ``MEASURES[m]`` of question ``q``; ``gt_rep[i]`` is
+    the flat index of the ground-truth document that stands for document ``i``'s
+    value (-1 when its value is ``None``); ``ret_match[j]`` is the flat ground-truth
+    index that retrieved document ``j`` matched (-1 when none).  The two index arrays
+    let the caller verify every key equality the kernel relied on.
+    """
+
+    scores: np.ndarray
+    gt_rep: np.ndarray
+    ret_match: np.ndarray
+
+
+@njit(cache=True)
+def _sift_down(order, keys, start, root, end):  # pragma: no cover - numba
+    # max-heap on keys[order[start + i]] for i in [0, end)
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and keys[order[start + child + 1]] > keys[order[start + child]]:
+            child += 1
+        if keys[order[start + child]] > keys[order[start + root]]:
+            tmp = order[start + root]
+            order[start + root] = order[start + child]
+            order[start + child] = tmp
+            root = child
+        else:
+            return
+
+
+@njit(cache=True)
+def _sort_by_key(order, keys, start, n):  # pragma: no cover - numba
+    """Sort ``order[start:start+n]`` in place by ``keys[order[.]]`` (no allocation)."""
+    if n <= 24:
+        for i in range(start + 1, start + n):
+            item = order[i]
+            k = keys[item]
+            j = i - 1
+            while j >= start and keys[order[j]] > k:
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = item
+        return
+    for root in range(n // 2 - 1, -1, -1):
+        _sift_down(order, keys, start, root, n)
+    for end in range(n - 1, 0, -1):
+        tmp = order[start]
+        order[start] = order[start + end]
+        order[start + end] = tmp
+        _sift_down(order, keys, start, 0, end)
+
+
+@njit(cache=True)
+def _sort_desc(values, start, n):  # pragma: no cover - numba
+    """Sort ``values[start:start+n]`` descending in place (shell sort, no allocation)."""
+    gap = 1
+    while gap < n // 3:
+        gap = 3 * gap + 1
+    while gap >= 1:
+        for i in range(start + gap, start + n):
+            v = values[i]
+            j = i
+            while j - gap >= start and values[j - gap] < v:
+                values[j] = values[j - gap]
+                j -= gap
+            values[j] = v
+        gap //= 3
+
+
+@njit(cache=True, parallel=True)
+def _document_kernel(
+    gt_offsets,
+    gt_key,
+    gt_flag,
+    gt_gain,
+    ret_offsets,
+    ret_key,
+    ret_flag,
+    top_k,
+    scores,
+    gt_rep,
+    ret_match,
+    order,
+    slot_gain,
+    used,
+):  # pragma: no cover - numba
+    n_q = gt_offsets.shape[0] - 1
+    for q in prange(n_q):
+        g0 = gt_offsets[q]
+        g1 = gt_offsets[q + 1]
+        # collect the documents with a value, sorted by key
+        m = 0
+        for i in range(g0, g1):
+            gt_rep[i] = -1
+            if gt_flag[i] & 1:
+                order[g0 + m] = i
+                m += 1
+        _sort_by_key(order, gt_key, g0, m)
+        # collapse equal keys into slots g0 .. g0+u-1 (order[slot] = representative)
+        u = 0
+        n_recall = 0
+        i = 0
+        while i < m:
+            rep = order[g0 + i]
+            k = gt_key[rep]
+            gain = gt_gain[rep]
+            gt_rep[rep] = rep
+            j = i + 1
+            while j < m and gt_key[order[g0 + j]] == k:
+                other = order[g0 + j]
+                gt_rep[other] = rep
+                if gt_gain[other] > gain:
+                    gain = gt_gain[other]
+                j += 1
+            order[g0 + u] = rep
+            slot_gain[g0 + u] = gain
+            used[g0 + u] = False
+            if not (gt_flag[rep] & 2):
+                n_recall += 1
+            u += 1
+            i = j
+        # walk the ranking
+        r0 = ret_offsets[q]
+        r1 = ret_offsets[q + 1]
+        if top_k > 0 and r1 - r0 > top_k:
+            r_end = r0 + top_k
+        else:
+            r_end = r1
+        for r in range(r0, r1):
+            ret_match[r] = -1
+        rr = 0.0
+        hits = 0
+        recall_hits = 0
+        ap_num = 0.0
+        dcg = 0.0
+        for r in range(r0, r_end):
+            if not (ret_flag[r] & 1):
+                continue
+            k = ret_key[r]
+            lo = 0
+            hi = u
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if gt_key[order[g0 + mid]] < k:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo == u or gt_key[order[g0 + lo]] != k:
+                continue
+            ret_match[r] = order[g0 + lo]
+            rank = r - r0
+            if rr == 0.0:
+                rr = 1.0 / (rank + 1)
+            if not used[g0 + lo]:
+                used[g0 + lo] = True
+                hits += 1
+                ap_num += hits / (rank + 1)
+                dcg += slot_gain[g0 + lo] / math.log2(rank + 2)
+                if not (gt_flag[order[g0 + lo]] & 2):
+                    recall_hits += 1
+        # ideal DCG: distinct gains, largest first
+        _sort_desc(slot_gain, g0, u)
+        idcg = 0.0
+        for s in range(u):
+            idcg += slot_gain[g0 + s] / math.log2(s + 2)
+        scores[q, 0] = 1.0 if recall_hits > 0 else 0.0
+        scores[q, 1] = recall_hits / n_recall if n_recall > 0 else 0.0
+        scores[q, 2] = rr
+        scores[q, 3] = ap_num / u if u > 0 else 0.0
+        scores[q, 4] = dcg / idcg if idcg > 0 else 0.0
+
+
+def document_measures(
+    gt_offsets: np.ndarray,
+    gt_key: np.ndarray,
+    gt_flag: np.ndarray,
+    gt_gain: np.ndarray,
+    ret_offsets: np.ndarray,
+    ret_key: np.ndarray,
+    ret_flag: np.ndarray,
+    top_k: int = 0,
+) -> DocumentKernelResult:
+    """Score every question for all of :data:`MEASURES` in one grouped pass.
+
+    Parameters
+    ----------
+    gt_offsets, ret_offsets : numpy.ndarray
+        int64 offsets, length ``n_questions + 1``.
+    gt_key, ret_key : numpy.ndarray
+        int64 comparison keys of the flat ground-truth / retrieved documents.
+    gt_flag, ret_flag : numpy.ndarray
+        uint8 flags (``FLAG_VALID``, ``FLAG_EMPTY``).
+    gt_gain : numpy.ndarray
+        float64 relevance of each ground-truth document (1.0 for binary relevance).
+    top_k : int
+        Only the first ``top_k`` retrieved documents count; ``0`` keeps them all.
+
+    Returns
+    -------
+    DocumentKernelResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = document_measures(np.array([0, 1]), np.array([5]), np.array([1], np.uint8),
+    ...                         np.array([1.0]), np.array([0, 2]), np.array([4, 5]),
+    ...                         np.array([1, 1], np.uint8))
+    >>> res.scores[0].tolist()
+    [1.0, 1.0, 0.5, 0.5, 0.6309297535714575]
+    """
+    gt_offsets = np.ascontiguousarray(gt_offsets, dtype=np.int64)
+    ret_offsets = np.ascontiguousarray(ret_offsets, dtype=np.int64)
+    gt_key = np.ascontiguousarray(gt_key, dtype=np.int64)
+    ret_key = np.ascontiguousarray(ret_key, dtype=np.int64)
+    gt_flag = np.ascontiguousarray(gt_flag, dtype=np.uint8)
+    ret_flag = np.ascontiguousarray(ret_flag, dtype=np.uint8)
+    gt_gain = np.ascontiguousarray(gt_gain, dtype=np.float64)
+    n_q = gt_offsets.shape[0] - 1
+    n_gt = gt_key.shape[0]
+    scores = np.empty((n_q, len(MEASURES)), dtype=np.float64)
+    gt_rep = np.empty(n_gt, dtype=np.int64)
+    ret_match = np.empty(ret_key.shape[0], dtype=np.int64)
+    order = np.empty(n_gt, dtype=np.int64)
+    slot_gain = np.empty(n_gt, dtype=np.float64)
+    used = np.empty(n_gt, dtype=np.bool_)
+    _document_kernel(
+        gt_offsets, gt_key, gt_flag, gt_gain, ret_offsets, ret_key, ret_flag, int(top_k),
+        scores, gt_rep, ret_match, order, slot_gain, used,
+    )
+    return DocumentKernelResult(scores, gt_rep, ret_match)
