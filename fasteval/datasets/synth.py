@@ -33,7 +33,7 @@ BLOCK_QUERIES = 4096
 # per-run quality (signal weight) and score rounding (None = full precision floats);
 # cycled when more runs are asked for than listed here.
 _RUN_PROFILES: tuple[tuple[float, int | None], ...] = (
-    (2.5, None),  # strong
+    (3.0, None),  # strong
     (1.5, 2),  # medium, scores rounded to 2 decimals -> ties
     (0.8, None),  # weak
     (1.2, 1),  # medium-weak, heavy ties

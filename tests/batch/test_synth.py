@@ -1,0 +1,87 @@
+"""The synthetic generator: deterministic, chunk-size independent, and realistic."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from fasteval.datasets import SynthSpec, generate, write_synth
+from fasteval.datasets.synth import BLOCK_QUERIES
+from fasteval.errors import ParameterError
+
+SPEC = SynthSpec(queries=BLOCK_QUERIES + 300, depth=20, runs=4, seed=5, judged=15)
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return generate(SPEC)
+
+
+def test_deterministic_and_row_group_independent(tmp_path, bench):
+    qrels, runs = bench
+    a = write_synth(SPEC, tmp_path / "a", rows_per_group=1000)
+    b = write_synth(SPEC, tmp_path / "b", rows_per_group=1_000_000)
+    for key in a:
+        da, db = pl.read_parquet(a[key]), pl.read_parquet(b[key])
+        assert da.equals(db)
+        assert da.equals(qrels if key == "qrels" else runs[key])
+    other = generate(SynthSpec(queries=SPEC.queries, depth=20, runs=4, seed=6, judged=15))
+    assert not other[0].equals(qrels)
+
+
+def test_qrels_realistic(bench):
+    qrels, _ = bench
+    grades = set(qrels.get_column("relevance").unique().to_list())
+    assert grades == {-1, 0, 1, 2, 3}
+    assert qrels.select("query_id", "doc_id").is_duplicated().sum() == 0
+    per_q = qrels.group_by("query_id").agg((pl.col("relevance") > 0).sum().alias("nrel"))
+    assert 2 <= per_q.get_column("nrel").mean() <= 10  # a handful of relevant docs per query
+    assert (per_q.get_column("nrel") == 0).sum() > 0  # some queries with nothing relevant
+
+
+def test_runs_realistic(bench):
+    qrels, runs = bench
+    qq = set(qrels.get_column("query_id").to_list())
+    judged = qrels.select("query_id", "doc_id")
+    for name, run in runs.items():
+        assert run.columns == ["query_id", "doc_id", "score"]
+        assert run.select("query_id", "doc_id").is_duplicated().sum() == 0
+        rq = set(run.get_column("query_id").to_list())
+        assert rq - qq and qq - rq, name  # missing on either side
+        # sorted by query, then score descending
+        assert run.get_column("query_id").is_sorted()
+        assert run.group_by("query_id").agg(pl.col("score").is_sorted(descending=True).alias("s")).get_column("s").all()
+        assert run.group_by("query_id").len().get_column("len").max() == SPEC.depth
+        assert run.group_by("query_id").len().get_column("len").min() < SPEC.depth
+        unjudged = run.join(judged, on=["query_id", "doc_id"], how="anti").height
+        assert 0 < unjudged < run.height
+    # runs 1 and 3 round their scores: many ties within a query
+    ties = runs["run_1"].select("query_id", "score").is_duplicated().sum()
+    assert ties > runs["run_1"].height // 20
+    assert runs["run_0"].select("query_id", "score").is_duplicated().sum() < ties
+
+
+def _p10(qrels, run):
+    rel = qrels.filter(pl.col("relevance") > 0).select("query_id", "doc_id", pl.lit(1).alias("r"))
+    top = run.group_by("query_id", maintain_order=True).head(10)
+    return top.join(rel, on=["query_id", "doc_id"], how="left").get_column("r").fill_null(0).mean()
+
+
+def test_runs_differ_in_quality(bench):
+    qrels, runs = bench
+    p = {n: _p10(qrels, r) for n, r in runs.items()}
+    assert p["run_0"] > p["run_1"] > p["run_2"]
+    assert p["run_0"] > 1.3 * p["run_2"]
+
+
+def test_int_ids():
+    qrels, runs = generate(SynthSpec(queries=30, depth=5, runs=1, int_ids=True))
+    assert qrels.schema["query_id"] == pl.Int64 and qrels.schema["doc_id"] == pl.Int64
+    assert runs["run_0"].schema["doc_id"] == pl.Int64
+
+
+@pytest.mark.parametrize("field", ["queries", "depth", "runs"])
+def test_rejects_bad_sizes(field):
+    kwargs = {"queries": 10, field: 0}
+    with pytest.raises(ParameterError, match=field):
+        SynthSpec(**kwargs)
