@@ -170,9 +170,21 @@ def _generator_to_dict(generator: Any) -> dict[str, Any]:
     return {"type": f"{type(generator).__module__}.{type(generator).__qualname__}", "init_parameters": {}}
 
 
+def _haystack_registered(type_name: str) -> Any:
+    import sys
+
+    if "haystack" not in sys.modules:
+        return None
+    from haystack.core.component.component import component
+
+    return component.registry.get(type_name)
+
+
 def _generator_from_dict(data: dict[str, Any]) -> Any:
     module_name, _, class_name = data["type"].rpartition(".")
-    cls = getattr(importlib.import_module(module_name), class_name)
+    cls = _haystack_registered(data["type"])
+    if cls is None:
+        cls = getattr(importlib.import_module(module_name), class_name)
     from_dict = getattr(cls, "from_dict", None)
     if callable(from_dict):
         return from_dict(data)
