@@ -172,12 +172,17 @@ def _build_evaluator(args: argparse.Namespace) -> Any:
         raise InputError(str(exc), source=args.examples or "examples") from exc
 
 
-def _write(df: Any, path: str) -> None:
-    from fasteval.io.atomic import atomic_path
-
+def _check_output(path: str) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in (".parquet", ".jsonl", ".ndjson"):
         raise ParameterError("-o/--output", "a .parquet, .jsonl or .ndjson path", path)
+    return suffix
+
+
+def _write(df: Any, path: str) -> None:
+    from fasteval.io.atomic import atomic_path
+
+    suffix = _check_output(path)
     with atomic_path(path) as tmp:
         if suffix == ".parquet":
             df.write_parquet(tmp)
@@ -191,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
 
     from fasteval.judge.errors import JudgeError
 
+    _check_output(args.output)
     df = _read_table(args.input)
     inputs: dict[str, Any] = {
         "questions": _strings(df, args.question_col, args.input),
