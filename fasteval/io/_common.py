@@ -1,0 +1,332 @@
+"""Shared pieces of the readers: column aliases, type normalisation, validation, duplicates.
+
+Everything here works on polars frames that already hold the input; the format
+modules (:mod:`fasteval.io.trec`, :mod:`fasteval.io.tables`) only get the data
+into a frame and say how to turn a row index into a location for error messages.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+import polars as pl
+
+from fasteval.errors import DataWarning, InputError, ParameterError
+
+Kind = Literal["qrels", "run"]
+
+#: Canonical column -> accepted spellings (compared case-insensitively, first match wins).
+ALIASES: dict[str, tuple[str, ...]] = {
+    "query_id": (
+        "query_id", "qid", "q_id", "queryid", "query-id", "query", "topic_id", "topic", "topicid",
+    ),
+    "doc_id": (
+        "doc_id", "docid", "docno", "doc-id", "doc", "pid", "document_id", "did",
+        "passage_id", "corpus_id", "document",
+    ),
+    "score": ("score", "sim", "similarity", "relevance_score"),
+    # ``score`` last: ranx writes qrels with a ``score`` column holding the grade.
+    "relevance": (
+        "relevance", "rel", "label", "grade", "judgment", "judgement", "relevance_label",
+        "qrel", "qrels", "score",
+    ),
+    "rank": ("rank", "position", "pos"),
+    "run_id": ("run_id", "runid", "run", "system", "run_name"),
+    "tag": ("tag",),
+}
+
+VALID_DUPLICATES = ("error", "keep_best", "ignore")
+
+
+def check_duplicates_param(duplicates: str) -> None:
+    """Raise :class:`ParameterError` unless ``duplicates`` is a known policy."""
+    if duplicates not in VALID_DUPLICATES:
+        raise ParameterError("duplicates", f"one of {VALID_DUPLICATES}", duplicates)
+
+
+def value_column(kind: Kind) -> str:
+    """Name of the value column: ``relevance`` for qrels, ``score`` for runs."""
+    return "relevance" if kind == "qrels" else "score"
+
+
+def find_column(
+    columns: Sequence[str],
+    canonical: str,
+    explicit: str | None,
+    *,
+    source: str,
+    required: bool,
+) -> str | None:
+    """Return the input column to use for ``canonical`` (explicit name or first alias present).
+
+    Examples
+    --------
+    >>> find_column(["qid", "docno", "sim"], "score", None, source="run", required=True)
+    'sim'
+    """
+    if explicit is not None:
+        if explicit not in columns:
+            raise InputError(
+                f"column {explicit!r} (given for {canonical}) not found; "
+                f"the columns are {list(columns)}",
+                source=source,
+                column=explicit,
+            )
+        return explicit
+    lower = {c.lower(): c for c in reversed(list(columns))}
+    for alias in ALIASES[canonical]:
+        if alias in columns:
+            return alias
+        if alias in lower:
+            return lower[alias]
+    if required:
+        raise InputError(
+            f"no {canonical} column; expected one of {list(ALIASES[canonical])} "
+            f"(or pass {canonical.replace('_id', '')}_col=...); the columns are {list(columns)}",
+            source=source,
+            column=canonical,
+        )
+    return None
+
+
+def resolve_columns(
+    columns: Sequence[str],
+    kind: Kind,
+    explicit: dict[str, str | None],
+    *,
+    source: str,
+) -> dict[str, str]:
+    """Map canonical names to input columns for a qrels or run table.
+
+    ``explicit`` holds the user's ``*_col`` arguments keyed by canonical name.
+    Returns ``{canonical: input_name}`` for every column present.
+    """
+    mapping: dict[str, str] = {}
+    taken: set[str] = set()
+    required = ["query_id", "doc_id", value_column(kind)]
+    optional = ["rank", "run_id", "tag"] if kind == "run" else []
+    for canonical in required + optional:
+        cands = [c for c in columns if c not in taken]
+        name = find_column(
+            cands if explicit.get(canonical) is None else columns,
+            canonical,
+            explicit.get(canonical),
+            source=source,
+            required=canonical in required,
+        )
+        if name is not None:
+            mapping[canonical] = name
+            taken.add(name)
+    return mapping
+
+
+def first_true(mask: pl.Series) -> int:
+    """Index of the first ``True`` in a boolean series (which must hold one)."""
+    return int(mask.arg_true()[0])
+
+
+Locator = Callable[[int], dict]
+"""Maps a 0-based row of the parsed frame to ``InputError`` location keywords."""
+
+
+def row_locator(offset: int = 0) -> Locator:
+    """Locator for tables: the row index itself."""
+    return lambda i: {"row": i + offset}
+
+
+def _fmt(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def normalize_ids(s: pl.Series, col: str, *, source: str, where: Locator) -> pl.Series:
+    """Return ids as Int64 (integer input) or Utf8 (text input), named ``col``; no nulls."""
+    s = s.rename(col)
+    dt = s.dtype
+    if s.null_count():
+        i = first_true(s.is_null())
+        raise InputError(f"{col} is null (ids must be present)", source=source, column=col, **where(i))
+    if dt.is_integer():
+        if dt == pl.UInt64 and s.len() and s.max() > 2**63 - 1:  # type: ignore[operator]
+            i = first_true(s > 2**63 - 1)
+            raise InputError(f"{col} does not fit in a signed 64-bit integer: {s[i]}", source=source, column=col, **where(i))
+        return s.cast(pl.Int64)
+    if dt == pl.String:
+        return s
+    if dt in (pl.Categorical,) or isinstance(dt, pl.Enum):
+        return s.cast(pl.String)
+    if dt.is_float():
+        bad = s.is_nan() | (s != s.floor())
+        if bad.any():
+            i = first_true(bad)
+            raise InputError(
+                f"{col} must be a string or an integer, got the float {s[i]!r}",
+                source=source, column=col, **where(i),
+            )
+        return s.cast(pl.Int64)
+    if dt == pl.Boolean:
+        raise InputError(f"{col} must hold strings or integers, got booleans", source=source, column=col)
+    try:
+        return s.cast(pl.String)
+    except Exception as exc:  # noqa: BLE001 - any polars cast failure means "unsupported"
+        raise InputError(
+            f"{col} must hold strings or integers, got {dt}", source=source, column=col
+        ) from exc
+
+
+def normalize_score(s: pl.Series, *, source: str, where: Locator) -> pl.Series:
+    """Return scores as Float64, raising on nulls, non-numbers and NaN."""
+    if s.null_count():
+        i = first_true(s.is_null())
+        raise InputError("score is missing (null)", source=source, column="score", **where(i))
+    if s.dtype == pl.String:
+        f = s.cast(pl.Float64, strict=False)
+        if f.null_count():
+            i = first_true(f.is_null())
+            raise InputError(f"score is not a number: {_fmt(s[i])}", source=source, column="score", **where(i))
+        s = f
+    elif s.dtype.is_numeric() or s.dtype == pl.Boolean:
+        s = s.cast(pl.Float64)
+    else:
+        raise InputError(f"score must be numeric, got {s.dtype}", source=source, column="score")
+    nan = s.is_nan()
+    if nan.any():
+        i = first_true(nan)
+        raise InputError("score is NaN (not a number)", source=source, column="score", **where(i))
+    return s.rename("score")
+
+
+def normalize_relevance(s: pl.Series, *, source: str, where: Locator) -> pl.Series:
+    """Return relevance grades as Int64, raising on nulls and non-integers."""
+    if s.null_count():
+        i = first_true(s.is_null())
+        raise InputError("relevance is missing (null)", source=source, column="relevance", **where(i))
+    if s.dtype.is_integer() or s.dtype == pl.Boolean:
+        return s.cast(pl.Int64).rename("relevance")
+    if s.dtype == pl.String:
+        out = s.cast(pl.Int64, strict=False)
+        if out.null_count():
+            i = first_true(out.is_null())
+            raise InputError(
+                f"relevance must be an integer, got {_fmt(s[i])}", source=source, column="relevance", **where(i)
+            )
+        return out.rename("relevance")
+    if s.dtype.is_float():
+        bad = s.is_nan() | s.is_infinite() | (s != s.floor())
+        if bad.any():
+            i = first_true(bad)
+            raise InputError(
+                f"relevance must be an integer, got {s[i]!r}", source=source, column="relevance", **where(i)
+            )
+        return s.cast(pl.Int64).rename("relevance")
+    raise InputError(f"relevance must be an integer, got {s.dtype}", source=source, column="relevance")
+
+
+def normalize_rank(s: pl.Series, *, source: str, where: Locator) -> pl.Series:
+    """Return ranks as Int64 (integral floats and digit strings accepted)."""
+    if s.dtype.is_integer():
+        out = s.cast(pl.Int64)
+    elif s.dtype.is_float():
+        bad = s.is_not_null() & (s.is_nan() | s.is_infinite() | (s != s.floor()))
+        if bad.any():
+            i = first_true(bad)
+            raise InputError(f"rank must be an integer, got {s[i]!r}", source=source, column="rank", **where(i))
+        out = s.cast(pl.Int64)
+    elif s.dtype == pl.String:
+        out = s.cast(pl.Int64, strict=False)
+        bad = out.is_null() & s.is_not_null()
+        if bad.any():
+            i = first_true(bad)
+            raise InputError(f"rank must be an integer, got {_fmt(s[i])}", source=source, column="rank", **where(i))
+    else:
+        raise InputError(f"rank must be an integer, got {s.dtype}", source=source, column="rank")
+    return out.rename("rank")
+
+
+def normalize_table(
+    df: pl.DataFrame,
+    kind: Kind,
+    mapping: dict[str, str],
+    *,
+    source: str,
+    where: Locator,
+) -> pl.DataFrame:
+    """Select, rename, type-check and validate the columns of a qrels/run table."""
+    if df.height == 0:
+        raise InputError(f"the {kind} table is empty (no rows)", source=source)
+    cols: list[pl.Series] = []
+    for canonical in ("query_id", "doc_id"):
+        s = df.get_column(mapping[canonical])
+        cols.append(normalize_ids(s, canonical, source=source, where=where))
+    if kind == "qrels":
+        cols.append(normalize_relevance(df.get_column(mapping["relevance"]), source=source, where=where))
+    else:
+        cols.append(normalize_score(df.get_column(mapping["score"]), source=source, where=where))
+        if "rank" in mapping:
+            cols.append(normalize_rank(df.get_column(mapping["rank"]), source=source, where=where))
+        for extra in ("run_id", "tag"):
+            if extra in mapping:
+                s = df.get_column(mapping[extra])
+                if s.dtype != pl.String:
+                    s = s.cast(pl.String)
+                cols.append(s.rename(extra))
+    return pl.DataFrame(cols)
+
+
+def handle_duplicates(
+    df: pl.DataFrame,
+    kind: Kind,
+    duplicates: str,
+    *,
+    source: str,
+    where: Locator,
+) -> pl.DataFrame:
+    """Apply the duplicate (query, doc) policy.
+
+    ``"error"`` raises naming the second occurrence; ``"keep_best"`` keeps, per
+    pair, the row with the highest score (runs) or relevance (qrels), the first
+    such row on ties, in input order, and warns with the number dropped;
+    ``"ignore"`` skips the check. With a ``run_id`` column, pairs are per run.
+    """
+    if duplicates == "ignore" or df.height < 2:
+        return df
+    keys = ["query_id", "doc_id"] + (["run_id"] if "run_id" in df.columns else [])
+    # Cheap screen: distinct hashes prove distinct pairs; only equal hashes need the exact test.
+    combined = pl.col(keys[0]).hash(seed=1)
+    for seed, k in enumerate(keys[1:], start=2):
+        combined = combined ^ pl.col(k).hash(seed=seed)
+    n_hash = df.select(combined.n_unique()).item()
+    if n_hash == df.height:
+        return df
+    dup = df.select(keys).is_duplicated()
+    if not dup.any():
+        return df
+    if duplicates == "error":
+        later = ~df.select(pl.struct(keys).is_first_distinct()).to_series()
+        i = first_true(later)
+        q, d = df.get_column("query_id")[i], df.get_column("doc_id")[i]
+        raise InputError(
+            f"duplicate (query_id, doc_id) pair ({q!r}, {d!r}); pass duplicates='keep_best' "
+            f"to keep the best-{'graded' if kind == 'qrels' else 'scored'} row",
+            source=source,
+            **where(i),
+        )
+    value = value_column(kind)
+    kept = (
+        df.with_row_index("__row")
+        .sort([value, "__row"], descending=[True, False])
+        .unique(subset=keys, keep="first")
+        .sort("__row")
+        .drop("__row")
+    )
+    dropped = df.height - kept.height
+    warnings.warn(
+        DataWarning(
+            f"{source}: dropped {dropped} duplicate (query_id, doc_id) row(s), "
+            f"keeping the highest {value} of each pair"
+        ),
+        stacklevel=4,
+    )
+    return kept

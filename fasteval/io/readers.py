@@ -1,0 +1,456 @@
+"""Public readers: ``read_qrels``, ``read_run`` (eager) and ``scan_qrels``, ``scan_run`` (lazy).
+
+Output tables (see DEVELOPING.md):
+
+* qrels: ``query_id``, ``doc_id``, ``relevance`` (Int64).
+* run: ``query_id``, ``doc_id``, ``score`` (Float64), and when present ``rank``
+  (Int64), ``run_id`` (Utf8), ``tag`` (Utf8; TREC text runs always have it).
+
+Ids are Int64 when the input holds integers (typed tables, dict keys) and Utf8
+otherwise; text formats without types (TREC, CSV/TSV) always give Utf8, which
+keeps trec_eval's ``strcmp`` order and ids such as ``"007"`` intact.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from fasteval.errors import InputError, ParameterError
+from fasteval.io import tables, trec
+from fasteval.io._common import (
+    Kind,
+    Locator,
+    check_duplicates_param,
+    handle_duplicates,
+    normalize_table,
+    resolve_columns,
+    row_locator,
+)
+
+__all__ = ["read_qrels", "read_run", "scan_qrels", "scan_run", "detect_format", "FORMATS"]
+
+#: Formats understood by ``format=`` (``ndjson`` is an alias of ``jsonl``).
+FORMATS = ("trec", "parquet", "csv", "tsv", "jsonl", "json")
+_ALIASES = {"ndjson": "jsonl", "txt": "trec", "text": "trec", "pq": "parquet"}
+_SUFFIX = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".trec": "trec",
+    ".txt": "trec",
+    ".run": "trec",
+    ".qrels": "trec",
+    ".test": "trec",
+    ".res": "trec",
+}
+_UNSUPPORTED = {".lz4": "ranx's LZ4 run format", ".pkl": "pickle", ".pickle": "pickle", ".zip": "zip archives"}
+_GLOB_CHARS = set("*?[")
+
+Source = Any
+
+
+def _is_path(source: Source) -> bool:
+    return isinstance(source, (str, os.PathLike))
+
+
+def _has_glob(path: str) -> bool:
+    return any(c in _GLOB_CHARS for c in path)
+
+
+def _normalize_format(format: str | None) -> str | None:
+    if format is None:
+        return None
+    f = _ALIASES.get(format.lower(), format.lower())
+    if f not in FORMATS:
+        raise ParameterError("format", f"one of {FORMATS} (or 'ndjson')", format)
+    return f
+
+
+def detect_format(path: str | os.PathLike[str], format: str | None = None) -> str:
+    """Format of a file from ``format=``, its name, or (for unknown names) its first bytes.
+
+    Names ending in ``.gz`` are judged by the name inside. Unknown names (``qrels.123``,
+    ``results.trunc``) are TREC text unless they start like parquet or JSON.
+
+    Examples
+    --------
+    >>> detect_format("runs/bm25.run.gz"), detect_format("x.parquet"), detect_format("q", "ndjson")
+    ('trec', 'parquet', 'jsonl')
+    """
+    fmt = _normalize_format(format)
+    if fmt is not None:
+        return fmt
+    p = Path(path)
+    if p.is_dir():
+        return "parquet"
+    name = p.name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    suffix = Path(name).suffix
+    if suffix in _UNSUPPORTED:
+        raise InputError(
+            f"{_UNSUPPORTED[suffix]} is not supported; convert to TREC text, parquet, CSV or JSON",
+            source=str(path),
+        )
+    if suffix in _SUFFIX:
+        return _SUFFIX[suffix]
+    if _has_glob(str(path)):
+        return "parquet"
+    return _sniff(p)
+
+
+def _sniff(p: Path) -> str:
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(1 << 16)
+    except OSError:
+        return "trec"
+    if head[:2] == b"\x1f\x8b":
+        try:
+            with gzip.open(p, "rb") as fh:
+                head = fh.read(1 << 16)
+        except (OSError, EOFError):
+            return "trec"
+    if head[:4] == b"PAR1":
+        return "parquet"
+    text = head.lstrip()
+    if text[:1] == b"[":
+        return "json"
+    if text[:1] == b"{":
+        first = text.split(b"\n", 1)[0]
+        try:
+            obj = json.loads(first)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return "json"
+        if isinstance(obj, dict) and not any(isinstance(v, (dict, list)) for v in obj.values()):
+            return "jsonl"
+        return "json"
+    return "trec"
+
+
+def _load_bytes(path: str, source: str) -> bytes | str:
+    """Path for plain files; decompressed bytes for gzip files."""
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(2)
+    except IsADirectoryError as exc:
+        raise InputError("is a directory, expected a file", source=source) from exc
+    except OSError as exc:
+        raise InputError(f"cannot open ({exc.strerror})", source=source) from exc
+    if magic == b"\x1f\x8b":
+        try:
+            with gzip.open(path, "rb") as fh:
+                return fh.read()
+        except (OSError, EOFError) as exc:
+            raise InputError(f"corrupt gzip file ({exc})", source=source) from exc
+    return path
+
+
+def _check_exists(path: str) -> None:
+    if not _has_glob(path) and not os.path.exists(path):
+        raise InputError("file not found", source=path)
+
+
+def _explicit(kind: Kind, **cols: str | None) -> dict[str, str | None]:
+    names = {
+        "query_col": "query_id",
+        "doc_col": "doc_id",
+        "relevance_col": "relevance",
+        "score_col": "score",
+        "rank_col": "rank",
+        "run_id_col": "run_id",
+    }
+    return {names[k]: v for k, v in cols.items() if v is not None}
+
+
+def _in_memory_name(kind: Kind, obj: Any) -> str:
+    return f"{kind} ({type(obj).__module__.split('.')[0]}.{type(obj).__name__})"
+
+
+def _from_ranx(obj: Any) -> Mapping | None:
+    if type(obj).__module__.split(".")[0] == "ranx" and hasattr(obj, "to_dict"):
+        return obj.to_dict()
+    return None
+
+
+def _load(source: Source, kind: Kind, format: str | None, explicit: dict[str, str | None]) -> tuple[pl.DataFrame, Locator, str]:
+    """Read and validate any supported source; returns (table, row locator, source name)."""
+    if _is_path(source):
+        path = os.fspath(source)
+        _check_exists(path)
+        fmt = detect_format(path, format)
+        if fmt == "parquet":
+            raw, mapping = tables.read_parquet(path, kind, explicit, path)
+        else:
+            data = _load_bytes(path, path)
+            if fmt == "trec":
+                if explicit:
+                    raise ParameterError(
+                        "*_col", "unset for TREC text (its columns are fixed)", sorted(explicit)
+                    )
+                df, where = trec.read_trec(data, kind, source=path)
+                return df, where, path
+            if fmt in ("csv", "tsv"):
+                raw, mapping = tables.read_delimited(data, "," if fmt == "csv" else "\t", kind, explicit, path)
+            elif fmt == "jsonl":
+                raw, mapping = tables.read_ndjson(data, kind, explicit, path)
+            else:
+                blob = data if isinstance(data, bytes) else Path(data).read_bytes()
+                raw, mapping = tables.read_json(blob, kind, explicit, path)
+        where = row_locator()
+        return normalize_table(raw, kind, mapping, source=path, where=where), where, path
+
+    name = _in_memory_name(kind, source)
+    ranx = _from_ranx(source)
+    if ranx is not None:
+        source = ranx
+    frame = tables.frame_from_object(source, name)
+    if frame is None and isinstance(source, Mapping):
+        frame = tables.dict_to_frame(source, kind, name)
+    if frame is None:
+        raise ParameterError(
+            "source",
+            "a path, a polars/pandas DataFrame, a polars LazyFrame, a pyarrow Table/RecordBatch "
+            "or a dict {query_id: {doc_id: value}}",
+            type(source).__name__,
+        )
+    if isinstance(frame, pl.LazyFrame):
+        columns = frame.collect_schema().names()
+        mapping = resolve_columns(columns, kind, explicit, source=name)
+        frame = frame.select(list(dict.fromkeys(mapping.values()))).collect()
+    else:
+        mapping = resolve_columns(frame.columns, kind, explicit, source=name)
+    where = row_locator()
+    return normalize_table(frame, kind, mapping, source=name, where=where), where, name
+
+
+def _read(source: Source, kind: Kind, format: str | None, duplicates: str, **cols: str | None) -> pl.DataFrame:
+    check_duplicates_param(duplicates)
+    df, where, name = _load(source, kind, format, _explicit(kind, **cols))
+    return handle_duplicates(df, kind, duplicates, source=name, where=where)
+
+
+def read_qrels(
+    source: Source,
+    *,
+    format: str | None = None,
+    query_col: str | None = None,
+    doc_col: str | None = None,
+    relevance_col: str | None = None,
+    duplicates: str = "error",
+) -> pl.DataFrame:
+    """Read relevance judgments into ``query_id``, ``doc_id``, ``relevance`` (Int64).
+
+    Parameters
+    ----------
+    source
+        A path (TREC text ``qid iter docno rel``, optionally ``.gz``; parquet file,
+        glob or directory; CSV/TSV with a header; JSON Lines; JSON ``{qid: {docid: rel}}``
+        or a list of records), a polars DataFrame/LazyFrame, a pandas DataFrame,
+        a pyarrow Table/RecordBatch, or a dict ``{query_id: {doc_id: relevance}}``.
+    format
+        ``"trec"``, ``"parquet"``, ``"csv"``, ``"tsv"``, ``"jsonl"`` (``"ndjson"``) or
+        ``"json"``. Default: from the file name (``.gz`` looked through), else sniffed;
+        names such as ``qrels.test`` or ``qrels.123`` are TREC text.
+    query_col, doc_col, relevance_col
+        Column names for tables. Default: the canonical names or an alias
+        (``qid``/``query``/``topic``; ``docno``/``docid``/``doc``/``pid``;
+        ``rel``/``label``/``grade``/``judgment``, or ``score`` as ranx writes it).
+    duplicates
+        ``"error"`` (default, as trec_eval) raises on a repeated (query, doc) pair
+        naming its line/row; ``"keep_best"`` keeps the highest grade of each pair
+        and warns (:class:`fasteval.errors.DataWarning`) with the number dropped;
+        ``"ignore"`` skips the check.
+
+    Returns
+    -------
+    polars.DataFrame
+
+    Raises
+    ------
+    fasteval.errors.InputError
+        Missing/empty/corrupt file, wrong field count, non-integer relevance,
+        null ids, missing columns, duplicates; the message names the file, the
+        line (text) or row (tables) and the column.
+
+    Examples
+    --------
+    >>> read_qrels({"q1": {"d1": 2, "d2": 0}}).rows()
+    [('q1', 'd1', 2), ('q1', 'd2', 0)]
+    >>> import polars as pl
+    >>> read_qrels(pl.DataFrame({"qid": [1, 1], "docno": [7, 8], "label": [1, 0]})).dtypes
+    [Int64, Int64, Int64]
+    """
+    return _read(
+        source, "qrels", format, duplicates,
+        query_col=query_col, doc_col=doc_col, relevance_col=relevance_col,
+    )
+
+
+def read_run(
+    source: Source,
+    *,
+    format: str | None = None,
+    query_col: str | None = None,
+    doc_col: str | None = None,
+    score_col: str | None = None,
+    rank_col: str | None = None,
+    run_id_col: str | None = None,
+    duplicates: str = "error",
+) -> pl.DataFrame:
+    """Read a ranked run into ``query_id``, ``doc_id``, ``score`` (Float64) [+ ``rank``, ``run_id``, ``tag``].
+
+    TREC text (``qid iter docno rank score tag [ignored...]``) gives ``tag`` (the
+    6th field; trec_eval reports the last line's tag as ``runid``) and ``rank``
+    when every rank is an integer. Tables keep ``rank``, ``run_id`` and ``tag``
+    columns when present.
+
+    Parameters
+    ----------
+    source
+        As for :func:`read_qrels`, with scores in place of grades.
+    format
+        See :func:`read_qrels`.
+    query_col, doc_col, score_col, rank_col, run_id_col
+        Column names for tables (aliases: ``sim``/``similarity`` for the score;
+        ``run``/``runid``/``system`` for the run id).
+    duplicates
+        ``"error"`` (default), ``"keep_best"`` (keep the highest-scored row of each
+        pair, warn with the count) or ``"ignore"``. With a ``run_id`` column,
+        pairs are counted per run.
+
+    Returns
+    -------
+    polars.DataFrame
+
+    Examples
+    --------
+    >>> read_run({"q1": {"d1": 0.5, "d2": 1.5}}).rows()
+    [('q1', 'd1', 0.5), ('q1', 'd2', 1.5)]
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "bm25.run")
+    >>> _ = open(p, "w").write("q1 Q0 d1 1 2.5 bm25\\nq1 Q0 d2 2 1.0 bm25\\n")
+    >>> read_run(p).columns
+    ['query_id', 'doc_id', 'score', 'rank', 'tag']
+    """
+    return _read(
+        source, "run", format, duplicates,
+        query_col=query_col, doc_col=doc_col, score_col=score_col, rank_col=rank_col, run_id_col=run_id_col,
+    )
+
+
+def _lazy_normalize(lf: pl.LazyFrame, kind: Kind, mapping: dict[str, str], source: str) -> pl.LazyFrame:
+    schema = lf.collect_schema()
+    exprs = []
+    for c in ("query_id", "doc_id"):
+        dt = schema[mapping[c]]
+        e = pl.col(mapping[c])
+        if dt.is_integer():
+            e = e.cast(pl.Int64)
+        elif dt == pl.Categorical or isinstance(dt, pl.Enum):
+            e = e.cast(pl.String)
+        elif dt != pl.String:
+            raise InputError(
+                f"{c} must hold strings or integers, got {dt} (read_* converts more types)",
+                source=source, column=mapping[c],
+            )
+        exprs.append(e.alias(c))
+    if kind == "qrels":
+        exprs.append(pl.col(mapping["relevance"]).cast(pl.Int64).alias("relevance"))
+    else:
+        exprs.append(pl.col(mapping["score"]).cast(pl.Float64).alias("score"))
+        if "rank" in mapping:
+            exprs.append(pl.col(mapping["rank"]).cast(pl.Int64).alias("rank"))
+        for c in ("run_id", "tag"):
+            if c in mapping:
+                exprs.append(pl.col(mapping[c]).cast(pl.String).alias(c))
+    return lf.select(exprs)
+
+
+def _scan(source: Source, kind: Kind, format: str | None, **cols: str | None) -> pl.LazyFrame:
+    explicit = _explicit(kind, **cols)
+    if isinstance(source, pl.LazyFrame):
+        name = _in_memory_name(kind, source)
+        mapping = resolve_columns(source.collect_schema().names(), kind, explicit, source=name)
+        return _lazy_normalize(source, kind, mapping, name)
+    if _is_path(source):
+        path = os.fspath(source)
+        _check_exists(path)
+        fmt = detect_format(path, format)
+        gz = not _has_glob(path) and os.path.isfile(path) and _load_bytes(path, path) != path
+        if fmt == "parquet":
+            lf, mapping = tables.lazy_parquet(path, kind, explicit, path)
+            return _lazy_normalize(lf, kind, mapping, path)
+        if not gz:
+            if fmt == "trec" and not explicit:
+                return trec.scan_trec(path, kind)
+            if fmt in ("csv", "tsv"):
+                lf, mapping = tables.lazy_delimited(path, "," if fmt == "csv" else "\t", kind, explicit, path)
+                return _lazy_normalize(lf, kind, mapping, path)
+            if fmt == "jsonl":
+                lf, mapping = tables.lazy_ndjson(path, kind, explicit, path)
+                return _lazy_normalize(lf, kind, mapping, path)
+    df, _, _ = _load(source, kind, format, explicit)
+    return df.lazy()
+
+
+def scan_qrels(
+    source: Source,
+    *,
+    format: str | None = None,
+    query_col: str | None = None,
+    doc_col: str | None = None,
+    relevance_col: str | None = None,
+) -> pl.LazyFrame:
+    """Lazy :func:`read_qrels`: parquet (files, globs, directories), CSV/TSV, JSON Lines, TREC text.
+
+    Columns are resolved and cast now; rows are read (and strict casts fail)
+    only at ``collect()``. The duplicate check and the row-level messages of
+    :func:`read_qrels` are not applied. Other sources are read eagerly and
+    wrapped with ``.lazy()``.
+
+    Examples
+    --------
+    >>> import tempfile, os, polars as pl
+    >>> d = tempfile.mkdtemp()
+    >>> pl.DataFrame({"qid": ["q1"], "docno": ["d1"], "rel": [1]}).write_parquet(os.path.join(d, "a.parquet"))
+    >>> scan_qrels(os.path.join(d, "*.parquet")).collect().rows()
+    [('q1', 'd1', 1)]
+    """
+    return _scan(source, "qrels", format, query_col=query_col, doc_col=doc_col, relevance_col=relevance_col)
+
+
+def scan_run(
+    source: Source,
+    *,
+    format: str | None = None,
+    query_col: str | None = None,
+    doc_col: str | None = None,
+    score_col: str | None = None,
+    rank_col: str | None = None,
+    run_id_col: str | None = None,
+) -> pl.LazyFrame:
+    """Lazy :func:`read_run`; see :func:`scan_qrels` for what is and is not checked.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> lf = pl.LazyFrame({"qid": [1], "pid": [9], "sim": [0.5]})
+    >>> scan_run(lf).collect().rows()
+    [(1, 9, 0.5)]
+    """
+    return _scan(
+        source, "run", format,
+        query_col=query_col, doc_col=doc_col, score_col=score_col, rank_col=rank_col, run_id_col=run_id_col,
+    )

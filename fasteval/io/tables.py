@@ -1,0 +1,226 @@
+"""Tabular inputs: parquet, CSV/TSV, JSON Lines, JSON, data frames, Arrow tables and dicts.
+
+Each function returns a polars DataFrame holding the needed input columns under
+their *input* names (mapping to canonical names and validation happen in
+:mod:`fasteval.io._common`), so that only the needed columns are read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from itertools import chain
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from fasteval.errors import InputError
+from fasteval.io._common import Kind, resolve_columns
+
+__all__ = [
+    "read_parquet",
+    "read_delimited",
+    "read_ndjson",
+    "read_json",
+    "frame_from_object",
+    "dict_to_frame",
+    "lazy_parquet",
+    "lazy_delimited",
+    "lazy_ndjson",
+]
+
+_ID_CANONICAL = ("query_id", "doc_id")
+
+
+def _select(lf: pl.LazyFrame, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.LazyFrame, dict[str, str]]:
+    try:
+        columns = lf.collect_schema().names()
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise InputError(f"cannot read the file ({exc.__class__.__name__}: {_first_line(exc)})", source=source) from exc
+    mapping = resolve_columns(columns, kind, explicit, source=source)
+    return lf.select(list(dict.fromkeys(mapping.values()))), mapping
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else exc.__class__.__name__
+
+
+def _collect(lf: pl.LazyFrame, source: str, what: str) -> pl.DataFrame:
+    try:
+        return lf.collect()
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise InputError(f"cannot read {what} ({exc.__class__.__name__}: {_first_line(exc)})", source=source) from exc
+
+
+def lazy_parquet(path: str, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.LazyFrame, dict[str, str]]:
+    """Lazy parquet scan (file, glob or directory) restricted to the needed columns."""
+    try:
+        lf = pl.scan_parquet(path)
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise InputError(f"cannot open parquet ({_first_line(exc)})", source=source) from exc
+    return _select(lf, kind, explicit, source)
+
+
+def read_parquet(path: str, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.DataFrame, dict[str, str]]:
+    """Read only the needed columns of a parquet file, glob or directory."""
+    lf, mapping = lazy_parquet(path, kind, explicit, source)
+    return _collect(lf, source, "parquet"), mapping
+
+
+def _csv_overrides(columns: list[str], kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[dict[str, str], dict[str, Any]]:
+    mapping = resolve_columns(columns, kind, explicit, source=source)
+    # ids as text: CSV has no types and "007" must not become 7.
+    overrides = {mapping[c]: pl.String for c in _ID_CANONICAL}
+    for c in ("run_id", "tag"):
+        if c in mapping:
+            overrides[mapping[c]] = pl.String
+    return mapping, overrides
+
+
+def lazy_delimited(path: str, sep: str, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.LazyFrame, dict[str, str]]:
+    """Lazy CSV/TSV scan (header row required); id columns are read as text."""
+    try:
+        header = pl.scan_csv(path, separator=sep, n_rows=0, infer_schema=False).collect_schema().names()
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise InputError(f"cannot read the header ({_first_line(exc)})", source=source) from exc
+    mapping, overrides = _csv_overrides(header, kind, explicit, source)
+    lf = pl.scan_csv(path, separator=sep, schema_overrides=overrides, infer_schema_length=10_000)
+    return lf.select(list(dict.fromkeys(mapping.values()))), mapping
+
+
+def read_delimited(data: str | bytes, sep: str, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.DataFrame, dict[str, str]]:
+    """Read a CSV/TSV file with a header row; id columns are read as text."""
+    try:
+        header = pl.read_csv(data, separator=sep, n_rows=0, infer_schema=False).columns
+    except pl.exceptions.NoDataError as exc:
+        raise InputError("the file is empty", source=source) from exc
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise InputError(f"cannot read the header ({_first_line(exc)})", source=source) from exc
+    mapping, overrides = _csv_overrides(header, kind, explicit, source)
+    wanted = list(dict.fromkeys(mapping.values()))
+    try:
+        df = pl.read_csv(
+            data, separator=sep, columns=wanted, schema_overrides=overrides, infer_schema_length=10_000
+        )
+    except (pl.exceptions.PolarsError, OSError):
+        # A value that does not fit the inferred type: read everything as text and let
+        # the validators name the row.
+        try:
+            df = pl.read_csv(data, separator=sep, columns=wanted, infer_schema=False)
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            raise InputError(f"cannot parse ({_first_line(exc)})", source=source) from exc
+    return df, mapping
+
+
+def lazy_ndjson(path: str, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.LazyFrame, dict[str, str]]:
+    """Lazy JSON Lines scan restricted to the needed keys."""
+    return _select(pl.scan_ndjson(path, infer_schema_length=10_000), kind, explicit, source)
+
+
+def read_ndjson(data: str | bytes, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.DataFrame, dict[str, str]]:
+    """Read JSON Lines (one object per line)."""
+    if isinstance(data, bytes) and not data.strip():
+        raise InputError("the file is empty", source=source)
+    try:
+        df = pl.read_ndjson(data, infer_schema_length=10_000)
+    except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
+        raise InputError(f"cannot parse JSON Lines ({_first_line(exc)})", source=source) from exc
+    mapping = resolve_columns(df.columns, kind, explicit, source=source)
+    return df.select(list(dict.fromkeys(mapping.values()))), mapping
+
+
+def read_json(data: bytes, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.DataFrame, dict[str, str]]:
+    """Read a JSON document: ``{qid: {docid: value}}`` (pytrec_eval / ranx) or a list of records."""
+    if not data.strip():
+        raise InputError("the file is empty", source=source)
+    try:
+        obj = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"not valid JSON ({exc})", source=source) from exc
+    if isinstance(obj, Mapping):
+        df = dict_to_frame(obj, kind, source)
+        return df, {c: c for c in df.columns}
+    if isinstance(obj, list):
+        if not obj:
+            raise InputError(f"the {kind} table is empty (no rows)", source=source)
+        try:
+            df = pl.from_dicts(obj, infer_schema_length=None)
+        except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
+            raise InputError(f"JSON records do not form a table ({_first_line(exc)})", source=source) from exc
+        mapping = resolve_columns(df.columns, kind, explicit, source=source)
+        return df.select(list(dict.fromkeys(mapping.values()))), mapping
+    raise InputError(
+        f"expected a JSON object {{qid: {{docid: value}}}} or a list of records, got {type(obj).__name__}",
+        source=source,
+    )
+
+
+def _id_series(keys: list, name: str, source: str) -> pl.Series:
+    """Ids from dict keys: all ints -> Int64, all str -> Utf8, anything mixed -> Utf8 via str()."""
+    types = set(map(type, keys))
+    if types <= {str}:
+        return pl.Series(name, keys, dtype=pl.String)
+    if all(issubclass(t, (int, np.integer)) and not issubclass(t, (bool, np.bool_)) for t in types):
+        return pl.Series(name, keys, dtype=pl.Int64)
+    if any(k is None for k in keys):
+        raise InputError(f"{name} is None in a dict key", source=source, column=name)
+    return pl.Series(name, [str(k) for k in keys], dtype=pl.String)
+
+
+def dict_to_frame(obj: Mapping, kind: Kind, source: str) -> pl.DataFrame:
+    """``{qid: {docid: score_or_rel}}`` to a frame with the canonical columns (unvalidated values).
+
+    Examples
+    --------
+    >>> dict_to_frame({1: {10: 0.5, 11: 0.25}, 2: {10: 1.0}}, "run", "run").rows()
+    [(1, 10, 0.5), (1, 11, 0.25), (2, 10, 1.0)]
+    """
+    qkeys = list(obj.keys())
+    inner = list(obj.values())
+    for q, docs in zip(qkeys, inner, strict=True):
+        if not isinstance(docs, Mapping):
+            raise InputError(
+                f"query {q!r}: expected a mapping {{doc_id: value}}, got {type(docs).__name__}",
+                source=source,
+            )
+    counts = np.fromiter((len(v) for v in inner), dtype=np.int64, count=len(inner))
+    if counts.sum() == 0:
+        raise InputError(f"the {kind} dict is empty (no (query, doc) entries)", source=source)
+    docs = list(chain.from_iterable(inner))
+    values = list(chain.from_iterable(v.values() for v in inner))
+    q = _id_series(qkeys, "query_id", source).gather(np.repeat(np.arange(len(qkeys)), counts))
+    d = _id_series(docs, "doc_id", source)
+    name = "relevance" if kind == "qrels" else "score"
+    try:
+        v = pl.Series(name, values, strict=False)
+    except (TypeError, ValueError, pl.exceptions.PolarsError):
+        v = pl.Series(name, [str(x) for x in values], dtype=pl.String)
+    if v.dtype == pl.Object:
+        v = pl.Series(name, [str(x) for x in values], dtype=pl.String)
+    return pl.DataFrame([q, d, v])
+
+
+def frame_from_object(obj: Any, source: str) -> pl.DataFrame | pl.LazyFrame | None:
+    """Turn an in-memory table (polars, pandas, pyarrow) into polars; None if not a table."""
+    if isinstance(obj, (pl.DataFrame, pl.LazyFrame)):
+        return obj
+    module = type(obj).__module__.split(".")[0]
+    if module == "pandas":
+        import pandas as pd
+
+        if isinstance(obj, pd.DataFrame):
+            try:
+                return pl.from_pandas(obj)
+            except (pl.exceptions.PolarsError, TypeError, ValueError, ImportError) as exc:
+                raise InputError(f"cannot convert the pandas DataFrame ({_first_line(exc)})", source=source) from exc
+        return None
+    if module == "pyarrow":
+        import pyarrow as pa
+
+        if isinstance(obj, (pa.Table, pa.RecordBatch)):
+            out = pl.from_arrow(obj)
+            return out if isinstance(out, pl.DataFrame) else out.to_frame()
+        return None
+    return None
