@@ -57,6 +57,8 @@ class RunSource:
         Number of rows (from parquet metadata; the frame height), -1 if unknown.
     frame : polars.DataFrame or None
         The table for ``"frame"`` sources.
+    duplicates : str
+        Policy for duplicate (query, doc) rows: ``"error"`` or ``"keep_best"``.
     """
 
     name: str
@@ -67,6 +69,7 @@ class RunSource:
     rows: int = -1
     frame: pl.DataFrame | None = None
     columns: list[str] = field(default_factory=list)
+    duplicates: str = "error"
 
 
 def _is_parquet(p: Path) -> bool:

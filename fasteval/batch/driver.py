@@ -138,7 +138,7 @@ def iter_frames(source: RunSource, batch_rows: int) -> Iterator[pl.DataFrame]:
     if source.kind == "file":
         import fasteval
 
-        frame = fasteval.read_run(source.files[0])
+        frame = fasteval.read_run(source.files[0], duplicates=source.duplicates)
         source.rows = frame.height
         source.has_run_id = "run_id" in frame.columns
         for start in range(0, frame.height, batch_rows):
@@ -364,8 +364,9 @@ def run_job(
                 evaluator, partition_chunks(iter_frames(source, batch_rows), n_parts, tmp_dir),
                 source, measure_names, check_grouped=False, progress=progress, out=pending,
             )
-        for rep in outs:
-            stats.add_report(rep)
+        for rep in outs:  # per-chunk counts that add up; "missing" ones are per run, below
+            if rep:
+                stats.add_report({k: v for k, v in rep.items() if k not in ("missing_from_run", "filled")})
         for wide in pending:
             emit(wide)
         pending.clear()
@@ -377,11 +378,16 @@ def run_job(
             if rid not in stats.runs:
                 stats.runs.append(rid)
             stats.mode[rid] = mode
-        if complete:
-            for rid, qids in seen.items():
+        for rid, qids in seen.items():
+            if complete:
                 fill = evaluator.fill_missing(qids, rid)
-                stats.add_report(getattr(evaluator, "report", None))
+                n_fill = fill.get_column("query_id").n_unique()
+                stats.add_report({"filled": n_fill, "missing_from_run": n_fill})
                 emit(to_wide(fill, measure_names))
+            elif _fast_path(evaluator):
+                qq = evaluator.qrels.query_ids
+                seen_ids = qids.cast(qq.dtype, strict=False) if qids.dtype != qq.dtype else qids
+                stats.add_report({"missing_from_run": int((~qq.is_in(seen_ids)).sum())})
     stats.seconds = time.perf_counter() - t0
     wide = None
     if collect_wide:
@@ -411,10 +417,12 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
         else:
             st = chunk.select(keys).unique(maintain_order=True)
         starts_parts.append(st)
-        run_id = None if "run_id" in chunk.columns else source.name
-        long = evaluator.evaluate(chunk, run_id=run_id, complete=False)
-        reports.append(_copy_report(getattr(evaluator, "report", None)))
-        out.append(to_wide(long, measure_names))
+        try:
+            for wide, rep in _evaluate_chunk(evaluator, chunk, source.name, measure_names):
+                out.append(wide)
+                reports.append(rep)
+        except InputError as exc:
+            raise _relabel(exc, source, rows if check_grouped else None) from None
         rows += chunk.height
         queries += st.height
         n += 1
@@ -431,6 +439,52 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
         starts = starts.unique(maintain_order=True)
         queries = starts.height
     return reports, starts, rows, queries, n
+
+
+def _label(source: RunSource) -> str:
+    if source.kind == "frame":
+        return source.name
+    if len(source.files) == 1:
+        return str(source.files[0])
+    return str(source.files[0].parent)
+
+
+def _relabel(exc: InputError, source: RunSource, offset: int | None) -> InputError:
+    """Point an error raised on a chunk at the source and its row (when the order is kept)."""
+    if exc.source not in (None, "run"):
+        return exc
+    row = exc.row + offset if (offset is not None and exc.row is not None) else None
+    return InputError(exc.message, source=_label(source), line=exc.line, row=row, column=exc.column)
+
+
+def _fast_path(evaluator) -> bool:
+    return all(hasattr(evaluator, a) for a in ("prepare", "score", "qrels")) and hasattr(
+        getattr(evaluator, "qrels", None), "query_ids"
+    )
+
+
+def _evaluate_chunk(evaluator, chunk: pl.DataFrame, default_run: str, measure_names: list[str]):
+    """Yield ``(wide, report)`` per run in the chunk (one row per query, one column per measure)."""
+    if not _fast_path(evaluator):  # any object with the Evaluator interface
+        run_id = None if "run_id" in chunk.columns else default_run
+        long = evaluator.evaluate(chunk, run_id=run_id, complete=False)
+        yield to_wide(long, measure_names), _copy_report(getattr(evaluator, "report", None))
+        return
+    if "run_id" in chunk.columns:
+        parts = [(str(k[0]), v) for k, v in chunk.partition_by("run_id", as_dict=True, maintain_order=True).items()]
+    else:
+        parts = [(default_run, chunk)]
+    for name, table in parts:
+        batch = evaluator.prepare(table, complete=False)
+        values = evaluator.score(batch)
+        n = values.shape[0]
+        cols = {
+            "run_id": pl.repeat(name, n, dtype=pl.Utf8, eager=True),
+            "query_id": evaluator.qrels.query_ids.gather(batch.qidx),
+        }
+        for j, m in enumerate(measure_names):
+            cols[m] = pl.Series(m, np.ascontiguousarray(values[:, j]), dtype=pl.Float64)
+        yield pl.DataFrame(cols), _copy_report(batch.report)
 
 
 def _copy_report(report):

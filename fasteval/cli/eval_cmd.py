@@ -1,0 +1,271 @@
+"""``fasteval eval QRELS RUN [RUN ...] -m MEASURE ...``: score runs, print or write the results.
+
+Runs may be TREC/CSV/JSONL files, parquet files, quoted globs, directories of runs or
+hive-partitioned directories (see :mod:`fasteval.batch.discover`). Parquet input is
+streamed in query-aligned chunks, so memory is bounded by ``--max-rows-per-chunk`` or
+``--memory-limit``, not by the input size. Output files are written to a temporary
+name and renamed only when complete.
+
+Examples
+--------
+>>> from fasteval.cli import main
+>>> main(["eval", "datasets/trec/qrels.test", "datasets/trec/results.test",
+...       "-m", "P@5", "--quiet"])  # doctest: +SKIP
+measure  results.test
+P_5      ...
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+FORMATS = ("table", "csv", "json", "parquet", "trec")
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``fasteval eval``."""
+    p = subparsers.add_parser(
+        "eval",
+        help="score one or more runs against qrels",
+        description=(
+            "Score runs against qrels. Prints a table of aggregate values (per query with -q). "
+            "RUN may be a run file (TREC, parquet, CSV/TSV, JSONL), a quoted glob of parquet "
+            "parts, a directory of runs (one per file or sub-directory) or a hive-partitioned "
+            "directory (run_id=NAME/...). Parquet input is scored in chunks with bounded memory."
+        ),
+    )
+    p.add_argument("qrels", metavar="QRELS", help="relevance judgements (TREC qrels, parquet, CSV, JSONL)")
+    p.add_argument("runs", metavar="RUN", nargs="+", help="run file(s), glob(s) or directory(ies)")
+    p.add_argument(
+        "-m", "--measure", action="append", default=[], metavar="MEASURE",
+        help="measure in trec_eval, ir_measures or ranx spelling (repeatable): ndcg@10, map, P_5, nDCG@10",
+    )
+    p.add_argument("-q", "--per-query", action="store_true", help="per-query values instead of aggregates")
+    p.add_argument("--format", choices=FORMATS, default=None, help="output format (default: from -o suffix, else table)")
+    p.add_argument("-o", "--output", metavar="OUT", help="write to this file (atomically) instead of stdout")
+    p.add_argument("--wide", action="store_true", help="one column per measure")
+    p.add_argument("--aggregate-out", metavar="FILE", help="also write the aggregate table here (format by suffix)")
+    p.add_argument("-l", "--relevance-level", type=int, default=1, metavar="N",
+                   help="grade at or above which a document is relevant (1)")
+    p.add_argument("-M", "--max-docs", type=int, default=None, metavar="N",
+                   help="score only the top N documents of each query (after sorting)")
+    p.add_argument("-c", "--complete", action="store_true",
+                   help="qrels queries missing from a run count (as trec_eval -c)")
+    p.add_argument("-J", "--judged-only", action="store_true", help="drop unjudged documents first (trec_eval -J)")
+    p.add_argument("--tie-break", choices=("trec", "rank", "input"), default="trec",
+                   help="order within a query: trec (score desc, doc id desc), rank column, input order")
+    p.add_argument("--keep-best-duplicates", action="store_true",
+                   help="keep the best-scored row of duplicate (query, doc) pairs instead of failing")
+    p.add_argument("--max-rows-per-chunk", type=int, default=None, metavar="N",
+                   help="rows scored at a time (bounds memory)")
+    p.add_argument("--memory-limit", default=None, metavar="SIZE",
+                   help="peak memory budget, e.g. 1GiB; sets the chunk size")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no summary note on stderr")
+    p.add_argument("--log-json", action="store_true", help="print a one-line JSON summary on stderr")
+    return p
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    from fasteval.errors import ParameterError
+
+    if not args.measure:
+        raise ParameterError("-m/--measure", "given at least once (e.g. -m ndcg@10)", None)
+    if args.max_docs is not None and args.max_docs < 1:
+        raise ParameterError("--max-docs", "a positive integer", args.max_docs)
+    if args.max_rows_per_chunk is not None and args.max_rows_per_chunk < 1:
+        raise ParameterError("--max-rows-per-chunk", "a positive integer", args.max_rows_per_chunk)
+    if args.format == "parquet" and args.output is None:
+        raise ParameterError("--format parquet", "used with -o OUT (parquet is not printed)", "stdout")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``fasteval eval``."""
+    import fasteval
+    from fasteval.batch.api import write_table_atomic
+    from fasteval.batch.discover import discover_all
+    from fasteval.batch.driver import aggregate_wide, run_job
+    from fasteval.batch.progress import Progress
+    from fasteval.batch.sinks import format_from_path, make_sink, to_long
+
+    _check_args(args)
+    _abort_on_sigterm()
+    t0 = time.perf_counter()
+    fmt = args.format or format_from_path(args.output, default="table")
+    duplicates = "keep_best" if args.keep_best_duplicates else "error"
+    qrels = fasteval.read_qrels(args.qrels)
+    measures = fasteval.parse_measures(args.measure)
+    evaluator = fasteval.Evaluator(
+        qrels,
+        measures,
+        relevance_level=args.relevance_level,
+        max_docs=args.max_docs,
+        complete=args.complete,
+        judged_only=args.judged_only,
+        tie_break=args.tie_break,
+    )
+    names = list(evaluator.measure_names)
+    agg_kind = {m.name: m.aggregation for m in measures}
+    sources = discover_all(args.runs)
+    for s in sources:
+        s.duplicates = duplicates
+
+    stream = args.per_query and args.output is not None and fmt in ("parquet", "csv")
+    sink = make_sink(args.output, fmt, wide=args.wide, measure_names=names) if stream else None
+    total = sum(s.rows for s in sources if s.rows > 0) or None
+    bar = Progress(total=total, unit="rows", enabled=not args.quiet)
+    try:
+        with bar:
+            wide, stats = run_job(
+                evaluator,
+                sources,
+                sink,
+                complete=args.complete,
+                max_rows_per_chunk=args.max_rows_per_chunk,
+                memory_limit=args.memory_limit,
+                progress=lambda r, q: bar.update(rows=r, queries=q),
+            )
+        agg = aggregate_wide(wide, names)
+        if args.aggregate_out:
+            write_table_atomic(agg, args.aggregate_out)
+        if sink is not None:
+            sink.commit()
+        elif args.per_query:
+            table = wide if args.wide else to_long(wide, names)
+            _emit(table, fmt, args.output, per_query=True, agg_kind=agg_kind)
+        else:
+            table = _agg_wide(agg, names) if args.wide else agg
+            if fmt == "table":
+                table = _agg_table(agg, names)
+            _emit(table, fmt, args.output, per_query=False, agg_kind=agg_kind)
+    except BaseException:
+        if sink is not None:
+            sink.abort()
+        raise
+    elapsed = time.perf_counter() - t0
+    rep = stats.report
+    if not args.quiet:
+        print(f"fasteval: {_note(stats, args.complete)} in {elapsed:.2f}s", file=sys.stderr)
+    if args.log_json:
+        summary = {
+            "event": "eval",
+            "runs": stats.runs,
+            "queries": stats.queries,
+            "rows": stats.rows,
+            "chunks": stats.chunks,
+            "mode": stats.mode,
+            "max_rows_per_chunk": stats.max_rows_per_chunk,
+            "report": rep,
+            "measures": names,
+            "output": args.output,
+            "aggregate_out": args.aggregate_out,
+            "seconds": round(elapsed, 4),
+        }
+        print(json.dumps(summary, default=str), file=sys.stderr)
+    return 0
+
+
+def _abort_on_sigterm() -> None:
+    """Turn SIGTERM into an exception so partial outputs are removed before exiting."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+def _note(stats, complete: bool) -> str:
+    """One line: what was scored, and which queries were filled, dropped or deduplicated."""
+    rep = stats.report
+    runs = len(stats.runs)
+    parts = [
+        f"{rep.get('evaluated', stats.queries)} queries scored in {runs} run{'s' * (runs != 1)} "
+        f"({stats.rows} rows, {stats.chunks} chunk{'s' * (stats.chunks != 1)})"
+    ]
+    parts.append(f"{rep.get('dropped_not_in_qrels', 0)} run queries not in the qrels dropped")
+    missing = rep.get("missing_from_run", 0)
+    if complete:
+        parts.append(f"{rep.get('filled', 0)} qrels queries missing from a run filled (-c)")
+    else:
+        parts.append(f"{missing} qrels queries missing from a run left out (use -c to count them)")
+    parts.append(f"{rep.get('deduplicated_rows', 0)} duplicate rows removed")
+    return "; ".join(parts)
+
+
+def _agg_wide(agg, names):
+    wide = agg.pivot(on="measure", index="run_id", values="value", maintain_order=True)
+    return wide.select(["run_id", *[n for n in names if n in wide.columns]])
+
+
+def _agg_table(agg, names):
+    """Measures as rows, runs as columns: the readable default."""
+    table = agg.pivot(on="run_id", index="measure", values="value", maintain_order=True)
+    order = {n: i for i, n in enumerate(names)}
+    import polars as pl
+
+    return table.sort(pl.col("measure").replace_strict(order, default=len(order), return_dtype=pl.Int64))
+
+
+def _emit(table, fmt: str, output, *, per_query: bool, agg_kind: dict[str, str]) -> None:
+    from fasteval.batch.api import render_table, write_table_atomic
+
+    if fmt == "trec":
+        text = _trec_text(table, per_query=per_query, agg_kind=agg_kind)
+    elif fmt == "table":
+        text = render_table(table)
+    elif output is not None:
+        write_table_atomic(table, output, fmt)
+        return
+    elif fmt == "csv":
+        text = table.write_csv()
+    else:  # json
+        text = table.write_json()
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        write_table_atomic_text(text, output)
+
+
+def write_table_atomic_text(text: str, output) -> None:
+    from pathlib import Path
+
+    from fasteval.batch.api import _relax_mode
+    from fasteval.io.atomic import atomic_open
+
+    with atomic_open(output, "w") as fh:
+        fh.write(text)
+    _relax_mode(Path(output))
+
+
+def _trec_text(table, *, per_query: bool, agg_kind: dict[str, str]) -> str:
+    """trec_eval-style lines ``measure<TAB>query<TAB>value`` (``all`` for aggregates), one block per run."""
+    import polars as pl
+
+    def fmt(measure: str, value: float) -> str:
+        if agg_kind.get(measure) == "sum" and value == int(value):
+            return str(int(value))
+        return f"{value:.4f}"
+
+    if "measure" not in table.columns:  # wide: back to long
+        from fasteval.batch.sinks import to_long
+
+        names = [c for c in table.columns if c not in ("run_id", "query_id")]
+        table = to_long(table, names) if "query_id" in table.columns else table.unpivot(
+            index="run_id", on=names, variable_name="measure", value_name="value")
+    lines = []
+    for (rid,), block in table.partition_by("run_id", as_dict=True, maintain_order=True).items():
+        if not per_query:
+            lines.append(f"{'runid':<22}\tall\t{rid}")
+        q = block.get_column("query_id").cast(pl.Utf8) if "query_id" in block.columns else None
+        for i, (m, v) in enumerate(zip(block.get_column("measure"), block.get_column("value"), strict=True)):
+            lines.append(f"{m:<22}\t{q[i] if q is not None else 'all'}\t{fmt(m, v)}")
+    return "\n".join(lines) + ("\n" if lines else "")
