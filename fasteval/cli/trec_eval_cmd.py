@@ -1,0 +1,390 @@
+"""``fasteval trec-eval``: a drop-in for the trec_eval 10 command line.
+
+Prints byte for byte what trec_eval prints: ``%-22s\\t%s\\t%6.4f`` lines, integer counts,
+trec_eval's measure order, ``runid`` and ``relstring``. ``--compat 9`` reproduces 9.0.8
+(the version pytrec_eval embeds): recall-point rounding, no rbp/unj in ``all_trec``, and
+``-c`` without printing the missing topics.
+
+Usage::
+
+    fasteval trec-eval [-q] [-c] [-J] [-l N] [-M N] [-N N] [-m MEASURE]... [-Z FILE]
+                       [-R qrels|qrels_jg|prefs|qrels_prefs] [-T trec_results]
+                       [--compat 9|10] QRELS RUN
+"""
+
+from __future__ import annotations
+
+import getopt
+import math
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from fasteval.errors import FastevalError, InputError, ParameterError
+from fasteval.kernels.ranking import MIN_GEO_MEAN
+from fasteval.measures import Measure, parse_measures, trec_order
+from fasteval.measures.registry import BY_KEY
+
+USAGE = __doc__.split("Usage::", 1)[1].strip("\n")
+
+# -R qrels_jg measures: computed per judgment group with the base family, then averaged.
+_AVGJG = {"map_avgjg": "map", "P_avgjg": "P", "Rprec_mult_avgjg": "Rprec_mult"}
+
+
+@dataclass
+class Options:
+    per_query: bool = False
+    complete: bool = False
+    judged_only: bool = False
+    level: int = 1
+    max_docs: int | None = None
+    num_docs: int = 0
+    measures: list[str] = field(default_factory=list)
+    zscores: str | None = None
+    rel_format: str = "qrels"
+    res_format: str = "trec_results"
+    compat: int = 10
+    files: list[str] = field(default_factory=list)
+
+
+def _int_opt(flag: str, value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise ParameterError(flag, "an integer", value) from None
+
+
+def parse_args(argv: list[str]) -> Options:
+    """Parse trec_eval's getopt-style flags (``-l2``, ``-mP.5``, ``-qc`` all work)."""
+    try:
+        pairs, rest = getopt.gnu_getopt(argv, "hvqcJl:M:N:m:Z:R:T:", ["compat=", "help"])
+    except getopt.GetoptError as exc:
+        raise ParameterError(
+            "trec-eval option", "one of -q -c -J -l -M -N -m -Z -R -T", str(exc)
+        ) from None
+    o = Options()
+    for flag, value in pairs:
+        if flag in ("-h", "--help"):
+            raise SystemExit(_print_usage())
+        elif flag == "-v":
+            print("fasteval trec-eval (trec_eval 10.0 compatible)")
+            raise SystemExit(0)
+        elif flag == "-q":
+            o.per_query = True
+        elif flag == "-c":
+            o.complete = True
+        elif flag == "-J":
+            o.judged_only = True
+        elif flag == "-l":
+            o.level = _int_opt("-l", value)
+        elif flag == "-M":
+            o.max_docs = _int_opt("-M", value)
+        elif flag == "-N":
+            o.num_docs = _int_opt("-N", value)
+        elif flag == "-m":
+            o.measures.append(value)
+        elif flag == "-Z":
+            o.zscores = value
+        elif flag == "-R":
+            o.rel_format = value
+        elif flag == "-T":
+            o.res_format = value
+        elif flag == "--compat":
+            if value not in ("9", "10"):
+                raise ParameterError("--compat", "9 or 10", value)
+            o.compat = int(value)
+    if o.rel_format not in ("qrels", "qrels_jg", "prefs", "qrels_prefs"):
+        raise ParameterError("-R", "one of qrels, qrels_jg, prefs, qrels_prefs", o.rel_format)
+    if o.res_format != "trec_results":
+        raise ParameterError("-T", "trec_results", o.res_format)
+    if o.max_docs is not None and o.max_docs <= 0:
+        raise ParameterError("-M", "a positive integer", o.max_docs)
+    if len(rest) != 2:
+        raise ParameterError("trec-eval arguments", "exactly two files: QRELS RUN", rest)
+    o.files = rest
+    return o
+
+
+def _print_usage() -> int:
+    print(USAGE)
+    return 0
+
+
+def _fmt(name: str, qid: str, value: float, integer: bool) -> str:
+    if integer:
+        return f"{name:<22}\t{qid}\t{int(value)}"
+    return f"{name:<22}\t{qid}\t{value:6.4f}"
+
+
+def _plan(o: Options) -> tuple[list[Measure], bool, list[tuple[str, Measure]]]:
+    """(trec measures in output order, print runid?, avgjg measures as (name, base))."""
+    names = o.measures or ["official"]
+    runid = False
+    avgjg: list[tuple[str, Measure]] = []
+    plain: list[str] = []
+    for name in names:
+        for part in [name]:
+            if part in ("official", "all_trec", "qrels_jg", "runid"):
+                runid = True
+            if part == "runid":
+                continue
+            if part == "qrels_jg":
+                plain.append("num_q")
+                for key, base in _AVGJG.items():
+                    avgjg.extend((key, m) for m in parse_measures(base))
+                continue
+            jg = next((k for k in _AVGJG if part == k or part.startswith(k + ".")), None)
+            if jg is not None:
+                tail = part[len(jg):]
+                avgjg.extend((jg, m) for m in parse_measures(_AVGJG[jg] + tail))
+                continue
+            plain.append(part)
+    # like trec_eval, a family named again with parameters (-m relstring.20 after
+    # -m all_trec) takes the new parameters; a set never overrides parameters given
+    by_family: dict[str, list[Measure]] = {}
+    for part in plain:
+        groups: dict[str, list[Measure]] = {}
+        for m in parse_measures(part):
+            groups.setdefault(m.family, []).append(m)
+        for fam, ms in groups.items():
+            if part in ("official", "all_trec") and fam in by_family:
+                continue
+            by_family[fam] = ms
+    measures = [m for ms in by_family.values() for m in ms]
+    if o.compat == 9:
+        measures = [m for m in measures if "v10" not in BY_KEY[m.family].sets]
+    return trec_order(measures), runid, avgjg
+
+
+def _read_zscores(path: str) -> dict[tuple[str, str], tuple[float, float]]:
+    out: dict[tuple[str, str], tuple[float, float]] = {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                f = line.split()
+                if not f or line.startswith("#"):
+                    continue
+                if len(f) != 4:
+                    raise InputError(
+                        f"expected 4 fields (qid measure mean stddev), got {len(f)}",
+                        source=path, line=lineno,
+                    )
+                try:
+                    out[(f[0], f[1])] = (float(f[2]), float(f[3]))
+                except ValueError:
+                    raise InputError("mean and stddev must be numbers", source=path,
+                                     line=lineno) from None
+    except FileNotFoundError:
+        raise InputError("file not found", source=path) from None
+    return out
+
+
+def _summary(values: np.ndarray, agg: str) -> float:
+    if len(values) == 0:
+        return 0.0
+    if agg == "sum":
+        return float(np.cumsum(values)[-1])
+    if agg == "gm":
+        logs = np.log(np.maximum(values, MIN_GEO_MEAN))
+        return math.exp(float(np.cumsum(logs)[-1]) / len(values))
+    return float(np.cumsum(values)[-1]) / len(values)
+
+
+def _relstring(labels: np.ndarray, s: int, e: int, length: int) -> str:
+    out = []
+    for v in labels[s : min(e, s + max(length, 0))]:
+        if v > 9:
+            out.append(">")
+        elif v >= 0:
+            out.append(chr(48 + int(v)))
+        elif v == -1:
+            out.append("-")
+        elif v == -2:
+            out.append(".")
+        else:
+            out.append("<")
+    return "".join(out)
+
+
+def _read_qrels_jg(path: str) -> pl.DataFrame:
+    from fasteval.io.readers import read_run  # noqa: F401  (keeps io import path warm)
+
+    rows = []
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            if raw.startswith(b"#") or not raw.strip():
+                continue
+            f = raw.decode("utf-8", "surrogateescape").split()
+            if len(f) != 4:
+                raise InputError(f"expected 4 fields (qid jg docno rel), got {len(f)}",
+                                 source=path, line=lineno)
+            try:
+                rows.append((f[0], f[1], f[2], int(f[3])))
+            except ValueError:
+                raise InputError(f"relevance is not an integer: {f[3]!r}", source=path,
+                                 line=lineno, column="relevance") from None
+    if not rows:
+        raise InputError("no judgments in file", source=path)
+    return pl.DataFrame(rows, schema=["query_id", "jg", "doc_id", "relevance"], orient="row")
+
+
+def run_trec_eval(o: Options, out=sys.stdout) -> int:
+    """Evaluate and print; returns the exit status."""
+    from fasteval.evaluate import Evaluator
+    from fasteval.io.readers import read_qrels, read_run
+
+    qrels_path, run_path = o.files
+    if o.rel_format in ("prefs", "qrels_prefs"):
+        from fasteval.prefs import evaluate_prefs
+
+        run = read_run(sys.stdin if run_path == "-" else run_path, format="trec")
+        lines = evaluate_prefs(
+            qrels_path, run, mode=o.rel_format, measures=o.measures or None,
+            per_query=o.per_query, max_docs=o.max_docs, complete=o.complete,
+        )
+        for name, qid, value in lines:
+            if isinstance(value, str):
+                out.write(f"{name:<22}\t{qid}\t{value}\n")
+            else:
+                out.write(_fmt(name, qid, value, isinstance(value, (int, np.integer))) + "\n")
+        return 0
+    measures, print_runid, avgjg = _plan(o)
+    run = read_run(sys.stdin if run_path == "-" else run_path, format="trec")
+    runid = str(run.get_column("tag")[-1]) if "tag" in run.columns and run.height else ""
+    opts = dict(
+        relevance_level=o.level, max_docs=o.max_docs, judged_only=o.judged_only,
+        num_docs=o.num_docs, compat=o.compat,
+    )
+    numeric = [m for m in measures if m.family != "relstring"]
+    if o.rel_format == "qrels_jg":
+        return _run_jg(o, qrels_path, run, runid, numeric, print_runid, avgjg, opts, out)
+    ev = Evaluator(read_qrels(qrels_path, format="trec"), numeric or ["num_q"], complete=True,
+                   **opts)
+    batch = ev.prepare(run.select("query_id", "doc_id", "score"), complete=True)
+    values = ev.score(batch) if numeric else np.zeros((len(batch.qidx), 0))
+    present = batch.present
+    qids = [str(q) for q in ev.qrels.query_ids.gather(batch.qidx).to_list()]
+    if not o.complete and not present.all():
+        if o.compat == 10:
+            missing = qids[int(np.argmax(~present))]
+            print(f"trec_eval: result qid '{missing}' not found in qrels", file=sys.stderr)
+            return 4
+    keep = present if (not o.complete or o.compat == 9) else np.ones(len(qids), dtype=bool)
+    zs = _read_zscores(o.zscores) if o.zscores else None
+    z_values = values
+    if zs is not None:
+        z_values = _zscore(values, numeric, qids, zs, o.compat)
+    lines: list[str] = []
+    prefix = "Z" if zs is not None else ""
+    if o.per_query:
+        for qi, qid in enumerate(qids):
+            if not keep[qi]:
+                continue
+            for m in measures:
+                if m.spec.scope == "summary":
+                    continue
+                if m.family == "relstring":
+                    s, e = batch.offsets[qi], batch.offsets[qi + 1]
+                    rs = _relstring(batch.labels, int(s), int(e), int(m.cutoff or 10))
+                    lines.append(f"{m.base_name:<22}\t{qid}\t'{rs}'")
+                    continue
+                j = numeric.index(m)
+                v = z_values[qi, j]
+                lines.append(prefix + _fmt(m.base_name, qid, v, m.spec.integer and not prefix))
+    if print_runid:
+        lines.append(_fmt("runid", "all", 0, True).replace("\t0", "\t" + runid, 1))
+    rows = keep if o.compat == 10 or not o.complete else np.ones(len(qids), dtype=bool)
+    for j, m in enumerate(numeric):
+        if m.spec.scope == "query":
+            continue
+        col = z_values[rows, j]
+        if m.family == "num_q":
+            v = float(rows.sum())
+        elif m.family == "num_rel" and o.complete and zs is None:
+            v = float(ev.qrels.num_rel_all())
+        else:
+            v = _summary(col, m.spec.agg)
+        lines.append(prefix + _fmt(m.base_name, "all", v, m.spec.integer and not prefix))
+    out.write("".join(line + "\n" for line in lines))
+    return 0
+
+
+def _zscore(values, measures, qids, zs, compat):
+    z = np.zeros_like(values)
+    for qi, qid in enumerate(qids):
+        for j, m in enumerate(measures):
+            ms = zs.get((qid, m.base_name))
+            if ms is None:
+                z[qi, j] = 0.0
+                continue
+            mean, sd = ms
+            if sd == 0.0:
+                # 10.0 prints 0 for a zero deviation; 9.0.8 prints 0 at the mean, else -1e6
+                same = values[qi, j] == mean
+                z[qi, j] = 0.0 if (compat == 10 or same) else -1000000.0
+            else:
+                z[qi, j] = (values[qi, j] - mean) / sd
+    return z
+
+
+def _run_jg(o, qrels_path, run, runid, numeric, print_runid, avgjg, opts, out) -> int:
+    from fasteval.evaluate import Evaluator
+
+    jq = _read_qrels_jg(qrels_path)
+    bases = [m for _, m in avgjg]
+    groups = jq.partition_by("jg", maintain_order=True, as_dict=True)
+    all_q = jq.get_column("query_id").unique().sort()
+    sums = np.zeros((len(all_q), len(bases)))
+    counts = np.zeros(len(all_q))
+    present_any = np.zeros(len(all_q), dtype=bool)
+    table = run.select("query_id", "doc_id", "score")
+    for _, g in groups.items():
+        ev = Evaluator(g.select("query_id", "doc_id", "relevance"), bases, complete=True, **opts)
+        batch = ev.prepare(table, complete=True)
+        vals = ev.score(batch)
+        idx = all_q.search_sorted(ev.qrels.query_ids.gather(batch.qidx)).to_numpy()
+        sums[idx] += vals
+        counts[idx] += 1
+        present_any[idx] |= batch.present
+    avg = sums / np.maximum(counts, 1)[:, None]
+    keep = present_any if not o.complete else np.ones(len(all_q), dtype=bool)
+    names = [f"{key}{m.base_name[len(m.family):]}" for key, m in avgjg]
+    lines = []
+    qids = [str(q) for q in all_q.to_list()]
+    if o.per_query:
+        for qi, qid in enumerate(qids):
+            if keep[qi]:
+                for j, nm in enumerate(names):
+                    lines.append(_fmt(nm, qid, avg[qi, j], False))
+    if print_runid:
+        lines.append(f"{'runid':<22}\tall\t{runid}")
+    if any(m.family == "num_q" for m in numeric):
+        lines.append(_fmt("num_q", "all", float(keep.sum()), True))
+    for j, nm in enumerate(names):
+        lines.append(_fmt(nm, "all", _summary(avg[keep, j], "mean"), False))
+    out.write("".join(line + "\n" for line in lines))
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    """Entry point used by ``fasteval trec-eval``."""
+    try:
+        o = parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    try:
+        return run_trec_eval(o)
+    except FastevalError:
+        raise
+    except BrokenPipeError:
+        return 0
+
+
+def add_parser(subparsers) -> None:  # pragma: no cover - parsed by main() directly
+    subparsers.add_parser("trec-eval", help="drop-in for the trec_eval 10 command line")
+
+
+def run(args) -> int:  # pragma: no cover - see main()
+    return main([])

@@ -1,0 +1,436 @@
+"""Evaluate runs: plan measures into kernel slots, run the kernel, return tables.
+
+Examples
+--------
+>>> import fasteval
+>>> qrels = {"q1": {"d1": 2, "d2": 0, "d3": 1}}
+>>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.8}}
+>>> res = fasteval.evaluate(qrels, run, ["P@2", "ndcg", "map"])
+>>> res.select("measure", "value").rows()
+[('P_2', 0.5), ('ndcg', 1.0), ('map', 1.0)]
+
+Ties: ``d2`` and ``d3`` score 0.8; trec_eval's rule (doc id descending) ranks ``d3``
+first. ``tie_break="input"`` keeps the order given instead:
+
+>>> fasteval.evaluate(qrels, run, ["P@2"], tie_break="input")["value"].to_list()
+[0.5]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from fasteval.errors import InputError, ParameterError
+from fasteval.kernels.ranking import MIN_GEO_MEAN, score_queries
+from fasteval.measures import Measure, parse_measure, parse_measures
+from fasteval.measures.registry import BY_KEY, GAINS, LENGTH, VECTOR
+from fasteval.prepare import Batch, PreparedQrels, Report, prepare_qrels, prepare_run
+
+__all__ = ["Evaluator", "evaluate", "aggregate", "plan_slots", "score_batch"]
+
+RESULT_COLUMNS = ("run_id", "query_id", "measure", "value")
+
+
+def _load_qrels(qrels: Any) -> pl.DataFrame:
+    if isinstance(qrels, pl.DataFrame) and {"query_id", "doc_id", "relevance"} <= set(
+        qrels.columns
+    ):
+        return qrels
+    from fasteval.io.readers import read_qrels
+
+    return read_qrels(qrels)
+
+
+def _load_run(run: Any) -> pl.DataFrame:
+    if isinstance(run, pl.DataFrame) and {"query_id", "doc_id", "score"} <= set(run.columns):
+        return run
+    from fasteval.io.readers import read_run
+
+    return read_run(run)
+
+
+def plan_slots(measures: list[Measure], relevance_level: int, max_grade: int) -> dict:
+    """Turn measures into the per-slot parameter arrays of :func:`score_queries`."""
+    m = len(measures)
+    codes = np.zeros(m, dtype=np.int64)
+    cuts = np.zeros(m, dtype=np.int64)
+    params = np.zeros(m, dtype=np.float64)
+    levels = np.zeros(m, dtype=np.int64)
+    vec: list[float] = []
+    voff = [0]
+    cl: list[int] = []
+    cv: list[float] = []
+    coff = [0]
+    ol: list[int] = []
+    og: list[float] = []
+    ooff = [0]
+    for j, meas in enumerate(measures):
+        fam = BY_KEY[meas.family]
+        codes[j] = fam.code
+        cuts[j] = meas.cutoff or 0
+        levels[j] = relevance_level if meas.rel is None else meas.rel
+        if meas.family == "rbp":
+            params[j] = 0.9 if meas.param is None else meas.param
+        elif meas.family == "set_F":
+            params[j] = 1.0 if meas.param is None else meas.param
+        else:
+            params[j] = meas.param or 0.0
+        if fam.params == VECTOR:
+            vec.extend(meas.vector or fam.default)
+        voff.append(len(vec))
+        custom = dict(meas.gains or ())
+        for lv, g in custom.items():
+            cl.append(lv)
+            cv.append(g)
+        coff.append(len(cl))
+        if fam.params == GAINS:
+            pairs = {lv: float(lv) for lv in range(max_grade + 1)}
+            pairs.update(custom)
+            # ideal order: gain descending (trec_eval walks its gain-sorted list from the top)
+            for lv, g in sorted(pairs.items(), key=lambda t: (-t[1], -t[0])):
+                ol.append(lv)
+                og.append(g)
+        ooff.append(len(ol))
+    return {
+        "codes": codes,
+        "cuts": cuts,
+        "params": params,
+        "levels": levels,
+        "vec": np.asarray(vec, dtype=np.float64),
+        "voff": np.asarray(voff, dtype=np.int64),
+        "cl": np.asarray(cl, dtype=np.int64),
+        "cv": np.asarray(cv, dtype=np.float64),
+        "coff": np.asarray(coff, dtype=np.int64),
+        "ol": np.asarray(ol, dtype=np.int64),
+        "og": np.asarray(og, dtype=np.float64),
+        "ooff": np.asarray(ooff, dtype=np.int64),
+    }
+
+
+def score_batch(
+    pq: PreparedQrels,
+    batch: Batch,
+    measures: list[Measure],
+    *,
+    relevance_level: int = 1,
+    compat: int = 10,
+    num_docs: float = 0.0,
+) -> np.ndarray:
+    """Values ``[n_queries, n_measures]`` for a prepared batch (one kernel call)."""
+    slots = plan_slots(measures, relevance_level, pq.max_grade)
+    n = len(batch.qidx)
+    out = np.empty((n, len(measures)), dtype=np.float64)
+    gstart = pq.g_off[batch.qidx]
+    gend = pq.g_off[batch.qidx + 1]
+    if len(measures) and n:
+        score_queries(
+            batch.labels, batch.offsets, pq.grades, gstart, gend, slots["codes"], slots["cuts"],
+            slots["params"], slots["levels"], slots["vec"], slots["voff"], slots["cl"],
+            slots["cv"], slots["coff"], slots["ol"], slots["og"], slots["ooff"], compat,
+            float(num_docs), out,
+        )
+    if not batch.present.all():
+        # trec_eval 10 -c: a missing query scores 0 everywhere except num_rel / num_q
+        missing = ~batch.present
+        for j, meas in enumerate(measures):
+            if meas.family == "utility":
+                out[missing, j] = 0.0
+    return out
+
+
+def _check_options(relevance_level: int, compat: int) -> None:
+    if not isinstance(relevance_level, (int, np.integer)) or relevance_level < 0:
+        raise ParameterError("relevance_level", "an integer >= 0", relevance_level)
+    if compat not in (9, 10):
+        raise ParameterError("compat", "9 or 10", compat)
+
+
+class Evaluator:
+    """Prepare qrels once; evaluate many runs against them.
+
+    Parameters
+    ----------
+    qrels : table, path or dict
+        Anything :func:`fasteval.read_qrels` reads.
+    measures : str or list of str / Measure
+        Measure names in any dialect (``"ndcg@10"``, ``"ndcg_cut_10"``, ``"nDCG@10"``).
+    relevance_level : int, default 1
+        Minimum grade counted as relevant (trec_eval ``-l``). nDCG gains ignore it.
+    max_docs : int, optional
+        Keep the top ``max_docs`` per query after sorting (trec_eval ``-M``).
+    complete : bool, default False
+        Score qrels queries missing from a run as empty rankings, so they count as 0 in
+        the means (trec_eval ``-c``). Without it they are left out (and counted in
+        :attr:`report`).
+    judged_only : bool, default False
+        Drop unjudged documents from the rankings (trec_eval ``-J``).
+    tie_break : {"trec", "rank", "input"}, default "trec"
+        How equal scores are ordered; see :func:`fasteval.prepare.prepare_run`.
+    duplicates : {"error", "keep_best"}, default "error"
+        A document twice in one query's ranking is an error, or keep its best row.
+    num_docs : int, default 0
+        Collection size for ``utility``'s fourth coefficient (trec_eval ``-N``).
+    compat : {10, 9}, default 10
+        trec_eval version whose recall-point rounding to use (9 matches pytrec_eval).
+
+    Examples
+    --------
+    >>> import fasteval
+    >>> ev = fasteval.Evaluator({"q1": {"a": 1, "b": 0}}, ["P@1", "recip_rank"])
+    >>> ev.evaluate({"q1": {"a": 0.1, "b": 0.2}}, run_id="r1").rows()
+    [('r1', 'q1', 'P_1', 0.0), ('r1', 'q1', 'recip_rank', 0.5)]
+    """
+
+    def __init__(
+        self,
+        qrels: Any,
+        measures: str | Measure | Iterable[str | Measure],
+        *,
+        relevance_level: int = 1,
+        max_docs: int | None = None,
+        complete: bool = False,
+        judged_only: bool = False,
+        tie_break: str = "trec",
+        duplicates: str = "error",
+        num_docs: int = 0,
+        compat: int = 10,
+    ) -> None:
+        _check_options(relevance_level, compat)
+        parsed = parse_measures(measures)
+        if not parsed:
+            raise ParameterError("measures", "at least one measure name", measures)
+        text_only = [m.name for m in parsed if BY_KEY[m.family].params == LENGTH]
+        if text_only:
+            raise ParameterError(
+                "measures", "numeric measures (relstring is printed by `fasteval trec-eval`)",
+                text_only,
+            )
+        self.measures: list[Measure] = parsed
+        self.relevance_level = int(relevance_level)
+        self.max_docs = max_docs
+        self.complete = bool(complete)
+        self.judged_only = bool(judged_only)
+        self.tie_break = tie_break
+        self.duplicates = duplicates
+        self.num_docs = num_docs
+        self.compat = compat
+        self.qrels = prepare_qrels(_load_qrels(qrels))
+        self.report: Report = Report()
+
+    @property
+    def measure_names(self) -> list[str]:
+        """Canonical names, in output order."""
+        return [m.name for m in self.measures]
+
+    def prepare(self, run: pl.DataFrame, *, complete: bool | None = None) -> Batch:
+        """Prepare one run (a table without ``run_id`` partitions)."""
+        return prepare_run(
+            self.qrels,
+            run,
+            tie_break=self.tie_break,
+            max_docs=self.max_docs,
+            judged_only=self.judged_only,
+            complete=self.complete if complete is None else complete,
+            duplicates=self.duplicates,
+        )
+
+    def score(self, batch: Batch) -> np.ndarray:
+        """Raw values ``[n_queries, n_measures]`` of a prepared batch."""
+        return score_batch(
+            self.qrels, batch, self.measures, relevance_level=self.relevance_level,
+            compat=self.compat, num_docs=self.num_docs,
+        )
+
+    def _to_frame(self, batch: Batch, values: np.ndarray, run_id: str) -> pl.DataFrame:
+        n, m = values.shape
+        qids = self.qrels.query_ids.gather(np.repeat(batch.qidx, m))
+        names = pl.Series("measure", self.measure_names, dtype=pl.Utf8).gather(
+            np.tile(np.arange(m), n)
+        )
+        return pl.DataFrame(
+            {
+                "run_id": pl.repeat(run_id, n * m, dtype=pl.Utf8, eager=True),
+                "query_id": qids,
+                "measure": names,
+                "value": values.reshape(-1),
+            }
+        )
+
+    def evaluate(
+        self, run: Any, *, run_id: str | None = None, complete: bool | None = None
+    ) -> pl.DataFrame:
+        """Per-query results ``(run_id, query_id, measure, value)`` for one or many runs.
+
+        ``run`` may be a table (with an optional ``run_id`` column), anything
+        :func:`fasteval.read_run` reads, or a mapping ``{name: run}``.
+        """
+        frames = []
+        reports = []
+        for name, table in _split_runs(run, run_id):
+            batch = self.prepare(table, complete=complete)
+            frames.append(self._to_frame(batch, self.score(batch), name))
+            reports.append(batch.report)
+        self.report = _merge_reports(reports)
+        if not frames:
+            raise InputError("no runs to evaluate", source="run")
+        return pl.concat(frames, how="vertical") if len(frames) > 1 else frames[0]
+
+    def fill_missing(self, seen_query_ids: Iterable[Any], run_id: str) -> pl.DataFrame:
+        """Rows for qrels queries never seen in a chunked job, scored as with ``complete``."""
+        seen = pl.Series(list(seen_query_ids))
+        if len(seen) and seen.dtype != self.qrels.query_ids.dtype:
+            seen = seen.cast(self.qrels.query_ids.dtype, strict=False)
+        missing = ~self.qrels.query_ids.is_in(seen)
+        qidx = np.flatnonzero(missing.to_numpy()).astype(np.int64)
+        batch = Batch(
+            labels=np.zeros(0, dtype=np.int32),
+            offsets=np.zeros(len(qidx) + 1, dtype=np.int64),
+            qidx=qidx,
+            present=np.zeros(len(qidx), dtype=bool),
+            report=Report(evaluated=len(qidx), filled=len(qidx), missing_from_run=len(qidx)),
+        )
+        return self._to_frame(batch, self.score(batch), run_id)
+
+
+def _split_runs(run: Any, run_id: str | None) -> list[tuple[str, pl.DataFrame]]:
+    if isinstance(run, Mapping) and run and all(
+        isinstance(v, (pl.DataFrame, str)) or hasattr(v, "columns") or _is_run_dict(v)
+        for v in run.values()
+    ) and not _is_run_dict(run):
+        return [(str(k), _load_run(v)) for k, v in run.items()]
+    table = _load_run(run)
+    if "run_id" in table.columns and run_id is None:
+        parts = table.partition_by("run_id", maintain_order=True, as_dict=True)
+        return [(str(k[0]), v) for k, v in parts.items()]
+    return [(run_id or "run", table)]
+
+
+def _is_run_dict(d: Any) -> bool:
+    """A pytrec_eval-style {qid: {docid: score}} mapping."""
+    if not isinstance(d, Mapping) or not d:
+        return False
+    first = next(iter(d.values()))
+    return isinstance(first, Mapping) and all(
+        isinstance(v, (int, float, np.number)) for v in list(first.values())[:3]
+    )
+
+
+def _merge_reports(reports: list[Report]) -> Report:
+    total = Report()
+    for r in reports:
+        for f in total.__dataclass_fields__:
+            setattr(total, f, getattr(total, f) + getattr(r, f))
+    return total
+
+
+def evaluate(
+    qrels: Any,
+    run: Any,
+    measures: str | Measure | Iterable[str | Measure],
+    *,
+    run_id: str | None = None,
+    **options: Any,
+) -> pl.DataFrame:
+    """Evaluate one or more runs; per-query results in long form.
+
+    Parameters
+    ----------
+    qrels, run
+        Tables, paths or dicts (see :func:`fasteval.read_qrels`, :func:`fasteval.read_run`);
+        ``run`` may also be a mapping ``{name: run}`` or have a ``run_id`` column.
+    measures
+        Measure names in trec_eval, ir_measures or ranx spelling.
+    run_id : str, optional
+        Name for a single run without a ``run_id`` column (default ``"run"``).
+    **options
+        ``relevance_level``, ``max_docs``, ``complete``, ``judged_only``, ``tie_break``,
+        ``duplicates``, ``num_docs``, ``compat``: see :class:`Evaluator`.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``run_id``, ``query_id``, ``measure``, ``value``; :func:`aggregate` summarises it.
+
+    Examples
+    --------
+    >>> import fasteval
+    >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    >>> runs = {"bm25": {"q1": {"a": 1.0}, "q2": {"c": 1.0, "b": 0.5}}}
+    >>> fasteval.aggregate(fasteval.evaluate(qrels, runs, "mrr")).rows()
+    [('bm25', 'recip_rank', 0.75)]
+    """
+    return Evaluator(qrels, measures, **options).evaluate(run, run_id=run_id)
+
+
+def _agg_expr(kind: str) -> pl.Expr:
+    if kind == "sum":
+        return pl.col("value").sum()
+    if kind == "gm":
+        return pl.col("value").clip(lower_bound=MIN_GEO_MEAN).log().mean().exp()
+    return pl.col("value").mean()
+
+
+def aggregate(results: pl.DataFrame) -> pl.DataFrame:
+    """Summarise per-query results per run and measure, as trec_eval does.
+
+    The mean over queries, except counts (``num_ret``, ``num_rel``, ``num_rel_ret``,
+    ``num_nonrel_judged_ret``, ``num_q``), which are summed, and ``gm_map`` /
+    ``gm_bpref``, which use the geometric mean of ``max(value, 1e-5)``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> res = pl.DataFrame({"run_id": ["r"] * 4, "query_id": ["a", "b"] * 2,
+    ...     "measure": ["map", "map", "num_ret", "num_ret"], "value": [0.5, 1.0, 10.0, 20.0]})
+    >>> aggregate(res).rows()
+    [('r', 'map', 0.75), ('r', 'num_ret', 30.0)]
+    """
+    missing = [c for c in RESULT_COLUMNS if c not in results.columns]
+    if missing:
+        raise InputError(
+            f"results table lacks column(s) {', '.join(missing)}", source="results"
+        )
+    kinds = {
+        name: _aggregation_of(name) for name in results.get_column("measure").unique().to_list()
+    }
+    frames = []
+    for kind in ("mean", "sum", "gm"):
+        names = [n for n, k in kinds.items() if k == kind]
+        if not names:
+            continue
+        sub = results.filter(pl.col("measure").is_in(names))
+        frames.append(
+            sub.group_by(["run_id", "measure"], maintain_order=True).agg(
+                _agg_expr(kind).alias("value")
+            )
+        )
+    out = pl.concat(frames)
+    order = {n: i for i, n in enumerate(results.get_column("measure").unique(maintain_order=True))}
+    runs = {n: i for i, n in enumerate(results.get_column("run_id").unique(maintain_order=True))}
+    return (
+        out.with_columns(
+            pl.col("run_id").replace_strict(runs, return_dtype=pl.Int64).alias("__r"),
+            pl.col("measure").replace_strict(order, return_dtype=pl.Int64).alias("__m"),
+        )
+        .sort(["__r", "__m"])
+        .drop("__r", "__m")
+    )
+
+
+def _aggregation_of(name: str) -> str:
+    try:
+        return parse_measure(name).aggregation
+    except Exception:  # noqa: BLE001 - unknown names (e.g. evaluator outputs) average
+        return "mean"
+
+
+def geometric_mean(values: np.ndarray) -> float:
+    """trec_eval's geometric mean: exp(mean(log(max(x, 1e-5))))."""
+    if len(values) == 0:
+        return 0.0
+    return math.exp(float(np.mean(np.log(np.maximum(values, MIN_GEO_MEAN)))))

@@ -1,0 +1,1 @@
+"""numba kernels by family: ranking measures, sorting/joining for prepare."""

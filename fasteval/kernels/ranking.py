@@ -1,0 +1,559 @@
+"""Grouped numba kernels for the ranking measures (trec_eval definitions).
+
+Inputs are flat arrays over all evaluated queries:
+
+* ``labels[offsets[q]:offsets[q+1]]``: query ``q``'s ranking in rank order; a label is the
+  judged grade (>= 0), ``-1`` (not in the pool) or ``-2`` (in the pool, unjudged).
+* ``grades[gstart[q]:gend[q]]``: the judged grades (>= 0) of all of query ``q``'s qrels,
+  sorted descending (the ideal ranking).
+
+One call computes every requested measure ("slot") for every query: ``prange`` over
+queries, and for each query a loop over the slots while its slice sits in cache. Each
+family is one function taking its parameters (cutoff, fraction, relevance level, gains).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+NONPOOL = -1
+UNJUDGED = -2
+MIN_GEO_MEAN = 0.00001
+INFAP_EPSILON = 0.00001
+
+_JIT = {"cache": True, "error_model": "numpy", "nogil": True}
+
+
+@njit(**_JIT)
+def _num_rel(grades, gs, ge, level):
+    """Number of judged grades >= level (grades sorted descending)."""
+    c = 0
+    for i in range(gs, ge):
+        if grades[i] >= level:
+            c += 1
+        else:
+            break
+    return c
+
+
+@njit(**_JIT)
+def _count_level(grades, gs, ge, level):
+    c = 0
+    for i in range(gs, ge):
+        g = grades[i]
+        if g == level:
+            c += 1
+        elif g < level:
+            break
+    return c
+
+
+@njit(**_JIT)
+def _rel_in_top(lab, s, e, k, level):
+    stop = min(e, s + k)
+    c = 0
+    for i in range(s, stop):
+        if lab[i] >= level:
+            c += 1
+    return c
+
+
+@njit(**_JIT)
+def _round_cut(x, compat):
+    """Relevant-document count for a recall fraction: lround (10.0) or (long)(x + 0.9) (9.x)."""
+    if compat == 9:
+        return int(math.floor(x + 0.9)) if x + 0.9 >= 0 else int(math.ceil(x + 0.9))
+    if x >= 0:
+        return int(math.floor(x + 0.5))
+    return -int(math.floor(-x + 0.5))
+
+
+@njit(**_JIT)
+def _average_precision(lab, s, e, k, level, nrel):
+    if nrel == 0:
+        return 0.0
+    stop = min(e, s + k)
+    rel = 0
+    total = 0.0
+    for i in range(s, stop):
+        if lab[i] >= level:
+            rel += 1
+            total += rel / (i - s + 1.0)
+    return total / nrel
+
+
+@njit(**_JIT)
+def _bpref(lab, s, e, level, nrel, n_nonrel):
+    nonrel_so_far = 0
+    total = 0.0
+    for i in range(s, e):
+        v = lab[i]
+        if v < 0:
+            continue
+        if v >= level:
+            if nonrel_so_far > 0:
+                total += 1.0 - min(nonrel_so_far, nrel) / min(n_nonrel, nrel)
+            else:
+                total += 1.0
+        else:
+            nonrel_so_far += 1
+    if nrel:
+        total /= nrel
+    return total
+
+
+@njit(**_JIT)
+def _recip_rank(lab, s, e, k, level):
+    stop = min(e, s + k)
+    for i in range(s, stop):
+        if lab[i] >= level:
+            return 1.0 / (i - s + 1)
+    return 0.0
+
+
+@njit(**_JIT)
+def _interp_precision(lab, s, e, level, nrel, nrr, frac, compat, stop_at_first):
+    """Interpolated precision at one recall fraction (trec_eval's reverse walk)."""
+    cut = _round_cut(frac * nrel, compat)
+    n = e - s
+    if cut > nrr:
+        return 0.0
+    int_prec = nrr / n if n > 0 else 0.0
+    rel_so_far = nrr
+    i = n
+    while i > 0:
+        if stop_at_first and rel_so_far <= 0:
+            break
+        prec = rel_so_far / i
+        if int_prec < prec:
+            int_prec = prec
+        if lab[s + i - 1] >= level:
+            if rel_so_far == cut:
+                return int_prec
+            rel_so_far -= 1
+        i -= 1
+    return int_prec
+
+
+@njit(**_JIT)
+def _infap(lab, s, e, level, nrel):
+    nonrel = 0
+    rel = 0
+    unjudged = 0
+    total = 0.0
+    for i in range(s, e):
+        v = lab[i]
+        j = i - s
+        if v == NONPOOL:
+            continue
+        if v == UNJUDGED:
+            unjudged += 1
+            continue
+        if v >= 0 and v < level:
+            nonrel += 1
+        else:
+            rel += 1
+            if j == 0:
+                total += 1.0
+            else:
+                fj = float(j)
+                total += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (
+                    (rel - 1 + nonrel + unjudged) / fj
+                ) * ((rel - 1 + INFAP_EPSILON) / (rel - 1 + nonrel + 2 * INFAP_EPSILON))
+    if nrel:
+        total /= nrel
+    return total
+
+
+@njit(**_JIT)
+def _gain(label, cl, cv, cs, ce):
+    """trec_eval get_gain: a custom gain for the label's level, else the level itself."""
+    for j in range(cs, ce):
+        if cl[j] == label:
+            return cv[j]
+    if label >= 0:
+        return float(label)
+    return 0.0
+
+
+@njit(**_JIT)
+def _next_ideal(j, oe, ol, grades, gs, ge):
+    """Advance in the slot's gain-ordered level list to the next level present in the qrels."""
+    while j < oe:
+        c = _count_level(grades, gs, ge, ol[j])
+        if c > 0:
+            return j, c
+        j += 1
+    return j, 0
+
+
+@njit(**_JIT)
+def _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, which, level):
+    """ndcg (0), ndcg_rel (1), Rndcg (2) and G (3) with trec_eval's gain rules."""
+    n = e - s
+    j, left = _next_ideal(os_, oe, ol, grades, gs, ge)
+    ideal_gain = og[j] if j < oe else 0.0
+    results_dcg = 0.0
+    ideal_dcg = 0.0
+    total = 0.0
+    num_rel = 0
+    num_rel_ret = 0
+    old_ideal = ideal_gain
+    n_changed = 0
+    # G state
+    sum_results = 0.0
+    sum_cost = 0.0
+    results_g = 0.0
+    if which == 2:
+        if _num_rel(grades, gs, ge, level) == 0:
+            return 0.0
+    i = 0
+    while i < n and ideal_gain > 0.0:
+        rg = _gain(lab[s + i], cl, cv, cs, ce)
+        # step the ideal ranking
+        if left == 0:
+            j, left = _next_ideal(j + 1, oe, ol, grades, gs, ge)
+            ideal_gain = og[j] if j < oe else 0.0
+        left -= 1
+        if which == 2:
+            if old_ideal != ideal_gain:
+                if ideal_dcg > 0.0:
+                    total += results_dcg / ideal_dcg
+                    n_changed += 1
+                old_ideal = ideal_gain
+        if which == 3:
+            sum_results += rg
+            if ideal_gain >= 1.0:
+                sum_cost += ideal_gain
+            else:
+                sum_cost += 1.0
+            if rg != 0:
+                results_g += rg / math.log2(2.0 + sum_cost - sum_results)
+            if ideal_gain > 0.0:
+                ideal_dcg += ideal_gain
+        else:
+            if rg != 0:
+                results_dcg += rg / math.log2(i + 2.0)
+            if ideal_gain > 0.0:
+                ideal_dcg += ideal_gain / math.log2(i + 2.0)
+                num_rel += 1
+            if which == 1 and rg > 0:
+                total += results_dcg / ideal_dcg
+                num_rel_ret += 1
+        i += 1
+    if i < n:
+        while i < n:
+            rg = _gain(lab[s + i], cl, cv, cs, ce)
+            if which == 3:
+                sum_results += rg
+                sum_cost += 1.0
+                if rg != 0:
+                    results_g += rg / math.log2(2.0 + sum_cost - sum_results)
+            else:
+                if rg != 0:
+                    results_dcg += rg / math.log2(i + 2.0)
+                if which == 1 and rg > 0:
+                    total += results_dcg / ideal_dcg
+                    num_rel_ret += 1
+            i += 1
+        if which == 2 and ideal_dcg > 0.0:
+            total += results_dcg / ideal_dcg
+            n_changed += 1
+    while ideal_gain > 0.0:
+        if left == 0:
+            j, left = _next_ideal(j + 1, oe, ol, grades, gs, ge)
+            ideal_gain = og[j] if j < oe else 0.0
+        left -= 1
+        if which == 2 and old_ideal != ideal_gain:
+            if ideal_dcg > 0.0:
+                total += results_dcg / ideal_dcg
+                n_changed += 1
+            old_ideal = ideal_gain
+        if ideal_gain > 0.0:
+            if which == 3:
+                ideal_dcg += ideal_gain
+            else:
+                ideal_dcg += ideal_gain / math.log2(i + 2.0)
+                num_rel += 1
+        i += 1
+    if which == 0:
+        return results_dcg / ideal_dcg if ideal_dcg > 0.0 else 0.0
+    if which == 1:
+        total += (num_rel - num_rel_ret) * results_dcg / ideal_dcg
+        return total / num_rel if total > 0.0 else 0.0
+    if which == 2:
+        return total / n_changed
+    return results_g / ideal_dcg if ideal_dcg > 0.0 else 0.0
+
+
+@njit(**_JIT)
+def _ndcg_cut(lab, s, e, k, grades, gs, ge, exp_gain):
+    """nDCG@k with gain = grade (or 2^grade - 1), discount log2(rank + 1)."""
+    stop = min(e, s + k)
+    dcg = 0.0
+    for i in range(s, stop):
+        g = lab[i]
+        if g > 0:
+            gain = (2.0**g - 1.0) if exp_gain else float(g)
+            dcg += gain / math.log2(i - s + 2.0)
+    idcg = 0.0
+    stop = min(ge, gs + k)
+    for i in range(gs, stop):
+        g = grades[i]
+        if g <= 0:
+            break
+        gain = (2.0**g - 1.0) if exp_gain else float(g)
+        idcg += gain / math.log2(i - gs + 2.0)
+    return dcg / idcg if idcg > 0.0 else 0.0
+
+
+@njit(**_JIT)
+def _ndcg_full_exp(lab, s, e, grades, gs, ge):
+    dcg = 0.0
+    for i in range(s, e):
+        g = lab[i]
+        if g > 0:
+            dcg += (2.0**g - 1.0) / math.log2(i - s + 2.0)
+    idcg = 0.0
+    for i in range(gs, ge):
+        g = grades[i]
+        if g <= 0:
+            break
+        idcg += (2.0**g - 1.0) / math.log2(i - gs + 2.0)
+    return dcg / idcg if idcg > 0.0 else 0.0
+
+
+@njit(**_JIT)
+def _rbp(lab, s, e, p, grades, gs, ge, cl, cv, cs, ce):
+    """Rank-biased precision with trec_eval's gain rescaling to [0, 1]."""
+    maxg = grades[gs] if ge > gs else -1
+    gmin = 0.0
+    gmax = 0.0
+    first = True
+    for lv in range(0, maxg + 1):
+        g = _gain(lv, cl, cv, cs, ce)
+        if first:
+            gmin = g
+            gmax = g
+            first = False
+        else:
+            gmin = min(gmin, g)
+            gmax = max(gmax, g)
+    for j in range(cs, ce):
+        g = cv[j]
+        if first:
+            gmin = g
+            gmax = g
+            first = False
+        else:
+            gmin = min(gmin, g)
+            gmax = max(gmax, g)
+    rescale = gmin < 0.0 or gmax > 1.0
+    total = 0.0
+    cur = 1.0
+    for i in range(s, e):
+        v = lab[i]
+        g = _gain(v, cl, cv, cs, ce)
+        known = v >= 0 and v <= maxg
+        if not known:
+            for j in range(cs, ce):
+                if cl[j] == v:
+                    known = True
+        if not known:
+            g = 0.0
+        elif rescale:
+            g = (g - gmin) / (gmax - gmin)
+        if g != 0:
+            total += g * cur
+        cur *= p
+    return (1.0 - p) * total
+
+
+@njit(**_JIT)
+def _rbp_resid(lab, s, e, p):
+    unj = 0
+    total = 0.0
+    cur = 1.0
+    for i in range(s, e):
+        if lab[i] < 0:
+            unj += 1
+            total += cur
+        cur *= p
+    if unj:
+        return cur + (1.0 - p) * total
+    return 0.0
+
+
+@njit(**_JIT)
+def _count_below(lab, s, e, k, lo, hi):
+    """Number of labels in the top k with lo <= label <= hi."""
+    stop = min(e, s + k)
+    c = 0
+    for i in range(s, stop):
+        v = lab[i]
+        if v >= lo and v <= hi:
+            c += 1
+    return c
+
+
+@njit(**_JIT)
+def _binG(lab, s, e, level, nrel):
+    rel = 0
+    total = 0.0
+    for i in range(s, e):
+        if lab[i] >= level:
+            rel += 1
+            total += 1.0 / math.log2(3.0 + (i - s) - rel)
+    if rel:
+        return total / nrel
+    return 0.0
+
+
+@njit(**_JIT)
+def _one(code, lab, s, e, grades, gs, ge, k, p, level, vec, vs, ve, cl, cv, cs, ce, ol, og, os_,
+         oe, compat, ndocs):
+    n = e - s
+    nrel = _num_rel(grades, gs, ge, level)
+    if code == 0:  # num_q
+        return 1.0
+    if code == 1:
+        return float(n)
+    if code == 2:
+        return float(nrel)
+    if code == 3:
+        return float(_rel_in_top(lab, s, e, n, level))
+    if code == 4 or code == 5:  # map, gm_map
+        return _average_precision(lab, s, e, n, level, nrel)
+    if code == 6:  # Rprec
+        if nrel == 0:
+            return 0.0
+        return _rel_in_top(lab, s, e, nrel, level) / nrel
+    if code == 7 or code == 14:  # bpref, gm_bpref
+        return _bpref(lab, s, e, level, nrel, (ge - gs) - nrel)
+    if code == 8:
+        return _recip_rank(lab, s, e, n, level)
+    if code == 9:  # iprec_at_recall
+        nrr = _rel_in_top(lab, s, e, n, level)
+        return _interp_precision(lab, s, e, level, nrel, nrr, p, compat, compat == 10)
+    if code == 10:  # P
+        return _rel_in_top(lab, s, e, k, level) / k
+    if code == 12:  # recall
+        if nrel == 0:
+            return 0.0
+        return _rel_in_top(lab, s, e, k, level) / nrel
+    if code == 13:
+        return _infap(lab, s, e, level, nrel)
+    if code == 15:  # Rprec_mult
+        cut = int(math.floor(p * nrel + 0.9))
+        if cut <= 0:
+            return 0.0
+        return _rel_in_top(lab, s, e, cut, level) / cut
+    if code == 16:  # utility
+        nrr = _rel_in_top(lab, s, e, n, level)
+        return (vec[vs] * nrr + vec[vs + 1] * (n - nrr) + vec[vs + 2] * (nrel - nrr)
+                + vec[vs + 3] * (ndocs + nrr - n - nrel))
+    if code == 17:  # 11pt_avg
+        nrr = _rel_in_top(lab, s, e, n, level)
+        total = 0.0
+        for j in range(vs, ve):
+            total += _interp_precision(lab, s, e, level, nrel, nrr, vec[j], compat, True)
+        return total / (ve - vs)
+    if code == 18:
+        return _binG(lab, s, e, level, nrel)
+    if code == 19:
+        return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 3, level)
+    if code == 20:
+        return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 0, level)
+    if code == 21:
+        return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 1, level)
+    if code == 22:
+        return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 2, level)
+    if code == 23:
+        return _ndcg_cut(lab, s, e, k, grades, gs, ge, False)
+    if code == 24:  # map_cut
+        return _average_precision(lab, s, e, k, level, nrel)
+    if code == 25:  # relative_P
+        d = min(k, nrel)
+        if d == 0:
+            return 0.0
+        return _rel_in_top(lab, s, e, k, level) / d
+    if code == 26:  # success
+        return 1.0 if _rel_in_top(lab, s, e, k, level) > 0 else 0.0
+    if code >= 27 and code <= 31:  # set measures
+        nrr = _rel_in_top(lab, s, e, n, level)
+        if code == 27:
+            return nrr / n if n > 0 else 0.0
+        if code == 28:
+            d = min(n, nrel)
+            return nrr / d if d > 0 else 0.0
+        if code == 29:
+            return nrr / nrel if nrel > 0 else 0.0
+        if code == 30:
+            if n > 0 and nrel > 0:
+                return (float(nrr) * nrr) / (float(n) * nrel)
+            return 0.0
+        if n > 0 and nrel > 0 and nrr > 0:
+            prec = nrr / n
+            rec = nrr / nrel
+            return (p + 1.0) * prec * rec / (p * prec + rec)
+        return 0.0
+    if code == 32:  # num_nonrel_judged_ret
+        return float(_count_below(lab, s, e, n, 0, level - 1))
+    if code == 33:
+        return _rbp(lab, s, e, p, grades, gs, ge, cl, cv, cs, ce)
+    if code == 34:
+        return _rbp_resid(lab, s, e, 0.9)
+    if code == 35:  # unj
+        return _count_below(lab, s, e, k, -2, -1) / k
+    if code == 40:
+        return _ndcg_full_exp(lab, s, e, grades, gs, ge)
+    if code == 41:
+        return _ndcg_cut(lab, s, e, k, grades, gs, ge, True)
+    if code == 42:
+        return _recip_rank(lab, s, e, k, level)
+    if code == 43:  # F1@k
+        r = _rel_in_top(lab, s, e, k, level)
+        if r == 0 or nrel == 0:
+            return 0.0
+        prec = r / k
+        rec = r / nrel
+        return 2.0 * prec * rec / (prec + rec)
+    if code == 44:  # judged@k
+        d = min(k, n)
+        if d == 0:
+            return 0.0
+        return _count_below(lab, s, e, k, 0, 2147483647) / d
+    return np.nan
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def score_queries(labels, offsets, grades, gstart, gend, codes, cuts, params, levels, vec, voff, cl, cv,
+                  coff, ol, og, ooff, compat, ndocs, out):
+    """Fill ``out[q, j]`` with slot ``j``'s value for query ``q``.
+
+    Parameters
+    ----------
+    labels, offsets : the rankings (see module docstring).
+    grades, gstart, gend : judged grades of query q are grades[gstart[q]:gend[q]], descending.
+    codes, cuts, params, levels : per slot: family code, cutoff, float parameter, relevance level.
+    vec, voff : per-slot vector parameters (utility, 11pt_avg) as a flat array + offsets.
+    cl, cv, coff : per-slot custom gains (level, gain) + offsets.
+    ol, og, ooff : per-slot levels sorted by gain, descending (ideal ranking order) + offsets.
+    compat : 10 or 9 (trec_eval version rules for recall-point rounding).
+    ndocs : collection size (trec_eval -N), used by utility.
+    out : float64[n_queries, n_slots], preallocated.
+    """
+    nq = offsets.shape[0] - 1
+    m = codes.shape[0]
+    for q in prange(nq):
+        s = offsets[q]
+        e = offsets[q + 1]
+        gs = gstart[q]
+        ge = gend[q]
+        for j in range(m):
+            out[q, j] = _one(codes[j], labels, s, e, grades, gs, ge, cuts[j], params[j],
+                             levels[j], vec, voff[j], voff[j + 1], cl, cv, coff[j], coff[j + 1],
+                             ol, og, ooff[j], ooff[j + 1], compat, ndocs)
