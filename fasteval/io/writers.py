@@ -1,0 +1,176 @@
+"""Writers: parquet, CSV/TSV, JSON records, JSON Lines and TREC text, always atomic.
+
+Every writer goes through :func:`fasteval.io.atomic.atomic_path`: the output
+appears complete under its name or not at all (an interrupted write leaves the
+old file, if any, untouched).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+from pathlib import Path
+
+import polars as pl
+
+from fasteval.errors import InputError, ParameterError
+from fasteval.io.atomic import atomic_path
+
+__all__ = ["write_table", "WRITE_FORMATS"]
+
+WRITE_FORMATS = ("parquet", "csv", "tsv", "json", "jsonl", "trec")
+_SUFFIX = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".trec": "trec",
+    ".run": "trec",
+    ".qrels": "trec",
+    ".txt": "trec",
+}
+
+
+def _format_for(path: Path, format: str | None) -> str:
+    if format is not None:
+        f = {"ndjson": "jsonl", "pq": "parquet"}.get(format.lower(), format.lower())
+        if f not in WRITE_FORMATS:
+            raise ParameterError("format", f"one of {WRITE_FORMATS}", format)
+        return f
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    suffix = Path(name).suffix
+    if suffix not in _SUFFIX:
+        raise ParameterError(
+            "format",
+            f"given, or a path ending in one of {sorted(_SUFFIX)} (optionally + '.gz')",
+            str(path),
+        )
+    return _SUFFIX[suffix]
+
+
+def _check_trec_ids(df: pl.DataFrame, col: str) -> None:
+    s = df.get_column(col)
+    if s.dtype != pl.String:
+        return
+    bad = s.str.contains(r"\s") | (s == "")
+    if col == "query_id":
+        bad = bad | s.str.starts_with("#")
+    if bad.any():
+        i = int(bad.arg_true()[0])
+        raise InputError(
+            f"{col} {s[i]!r} cannot be written as TREC text (ids must be non-empty, without "
+            "whitespace, and query ids must not start with '#')",
+            row=i,
+            column=col,
+        )
+
+
+def _trec_frame(df: pl.DataFrame) -> pl.DataFrame:
+    """The six (run) or four (qrels) TREC columns as a frame ready for CSV output."""
+    for col in ("query_id", "doc_id"):
+        if col not in df.columns:
+            raise InputError(f"TREC output needs a {col} column; the columns are {df.columns}", column=col)
+        _check_trec_ids(df, col)
+    if "score" in df.columns:
+        if "rank" in df.columns:
+            rank = pl.col("rank")
+        else:
+            # trec_eval's order: score descending, then doc id descending.
+            rank = (
+                pl.struct(pl.col("score"), pl.col("doc_id"))
+                .rank(method="ordinal", descending=True)
+                .over("query_id")
+            )
+        if "tag" in df.columns:
+            tag = pl.col("tag")
+        elif "run_id" in df.columns:
+            tag = pl.col("run_id")
+        else:
+            tag = pl.lit("fasteval")
+        return df.select(
+            pl.col("query_id"),
+            pl.lit("Q0").alias("iter"),
+            pl.col("doc_id"),
+            rank.cast(pl.Int64).alias("rank"),
+            pl.col("score"),
+            tag.cast(pl.String).alias("tag"),
+        )
+    if "relevance" in df.columns:
+        return df.select(pl.col("query_id"), pl.lit("0").alias("iter"), pl.col("doc_id"), pl.col("relevance"))
+    raise InputError(f"TREC output needs a score (run) or relevance (qrels) column; the columns are {df.columns}")
+
+
+def _write_text(df: pl.DataFrame, tmp: Path, gz: bool, fmt: str) -> None:
+    buf = io.BytesIO()
+    target: io.BytesIO | Path = buf if gz else tmp
+    if fmt == "trec":
+        _trec_frame(df).write_csv(target, separator=" ", include_header=False, quote_style="never")
+    elif fmt in ("csv", "tsv"):
+        df.write_csv(target, separator="," if fmt == "csv" else "\t")
+    elif fmt == "jsonl":
+        df.write_ndjson(target)
+    else:
+        df.write_json(target)
+    if gz:
+        with gzip.open(tmp, "wb") as fh:
+            fh.write(buf.getvalue())
+
+
+def write_table(
+    df: pl.DataFrame | pl.LazyFrame,
+    path: str | os.PathLike[str],
+    format: str | None = None,
+) -> Path:
+    """Write a table atomically as parquet, CSV, TSV, JSON (records), JSON Lines or TREC text.
+
+    Parameters
+    ----------
+    df
+        The table (a LazyFrame is collected).
+    path
+        Destination; its extension picks the format when ``format`` is None
+        (``.parquet``/``.pq``, ``.csv``, ``.tsv``, ``.json``, ``.jsonl``/``.ndjson``,
+        ``.trec``/``.run``/``.qrels``/``.txt``; a trailing ``.gz`` compresses text formats).
+    format
+        Override: ``"parquet"``, ``"csv"``, ``"tsv"``, ``"json"``, ``"jsonl"`` or ``"trec"``.
+        ``"trec"`` writes ``qid Q0 docno rank score tag`` when the table has a
+        ``score`` column (rank from a ``rank`` column, else by score descending then
+        doc id descending; tag from ``tag``, else ``run_id``, else ``fasteval``),
+        and ``qid 0 docno rel`` when it has ``relevance``.
+
+    Returns
+    -------
+    pathlib.Path
+        The written path.
+
+    Examples
+    --------
+    >>> import tempfile, os, polars as pl
+    >>> d = tempfile.mkdtemp()
+    >>> run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [1.0, 2.0]})
+    >>> p = write_table(run, os.path.join(d, "run.trec"))
+    >>> print(p.read_text(), end="")
+    q1 Q0 a 2 1.0 fasteval
+    q1 Q0 b 1 2.0 fasteval
+    """
+    if isinstance(df, pl.LazyFrame):
+        df = df.collect()
+    if not isinstance(df, pl.DataFrame):
+        raise ParameterError("df", "a polars DataFrame or LazyFrame", type(df).__name__)
+    target = Path(path)
+    fmt = _format_for(target, format)
+    gz = target.name.lower().endswith(".gz")
+    if fmt == "trec":
+        _trec_frame(df)  # validate before touching the file system
+    with atomic_path(target) as tmp:
+        if fmt == "parquet":
+            df.write_parquet(tmp)
+        else:
+            _write_text(df, tmp, gz, fmt)
+    return target
