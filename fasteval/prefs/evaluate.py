@@ -113,9 +113,21 @@ def _load_run(run) -> tuple[pl.DataFrame, str | None]:
 
 
 def _rank_run(
-    run: pl.DataFrame, topics: pl.Series, *, max_docs: int | None, complete: bool, tie_docno_desc: bool
+    run: pl.DataFrame,
+    topics: pl.Series,
+    *,
+    max_docs: int | None,
+    complete: bool,
+    tie_docno_desc: bool,
+    judged: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """Rank each judged topic's docs (score desc, then docno); keep the top ``max_docs``."""
+    """Rank each judged topic's docs (score desc, then docno); keep the top ``max_docs``.
+
+    With ``judged`` (distinct ``query_id, doc_id`` of the judgments) and no ``max_docs``,
+    unjudged run rows are dropped first: the ranks then count judged documents only,
+    which keeps their relative order, the only thing the measures use. Duplicate
+    detection then covers judged documents only.
+    """
     run = run.filter(pl.col("query_id").is_in(topics.implode()))
     present = set(run.get_column("query_id").unique().to_list())
     missing = [t for t in topics.to_list() if t not in present]
@@ -136,6 +148,9 @@ def _rank_run(
             schema={"query_id": pl.Utf8, "doc_id": pl.Utf8, "score": pl.Float64},
         )
         run = pl.concat([run, filler])
+    if max_docs is None and judged is not None:
+        # only the relative order of judged documents matters without a cutoff
+        run = run.join(judged, on=["query_id", "doc_id"], how="semi")
     nan = run.get_column("score").is_nan()
     if nan.any():
         raise InputError("score is NaN", source="run", row=int(nan.arg_true()[0]), column="score")
@@ -155,50 +170,86 @@ def _rank_run(
     return ranked.select("query_id", "doc_id", "rank")
 
 
-def _prepare(j: pl.DataFrame, ranked: pl.DataFrame):
-    """Docids per topic and the sorted flat judgment arrays."""
-    judged = j.select("query_id", "doc_id").unique().join(ranked, on=["query_id", "doc_id"], how="left")
-    ret = judged.filter(pl.col("rank").is_not_null()).sort(["query_id", "rank"])
-    ret = ret.with_columns(pl.int_range(0, pl.len(), dtype=pl.Int64).over("query_id").alias("docid"))
-    njr = ret.group_by("query_id").agg(pl.len().cast(pl.Int64).alias("njr"))
-    unret = judged.filter(pl.col("rank").is_null()).sort(["query_id", "doc_id"])
-    unret = unret.join(njr, on="query_id", how="left").with_columns(pl.col("njr").fill_null(0))
-    unret = unret.with_columns(
-        (pl.col("njr") + pl.int_range(0, pl.len(), dtype=pl.Int64).over("query_id")).alias("docid")
-    )
-    docids = pl.concat([ret.select("query_id", "doc_id", "docid"), unret.select("query_id", "doc_id", "docid")])
-    topics = j.get_column("query_id").unique().sort()
-    per_q = (
-        pl.DataFrame({"query_id": topics})
-        .join(docids.group_by("query_id").agg(pl.len().cast(pl.Int64).alias("nj")), on="query_id", how="left")
-        .join(njr, on="query_id", how="left")
-        .with_columns(pl.col("njr").fill_null(0), pl.col("nj").fill_null(0))
-        .sort("query_id")
-    )
-    rows = (
-        j.join(docids, on=["query_id", "doc_id"], how="left")
-        .with_columns(
-            pl.col("jg").rank("dense").cast(pl.Int64).alias("jg_code"),
-            pl.col("jsg").rank("dense").cast(pl.Int64).alias("jsg_code"),
-        )
-        .sort(["query_id", "jg", "jsg", "rel_level", "docid"], descending=[False, False, False, True, False])
-    )
-    counts = rows.group_by("query_id", maintain_order=True).agg(pl.len().alias("n"))
-    counts = per_q.select("query_id").join(counts, on="query_id", how="left").with_columns(pl.col("n").fill_null(0))
-    row_off = np.zeros(per_q.height + 1, dtype=np.int64)
-    np.cumsum(counts.get_column("n").to_numpy(), out=row_off[1:])
-    docid_map = docids.sort(["query_id", "docid"])
-    return per_q, rows, row_off, docid_map
+def _codes(*series: pl.Series) -> list[np.ndarray]:
+    """Dense integer codes (0-based) in byte-wise string order, shared across ``series``."""
+    allv = pl.concat([x.rename("v") for x in series])
+    codes = allv.rank("dense").cast(pl.Int64).to_numpy() - 1
+    out, start = [], 0
+    for x in series:
+        out.append(codes[start : start + x.len()])
+        start += x.len()
+    return out
 
 
-def _run_kernel(per_q: pl.DataFrame, rows: pl.DataFrame, row_off: np.ndarray, docid_map: pl.DataFrame):
-    nq = per_q.height
-    nj = per_q.get_column("nj").to_numpy().astype(np.int64)
-    njr = per_q.get_column("njr").to_numpy().astype(np.int64)
-    jg = rows.get_column("jg_code").to_numpy().astype(np.int64)
-    jsg = rows.get_column("jsg_code").to_numpy().astype(np.int64)
-    rel = rows.get_column("rel_level").to_numpy().astype(np.float64)
-    doc = rows.get_column("docid").to_numpy().astype(np.int64)
+def _group_index(keys_sorted: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """For group keys sorted ascending: (position inside its group, group sizes)."""
+    sizes = np.bincount(keys_sorted, minlength=n_groups).astype(np.int64)
+    starts = np.zeros(n_groups, dtype=np.int64)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    return np.arange(keys_sorted.size, dtype=np.int64) - starts[keys_sorted], sizes
+
+
+def _prepare(j: pl.DataFrame, ranked: pl.DataFrame) -> dict:
+    """Per-topic docids and the judgment rows as flat sorted arrays (numpy, integer keys).
+
+    Docids: retrieved judged docs 0..njr-1 in rank order, then unretrieved judged docs
+    njr..nj-1 in docno (strcmp) order. Rows are sorted by (topic, jg, jsg, rel_level
+    descending, docid).
+    """
+    qj, qr = _codes(j.get_column("query_id"), ranked.get_column("query_id"))
+    dj, dr = _codes(j.get_column("doc_id"), ranked.get_column("doc_id"))
+    (jg,) = _codes(j.get_column("jg"))
+    (jsg,) = _codes(j.get_column("jsg"))
+    qids = j.get_column("query_id").unique().sort().to_list()
+    nq = len(qids)
+    n_docs = int(max(dj.max(initial=-1), dr.max(initial=-1))) + 1
+    key_j = qj * n_docs + dj
+    key_r = qr * n_docs + dr
+    uniq, inv = np.unique(key_j, return_inverse=True)  # sorted by (topic, docno)
+    uq = uniq // n_docs
+    rank = np.full(uniq.size, -1, dtype=np.int64)
+    pos = np.searchsorted(uniq, key_r)
+    pos_ok = pos < uniq.size
+    hit = np.zeros(key_r.size, dtype=bool)
+    hit[pos_ok] = uniq[pos[pos_ok]] == key_r[pos_ok]
+    rank[pos[hit]] = ranked.get_column("rank").to_numpy()[hit]
+    ret = np.nonzero(rank >= 0)[0]
+    ret = ret[np.lexsort((rank[ret], uq[ret]))]
+    within, njr = _group_index(uq[ret], nq)
+    docid = np.empty(uniq.size, dtype=np.int64)
+    docid[ret] = within
+    unret = np.nonzero(rank < 0)[0]  # already in (topic, docno) order
+    within_u, nju = _group_index(uq[unret], nq)
+    docid[unret] = njr[uq[unret]] + within_u
+    nj = njr + nju
+    doc = docid[inv]
+    rel = j.get_column("rel_level").to_numpy().astype(np.float64)
+    order = np.lexsort((doc, -rel, jsg, jg, qj))
+    row_off = np.zeros(nq + 1, dtype=np.int64)
+    np.cumsum(np.bincount(qj, minlength=nq), out=row_off[1:])
+    return {
+        "qids": qids,
+        "nj": nj,
+        "njr": njr,
+        "jg": np.ascontiguousarray(jg[order]),
+        "jsg": np.ascontiguousarray(jsg[order]),
+        "rel": np.ascontiguousarray(rel[order]),
+        "doc": np.ascontiguousarray(doc[order]),
+        "row_off": row_off,
+        "doc_name": (lambda q, d, _o=order: _doc_name(j, qj, doc, q, d)),
+    }
+
+
+def _doc_name(j: pl.DataFrame, qj: np.ndarray, doc: np.ndarray, q: int, d: int) -> str:
+    hit = np.nonzero((qj == q) & (doc == d))[0]
+    return j.get_column("doc_id")[int(hit[0])] if hit.size else "?"
+
+
+def _run_kernel(prep: dict) -> np.ndarray:
+    nj = prep["nj"]
+    njr = prep["njr"]
+    jg, jsg, rel, doc, row_off = prep["jg"], prep["jsg"], prep["rel"], prep["doc"], prep["row_off"]
+    nq = nj.size
     out = np.zeros((nq, kernels.N_OUT), dtype=np.float64)
     status = np.zeros(nq, dtype=np.int64)
     errinfo = np.zeros((nq, 2), dtype=np.int64)
@@ -229,17 +280,19 @@ def _run_kernel(per_q: pl.DataFrame, rows: pl.DataFrame, row_off: np.ndarray, do
     bad = np.nonzero(status)[0]
     if bad.size:
         q = int(bad[0])
-        qid = per_q.get_column("query_id")[q]
-        names = docid_map.filter(pl.col("query_id") == qid).get_column("doc_id").to_list()
+        qid = prep["qids"][q]
         code = int(status[q])
-        d0 = names[int(errinfo[q, 0])] if int(errinfo[q, 0]) < len(names) else "?"
+        d0 = prep["doc_name"](q, int(errinfo[q, 0]))
         if code == kernels.ERR_DOC_TWO_LEVELS_EC:
             msg = f"topic {qid!r}: document {d0!r} has two different rel_levels in one judgment sub-group"
         elif code == kernels.ERR_ZERO_NONZERO:
             msg = f"topic {qid!r}: document {d0!r} has both rel_level 0 and a rel_level > 0 in one judgment group"
         else:
-            d1 = names[int(errinfo[q, 1])] if int(errinfo[q, 1]) < len(names) else "?"
-            msg = f"topic {qid!r}: inconsistent preferences in one judgment group ({d0!r} and {d1!r} each preferred to the other)"
+            d1 = prep["doc_name"](q, int(errinfo[q, 1]))
+            msg = (
+                f"topic {qid!r}: inconsistent preferences in one judgment group "
+                f"({d0!r} and {d1!r} each preferred to the other)"
+            )
         raise InputError(msg, source="judgments", column="rel_level")
     return out
 
@@ -318,10 +371,13 @@ def evaluate_prefs(
     if run_id is None:
         run_id = tag
     topics = j.get_column("query_id").unique().sort()
-    ranked = _rank_run(run_df, topics, max_docs=max_docs, complete=complete, tie_docno_desc=False)
-    per_q, rows, row_off, docid_map = _prepare(j, ranked)
-    values = _run_kernel(per_q, rows, row_off, docid_map)
-    qids = per_q.get_column("query_id").to_list()
+    judged = j.select("query_id", "doc_id").unique()
+    ranked = _rank_run(
+        run_df, topics, max_docs=max_docs, complete=complete, tie_docno_desc=False, judged=judged
+    )
+    prep = _prepare(j, ranked)
+    values = _run_kernel(prep)
+    qids = prep["qids"]
     col = {m: i for i, m in enumerate(PREFS_MEASURES)}
     chosen = [m for m in names if m in col]
     lines: list[tuple[str, str, float | int | str]] = []
