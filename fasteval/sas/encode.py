@@ -1,0 +1,280 @@
+"""Batched model calls: length-sorted batches, tokenization overlapped with the forward passes.
+
+Background threads tokenize upcoming batches (the Rust tokenizer releases the GIL) and pin their
+tensors, so the device receives the next batch while it computes the current one. Timings go
+into an :class:`EncodeStats`; on CUDA the forward time is measured with CUDA events (GPU time).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fasteval.sas.model import LoadedModel
+from fasteval.sas.progress import Progress
+
+
+@dataclass
+class EncodeStats:
+    """Counters and timings of one scoring job (seconds unless named otherwise)."""
+
+    n_rows: int = 0
+    n_pairs: int = 0
+    n_texts: int = 0
+    n_unique_texts: int = 0
+    n_unique_pairs: int = 0
+    n_encoded: int = 0
+    n_batches: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    forward_s: float = 0.0
+    tokenize_s: float = 0.0
+    encode_wall_s: float = 0.0
+    total_s: float = 0.0
+    device: str = ""
+    precision: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        """Plain dictionary (for JSON reports)."""
+        out = {k: v for k, v in self.__dict__.items() if k != "extra"}
+        out.update(self.extra)
+        return out
+
+
+def _texts_length_order(texts: list[str]) -> np.ndarray:
+    lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
+    return np.argsort(-lengths, kind="stable")
+
+
+def _to_device(features: dict[str, Any], device: str, non_blocking: bool) -> dict[str, Any]:
+    out = {}
+    for key, value in features.items():
+        if hasattr(value, "to"):
+            out[key] = value.to(device, non_blocking=non_blocking)
+        else:
+            out[key] = value
+    return out
+
+
+def _preprocess(model: Any, batch: list, pin: bool) -> dict[str, Any]:
+    prep = getattr(model, "preprocess", None) or model.tokenize
+    features = prep(batch)
+    if pin:
+        features = {k: (v.pin_memory() if hasattr(v, "pin_memory") else v) for k, v in features.items()}
+    return features
+
+
+def _prefetched(model: Any, items: list, batch_size: int, pin: bool, workers: int, depth: int):
+    """Yield (start, stop, features, tokenize_seconds) in order, tokenizing ahead in threads."""
+
+    def job(start: int) -> tuple[int, int, dict, float]:
+        t0 = time.perf_counter()
+        stop = min(start + batch_size, len(items))
+        features = _preprocess(model, items[start:stop], pin)
+        return start, stop, features, time.perf_counter() - t0
+
+    starts = list(range(0, len(items), batch_size))
+    if workers <= 0:
+        for start in starts:
+            yield job(start)
+        return
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fasteval-tok") as pool:
+        pending: deque = deque()
+        nxt = 0
+        while nxt < len(starts) and len(pending) < depth:
+            pending.append(pool.submit(job, starts[nxt]))
+            nxt += 1
+        while pending:
+            result = pending.popleft().result()
+            if nxt < len(starts):
+                pending.append(pool.submit(job, starts[nxt]))
+                nxt += 1
+            yield result
+
+
+def encode_texts(
+    loaded: LoadedModel,
+    texts: list[str],
+    *,
+    batch_size: int,
+    stats: EncodeStats | None = None,
+    progress: bool | None = None,
+    workers: int | None = None,
+    keep_on_device: bool = False,
+) -> Any:
+    """Embed ``texts`` (already unique) with a bi-encoder; return L2-normalized float32 vectors.
+
+    Texts are sorted by length (longest first) so each batch carries little padding; the rows
+    of the result follow the order of ``texts``.
+
+    Parameters
+    ----------
+    loaded : LoadedModel
+        A bi-encoder from :func:`fasteval.sas.model.load_model`.
+    texts : list of str
+        Texts to embed, each once.
+    batch_size : int
+        Texts per forward pass.
+    stats : EncodeStats, optional
+        Filled with batch counts and forward / tokenization times.
+    progress : bool, optional
+        Progress bar on stderr; default only when stderr is a terminal.
+    workers : int, optional
+        Tokenization threads running ahead of the model (default 1; 0 tokenizes inline).
+    keep_on_device : bool
+        Return a torch tensor on the model's device instead of a numpy array.
+
+    Returns
+    -------
+    numpy.ndarray or torch.Tensor
+        ``(len(texts), dim)`` float32, unit length.
+
+    Examples
+    --------
+    >>> from fasteval.sas.model import load_model
+    >>> vecs = encode_texts(load_model(device="cpu"), ["a cat", "a dog"], batch_size=8)  # doctest: +SKIP
+    >>> vecs.shape  # doctest: +SKIP
+    (2, 384)
+    """
+    import torch
+
+    stats = stats if stats is not None else EncodeStats()
+    model = loaded.model
+    device = loaded.device
+    dim = _embedding_dim(model)
+    cuda = device.startswith("cuda")
+    out = torch.empty((len(texts), dim), dtype=torch.float32, device=device if cuda else "cpu")
+    if not texts:
+        return out if keep_on_device else out.cpu().numpy()
+    order = _texts_length_order(texts)
+    items = [texts[i] for i in order]
+    order_t = torch.from_numpy(order)
+    if cuda:
+        order_t = order_t.to(device)
+    # one thread tokenizes ahead (the Rust tokenizer itself spreads each batch over the cores);
+    # a tokenizer object must not be used by two threads at once
+    workers = 1 if workers is None else workers
+    events: list[tuple[Any, Any]] = []
+    bar = Progress(len(items), "embedding", enabled=progress)
+    t_start = time.perf_counter()
+    model.eval()
+    with torch.inference_mode():
+        for start, stop, features, tok_s in _prefetched(model, items, batch_size, cuda, workers, 6):
+            stats.tokenize_s += tok_s
+            features = _to_device(features, device, cuda)
+            if cuda:
+                ev0 = torch.cuda.Event(enable_timing=True)
+                ev1 = torch.cuda.Event(enable_timing=True)
+                ev0.record()
+                emb = model(features)["sentence_embedding"]
+                ev1.record()
+                events.append((ev0, ev1))
+            else:
+                t0 = time.perf_counter()
+                emb = model(features)["sentence_embedding"]
+                stats.forward_s += time.perf_counter() - t0
+            out[order_t[start:stop]] = emb.float()
+            stats.n_batches += 1
+            bar.update(stop - start)
+    out = torch.nn.functional.normalize(out, p=2, dim=1)
+    if cuda:
+        torch.cuda.synchronize(device)
+        stats.forward_s += sum(a.elapsed_time(b) for a, b in events) / 1000.0
+    bar.close()
+    stats.n_encoded += len(texts)
+    stats.encode_wall_s += time.perf_counter() - t_start
+    return out if keep_on_device else out.cpu().numpy()
+
+
+def _embedding_dim(model: Any) -> int:
+    for name in ("get_embedding_dimension", "get_sentence_embedding_dimension"):
+        fn = getattr(model, name, None)
+        if fn is not None:
+            dim = fn()
+            if dim:
+                return int(dim)
+    probe = model.encode(["dimension probe"], convert_to_numpy=True)
+    return int(probe.shape[-1])
+
+
+def predict_pairs(
+    loaded: LoadedModel,
+    pairs: list[tuple[str, str]],
+    *,
+    batch_size: int,
+    stats: EncodeStats | None = None,
+    progress: bool | None = None,
+) -> np.ndarray:
+    """Score (prediction, gold) pairs, each once, with a cross-encoder; float32 in input order.
+
+    The cross-encoder's own activation (``predict``'s default) is applied; pairs are sorted by
+    length before batching.
+
+    Examples
+    --------
+    >>> from fasteval.sas.model import load_model
+    >>> predict_pairs(load_model("cross-model-dir"), [("a", "b")], batch_size=8)  # doctest: +SKIP
+    array([0.51], dtype=float32)
+    """
+    stats = stats if stats is not None else EncodeStats()
+    if not pairs:
+        return np.zeros(0, dtype=np.float32)
+    lengths = np.fromiter((len(a) + len(b) for a, b in pairs), dtype=np.int64, count=len(pairs))
+    order = np.argsort(-lengths, kind="stable")
+    ordered = [pairs[i] for i in order]
+    show = Progress.wanted(progress, len(pairs))
+    t0 = time.perf_counter()
+    scores = loaded.model.predict(
+        ordered, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=show
+    )
+    elapsed = time.perf_counter() - t0
+    stats.forward_s += elapsed
+    stats.encode_wall_s += elapsed
+    stats.n_batches += -(-len(pairs) // batch_size)
+    scores = np.asarray(scores, dtype=np.float32).reshape(len(pairs), -1)[:, 0]
+    out = np.empty(len(pairs), dtype=np.float32)
+    out[order] = scores
+    return out
+
+
+def encode_multi_process(
+    loaded: LoadedModel,
+    texts: list[str],
+    devices: list[str],
+    *,
+    batch_size: int,
+    stats: EncodeStats | None = None,
+) -> np.ndarray:
+    """Embed on several devices through sentence-transformers' multi-process pool.
+
+    Examples
+    --------
+    >>> encode_multi_process(lm, ["a", "b"], ["cuda:0", "cuda:1"], batch_size=1024)  # doctest: +SKIP
+    """
+    stats = stats if stats is not None else EncodeStats()
+    if not texts:
+        return np.zeros((0, _embedding_dim(loaded.model)), dtype=np.float32)
+    order = _texts_length_order(texts)
+    items = [texts[i] for i in order]
+    t0 = time.perf_counter()
+    pool = loaded.model.start_multi_process_pool(devices)
+    try:
+        emb = loaded.model.encode(
+            items, pool=pool, batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=True
+        )
+    finally:
+        loaded.model.stop_multi_process_pool(pool)
+    elapsed = time.perf_counter() - t0
+    stats.forward_s += elapsed
+    stats.encode_wall_s += elapsed
+    stats.n_encoded += len(texts)
+    out = np.empty_like(np.asarray(emb, dtype=np.float32))
+    out[order] = emb
+    return out
+

