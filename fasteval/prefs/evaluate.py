@@ -227,7 +227,14 @@ def _prepare(j: pl.DataFrame, ranked: pl.DataFrame) -> dict:
     order = np.lexsort((doc, -rel, jsg, jg, qj))
     row_off = np.zeros(nq + 1, dtype=np.int64)
     np.cumsum(np.bincount(qj, minlength=nq), out=row_off[1:])
+    # topics holding a judgment group with several sub-groups need a preference matrix
+    qs, jgs, jsgs = qj[order], jg[order], jsg[order]
+    same_group = np.zeros(order.size, dtype=bool)
+    same_group[1:] = (qs[1:] == qs[:-1]) & (jgs[1:] == jgs[:-1])
+    new_sub = same_group & np.r_[False, jsgs[1:] != jsgs[:-1]]
+    has_pa = np.bincount(qs[new_sub], minlength=nq) > 0
     return {
+        "has_pa": has_pa,
         "qids": qids,
         "nj": nj,
         "njr": njr,
@@ -259,22 +266,25 @@ def _run_kernel(prep: dict) -> np.ndarray:
     while start < nq:
         stop = start
         total = 0
-        while stop < nq and (stop == start or total + sq[stop] * 5 <= _CHUNK_BYTES):
-            total += sq[stop] * 5
+        need = sq * np.where(prep["has_pa"], 5, 4) + nj * 17
+        while stop < nq and (stop == start or total + need[stop] <= _CHUNK_BYTES):
+            total += need[stop]
             stop += 1
         sq_off = np.zeros(stop - start + 1, dtype=np.int64)
         np.cumsum(sq[start:stop], out=sq_off[1:])
+        pa_off = np.zeros(stop - start + 1, dtype=np.int64)
+        np.cumsum(np.where(prep["has_pa"][start:stop], sq[start:stop], 0), out=pa_off[1:])
         rel_off = np.zeros(stop - start + 1, dtype=np.int64)
         np.cumsum(nj[start:stop], out=rel_off[1:])
         pc_buf = np.empty(int(sq_off[-1]), dtype=np.int32)
-        pa_buf = np.empty(int(sq_off[-1]), dtype=np.uint8)
+        pa_buf = np.empty(int(pa_off[-1]), dtype=np.uint8)
         rel_buf = np.empty(int(rel_off[-1]), dtype=np.float64)
         mark_buf = np.zeros(int(rel_off[-1]), dtype=np.uint8)
         members_buf = np.empty(int(rel_off[-1]), dtype=np.int64)
         kernels.prefs_kernel(
             row_off[start : stop + 1], jg, jsg, rel, doc, nj[start:stop], njr[start:stop],
-            sq_off, rel_off, pc_buf, pa_buf, rel_buf, mark_buf, members_buf,
-            out[start:stop], status[start:stop], errinfo[start:stop],
+            sq_off, pa_off, rel_off, pc_buf, pa_buf, rel_buf, mark_buf, members_buf,
+            np.zeros((stop - start, 10), dtype=np.int64), out[start:stop], status[start:stop], errinfo[start:stop],
         )
         start = stop
     bad = np.nonzero(status)[0]

@@ -32,7 +32,6 @@ Output columns (trec_eval print order) are listed in ``fasteval.prefs.PREFS_MEAS
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit, prange
 
 N_OUT = 14
@@ -145,13 +144,16 @@ def _ec_rnonrel_ret(s, e, lstart, rel, doc, njr, num_rel_ret):
 
 @njit(cache=True, error_model="numpy")
 def _one_query(
-    rs, re_, jg, jsg, rel, doc, nj, njr, pc, pa, rel_arr, mark, members, out, errinfo
+    rs, re_, jg, jsg, rel, doc, nj, njr, pc, pa, rel_arr, mark, members, out, errinfo, cnt, tot
 ):
-    """Evaluate one query; returns a status code. ``out`` gets the 14 values."""
+    """Evaluate one query; returns a status code. ``out`` gets the 14 values.
+
+    ``cnt`` and ``tot`` are 5-long int64 scratch slices (per judgment group / per query).
+    """
     for x in range(nj * nj):
         pc[x] = 0
-    cnt = np.zeros(5, dtype=np.int64)
-    tot = np.zeros(5, dtype=np.int64)
+    for k in range(5):
+        tot[k] = 0
     sum_avg = 0.0
     sum_avg_ret = 0.0
     sum_avg_imp = 0.0
@@ -419,19 +421,22 @@ def _one_query(
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def prefs_kernel(
-    row_off, jg, jsg, rel, doc, nj, njr, sq_off, rel_off, pc_buf, pa_buf, rel_buf, mark_buf,
-    members_buf, out, status, errinfo,
+    row_off, jg, jsg, rel, doc, nj, njr, sq_off, pa_off, rel_off, pc_buf, pa_buf, rel_buf, mark_buf,
+    members_buf, scratch, out, status, errinfo,
 ):
     """Evaluate queries ``0..len(nj)-1``.
 
     ``sq_off[q]`` indexes query q's nj*nj slice of ``pc_buf`` (int32) and ``pa_buf`` (uint8);
     ``rel_off[q]`` its nj slice of ``rel_buf`` (float64), ``mark_buf`` (uint8, zeroed) and
-    ``members_buf`` (int64). Writes ``out[q, :14]``, ``status[q]`` and ``errinfo[q, :2]``.
+    ``members_buf`` (int64); ``pa_off[q]`` its slice of ``pa_buf`` (uint8; nj*nj for topics
+    with a multi-sub-group judgment group, else empty). ``scratch`` is int64 (nq, 10).
+    Writes ``out[q, :14]``, ``status[q]`` and ``errinfo[q, :2]``.
     """
     nq = nj.shape[0]
     for q in prange(nq):
         n = nj[q]
         a = sq_off[q]
+        c = pa_off[q]
         b = rel_off[q]
         status[q] = _one_query(
             row_off[q],
@@ -443,10 +448,12 @@ def prefs_kernel(
             n,
             njr[q],
             pc_buf[a : a + n * n],
-            pa_buf[a : a + n * n],
+            pa_buf[c : pa_off[q + 1]],
             rel_buf[b : b + n],
             mark_buf[b : b + n],
             members_buf[b : b + n],
             out[q],
             errinfo[q],
+            scratch[q, 0:5],
+            scratch[q, 5:10],
         )
