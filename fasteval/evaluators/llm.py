@@ -24,6 +24,7 @@ import types
 import typing
 from typing import Any
 
+from fasteval.evaluators.base import HaystackComponent, register_with_haystack, serialized_type
 from fasteval.judge.errors import ReplyParseError
 from fasteval.judge.parsing import binary_scores, make_parser, string_list
 
@@ -195,7 +196,7 @@ def _generator_from_dict(data: dict[str, Any]) -> Any:
     return cls(**data.get("init_parameters", {}))
 
 
-class LLMEvaluator:
+class LLMEvaluator(HaystackComponent):
     """Judge inputs with an LLM from instructions and few-shot examples (Haystack-compatible).
 
     Parameters
@@ -243,6 +244,12 @@ class LLMEvaluator:
     >>> evaluator.run(predicted_answers=["Football is popular.", "What the hell?"])["results"]
     [{'score': 0}, {'score': 1}]
     """
+
+    _output_types: typing.ClassVar[dict[str, Any]] = {
+        "results": list[dict[str, Any]],
+        "meta": typing.Optional[list[dict[str, Any]]],  # noqa: UP045
+    }
+    __haystack_supports_async__ = True
 
     def __init__(
         self,
@@ -459,8 +466,18 @@ class LLMEvaluator:
         report = await judge_prompts_async(self._chat_generator, prompts, self._parse, **self._options())
         return self._collect(report)
 
-    # -- serialization ------------------------------------------------------------------
+    # -- serialization and Haystack sockets ----------------------------------------------
     def _init_parameters(self) -> dict[str, Any]:
+        params = self._own_parameters()
+        params.update(
+            chat_generator=_generator_to_dict(self._chat_generator),
+            max_concurrency=self.max_concurrency,
+            cache_dir=self.cache_dir,
+            corrective_retry=self.corrective_retry,
+        )
+        return params
+
+    def _own_parameters(self) -> dict[str, Any]:
         return {
             "instructions": self.instructions,
             "inputs": [[name, _type_to_str(tp)] for name, tp in self.inputs],
@@ -477,30 +494,40 @@ class LLMEvaluator:
         --------
         >>> ev = FaithfulnessEvaluator(progress_bar=False, max_concurrency=4)
         >>> data = ev.to_dict()
-        >>> data["type"].rsplit(".", 1)[-1], data["init_parameters"]["chat_generator"]["init_parameters"]["model"]
-        ('FaithfulnessEvaluator', 'gpt-5-mini')
+        >>> data["type"], data["init_parameters"]["chat_generator"]["init_parameters"]["model"]
+        ('fasteval.evaluators.haystack.FaithfulnessEvaluator', 'gpt-5-mini')
         >>> FaithfulnessEvaluator.from_dict(data).max_concurrency
         4
         """
-        params = self._init_parameters()
-        params.update(
-            chat_generator=_generator_to_dict(self._chat_generator),
-            max_concurrency=self.max_concurrency,
-            cache_dir=self.cache_dir,
-            corrective_retry=self.corrective_retry,
-        )
-        return {"type": f"{type(self).__module__}.{type(self).__qualname__}", "init_parameters": params}
+        return {"type": serialized_type(type(self)), "init_parameters": self._init_parameters()}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LLMEvaluator:
-        """Rebuild an evaluator from :meth:`to_dict` output."""
-        params = dict(data.get("init_parameters", {}))
-        if "inputs" in params:
-            params["inputs"] = [(name, _type_from_str(tp) if isinstance(tp, str) else tp)
-                                for name, tp in params["inputs"]]
-        if params.get("chat_generator"):
-            params["chat_generator"] = _generator_from_dict(params["chat_generator"])
-        return cls(**params)
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        """Rebuild an evaluator from :meth:`to_dict` output (chat generator included)."""
+        if isinstance(data, dict) and isinstance(data.get("init_parameters"), dict):
+            params = dict(data["init_parameters"])
+            if "inputs" in params:
+                params["inputs"] = [(name, _type_from_str(tp) if isinstance(tp, str) else tp)
+                                    for name, tp in params["inputs"]]
+            if isinstance(params.get("chat_generator"), dict):
+                params["chat_generator"] = _generator_from_dict(params["chat_generator"])
+            data = {**data, "init_parameters": params}
+        return super().from_dict(data)
+
+    def _build_haystack_sockets(self) -> None:
+        # Input sockets come from the instance's ``inputs`` (run takes **inputs), as in Haystack.
+        from haystack.core.component.sockets import Sockets
+        from haystack.core.component.types import InputSocket, OutputSocket
+
+        register_with_haystack(type(self))
+        ins = {name: InputSocket(name=name, type=tp) for name, tp in self.inputs}
+        outs = {name: OutputSocket(name=name, type=tp) for name, tp in self._output_types.items()}
+        self.__dict__["__haystack_input__"] = Sockets(self, ins, InputSocket)
+        self.__dict__["__haystack_output__"] = Sockets(self, outs, OutputSocket)
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(outputs={self.outputs!r}, chat_generator={self._chat_generator!r}, "
+                f"max_concurrency={self.max_concurrency}, cache_dir={self.cache_dir!r})")
 
 
 def _excluded_mean(scores: list[float]) -> float:
@@ -539,6 +566,13 @@ class FaithfulnessEvaluator(LLMEvaluator):
     >>> out["score"], out["individual_scores"], out["results"][0]["status"]
     (0.5, [0.5], 'evaluated')
     """
+
+    _output_types: typing.ClassVar[dict[str, Any]] = {
+        "individual_scores": list[float],
+        "score": float,
+        "results": list[dict[str, Any]],
+        "meta": typing.Optional[list[dict[str, Any]]],  # noqa: UP045
+    }
 
     def __init__(
         self,
@@ -598,7 +632,7 @@ class FaithfulnessEvaluator(LLMEvaluator):
         result["individual_scores"] = scores
         return result
 
-    def _init_parameters(self) -> dict[str, Any]:
+    def _own_parameters(self) -> dict[str, Any]:
         return {"examples": self.examples, "progress_bar": self.progress_bar, "raise_on_failure": self.raise_on_failure}
 
 
@@ -629,6 +663,13 @@ class ContextRelevanceEvaluator(LLMEvaluator):
     >>> out["individual_scores"], out["score"]
     ([1.0, 0.0], 0.5)
     """
+
+    _output_types: typing.ClassVar[dict[str, Any]] = {
+        "individual_scores": list[float],
+        "score": float,
+        "results": list[dict[str, Any]],
+        "meta": typing.Optional[list[dict[str, Any]]],  # noqa: UP045
+    }
 
     def __init__(
         self,
@@ -678,7 +719,7 @@ class ContextRelevanceEvaluator(LLMEvaluator):
         result["individual_scores"] = scores
         return result
 
-    def _init_parameters(self) -> dict[str, Any]:
+    def _own_parameters(self) -> dict[str, Any]:
         return {"examples": self.examples, "progress_bar": self.progress_bar, "raise_on_failure": self.raise_on_failure}
 
 

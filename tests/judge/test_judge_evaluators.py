@@ -441,3 +441,22 @@ def test_haystack_generator_serialization():
     ev = ContextRelevanceEvaluator(chat_generator=cls(), progress_bar=False)
     back = ContextRelevanceEvaluator.from_dict(ev.to_dict())
     assert type(back._chat_generator) is cls
+
+
+def test_inside_a_haystack_pipeline(fake_openai):
+    cls = scripted_haystack_generator()
+    from haystack import Pipeline
+
+    pipe = Pipeline()
+    pipe.add_component("faithfulness", FaithfulnessEvaluator(chat_generator=cls(), progress_bar=False))
+    out = pipe.run({"faithfulness": faithfulness_inputs([("plain", "10"), ("plain", "1")])})
+    assert out["faithfulness"]["individual_scores"] == [0.5, 1.0]
+    assert out["faithfulness"]["score"] == 0.75
+
+    server = fake_openai(relevance_responder)
+    pipe = Pipeline()
+    pipe.add_component("relevance", ContextRelevanceEvaluator(chat_generator=client(server), progress_bar=False))
+    loaded = Pipeline.loads(pipe.dumps(), allowed_modules=["fasteval"])
+    out = loaded.run({"relevance": {"questions": ["a", "b"], "contexts": [["alpha"], ["zzz"]]}})
+    assert out["relevance"]["individual_scores"] == [1.0, 0.0]
+    assert server.count == 2
