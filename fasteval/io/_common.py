@@ -58,6 +58,7 @@ def find_column(
     *,
     source: str,
     required: bool,
+    taken: frozenset[str] = frozenset(),
 ) -> str | None:
     """Return the input column to use for ``canonical`` (explicit name or first alias present).
 
@@ -75,9 +76,10 @@ def find_column(
                 column=explicit,
             )
         return explicit
-    lower = {c.lower(): c for c in reversed(list(columns))}
+    free = [c for c in columns if c not in taken]
+    lower = {c.lower(): c for c in reversed(free)}
     for alias in ALIASES[canonical]:
-        if alias in columns:
+        if alias in free:
             return alias
         if alias in lower:
             return lower[alias]
@@ -104,17 +106,17 @@ def resolve_columns(
     Returns ``{canonical: input_name}`` for every column present.
     """
     mapping: dict[str, str] = {}
-    taken: set[str] = set()
+    taken: set[str] = {v for v in explicit.values() if v is not None}
     required = ["query_id", "doc_id", value_column(kind)]
     optional = ["rank", "run_id", "tag"] if kind == "run" else []
     for canonical in required + optional:
-        cands = [c for c in columns if c not in taken]
         name = find_column(
-            cands if explicit.get(canonical) is None else columns,
+            columns,
             canonical,
             explicit.get(canonical),
             source=source,
             required=canonical in required,
+            taken=frozenset(taken - {explicit.get(canonical)}),
         )
         if name is not None:
             mapping[canonical] = name
