@@ -262,11 +262,11 @@ def _run_kernel(prep: dict) -> np.ndarray:
     errinfo = np.zeros((nq, 2), dtype=np.int64)
     sq = nj * nj
     # chunks of topics whose dense nj x nj matrices fit the memory budget
+    need = sq * np.where(prep["has_pa"], 5, 4) + nj * 17
     start = 0
     while start < nq:
         stop = start
         total = 0
-        need = sq * np.where(prep["has_pa"], 5, 4) + nj * 17
         while stop < nq and (stop == start or total + need[stop] <= _CHUNK_BYTES):
             total += need[stop]
             stop += 1
@@ -371,7 +371,7 @@ def evaluate_prefs(
     >>> r = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["b", "a"], "score": [2.0, 1.0]})
     >>> res = evaluate_prefs(j, r, measures=["prefs_simp", "prefs_num_prefs_ful"], per_query=False)
     >>> res  # a>b fails, a>c and b>c are fulfilled (c is not retrieved: implied)
-    [('num_q', 'all', 1), ('prefs_num_prefs_ful', 'all', 2), ('prefs_simp', 'all', 0.6666666666666666)]
+    [('prefs_num_prefs_ful', 'all', 2), ('prefs_simp', 'all', 0.6666666666666666)]
     """
     if max_docs is not None and (not isinstance(max_docs, (int, np.integer)) or max_docs < 0):
         raise ParameterError("max_docs", "a non-negative integer", max_docs)

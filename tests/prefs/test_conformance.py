@@ -65,3 +65,15 @@ def test_qrels_prefs_tie_order_is_docno_ascending():
                            measures=["prefs_num_prefs_ful_ret"])
     got = {q: v for m, q, v in lines if m == "prefs_num_prefs_ful_ret"}
     assert got == {"301": 7339, "302": 9031, "303": 1494, "all": 17864}
+
+
+def test_small_memory_chunks_give_same_output(monkeypatch):
+    import fasteval.prefs.evaluate as ev
+
+    monkeypatch.setattr(ev, "_CHUNK_BYTES", 1)  # one topic per kernel call
+    for judg, run, exp, mode in [
+        ("prefs.test", "prefs.results.test", "out.test.prefs", "prefs"),
+        ("qrels.test", "results.test", "out.test.qrels_prefs", "qrels_prefs"),
+    ]:
+        lines = evaluate_prefs(CONF / judg, CONF / run, mode=mode, measures=["all_prefs"])
+        assert format_trec_lines(lines) == (CONF / exp).read_text()
