@@ -29,7 +29,11 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(2, "No such file or directory", str(p))
-    suffix = "".join(p.suffixes[-2:]).lower() if p.suffix.lower() in {".gz", ".zst"} else p.suffix.lower()
+    suffix = (
+        "".join(p.suffixes[-2:]).lower()
+        if p.suffix.lower() in {".gz", ".zst"}
+        else p.suffix.lower()
+    )
     if suffix in {".parquet", ".pq"}:
         return pl.read_parquet(p)
     if suffix in {".csv", ".csv.gz"}:
@@ -88,11 +92,16 @@ def _normalize(df: pl.DataFrame, source: str, run_name: str | None) -> pl.DataFr
                     column=c,
                 )
         long = df.unpivot(
-            index=["run_id", "query_id"], on=measure_cols, variable_name="measure", value_name="value"
+            index=["run_id", "query_id"],
+            on=measure_cols,
+            variable_name="measure",
+            value_name="value",
         )
     value_dtype = long.schema["value"]
     if not (value_dtype.is_numeric() or value_dtype == pl.Null):
-        raise InputError(f"values have type {value_dtype}, expected numbers", source=source, column="value")
+        raise InputError(
+            f"values have type {value_dtype}, expected numbers", source=source, column="value"
+        )
     qdt = long.schema["query_id"]
     qcast = pl.col("query_id").cast(pl.Int64 if qdt.is_integer() else pl.Utf8)
     return long.select(

@@ -135,7 +135,9 @@ class Comparison:
 
         return render(self, format, **options)
 
-    def write(self, path: str | os.PathLike[str], format: str | None = None, **options: Any) -> None:
+    def write(
+        self, path: str | os.PathLike[str], format: str | None = None, **options: Any
+    ) -> None:
         """Write the report atomically; the format follows the suffix unless given.
 
         ``.csv`` / ``.parquet`` hold the long table of tests joined with effects;
@@ -268,7 +270,11 @@ def compare(
         raise ParameterError("alpha", "a number between 0 and 1", alpha)
     if not (isinstance(ci, (int, float)) and 0 < ci < 1):
         raise ParameterError("ci", "a number between 0 and 1", ci)
-    if not isinstance(n_resamples, (int, np.integer)) or isinstance(n_resamples, bool) or n_resamples < 1:
+    if (
+        not isinstance(n_resamples, (int, np.integer))
+        or isinstance(n_resamples, bool)
+        or n_resamples < 1
+    ):
         raise ParameterError("n_resamples", "a positive integer", n_resamples)
     if missing not in ("drop", "zero"):
         raise ParameterError("missing", "'drop' or 'zero'", missing)
@@ -303,7 +309,7 @@ def compare(
     for m in measure_list:
         pm = pair(long, systems, m, missing)
         if pm.scores.shape[1] == 0:
-            absent = [s for s, k in zip(systems, pm.n_present) if k == 0]
+            absent = [s for s, k in zip(systems, pm.n_present, strict=False) if k == 0]
             raise InputError(
                 f"measure {m!r}: no query has a value for every run"
                 + (f" (no values at all for {absent})" if absent else "")
@@ -408,13 +414,40 @@ def compare(
     names = np.array(systems, dtype=object)
     run_col = names[pi].tolist()
     vs_col = names[pj].tolist()
-    eff_rows: dict[str, list] = {k: [] for k in (
-        "measure", "run_id", "versus", "n_queries", "mean_run", "mean_versus", "mean_diff",
-        "ci_low", "ci_high", "cohens_d", "wins", "ties", "losses")}
-    test_rows: dict[str, list] = {k: [] for k in (
-        "measure", "run_id", "versus", "test", "statistic", "p_value", "p_adjusted", "significant")}
-    mean_rows: dict[str, list] = {k: [] for k in (
-        "run_id", "measure", "mean", "n_used", "n_present", "n_missing")}
+    eff_rows: dict[str, list] = {
+        k: []
+        for k in (
+            "measure",
+            "run_id",
+            "versus",
+            "n_queries",
+            "mean_run",
+            "mean_versus",
+            "mean_diff",
+            "ci_low",
+            "ci_high",
+            "cohens_d",
+            "wins",
+            "ties",
+            "losses",
+        )
+    }
+    test_rows: dict[str, list] = {
+        k: []
+        for k in (
+            "measure",
+            "run_id",
+            "versus",
+            "test",
+            "statistic",
+            "p_value",
+            "p_adjusted",
+            "significant",
+        )
+    }
+    mean_rows: dict[str, list] = {
+        k: [] for k in ("run_id", "measure", "mean", "n_used", "n_present", "n_missing")
+    }
     for m in measure_list:
         pm = paired[m]
         X = pm.scores
@@ -461,9 +494,15 @@ def compare(
 
     def frame(rows: dict[str, list]) -> pl.DataFrame:
         schema = {
-            k: (pl.Utf8 if k in ("measure", "run_id", "versus", "test")
-                else pl.Int64 if k in int_cols
-                else pl.Boolean if k == "significant" else pl.Float64)
+            k: (
+                pl.Utf8
+                if k in ("measure", "run_id", "versus", "test")
+                else pl.Int64
+                if k in int_cols
+                else pl.Boolean
+                if k == "significant"
+                else pl.Float64
+            )
             for k in rows
         }
         return pl.DataFrame(rows, schema=schema)

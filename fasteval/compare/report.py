@@ -1,0 +1,318 @@
+"""Render a :class:`~fasteval.compare.Comparison` as a paper-style table.
+
+Rows are runs, columns are measures, cells are means over the paired queries. Marks come
+from the comparison's ``mark_test`` (adjusted p-values against ``alpha``):
+
+* ``marks="letters"``: each run gets a letter (a, b, c, ...); a cell carries the letters of
+  the runs it is significantly better than.
+* ``marks="dagger"`` (needs a baseline): ``†`` significantly better than the baseline,
+  ``‡`` significantly worse.
+* ``marks="none"``.
+
+The best mean per column is bold (``*`` after the value in plain text).
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from fasteval.errors import ParameterError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fasteval.compare.core import Comparison
+
+FORMATS = ("text", "markdown", "latex", "html", "csv", "parquet")
+_SUFFIX = {
+    ".txt": "text",
+    ".md": "markdown",
+    ".tex": "latex",
+    ".html": "html",
+    ".htm": "html",
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+_CORRECTION_LABEL = {
+    "holm": "Holm",
+    "bonferroni": "Bonferroni",
+    "bh": "Benjamini-Hochberg",
+    "none": "no",
+}
+
+
+def _letter(i: int) -> str:
+    s = ""
+    i += 1
+    while i:
+        i, r = divmod(i - 1, 26)
+        s = chr(ord("a") + r) + s
+    return s
+
+
+def cells(cmp: Comparison, marks: str | None = None, digits: int = 4) -> dict:
+    """The table as plain data: row labels, column names, and per cell value/best/marks.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from fasteval.compare import compare
+    >>> r = {"a": pl.DataFrame({"query_id": list(range(8)), "map": [0.9] * 8}),
+    ...      "b": pl.DataFrame({"query_id": list(range(8)), "map": [0.1] * 8})}
+    >>> c = cells(compare(r, tests="randomization"))
+    >>> c["rows"], c["grid"][0][0], c["grid"][1][0]
+    (['a', 'b'], ('0.9000', True, 'b'), ('0.1000', False, ''))
+    """
+    if marks is None:
+        marks = "dagger" if cmp.baseline is not None else "letters"
+    if marks not in ("letters", "dagger", "none"):
+        raise ParameterError("marks", "'letters', 'dagger' or 'none'", marks)
+    if marks == "dagger" and cmp.baseline is None:
+        raise ParameterError("marks", "'letters' or 'none' without a baseline", marks)
+    if not isinstance(digits, int) or digits < 0:
+        raise ParameterError("digits", "a non-negative integer", digits)
+    letters = {s: _letter(i) for i, s in enumerate(cmp.systems)}
+    means = {(r["run_id"], r["measure"]): r["mean"] for r in cmp.means.iter_rows(named=True)}
+    sig = cmp.tests.filter((pl.col("test") == cmp.mark_test) & pl.col("significant"))
+    sig = sig.join(
+        cmp.effects.select("measure", "run_id", "versus", "mean_diff"),
+        on=["measure", "run_id", "versus"],
+        how="left",
+    )
+    better: dict[tuple[str, str], set[str]] = {}
+    for r in sig.iter_rows(named=True):
+        if r["mean_diff"] > 0:
+            better.setdefault((r["run_id"], r["measure"]), set()).add(r["versus"])
+        elif r["mean_diff"] < 0:
+            better.setdefault((r["versus"], r["measure"]), set()).add(r["run_id"])
+    grid = []
+    for s in cmp.systems:
+        row = []
+        for m in cmp.measures:
+            v = means[(s, m)]
+            best = v == max(means[(t, m)] for t in cmp.systems)
+            beats = better.get((s, m), set())
+            if marks == "letters":
+                mk = "".join(letters[t] for t in cmp.systems if t in beats)
+            elif marks == "dagger" and s != cmp.baseline:
+                if cmp.baseline in beats:
+                    mk = "†"
+                elif s in better.get((cmp.baseline, m), set()):
+                    mk = "‡"
+                else:
+                    mk = ""
+            else:
+                mk = ""
+            row.append((f"{v:.{digits}f}", best, mk))
+        grid.append(row)
+    labels = [f"{s} ({letters[s]})" if marks == "letters" else s for s in cmp.systems]
+    return {
+        "rows": list(cmp.systems),
+        "labels": labels,
+        "columns": list(cmp.measures),
+        "grid": grid,
+        "marks": marks,
+        "notes": _notes(cmp, marks),
+    }
+
+
+def _notes(cmp: Comparison, marks: str) -> list[str]:
+    from fasteval.compare.core import TEST_LABELS
+
+    corr = "" if cmp.mark_test == "tukey" else f", {_CORRECTION_LABEL[cmp.correction]} correction"
+    how = f"{TEST_LABELS[cmp.mark_test]}{corr}, alpha = {cmp.alpha:g}"
+    notes = []
+    if marks == "letters":
+        notes.append(
+            f"Superscript letters: significantly better than the run with that letter ({how})."
+        )
+    elif marks == "dagger":
+        notes.append(
+            f"† / ‡: significantly better / worse than the baseline {cmp.baseline} ({how})."
+        )
+    notes.append("Best mean per column in bold.")
+    used = cmp.means.group_by("measure", maintain_order=True).agg(pl.col("n_used").first())
+    counts = sorted(set(used["n_used"].to_list()))
+    paired = (
+        f"{counts[0]} queries paired"
+        if len(counts) == 1
+        else "queries paired per measure: " + ", ".join(f"{m} {n}" for m, n in used.iter_rows())
+    )
+    miss = cmp.means.group_by("run_id", maintain_order=True).agg(pl.col("n_missing").max())
+    missing_txt = ", ".join(f"{r} {k}" for r, k in miss.iter_rows())
+    verb = "scored 0" if cmp.missing == "zero" else "dropped"
+    notes.append(f"{paired}; missing queries per run ({verb}): {missing_txt}.")
+    return notes
+
+
+def _text(c: dict) -> str:
+    header = ["run", *c["columns"]]
+    body = []
+    for label, row in zip(c["labels"], c["grid"], strict=False):
+        out = [label]
+        for v, best, mk in row:
+            sup = mk if c["marks"] == "dagger" else f"^{mk}" if mk else ""
+            out.append(v + ("*" if best else "") + sup)
+        body.append(out)
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+
+    def line(r: list[str]) -> str:
+        return "  ".join(
+            (x.ljust(w) if i == 0 else x.rjust(w))
+            for i, (x, w) in enumerate(zip(r, widths, strict=False))
+        ).rstrip()
+
+    rule = "-" * len(line(header))
+    notes = [n.replace("in bold", "marked *") for n in c["notes"]]
+    return "\n".join([line(header), rule, *map(line, body), rule, *notes]) + "\n"
+
+
+def _md_escape(s: str) -> str:
+    return s.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*")
+
+
+def _markdown(c: dict) -> str:
+    lines = [
+        "| " + " | ".join(["run", *map(_md_escape, c["columns"])]) + " |",
+        "|" + "|".join([":---", *["---:"] * len(c["columns"])]) + "|",
+    ]
+    for label, row in zip(c["labels"], c["grid"], strict=False):
+        out = [_md_escape(label)]
+        for v, best, mk in row:
+            out.append((f"**{v}**" if best else v) + (f"<sup>{mk}</sup>" if mk else ""))
+        lines.append("| " + " | ".join(out) + " |")
+    return "\n".join(lines) + "\n\n" + "\n".join(c["notes"]) + "\n"
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def latex_escape(s: str) -> str:
+    r"""Escape LaTeX's special characters.
+
+    Examples
+    --------
+    >>> latex_escape("ndcg_cut_10 & P@5")
+    'ndcg\\_cut\\_10 \\& P@5'
+    """
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in s)
+
+
+def _latex(c: dict) -> str:
+    dag, ddag = "$\\dagger$", "$\\ddagger$"
+    lines = ["% " + latex_escape(n).replace("†", dag).replace("‡", ddag) for n in c["notes"]]
+    lines.append("\\begin{tabular}{l" + "r" * len(c["columns"]) + "}")
+    lines.append("\\toprule")
+    lines.append(" & ".join(["Run", *map(latex_escape, c["columns"])]) + " \\\\")
+    lines.append("\\midrule")
+    for label, row in zip(c["labels"], c["grid"], strict=False):
+        out = [latex_escape(label)]
+        for v, best, mk in row:
+            cell = f"\\textbf{{{v}}}" if best else v
+            if mk:
+                mk_tex = mk.replace("†", "\\dagger").replace("‡", "\\ddagger")
+                cell += f"$^{{{mk_tex}}}$"
+            out.append(cell)
+        lines.append(" & ".join(out) + " \\\\")
+    lines.append("\\bottomrule")
+    lines.append("\\end{tabular}")
+    return "\n".join(lines) + "\n"
+
+
+def _html(c: dict) -> str:
+    e = html.escape
+    head = "".join(f"<th>{e(x)}</th>" for x in ["run", *c["columns"]])
+    rows = []
+    for label, row in zip(c["labels"], c["grid"], strict=False):
+        tds = [f"<th>{e(label)}</th>"]
+        for v, best, mk in row:
+            cell = f"<b>{v}</b>" if best else v
+            if mk:
+                cell += f"<sup>{e(mk)}</sup>"
+            tds.append(f'<td style="text-align:right">{cell}</td>')
+        rows.append("<tr>" + "".join(tds) + "</tr>")
+    notes = "".join(f"<p>{e(n)}</p>" for n in c["notes"])
+    return (
+        '<table class="fasteval-compare">\n<thead><tr>'
+        + head
+        + "</tr></thead>\n<tbody>\n"
+        + "\n".join(rows)
+        + "\n</tbody>\n</table>\n"
+        + notes
+        + "\n"
+    )
+
+
+def render(
+    cmp: Comparison, format: str = "text", *, marks: str | None = None, digits: int = 4
+) -> str:
+    """Render the means table as ``text``, ``markdown``, ``latex`` (booktabs) or ``html``.
+
+    ``csv`` / ``parquet`` are files: use :func:`write`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from fasteval.compare import compare
+    >>> r = {"a": pl.DataFrame({"query_id": [1, 2], "P_5": [0.2, 0.4]}),
+    ...      "b": pl.DataFrame({"query_id": [1, 2], "P_5": [0.2, 0.2]})}
+    >>> print(render(compare(r, baseline="b", tests="t"), "latex").splitlines()[-4])
+    a & \\textbf{0.3000} \\\\
+    """
+    fmt = format.lower()
+    c = cells(cmp, marks, digits)
+    if fmt == "text":
+        return _text(c)
+    if fmt in ("markdown", "md"):
+        return _markdown(c)
+    if fmt in ("latex", "tex"):
+        return _latex(c)
+    if fmt == "html":
+        return _html(c)
+    raise ParameterError("format", "one of text, markdown, latex, html", format)
+
+
+def write(
+    cmp: Comparison,
+    path: str | os.PathLike[str],
+    format: str | None = None,
+    **options: object,
+) -> None:
+    """Write a report atomically (format from ``format`` or the file suffix).
+
+    ``csv`` and ``parquet`` hold :meth:`Comparison.to_frame` (tests joined with effects);
+    the other formats hold :func:`render`'s output.
+    """
+    from fasteval.io.atomic import atomic_path
+
+    fmt = (format or _SUFFIX.get(Path(path).suffix.lower(), "")).lower()
+    if fmt == "md":
+        fmt = "markdown"
+    if fmt == "tex":
+        fmt = "latex"
+    if fmt not in FORMATS:
+        raise ParameterError(
+            "format", f"one of {', '.join(FORMATS)} (or a known file suffix)", format or str(path)
+        )
+    with atomic_path(path) as tmp:
+        if fmt == "csv":
+            cmp.to_frame().write_csv(tmp)
+        elif fmt == "parquet":
+            cmp.to_frame().write_parquet(tmp)
+        else:
+            tmp.write_text(render(cmp, fmt, **options), encoding="utf-8")
