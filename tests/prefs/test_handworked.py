@@ -223,3 +223,27 @@ def test_qrels_prefs_from_frame_and_file(tmp_path):
     v = per_topic(from_file, "q")
     # ranking c, a, b: a>b ok, a>c no, b>c no
     assert v["prefs_num_prefs_ful_ret"] == 1 and v["prefs_num_prefs_poss"] == 3
+
+
+def test_partial_order_rnonrel_recount():
+    # One judgment group, two sub-groups: s1 a(1) b(0) c(0); s2 a(1) d(0) e(1).
+    # Preferences: a>b, a>c, a>d, e>d.  Run: b, a, c  ->  docids b0 a1 c2 | d3 e4 (unretrieved).
+    rows = [("q", "u", "s1", "a", 1), ("q", "u", "s1", "b", 0), ("q", "u", "s1", "c", 0),
+            ("q", "u", "s2", "a", 1), ("q", "u", "s2", "d", 0), ("q", "u", "s2", "e", 1)]
+    v = per_topic(evaluate_prefs(J(rows), R([("q", "b", 3), ("q", "a", 2), ("q", "c", 1)])), "q")
+    assert v["prefs_num_prefs_poss"] == 4 and v["prefs_num_prefs_ful"] == 2
+    assert v["prefs_simp_ret"] == pytest.approx(1 / 2) and v["prefs_simp_imp"] == pytest.approx(2 / 3)
+    # R=2 < N=3: nonrelevant docs from the 3rd one in docid order (d) are dropped:
+    # a>b (violated), a>c (fulfilled) remain -> 1/2.
+    assert v["prefs_avgjg_Rnonrel"] == pytest.approx(1 / 2)
+    # retrieved: R=1 < N=2; trec_eval looks for the (num_rel + 1) = 3rd retrieved nonrel doc
+    # (none), so nothing is dropped: a>b violated, a>c fulfilled -> 1/2 (not 0).
+    assert v["prefs_avgjg_Rnonrel_ret"] == pytest.approx(1 / 2)
+
+
+def test_repeated_line_in_one_subgroup_counts_twice():
+    # trec_eval keeps both copies of a repeated (doc, rel_level) line in an equivalence class
+    rows = [("q", "u", "s", "a", 1), ("q", "u", "s", "a", 1), ("q", "u", "s", "b", 0)]
+    v = per_topic(evaluate_prefs(J(rows), R([("q", "a", 2), ("q", "b", 1)])), "q")
+    assert v["prefs_num_prefs_poss"] == 2 and v["prefs_num_prefs_ful_ret"] == 2
+    assert v["prefs_pair"] == 1.0  # one document pair
