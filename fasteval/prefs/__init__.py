@@ -14,6 +14,7 @@ from fasteval.prefs.evaluate import (
     PREFS_MEASURES,
     PREFS_OFFICIAL,
     evaluate_prefs,
+    evaluate_prefs_table,
     format_trec_lines,
 )
 from fasteval.prefs.readers import judgments_from_frame, read_prefs, read_qrels_prefs
@@ -25,6 +26,7 @@ __all__ = [
     "PREFS_MEASURES",
     "PREFS_OFFICIAL",
     "evaluate_prefs",
+    "evaluate_prefs_table",
     "format_trec_lines",
     "judgments_from_frame",
     "read_prefs",

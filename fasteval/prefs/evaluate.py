@@ -413,6 +413,47 @@ def evaluate_prefs(
     return lines
 
 
+def evaluate_prefs_table(
+    judgments,
+    run,
+    *,
+    mode: str = "prefs",
+    measures: Sequence[str] | str | None = None,
+    max_docs: int | None = None,
+    complete: bool = False,
+    run_id: str | None = None,
+) -> pl.DataFrame:
+    """Per-topic preference measures as a long table ``(run_id, query_id, measure, value)``.
+
+    Same computation as :func:`evaluate_prefs`; ``runid``/``num_q`` and the summary are
+    left out (aggregate with the mean, or the sum for ``PREFS_COUNT_MEASURES``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> j = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "relevance": [1, 0]})
+    >>> r = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    >>> evaluate_prefs_table(j, r, mode="qrels_prefs", measures=["prefs_simp"], run_id="r1").rows()
+    [('r1', 'q', 'prefs_simp', 1.0)]
+    """
+    wanted = ["all_prefs"] if measures is None else ([measures] if isinstance(measures, str) else list(measures))
+    lines = evaluate_prefs(
+        judgments, run, mode=mode, measures=[*wanted, "runid"], per_query=True,
+        max_docs=max_docs, complete=complete, run_id=run_id,
+    )
+    run_id = next((str(v) for m, q, v in lines if m == "runid" and q == "all"), run_id)
+    rows = [r for r in lines if r[1] != "all"]
+    return pl.DataFrame(
+        {
+            "run_id": [run_id] * len(rows),
+            "query_id": [q for _, q, _ in rows],
+            "measure": [m for m, _, _ in rows],
+            "value": [float(v) for _, _, v in rows],
+        },
+        schema={"run_id": pl.Utf8, "query_id": pl.Utf8, "measure": pl.Utf8, "value": pl.Float64},
+    )
+
+
 def format_trec_lines(lines: Sequence[tuple[str, str, float | int | str]]) -> str:
     """Format ``(measure, qid, value)`` lines the way trec_eval prints them.
 

@@ -247,3 +247,17 @@ def test_repeated_line_in_one_subgroup_counts_twice():
     v = per_topic(evaluate_prefs(J(rows), R([("q", "a", 2), ("q", "b", 1)])), "q")
     assert v["prefs_num_prefs_poss"] == 2 and v["prefs_num_prefs_ful_ret"] == 2
     assert v["prefs_pair"] == 1.0  # one document pair
+
+
+def test_table_output_matches_lines(tmp_path):
+    from fasteval.prefs import evaluate_prefs_table
+
+    r = tmp_path / "run"
+    r.write_text("q Q0 a 1 2.0 RUNX\nq Q0 b 2 1.0 RUNX\n")
+    j = J([("q", "u", "s", "a", 1), ("q", "u", "s", "b", 0), ("q", "u", "s", "c", 0)])
+    t = evaluate_prefs_table(j, r)
+    assert t.columns == ["run_id", "query_id", "measure", "value"]
+    assert t.get_column("measure").to_list() == list(PREFS_MEASURES)
+    assert set(t.get_column("run_id").to_list()) == {"RUNX"}
+    lines = {m: v for m, q, v in evaluate_prefs(j, r) if q == "q"}
+    assert dict(zip(t.get_column("measure"), t.get_column("value"), strict=True)) == pytest.approx(lines)
