@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import random
+import weakref
 from typing import Any
 
 from fasteval.errors import ParameterError
@@ -45,6 +46,8 @@ class OpenAIChatClient:
     backoff_base, backoff_max : float
         Backoff before retry ``i`` is uniform in ``[d/2, d]`` with ``d = min(backoff_max,
         backoff_base * 2**i)``; a ``Retry-After`` (or ``retry-after-ms``) header replaces it.
+    max_retry_after : float
+        Longest wait accepted from a ``Retry-After`` header (seconds).
     requests_per_minute, tokens_per_minute : float, optional
         Client-side rate limits (token counts are estimated before, corrected after each reply).
     headers : dict, optional
@@ -74,6 +77,7 @@ class OpenAIChatClient:
         max_retries: int = 5,
         backoff_base: float = 0.5,
         backoff_max: float = 30.0,
+        max_retry_after: float = 300.0,
         requests_per_minute: float | None = None,
         tokens_per_minute: float | None = None,
         headers: dict[str, str] | None = None,
@@ -99,14 +103,15 @@ class OpenAIChatClient:
         self.max_retries = max_retries
         self.backoff_base = float(backoff_base)
         self.backoff_max = float(backoff_max)
+        self.max_retry_after = float(max_retry_after)
         self.requests_per_minute = requests_per_minute
         self.tokens_per_minute = tokens_per_minute
         self.headers = dict(headers or {})
         self.trust_env = bool(trust_env)
         self.limiter = RateLimiter(requests_per_minute, tokens_per_minute)
         self._json_supported: bool | None = None  # None: not known yet
-        self._http: Any = None
-        self._http_loop: asyncio.AbstractEventLoop | None = None
+        # one HTTP client per event loop (connection pools cannot cross loops)
+        self._http: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
         self._rng = random.Random()
 
     # -- protocol -----------------------------------------------------------------------
@@ -125,13 +130,7 @@ class OpenAIChatClient:
     def run(self, messages: list[dict[str, str]]) -> ChatReply:
         """Send one chat request and wait for the reply (works inside a running event loop too)."""
 
-        async def once() -> ChatReply:
-            try:
-                return await self.run_async(messages)
-            finally:
-                await self.aclose()
-
-        return run_sync(once)
+        return run_sync(lambda: self.run_async(messages))
 
     async def run_async(self, messages: list[dict[str, str]]) -> ChatReply:
         """Send one chat request with retries; return the reply.
@@ -190,6 +189,8 @@ class OpenAIChatClient:
                 raise RequestError(
                     f"gave up after {attempts} attempts; last error: {reason}", status=status, attempts=attempts
                 )
+            if retry_after is not None:
+                retry_after = min(retry_after, self.max_retry_after)
             delay = retry_after if retry_after is not None else backoff_delay(
                 retries, self.backoff_base, self.backoff_max, self._rng
             )
@@ -197,15 +198,19 @@ class OpenAIChatClient:
             await asyncio.sleep(delay)
 
     async def aclose(self) -> None:
-        """Close the HTTP connections held for the current event loop."""
-        http, self._http, self._http_loop = self._http, None, None
+        """Close the HTTP connections held for the running event loop."""
+        http = self._http.pop(asyncio.get_running_loop(), None)
         if http is not None:
             await http.aclose()
 
     def close(self) -> None:
-        """Forget open connections (they belong to an event loop; see :meth:`aclose`)."""
-        self._http = None
-        self._http_loop = None
+        """Close the connections held on fasteval's background loop (used by :meth:`run`)."""
+        from fasteval.judge.aio import background_loop
+
+        loop = background_loop()
+        http = self._http.pop(loop, None)
+        if http is not None:
+            asyncio.run_coroutine_threadsafe(http.aclose(), loop).result(timeout=30)
 
     # -- serialization ------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -222,6 +227,7 @@ class OpenAIChatClient:
                 "max_retries": self.max_retries,
                 "backoff_base": self.backoff_base,
                 "backoff_max": self.backoff_max,
+                "max_retry_after": self.max_retry_after,
                 "requests_per_minute": self.requests_per_minute,
                 "tokens_per_minute": self.tokens_per_minute,
                 "headers": self.headers,
@@ -251,16 +257,16 @@ class OpenAIChatClient:
         import httpx
 
         loop = asyncio.get_running_loop()
-        if self._http is None or self._http_loop is not loop:
-            self._http = httpx.AsyncClient(
+        http = self._http.get(loop)
+        if http is None:
+            http = self._http[loop] = httpx.AsyncClient(
                 timeout=httpx.Timeout(self.timeout, pool=None),
                 limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
                 trust_env=self.trust_env,
                 # plain http needs no CA bundle (loading it costs ~0.2 s per event loop)
                 verify=self.base_url.startswith("https://"),
             )
-            self._http_loop = loop
-        return self._http
+        return http
 
     def _read(self, response: Any, attempts: int) -> ChatReply:
         try:

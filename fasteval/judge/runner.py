@@ -251,13 +251,4 @@ def judge_prompts(generator: Any, prompts: Sequence[str], parse: Callable[[str |
     [{'score': 1}, {'score': 2}]
     """
 
-    async def job() -> JobReport:
-        aclose = getattr(generator, "aclose", None)
-        try:
-            return await judge_prompts_async(generator, prompts, parse, **options)
-        finally:
-            # The sync path owns this event loop: release connections bound to it.
-            if callable(aclose) and asyncio.iscoroutinefunction(aclose):
-                await aclose()
-
-    return run_sync(job)
+    return run_sync(lambda: judge_prompts_async(generator, prompts, parse, **options))

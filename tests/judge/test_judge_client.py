@@ -185,3 +185,11 @@ def test_bad_parameters():
         OpenAIChatClient(base_url="localhost:8000")
     with pytest.raises(ParameterError, match="requests_per_minute"):
         OpenAIChatClient(requests_per_minute=-1)
+
+
+def test_retry_after_is_capped(fake_openai):
+    server = fake_openai(lambda req, n: Reply(status=503, headers={"Retry-After": "3600"}) if n == 0
+                         else Reply(content={"ok": 1}))
+    t0 = time.perf_counter()
+    client_for(server, max_retry_after=0.2).run(MSG)
+    assert time.perf_counter() - t0 < 2.0 and server.count == 2

@@ -460,3 +460,31 @@ def test_inside_a_haystack_pipeline(fake_openai):
     out = loaded.run({"relevance": {"questions": ["a", "b"], "contexts": [["alpha"], ["zzz"]]}})
     assert out["relevance"]["individual_scores"] == [1.0, 0.0]
     assert server.count == 2
+
+
+def test_loop_bound_async_generator_survives_repeated_runs():
+    """Async clients (httpx, openai) bind to the loop of their first call; run() must reuse that loop."""
+
+    class LoopBoundJudge:
+        def __init__(self):
+            self.loop = None
+
+        def run(self, messages):
+            raise AssertionError("run_async is used")
+
+        async def run_async(self, messages):
+            loop = asyncio.get_running_loop()
+            if self.loop is None:
+                self.loop = loop
+            if loop is not self.loop:
+                raise RuntimeError("Event loop is closed")
+            return '{"relevant_statements": ["x"]}'
+
+    ev = ContextRelevanceEvaluator(chat_generator=LoopBoundJudge(), progress_bar=False)
+    for _ in range(3):
+        assert ev.run(questions=["a", "b"], contexts=[["x"], ["y"]])["individual_scores"] == [1.0, 1.0]
+
+    async def cell():
+        return ev.run(questions=["a"], contexts=[["x"]])["score"]
+
+    assert asyncio.run(cell()) == 1.0
