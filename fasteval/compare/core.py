@@ -147,6 +147,17 @@ class Comparison:
 
         write(self, path, format, **options)
 
+    def plot(self, kind: str, path: str | os.PathLike[str], **options: Any) -> Any:
+        """Write a plot: ``differences``, ``distributions``, ``cutoffs`` or ``pr``.
+
+        See :mod:`fasteval.compare.plots`; needs matplotlib (the ``plot`` extra).
+        """
+        from fasteval.compare.plots import PLOTS
+
+        if kind not in PLOTS:
+            raise ParameterError("kind", f"one of {', '.join(PLOTS)}", kind)
+        return PLOTS[kind](self, path, **options)
+
     def to_frame(self) -> pl.DataFrame:
         """Tests joined with effect sizes: one row per (measure, run, versus, test)."""
         return self.tests.join(

@@ -1,0 +1,260 @@
+"""Plots for comparisons (matplotlib, the ``plot`` extra), written to PNG or SVG.
+
+* :func:`plot_differences` - sorted per-query differences of each run against the other.
+* :func:`plot_distributions` - per-query score distributions per run (box plots).
+* :func:`plot_cutoff_curves` - mean of a cutoff family (``ndcg_cut_1 .. ndcg_cut_100``,
+  ``P_5 .. P_1000``, ``ndcg@1 .. ndcg@100``) against the cutoff, one line per run.
+* :func:`plot_pr_curves` - interpolated precision at the eleven (or more) recall levels
+  (``iprec_at_recall_0.00 .. iprec_at_recall_1.00``), one line per run.
+
+Family and cutoff are read from the measure names present: the family is the part before
+the last ``_`` or ``@``, the cutoff the trailing integer (recall levels: the trailing
+decimal number of an ``iprec`` family).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from fasteval.errors import InputError, ParameterError
+
+_CUTOFF = re.compile(r"^(?P<family>.+?)[_@](?P<k>\d+)$")
+_RECALL = re.compile(r"^(?P<family>.*iprec.*?)[_@](?P<level>\d*\.\d+|[01])$", re.IGNORECASE)
+
+
+def cutoff_families(names: list[str]) -> dict[str, list[tuple[int, str]]]:
+    """Group measure names into cutoff families with at least two cutoffs.
+
+    Examples
+    --------
+    >>> cutoff_families(["ndcg_cut_5", "ndcg_cut_10", "P@5", "P@10", "map", "P@20"])
+    {'ndcg_cut': [(5, 'ndcg_cut_5'), (10, 'ndcg_cut_10')], 'P': [(5, 'P@5'), (10, 'P@10'), (20, 'P@20')]}
+    """
+    fams: dict[str, list[tuple[int, str]]] = {}
+    for name in names:
+        if _RECALL.match(name):
+            continue
+        m = _CUTOFF.match(name)
+        if m:
+            fams.setdefault(m["family"], []).append((int(m["k"]), name))
+    return {f: sorted(v) for f, v in fams.items() if len(v) >= 2}
+
+
+def recall_levels(names: list[str]) -> list[tuple[float, str]]:
+    """Interpolated-precision measures and their recall levels, sorted by level.
+
+    Examples
+    --------
+    >>> recall_levels(["iprec_at_recall_0.10", "map", "iprec_at_recall_0.00"])
+    [(0.0, 'iprec_at_recall_0.00'), (0.1, 'iprec_at_recall_0.10')]
+    """
+    out = []
+    for name in names:
+        m = _RECALL.match(name)
+        if m:
+            out.append((float(m["level"]), name))
+    return sorted(out)
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("plots need matplotlib: pip install 'fasteval[plot]'") from exc
+    if "matplotlib.pyplot" not in sys.modules:
+        matplotlib.use("Agg")  # files only; an already chosen backend is left alone
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig: Any, path: str | os.PathLike[str], plt: Any) -> Path:
+    from fasteval.io.atomic import atomic_path
+
+    target = Path(path)
+    fmt = target.suffix.lower().lstrip(".")
+    if fmt not in ("png", "svg", "pdf"):
+        raise ParameterError("path", "a .png, .svg or .pdf file", str(path))
+    try:
+        with atomic_path(target) as tmp:
+            fig.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight")
+    finally:
+        plt.close(fig)
+    return target
+
+
+def _means(source: Any) -> pl.DataFrame:
+    """``run_id, measure, mean`` from a Comparison or anything compare() accepts."""
+    from fasteval.compare.core import Comparison
+
+    if isinstance(source, Comparison):
+        return source.means.select("run_id", "measure", "mean")
+    from fasteval.compare._data import load_results
+
+    long = load_results(source)
+    return long.group_by("run_id", "measure", maintain_order=True).agg(
+        pl.col("value").mean().alias("mean")
+    )
+
+
+def _grid(plt: Any, k: int, width: float = 4.0, height: float = 3.2):
+    cols = min(k, 3)
+    rows = math.ceil(k / cols)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(width * cols, height * rows), squeeze=False, layout="constrained"
+    )
+    for ax in axes.flat[k:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat[:k])
+
+
+def plot_differences(cmp: Any, path: str | os.PathLike[str], measure: str | None = None) -> Path:
+    """Sorted per-query differences (``run - versus``) for every comparison of one measure.
+
+    Examples
+    --------
+    >>> import polars as pl, tempfile, pathlib
+    >>> from fasteval.compare import compare
+    >>> r = {"a": pl.DataFrame({"query_id": [1, 2, 3], "map": [0.5, 0.6, 0.2]}),
+    ...      "b": pl.DataFrame({"query_id": [1, 2, 3], "map": [0.4, 0.6, 0.5]})}
+    >>> out = plot_differences(compare(r, tests="t"), pathlib.Path(tempfile.mkdtemp()) / "d.png")
+    >>> out.stat().st_size > 0
+    True
+    """
+    plt = _pyplot()
+    measure = _pick_measure(cmp, measure)
+    pm = cmp.paired[measure]
+    eff = cmp.effects.filter(pl.col("measure") == measure)
+    fig, axes = _grid(plt, eff.height)
+    for ax, r in zip(axes, eff.iter_rows(named=True), strict=True):
+        i, j = cmp.systems.index(r["run_id"]), cmp.systems.index(r["versus"])
+        d = np.sort(pm.scores[i] - pm.scores[j])[::-1]
+        x = np.arange(d.size)
+        colors = np.where(d > 0, "#1b7837", np.where(d < 0, "#b2182b", "#999999"))
+        if d.size <= 400:
+            ax.bar(x, d, width=1.0, color=colors, linewidth=0)
+        else:
+            ax.fill_between(x, d, 0, where=d > 0, color="#1b7837", step="mid", linewidth=0)
+            ax.fill_between(x, d, 0, where=d < 0, color="#b2182b", step="mid", linewidth=0)
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_title(f"{r['run_id']} - {r['versus']}", fontsize=10)
+        ax.set_xlabel(
+            f"queries, sorted (wins {r['wins']}, ties {r['ties']}, losses {r['losses']})",
+            fontsize=8,
+        )
+        ax.set_ylabel(f"\u0394 {measure}", fontsize=9)
+        ax.set_xlim(-0.5, max(d.size - 0.5, 0.5))
+    fig.suptitle(f"Per-query differences: {measure}", fontsize=11)
+    return _save(fig, path, plt)
+
+
+def _pick_measure(cmp: Any, measure: str | None) -> str:
+    if measure is None:
+        return cmp.measures[0]
+    if measure not in cmp.measures:
+        raise ParameterError("measure", f"one of {list(cmp.measures)}", measure)
+    return measure
+
+
+def plot_distributions(
+    cmp: Any, path: str | os.PathLike[str], measures: list[str] | None = None
+) -> Path:
+    """Box plots (with the mean as a diamond) of per-query scores per run, one panel per measure."""
+    plt = _pyplot()
+    chosen = list(cmp.measures) if measures is None else [_pick_measure(cmp, m) for m in measures]
+    fig, axes = _grid(plt, len(chosen), width=max(4.0, 0.9 * len(cmp.systems) + 1.5))
+    for ax, m in zip(axes, chosen, strict=True):
+        scores = cmp.paired[m].scores
+        ax.boxplot(list(scores), showmeans=True, meanprops={"marker": "D", "markersize": 4})
+        ax.set_xticks(
+            range(1, len(cmp.systems) + 1), cmp.systems, rotation=30, ha="right", fontsize=8
+        )
+        ax.set_title(m, fontsize=10)
+        ax.set_ylabel("per-query score", fontsize=9)
+    fig.suptitle("Per-query score distributions", fontsize=11)
+    return _save(fig, path, plt)
+
+
+def plot_cutoff_curves(
+    source: Any, path: str | os.PathLike[str], families: list[str] | None = None
+) -> Path:
+    """Mean measure at each cutoff, one line per run, one panel per cutoff family."""
+    plt = _pyplot()
+    means = _means(source)
+    fams = cutoff_families(means["measure"].unique(maintain_order=True).to_list())
+    if families is not None:
+        missing = [f for f in families if f not in fams]
+        if missing:
+            raise ParameterError("families", f"cutoff families present ({sorted(fams)})", missing)
+        fams = {f: fams[f] for f in families}
+    if not fams:
+        raise InputError(
+            "no cutoff family with two or more cutoffs (e.g. ndcg_cut_5, ndcg_cut_10) in the results",
+            source="results",
+        )
+    fig, axes = _grid(plt, len(fams), width=4.5)
+    runs = means["run_id"].unique(maintain_order=True).to_list()
+    lookup = {(r, m): v for r, m, v in means.iter_rows()}
+    for ax, (fam, items) in zip(axes, fams.items(), strict=True):
+        ks = [k for k, _ in items]
+        for run in runs:
+            ys = [lookup.get((run, name), np.nan) for _, name in items]
+            ax.plot(ks, ys, marker="o", markersize=3, label=run)
+        if ks[-1] / max(ks[0], 1) >= 20:
+            ax.set_xscale("log")
+        if len(ks) <= 12:
+            ax.set_xticks(ks, [str(k) for k in ks])
+            ax.minorticks_off()
+        ax.set_xlabel("cutoff k", fontsize=9)
+        ax.set_ylabel(f"mean {fam}@k", fontsize=9)
+        ax.set_title(fam, fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    return _save(fig, path, plt)
+
+
+def plot_pr_curves(source: Any, path: str | os.PathLike[str]) -> Path:
+    """Interpolated precision-recall curves (mean over queries), one line per run."""
+    plt = _pyplot()
+    means = _means(source)
+    levels = recall_levels(means["measure"].unique(maintain_order=True).to_list())
+    if len(levels) < 2:
+        raise InputError(
+            "no interpolated precision measures (iprec_at_recall_0.00 .. 1.00) in the results",
+            source="results",
+        )
+    lookup = {(r, m): v for r, m, v in means.iter_rows()}
+    fig, ax = plt.subplots(figsize=(5, 4), layout="constrained")
+    xs = [lv for lv, _ in levels]
+    for run in means["run_id"].unique(maintain_order=True).to_list():
+        ax.plot(
+            xs,
+            [lookup.get((run, n), np.nan) for _, n in levels],
+            marker="o",
+            markersize=3,
+            label=run,
+        )
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("recall")
+    ax.set_ylabel("interpolated precision")
+    ax.set_title("Precision-recall")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, path, plt)
+
+
+PLOTS = {
+    "differences": plot_differences,
+    "distributions": plot_distributions,
+    "cutoffs": plot_cutoff_curves,
+    "pr": plot_pr_curves,
+}
