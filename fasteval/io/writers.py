@@ -168,6 +168,16 @@ def write_table(
     gz = target.name.lower().endswith(".gz")
     if fmt == "trec":
         _trec_frame(df)  # validate before touching the file system
+    if fmt in ("json", "jsonl"):
+        for name, dtype in df.schema.items():
+            if dtype.is_float() and df.get_column(name).is_infinite().any():
+                i = int(df.get_column(name).is_infinite().arg_true()[0])
+                raise InputError(
+                    "JSON cannot hold infinite numbers (they would come back as null); "
+                    "write parquet, CSV or TREC text instead",
+                    row=i,
+                    column=name,
+                )
     with atomic_path(target) as tmp:
         if fmt == "parquet":
             df.write_parquet(tmp)
