@@ -163,8 +163,10 @@ class OpenAIChatClient:
                 if not isinstance(exc, (httpx.TimeoutException, httpx.TransportError)):
                     raise
                 self.limiter.settle(estimate, 0)
-                kind = "timed out" if isinstance(exc, httpx.TimeoutException) else "failed"
-                reason = f"request {kind} after {self.timeout:g} s limit: {type(exc).__name__}: {exc}"
+                if isinstance(exc, httpx.TimeoutException):
+                    reason = f"request timed out (limit {self.timeout:g} s): {type(exc).__name__}: {exc}"
+                else:
+                    reason = f"connection failed: {type(exc).__name__}: {exc}"
             else:
                 status = response.status_code
                 if status == 200:

@@ -193,3 +193,15 @@ def test_retry_after_is_capped(fake_openai):
     t0 = time.perf_counter()
     client_for(server, max_retry_after=0.2).run(MSG)
     assert time.perf_counter() - t0 < 2.0 and server.count == 2
+
+
+def test_connection_refused_is_retried_then_reported():
+    import socket
+
+    with socket.socket() as sock:  # a port with nothing listening
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    client = OpenAIChatClient(model="m", base_url=f"http://127.0.0.1:{port}/v1", api_key_env=None,
+                              max_retries=2, backoff_base=0.01)
+    with pytest.raises(RequestError, match="gave up after 3 attempts; last error: connection failed"):
+        client.run(MSG)
