@@ -142,7 +142,12 @@ def _data_lines(data: str | bytes, kind: Kind, source: str) -> pl.DataFrame:
     try:
         lines = pl.read_lines(data, name="line")
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-        raise InputError(f"cannot read as TREC text ({exc.__class__.__name__}: {exc})", source=source) from exc
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        if "utf8" in text.lower() or "utf-8" in text.lower():
+            raise InputError("not valid UTF-8 text (TREC files must be UTF-8 or ASCII)", source=source) from exc
+        raise InputError(f"cannot read as TREC text ({text})", source=source) from exc
+    if lines.height and lines.item(0, 0).startswith("\ufeff"):  # drop a UTF-8 byte-order mark
+        lines = pl.concat([pl.DataFrame({"line": [lines.item(0, 0)[1:]]}), lines.slice(1)])
     stripped = pl.col("line").str.strip_chars()
     comment = (pl.col("line") if kind == "qrels" else stripped).str.starts_with("#")
     return (

@@ -253,3 +253,26 @@ def test_duplicate_line_number_after_comments_fast_path(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         read_run(p)
     assert info.value.line == len(lines)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"q1 0 d1 1\r\nq1 0 d2 0\r\n",
+        b"q1\t0\td1\t1\r\nq1\t0\td2\t0",
+        b"\xef\xbb\xbfq1 0 d1 1\nq1 0 d2 0\n",
+        b"q1 0 d1 1 \nq1 0 d2 0\n",
+        b"q1  0 d1  1\n  q1 0\td2 0  \n",
+    ],
+)
+def test_trec_qrels_line_endings_bom_and_spacing(tmp_path: Path, raw: bytes) -> None:
+    p = tmp_path / "q.qrels"
+    p.write_bytes(raw)
+    assert read_qrels(p).rows() == [("q1", "d1", 1), ("q1", "d2", 0)]
+
+
+def test_trec_not_utf8(tmp_path: Path) -> None:
+    p = tmp_path / "r.run"
+    p.write_bytes(b"q1 Q0 d\xe91 1 2.5 t\n")
+    with pytest.raises(InputError, match="UTF-8"):
+        read_run(p)
