@@ -4,7 +4,8 @@ The conversion touches each Python document once (C-level ``map`` over a chained
 iterator), reduces each comparison value to an int64 key and hands flat arrays +
 offsets to :mod:`fasteval.kernels.documents`.
 
-Keys are Python ``hash()`` values: equal values have equal hashes, and every key
+Keys are 64-bit hashes (polars' string hash when all values are ``str`` or None,
+else Python's ``hash()``): equal values have equal hashes, and every key
 equality the kernel used (ground-truth duplicates, retrieved-to-ground-truth
 matches) is then checked with Python's own ``==`` (identity first, as ``list``
 membership does).  If any check fails (a hash collision) or a value is
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import chain
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -181,9 +181,9 @@ class DocumentTable:
             getter: Callable[[Any], Any] = attrgetter("content")  # nothing to read
         else:
             getter = comparison_getter(document_comparison_field)
-        gt_docs = list(chain.from_iterable(ground_truth_documents))
-        gt_values = list(map(getter, gt_docs))
-        ret_values = list(map(getter, chain.from_iterable(retrieved_documents)))
+        gt_docs = [doc for docs in ground_truth_documents for doc in docs]
+        gt_values = _extract(gt_docs, document_comparison_field, getter)
+        ret_values = _extract_nested(retrieved_documents, document_comparison_field, getter)
         mapper = make_normalizer(normalize)
         if mapper is not None:
             gt_values = list(map(mapper, gt_values))
@@ -198,6 +198,10 @@ class DocumentTable:
             np.empty(0, np.uint8), np.empty(0, np.uint8), gt_gain,
             require_hashable=require_hashable,
         )
+        keyed = _string_keys(gt_values, ret_values)
+        if keyed is not None:
+            (table.gt_key, table.gt_flag), (table.ret_key, table.ret_flag) = keyed
+            return table
         try:
             table.gt_key, table.gt_flag = _hash_keys(gt_values)
             table.ret_key, table.ret_flag = _hash_keys(ret_values)
@@ -266,6 +270,48 @@ def _freeze_checked(value: Any, require_hashable: bool) -> Any:
         if require_hashable:
             raise
     return _freeze(value)
+
+
+def _extract(docs: list[Any], field_name: str, getter: Callable[[Any], Any]) -> list[Any]:
+    # list comprehensions with a literal attribute are the fastest way to read
+    # one attribute of many Python objects (specialized attribute loads)
+    if field_name == "content":
+        return [doc.content for doc in docs]
+    if field_name == "id":
+        return [doc.id for doc in docs]
+    return list(map(getter, docs))
+
+
+def _extract_nested(
+    nested: Sequence[Sequence[Any]], field_name: str, getter: Callable[[Any], Any]
+) -> list[Any]:
+    if field_name == "content":
+        return [doc.content for docs in nested for doc in docs]
+    if field_name == "id":
+        return [doc.id for docs in nested for doc in docs]
+    return [getter(doc) for docs in nested for doc in docs]
+
+
+def _string_keys(*sides: list[Any]) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    """Keys from polars' 64-bit string hash when every value is a ``str`` or None.
+
+    Returns None (use the Python path) as soon as one value is of another type.
+    """
+    import polars as pl
+
+    series = []
+    for values in sides:
+        try:
+            series.append(pl.Series(values, dtype=pl.String, strict=True))
+        except (TypeError, ValueError, pl.exceptions.PolarsError):
+            return None
+    out = []
+    for s in series:
+        key = s.hash(seed=0).to_numpy().view(np.int64)
+        flag = np.where(s.is_null().to_numpy(), np.uint8(0), FLAG_VALID).astype(np.uint8)
+        flag[(s == "").fill_null(False).to_numpy()] |= FLAG_EMPTY
+        out.append((key, flag))
+    return out
 
 
 def _hash_keys(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:

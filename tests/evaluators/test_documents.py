@@ -223,3 +223,22 @@ def test_unhashable_values():
     assert DocumentMAPEvaluator(document_comparison_field="meta.k").run(gt, ret)["individual_scores"] == [1.0]
     with pytest.raises(TypeError):
         DocumentRecallEvaluator(document_comparison_field="meta.k").run(gt, ret)
+
+
+def test_forced_string_hash_collisions_are_detected(monkeypatch):
+    # every string gets the same key: the verification must reject the matches and re-key exactly
+    from fasteval.evaluators import columnar
+
+    rng = random.Random(9)
+    gt = [docs(*[f"d{rng.randrange(12)}" for _ in range(rng.randint(0, 6))], None) for _ in range(30)]
+    ret = [docs(*[f"d{rng.randrange(12)}" for _ in range(rng.randint(0, 12))], "") for _ in range(30)]
+    expected = evaluate_documents(gt, ret, ["map", "mrr", "ndcg", "recall_multi_hit"])
+    real = columnar._string_keys
+
+    def colliding(*sides):
+        out = real(*sides)
+        return [(key * 0 + 42, flag) for key, flag in out]
+
+    monkeypatch.setattr(columnar, "_string_keys", colliding)
+    assert evaluate_documents(gt, ret, ["map", "mrr", "ndcg", "recall_multi_hit"]) == expected
+    assert expected["map"]["score"] > 0

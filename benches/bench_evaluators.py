@@ -1,0 +1,98 @@
+"""Benchmark: fasteval's Haystack-compatible evaluators vs haystack-ai.
+
+Workload (issue 5): N questions with 10 ground-truth and 100 retrieved documents
+each, through DocumentMAPEvaluator and DocumentNDCGEvaluator, timed from the
+Python ``haystack.Document`` objects (conversion included).  Both libraries get
+the very same document objects.  N defaults to 10,000; set
+``FASTEVAL_BENCH_QUESTIONS=100000`` for the full size (about 11 million
+documents, ~8 GB of Python objects).  haystack-ai runs ``HAYSTACK_ROUNDS``
+rounds (default 1; it is the slow side), fasteval 5 rounds after a warm-up.
+
+Run::
+
+    python -m pytest benches/bench_evaluators.py --benchmark-only \
+        --benchmark-columns=median,mean,min,max,rounds
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+haystack = pytest.importorskip("haystack")
+hs_eval = pytest.importorskip("haystack.components.evaluators")
+
+from fasteval.evaluators import DocumentMAPEvaluator, DocumentNDCGEvaluator  # noqa: E402
+
+N_QUESTIONS = int(os.environ.get("FASTEVAL_BENCH_QUESTIONS", "10000"))
+N_GT = 10
+N_RET = 100
+HAYSTACK_ROUNDS = int(os.environ.get("HAYSTACK_ROUNDS", "1"))
+WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+
+
+def make_batch(n_questions: int, seed: int = 0):
+    """Ground truth (graded, 10 per question) and rankings (100 per question).
+
+    About half of each question's ground-truth passages appear somewhere in its
+    ranking; every string is a separate object, as when ground truth comes from a
+    dataset and rankings from a document store.
+    """
+    rng = random.Random(seed)
+    doc = haystack.Document
+    gt, ret = [], []
+    for q in range(n_questions):
+        relevant = [f"q{q} passage {j} {rng.choice(WORDS)} {rng.choice(WORDS)}" for j in range(N_GT)]
+        gt.append([doc(content=str(text), score=float(rng.randint(1, 3))) for text in relevant])
+        ranking = [f"q{q} other {j} {rng.choice(WORDS)} {rng.choice(WORDS)}" for j in range(N_RET)]
+        for text, pos in zip(relevant[: N_GT // 2], rng.sample(range(N_RET), N_GT // 2), strict=True):
+            ranking[pos] = "".join([text])  # equal value, new object
+        ret.append([doc(content=text) for text in ranking])
+    return gt, ret
+
+
+@pytest.fixture(scope="module")
+def batch():
+    return make_batch(N_QUESTIONS)
+
+
+@pytest.fixture(scope="module")
+def reference(batch):
+    gt, ret = batch
+    return {
+        "map": hs_eval.DocumentMAPEvaluator().run(ground_truth_documents=gt, retrieved_documents=ret),
+        "ndcg": hs_eval.DocumentNDCGEvaluator().run(ground_truth_documents=gt, retrieved_documents=ret),
+    }
+
+
+CASES = {
+    "map": (DocumentMAPEvaluator, "DocumentMAPEvaluator"),
+    "ndcg": (DocumentNDCGEvaluator, "DocumentNDCGEvaluator"),
+}
+
+
+@pytest.mark.parametrize("measure", ["map", "ndcg"])
+def test_fasteval(benchmark, batch, reference, measure):
+    gt, ret = batch
+    ev = CASES[measure][0]()
+    benchmark.group = f"{measure} {N_QUESTIONS} questions x {N_GT} gt x {N_RET} retrieved"
+    ev.run(ground_truth_documents=gt[:10], retrieved_documents=ret[:10])  # compile / load kernels
+    out = benchmark.pedantic(
+        ev.run, kwargs={"ground_truth_documents": gt, "retrieved_documents": ret}, rounds=5, warmup_rounds=0
+    )
+    exp = reference[measure]
+    assert out["score"] == pytest.approx(exp["score"], abs=1e-12)
+    assert max(abs(a - b) for a, b in zip(out["individual_scores"], exp["individual_scores"], strict=True)) <= 1e-12
+
+
+@pytest.mark.parametrize("measure", ["map", "ndcg"])
+def test_haystack(benchmark, batch, measure):
+    gt, ret = batch
+    ev = getattr(hs_eval, CASES[measure][1])()
+    benchmark.group = f"{measure} {N_QUESTIONS} questions x {N_GT} gt x {N_RET} retrieved"
+    benchmark.pedantic(
+        ev.run, kwargs={"ground_truth_documents": gt, "retrieved_documents": ret},
+        rounds=HAYSTACK_ROUNDS, warmup_rounds=0,
+    )
