@@ -119,6 +119,7 @@ class Comparison:
     seed: int | None
     missing: str
     paired: dict[str, Paired] = field(repr=False, default_factory=dict)
+    ci: float = 0.95
 
     def table(self, format: str = "text", **options: Any) -> str:
         """Render the means table (see :func:`fasteval.compare.report.render`).
@@ -533,4 +534,5 @@ def compare(
         seed=seed,
         missing=missing,
         paired=paired,
+        ci=float(ci),
     )

@@ -316,3 +316,64 @@ def write(
             cmp.to_frame().write_parquet(tmp)
         else:
             tmp.write_text(render(cmp, fmt, **options), encoding="utf-8")
+
+
+def details_text(cmp: Comparison, digits: int = 4) -> str:
+    """Plain-text list of every comparison: mean difference, CI, Cohen's d, W/T/L, p-values.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from fasteval.compare import compare
+    >>> r = {"a": pl.DataFrame({"query_id": [1, 2, 3], "map": [0.5, 0.6, 0.2]}),
+    ...      "b": pl.DataFrame({"query_id": [1, 2, 3], "map": [0.4, 0.6, 0.5]})}
+    >>> print(details_text(compare(r, tests="t")).splitlines()[0])
+    measure  run  versus     diff             95% CI      d  W/T/L    p(t)  p(t) adj
+    """
+    wide = cmp.effects
+    for t in cmp.test_names:
+        sub = cmp.tests.filter(pl.col("test") == t).select(
+            "measure",
+            "run_id",
+            "versus",
+            pl.col("p_value").alias(f"p({t})"),
+            pl.col("p_adjusted").alias(f"p({t}) adj"),
+        )
+        wide = wide.join(sub, on=["measure", "run_id", "versus"], how="left", maintain_order="left")
+
+    def num(v: float | None) -> str:
+        return "-" if v is None or v != v else f"{v:.{digits}f}"
+
+    def pv(v: float | None) -> str:
+        if v is None or v != v:
+            return "-"
+        return f"{v:.2e}" if v < 10 ** (-digits) else f"{v:.{digits}f}"
+
+    header = ["measure", "run", "versus", "diff", f"{100 * cmp.ci:g}% CI", "d", "W/T/L"]
+    for t in cmp.test_names:
+        header += [f"p({t})", f"p({t}) adj"]
+    rows = []
+    for r in wide.iter_rows(named=True):
+        ci = "-" if r["ci_low"] is None else f"[{num(r['ci_low'])}, {num(r['ci_high'])}]"
+        d = r["cohens_d"]
+        row = [
+            r["measure"],
+            r["run_id"],
+            r["versus"],
+            f"{r['mean_diff']:+.{digits}f}",
+            ci,
+            "-" if d is None or d != d else f"{d:+.2f}",
+            f"{r['wins']}/{r['ties']}/{r['losses']}",
+        ]
+        for t in cmp.test_names:
+            row += [pv(r[f"p({t})"]), pv(r[f"p({t}) adj"])]
+        rows.append(row)
+    widths = [max(len(x[i]) for x in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(
+            x.ljust(w) if i < 3 else x.rjust(w)
+            for i, (x, w) in enumerate(zip(r, widths, strict=True))
+        ).rstrip()
+        for r in [header, *rows]
+    ]
+    return "\n".join(lines) + "\n"

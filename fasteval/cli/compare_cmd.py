@@ -1,0 +1,280 @@
+"""``fasteval compare QRELS RUN RUN ... -m MEASURE``: paired significance tests between runs.
+
+Scores the runs (or reads per-query results written by ``fasteval eval -q`` with
+``--results``, so nothing is scored twice), then prints a paper-style table of means with
+significance marks and a list of the comparisons, or writes it (``-o``, atomically) as
+Markdown, LaTeX (booktabs), HTML, CSV or parquet.
+
+Examples
+--------
+>>> from fasteval.cli import main
+>>> main(["compare", "qrels.txt", "bm25.txt", "dense.txt", "-m", "ndcg@10", "-m", "map",
+...       "--baseline", "bm25", "--test", "t", "--test", "randomization"])  # doctest: +SKIP
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+FORMATS = ("table", "markdown", "latex", "html", "csv", "parquet")
+_SUFFIX_FORMAT = {
+    ".md": "markdown",
+    ".tex": "latex",
+    ".html": "html",
+    ".htm": "html",
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".txt": "table",
+}
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``fasteval compare``."""
+    p = subparsers.add_parser(
+        "compare",
+        help="compare retrievers with paired significance tests",
+        description=(
+            "Compare runs with paired significance tests (t-test, Wilcoxon, randomization, "
+            "bootstrap, Tukey HSD), multiple-testing correction and effect sizes. Give QRELS "
+            "and two or more RUNs to score them, or --results with per-query result files "
+            "from `fasteval eval -q` (long or --wide; parquet, CSV, JSONL)."
+        ),
+    )
+    p.add_argument(
+        "inputs", metavar="QRELS RUN", nargs="*", help="qrels file followed by run files"
+    )
+    p.add_argument(
+        "--results",
+        nargs="+",
+        metavar="FILE",
+        default=None,
+        help="per-query result files instead of QRELS/RUNs (a file without run_id is named by its stem)",
+    )
+    p.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        default=[],
+        metavar="MEASURE",
+        help="measure to compare (repeatable; any spelling the parser knows: ndcg@10, map, P_5). "
+        "Required with QRELS/RUNs; with --results the default is every measure in the files",
+    )
+    p.add_argument(
+        "--baseline", metavar="NAME", help="compare every run against this one (default: all pairs)"
+    )
+    p.add_argument(
+        "--test",
+        action="append",
+        default=[],
+        metavar="TEST",
+        help="t, wilcoxon, randomization, bootstrap, tukey (repeatable; default: t, randomization, bootstrap)",
+    )
+    p.add_argument(
+        "--correction",
+        default="holm",
+        choices=("holm", "bonferroni", "bh", "none"),
+        help="multiple-testing correction across the report's comparisons (holm)",
+    )
+    p.add_argument(
+        "--family",
+        default="report",
+        choices=("report", "measure"),
+        help="correction family: every comparison of the report, or per measure",
+    )
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
+    p.add_argument(
+        "--resamples",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="randomization and bootstrap resamples (10000)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the resampling draws (0)")
+    p.add_argument(
+        "--ci",
+        type=float,
+        default=0.95,
+        help="bootstrap confidence level of the mean difference (0.95)",
+    )
+    p.add_argument(
+        "--missing",
+        choices=("drop", "zero"),
+        default="drop",
+        help="queries absent from some run: drop them from every run, or score them 0",
+    )
+    p.add_argument(
+        "--mark-test",
+        default=None,
+        metavar="TEST",
+        help="test whose adjusted p-values mark the table (default: the first --test)",
+    )
+    p.add_argument(
+        "--marks",
+        choices=("letters", "dagger", "none"),
+        default=None,
+        help="significance marks (default: dagger with --baseline, else letters)",
+    )
+    p.add_argument("--digits", type=int, default=4, help="decimals in the table (4)")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="output format (default: from the -o suffix, else table)",
+    )
+    p.add_argument(
+        "-o", "--output", metavar="OUT", help="write the report here (atomically) instead of stdout"
+    )
+    p.add_argument(
+        "--details",
+        metavar="FILE",
+        help="also write every comparison (tests + effects) as CSV or parquet",
+    )
+    p.add_argument(
+        "--plot",
+        action="append",
+        default=[],
+        metavar="KIND=PATH",
+        help="write a plot (PNG/SVG): differences, distributions, cutoffs (measure@k curves) or "
+        "pr (interpolated precision-recall); repeatable, e.g. --plot differences=diff.png",
+    )
+    p.add_argument(
+        "-l",
+        "--relevance-level",
+        type=int,
+        default=1,
+        metavar="N",
+        help="grade at or above which a document is relevant (1)",
+    )
+    p.add_argument(
+        "-c",
+        "--complete",
+        action="store_true",
+        help="qrels queries missing from a run score 0 (as trec_eval -c)",
+    )
+    p.add_argument(
+        "-J",
+        "--judged-only",
+        action="store_true",
+        help="drop unjudged documents first (trec_eval -J)",
+    )
+    return p
+
+
+def _plots(specs: list[str]) -> list[tuple[str, str]]:
+    from fasteval.compare.plots import PLOTS
+    from fasteval.errors import ParameterError
+
+    out = []
+    for spec in specs:
+        kind, sep, path = spec.partition("=")
+        if not sep or kind not in PLOTS or not path:
+            raise ParameterError("--plot", f"KIND=PATH with KIND one of {', '.join(PLOTS)}", spec)
+        out.append((kind, path))
+    return out
+
+
+def _run_names(paths: list[str]) -> list[str]:
+    stems = [Path(p).stem for p in paths]
+    if len(set(stems)) == len(stems):
+        return stems
+    names = [Path(p).name for p in paths]
+    return names if len(set(names)) == len(names) else list(paths)
+
+
+def _score(args: argparse.Namespace):
+    import polars as pl
+
+    import fasteval
+    from fasteval.errors import ParameterError
+
+    if len(args.inputs) < 2:
+        raise ParameterError(
+            "QRELS RUN",
+            "a qrels file and at least one run file (or --results FILE...)",
+            args.inputs,
+        )
+    if not args.measure:
+        raise ParameterError(
+            "-m/--measure", "given at least once when scoring runs (e.g. -m ndcg@10)", None
+        )
+    qrels = fasteval.read_qrels(args.inputs[0])
+    run_paths = args.inputs[1:]
+    runs: dict[str, pl.DataFrame] = {}
+    for name, path in zip(_run_names(run_paths), run_paths, strict=True):
+        df = fasteval.read_run(path)
+        if "run_id" in df.columns and df.get_column("run_id").n_unique() > 1:
+            for (rid,), part in df.group_by("run_id", maintain_order=True):
+                runs[str(rid)] = part.drop("run_id")
+        else:
+            runs[name] = df.drop("run_id") if "run_id" in df.columns else df
+    options = {"relevance_level": args.relevance_level}
+    if args.complete:
+        options["complete"] = True
+    if args.judged_only:
+        options["judged_only"] = True
+    return fasteval.evaluate(qrels, runs, args.measure, **options)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``fasteval compare``."""
+    from fasteval.compare import compare
+    from fasteval.compare._data import load_results
+    from fasteval.compare.plots import PLOTS
+    from fasteval.compare.report import render, write
+    from fasteval.errors import ParameterError
+
+    plots = _plots(args.plot)
+    fmt = args.format or (
+        _SUFFIX_FORMAT.get(Path(args.output).suffix.lower(), "table") if args.output else "table"
+    )
+    if fmt == "parquet" and not args.output:
+        raise ParameterError("--format", "used with -o FILE for parquet output", fmt)
+    if args.results:
+        if args.inputs:
+            raise ParameterError("QRELS RUN", "omitted when --results is given", args.inputs)
+        results = load_results(
+            [str(p) for p in args.results] if len(args.results) > 1 else str(args.results[0])
+        )
+        measures = args.measure or None
+    else:
+        results = _score(args)
+        measures = None  # everything evaluated was asked for with -m
+    cmp = compare(
+        results,
+        baseline=args.baseline,
+        measures=measures,
+        tests=args.test or ("t", "randomization", "bootstrap"),
+        correction=args.correction,
+        alpha=args.alpha,
+        n_resamples=args.resamples,
+        seed=args.seed,
+        missing=args.missing,
+        ci=args.ci,
+        family=args.family,
+        mark_test=args.mark_test,
+    )
+    options = {"marks": args.marks, "digits": args.digits}
+    if args.output:
+        if fmt in ("csv", "parquet"):
+            write(cmp, args.output, fmt)
+        else:
+            write(cmp, args.output, "text" if fmt == "table" else fmt, **options)
+    elif fmt == "csv":
+        sys.stdout.write(cmp.to_frame().write_csv())
+    elif fmt == "table":
+        from fasteval.compare.report import details_text
+
+        sys.stdout.write(render(cmp, "text", **options) + "\n" + details_text(cmp))
+    else:
+        sys.stdout.write(render(cmp, fmt, **options))
+    if args.details:
+        suffix = Path(args.details).suffix.lower()
+        write(cmp, args.details, "parquet" if suffix in (".parquet", ".pq") else "csv")
+    for kind, path in plots:
+        source = results if kind in ("cutoffs", "pr") else cmp
+        PLOTS[kind](source, path)
+    return 0
