@@ -69,7 +69,7 @@ def _split_fields(path: str, lines: list[str], n_fields: int, names: tuple[str, 
 
 def _parse_rel(path: str, df: pl.DataFrame, column: str) -> pl.DataFrame:
     rel = df.get_column(column).str.strip_chars().cast(pl.Float64, strict=False)
-    bad = rel.is_null()
+    bad = rel.is_null() | rel.is_nan()
     if bad.any():
         idx = int(bad.arg_true()[0])
         raise InputError(
@@ -203,8 +203,10 @@ def judgments_from_frame(df: pl.DataFrame, mode: str, source: str = "judgments")
     )
     for c in out.columns:
         nulls = out.get_column(c).is_null()
+        if c == "rel_level":
+            nulls = nulls | out.get_column(c).is_nan()
         if nulls.any():
-            raise InputError("missing value", source=source, row=int(nulls.arg_true()[0]), column=c)
+            raise InputError("missing or NaN value", source=source, row=int(nulls.arg_true()[0]), column=c)
     if out.height == 0:
         raise InputError("no judgments", source=source)
     return out

@@ -185,6 +185,11 @@ def test_bad_inputs(tmp_path):
     p.write_text("q u s a x1\n")
     with pytest.raises(InputError, match=r"line 1.*not a number"):
         evaluate_prefs(p, run)
+    p.write_text("q u s a nan\n")
+    with pytest.raises(InputError, match=r"line 1.*not a number"):
+        evaluate_prefs(p, run)
+    with pytest.raises(InputError, match="NaN"):
+        evaluate_prefs(J([("q", "u", "s", "a", float("nan"))]), run)
     p.write_text("")
     with pytest.raises(InputError, match="empty"):
         evaluate_prefs(p, run)
