@@ -1,0 +1,99 @@
+"""Plots: files written, family / recall-level detection from measure names."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from fasteval.compare import compare
+from fasteval.compare.plots import (
+    cutoff_families,
+    plot_cutoff_curves,
+    plot_pr_curves,
+    recall_levels,
+)
+from fasteval.errors import InputError, ParameterError
+
+pytest.importorskip("matplotlib")
+pytest.importorskip("scipy")
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def test_family_detection_any_spelling():
+    names = [
+        "ndcg_cut_1",
+        "ndcg_cut_10",
+        "ndcg_cut_100",
+        "P_5",
+        "P_10",
+        "ndcg@3",
+        "ndcg@20",
+        "map",
+        "recip_rank",
+        "iprec_at_recall_0.00",
+        "iprec_at_recall_1.00",
+        "success_1",
+    ]
+    fams = cutoff_families(names)
+    assert fams == {
+        "ndcg_cut": [(1, "ndcg_cut_1"), (10, "ndcg_cut_10"), (100, "ndcg_cut_100")],
+        "P": [(5, "P_5"), (10, "P_10")],
+        "ndcg": [(3, "ndcg@3"), (20, "ndcg@20")],
+    }
+    assert recall_levels(names) == [(0.0, "iprec_at_recall_0.00"), (1.0, "iprec_at_recall_1.00")]
+    assert recall_levels(["IPrec@0.5", "IPrec@0.25"]) == [(0.25, "IPrec@0.25"), (0.5, "IPrec@0.5")]
+
+
+@pytest.fixture(scope="module")
+def results():
+    rng = np.random.default_rng(0)
+    n = 25
+    parts = []
+    for run, shift in (("bm25", 0.0), ("dense", 0.1)):
+        base = rng.uniform(0.1, 0.7, n)
+        names = [f"ndcg_cut_{k}" for k in (1, 5, 10, 100)] + [
+            f"iprec_at_recall_{lv:.2f}" for lv in np.linspace(0, 1, 11)
+        ]
+        for i, m in enumerate(names):
+            v = np.clip(base + shift + 0.01 * i, 0, 1)
+            parts.append(
+                pl.DataFrame({"run_id": run, "query_id": np.arange(n), "measure": m, "value": v})
+            )
+    return pl.concat(parts)
+
+
+def test_plots_write_png_and_svg(tmp_path, results):
+    cmp = compare(results, measures=["ndcg_cut_10", "ndcg_cut_100"], tests="t")
+    outs = [
+        cmp.plot("differences", tmp_path / "d.png"),
+        cmp.plot("distributions", tmp_path / "b.png"),
+        plot_cutoff_curves(results, tmp_path / "c.png"),
+        plot_pr_curves(results, tmp_path / "pr.svg"),
+    ]
+    for out in outs[:3]:
+        assert out.read_bytes()[:8] == PNG
+    svg = outs[3].read_text()
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg and "bm25" in svg and "dense" in svg
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.png", "c.png", "d.png", "pr.svg"]
+
+
+def test_cutoff_curves_from_comparison_means(tmp_path, results):
+    cmp = compare(results, tests="t")  # every measure: families present in cmp.means
+    assert cmp.plot("cutoffs", tmp_path / "c.png").stat().st_size > 1000
+
+
+def test_plot_errors(tmp_path, results):
+    cmp = compare(results, measures=["ndcg_cut_10"], tests="t")
+    with pytest.raises(InputError, match="cutoff family"):
+        plot_cutoff_curves(results.filter(pl.col("measure") == "ndcg_cut_10"), tmp_path / "x.png")
+    with pytest.raises(InputError, match="iprec"):
+        plot_pr_curves(results.filter(pl.col("measure") == "ndcg_cut_10"), tmp_path / "x.png")
+    with pytest.raises(ParameterError, match="kind"):
+        cmp.plot("violin", tmp_path / "x.png")
+    with pytest.raises(ParameterError, match="path"):
+        cmp.plot("differences", tmp_path / "x.gif")
+    with pytest.raises(ParameterError, match="measure"):
+        cmp.plot("differences", tmp_path / "x.png", measure="map")
+    assert not list(tmp_path.iterdir())

@@ -1,0 +1,194 @@
+"""Report rendering: marks, bold best, LaTeX structure, HTML/Markdown, atomic files."""
+
+from __future__ import annotations
+
+import html.parser
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import polars as pl
+import pytest
+
+from fasteval.compare import compare
+from fasteval.compare.report import cells, details_text, latex_escape, render
+from fasteval.errors import ParameterError
+
+pytest.importorskip("scipy")
+
+
+@pytest.fixture(scope="module")
+def ordered():
+    """Runs with a clear order: top > mid > low (each gap large vs the noise)."""
+    rng = np.random.default_rng(0)
+    n = 40
+    base = rng.uniform(0.2, 0.5, n)
+    runs = {
+        "mid_run": base + 0.15 + rng.normal(0, 0.02, n),
+        "top&best": base + 0.30 + rng.normal(0, 0.02, n),
+        "low#1": base + rng.normal(0, 0.02, n),
+    }
+    parts = []
+    for name, v in runs.items():
+        for m, f in (("ndcg_cut_10", 1.0), ("map", 0.8)):
+            parts.append(
+                pl.DataFrame(
+                    {"run_id": name, "query_id": np.arange(n), "measure": m, "value": v * f}
+                )
+            )
+    return pl.concat(parts)
+
+
+def test_letters_mark_significantly_better_runs(ordered):
+    c = cells(compare(ordered, tests="t"))
+    assert c["rows"] == ["mid_run", "top&best", "low#1"]
+    assert c["labels"] == ["mid_run (a)", "top&best (b)", "low#1 (c)"]
+    marks = [[cell[2] for cell in row] for row in c["grid"]]
+    assert marks == [["c", "c"], ["ac", "ac"], ["", ""]]
+    best = [[cell[1] for cell in row] for row in c["grid"]]
+    assert best == [[False, False], [True, True], [False, False]]
+
+
+def test_daggers_against_baseline(ordered):
+    c = cells(compare(ordered, baseline="mid_run", tests="randomization", n_resamples=2000))
+    marks = [[cell[2] for cell in row] for row in c["grid"]]
+    assert marks == [["", ""], ["†", "†"], ["‡", "‡"]]
+    assert "† / ‡: significantly better / worse than the baseline mid_run" in c["notes"][0]
+
+
+def test_no_marks_when_nothing_is_significant():
+    rng = np.random.default_rng(1)
+    v = rng.uniform(size=20)
+    frame = pl.concat(
+        [
+            pl.DataFrame({"run_id": r, "query_id": np.arange(20), "measure": "map", "value": x})
+            for r, x in (("a", v), ("b", v[::-1].copy()))
+        ]
+    )
+    c = cells(compare(frame, tests="t"))
+    assert [cell[2] for row in c["grid"] for cell in row] == ["", ""]
+
+
+def test_mean_values_and_digits(ordered):
+    cmp = compare(ordered, tests="t")
+    c = cells(cmp, digits=2)
+    means = ordered.group_by("run_id", "measure").agg(pl.col("value").mean())
+    expected = means.filter((pl.col("run_id") == "low#1") & (pl.col("measure") == "map"))["value"][
+        0
+    ]
+    assert c["grid"][2][1][0] == f"{expected:.2f}"
+
+
+def _latex_rows(tex: str) -> list[str]:
+    body = tex[tex.index("\\midrule") + len("\\midrule") : tex.index("\\bottomrule")]
+    return [r.strip() for r in body.strip().split("\n")]
+
+
+def test_latex_booktabs_structure(ordered):
+    tex = render(compare(ordered, tests="t"), "latex")
+    lines = [ln for ln in tex.splitlines() if not ln.startswith("%")]
+    assert lines[0] == "\\begin{tabular}{lrr}" and lines[-1] == "\\end{tabular}"
+    order = [lines.index(x) for x in ("\\toprule", "\\midrule", "\\bottomrule")]
+    assert order == sorted(order) and order[0] == 1
+    n_cols = len(re.search(r"\\begin\{tabular\}\{([lrc]+)\}", tex)[1])
+    header = lines[2]
+    rows = _latex_rows(tex)
+    assert len(rows) == 3
+    for row in [header, *rows]:
+        assert row.endswith("\\\\")
+        assert len(re.split(r"(?<!\\)&", row)) == n_cols
+    # escaping: no bare specials outside math
+    text = re.sub(r"\$[^$]*\$", "", "\n".join(lines))  # drop math
+    text = re.sub(r"\\[_&#%${}]", "", text).replace(" & ", " ")  # drop escapes, separators
+    assert not re.search(r"[_&#%$]", text)
+    assert "ndcg\\_cut\\_10" in header and "top\\&best (b)" in tex and "low\\#1" in tex
+    assert "\\textbf{" in rows[1] and "$^{ac}$" in rows[1]
+    assert tex.count("{") == tex.count("}")
+
+
+def test_latex_escape_all_specials():
+    assert latex_escape("a_b&c%d$e#f{g}h~i^j\\k") == (
+        "a\\_b\\&c\\%d\\$e\\#f\\{g\\}h\\textasciitilde{}i\\textasciicircum{}j\\textbackslash{}k"
+    )
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
+def test_latex_compiles(tmp_path, ordered):  # pragma: no cover - optional
+    tex = render(compare(ordered, baseline="low#1", tests="t"), "latex")
+    doc = (
+        "\\documentclass{article}\\usepackage{booktabs}\\begin{document}\n"
+        + tex
+        + "\\end{document}\n"
+    )
+    (tmp_path / "t.tex").write_text(doc)
+    proc = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "t.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:]
+
+
+def test_markdown_table(ordered):
+    md = render(compare(ordered, tests="t"), "markdown")
+    lines = md.splitlines()
+    assert lines[0] == "| run | ndcg_cut_10 | map |"
+    assert lines[1] == "|:---|---:|---:|"
+    assert lines[3].startswith("| top&best (b) | **") and "<sup>ac</sup>" in lines[3]
+    assert all(ln.count("|") == 4 for ln in lines[:5])
+
+
+class _Collect(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_html_table(ordered):
+    out = render(compare(ordered, tests="t"), "html")
+    p = _Collect()
+    p.feed(out)
+    assert p.tags.count("table") == 1 and p.tags.count("tr") == 4
+    assert p.tags.count("td") == 6 and p.tags.count("b") == 2
+    assert "top&best (b)" in p.text  # escaped in the source, restored by the parser
+    assert "top&amp;best" in out
+
+
+def test_text_table_and_details(ordered):
+    cmp = compare(ordered, tests=["t", "bootstrap"], n_resamples=500)
+    text = render(cmp, "text")
+    assert text.splitlines()[0].split() == ["run", "ndcg_cut_10", "map"]
+    assert "*^ac" in text
+    det = details_text(cmp)
+    head = det.splitlines()[0].split()
+    assert head[:4] == ["measure", "run", "versus", "diff"]
+    assert len(det.splitlines()) == 1 + 6
+    assert "40/0/0" in det
+
+
+def test_write_files_atomically(tmp_path, ordered):
+    cmp = compare(ordered, tests=["t", "randomization"], n_resamples=300)
+    for name in ("r.csv", "r.parquet", "r.md", "r.tex", "r.html", "r.txt"):
+        cmp.write(tmp_path / name)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["r.csv", "r.parquet", "r.md", "r.tex", "r.html", "r.txt"]
+    )  # no temporary files left behind
+    frame = cmp.to_frame()
+    assert pl.read_parquet(tmp_path / "r.parquet").equals(frame)
+    back = pl.read_csv(tmp_path / "r.csv")
+    assert back.height == frame.height == 12
+    np.testing.assert_allclose(back["p_value"].to_numpy(), frame["p_value"].to_numpy(), rtol=1e-12)
+    assert (tmp_path / "r.tex").read_text() == render(cmp, "latex")
+    with pytest.raises(ParameterError, match="format"):
+        cmp.write(tmp_path / "r.docx")
+    with pytest.raises(ParameterError, match="marks"):
+        render(cmp, "text", marks="dagger")  # no baseline
