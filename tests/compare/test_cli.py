@@ -1,0 +1,187 @@
+"""``fasteval compare``: scoring runs, --results files, formats, errors."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import polars as pl
+import pytest
+
+import fasteval
+from fasteval.cli import main
+from fasteval.compare import compare
+
+pytest.importorskip("scipy")
+if not hasattr(fasteval, "evaluate"):  # pragma: no cover
+    pytest.skip("fasteval.evaluate missing", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def trec_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("trec")
+    rng = np.random.default_rng(0)
+    rel = {}
+    with open(d / "qrels.txt", "w") as f:
+        for q in range(20):
+            for doc in range(30):
+                if rng.uniform() < 0.2 or doc == q:
+                    g = int(rng.integers(1, 3))
+                    rel[(q, doc)] = g
+                    f.write(f"q{q} 0 d{doc} {g}\n")
+    for name, noise in (("bm25", 1.5), ("dense", 0.5), ("splade", 0.9)):
+        with open(d / f"{name}.txt", "w") as f:
+            for q in range(20):
+                scored = sorted(
+                    ((rel.get((q, doc), 0) + rng.normal(0, noise), doc) for doc in range(30)),
+                    reverse=True,
+                )
+                for rank, (s, doc) in enumerate(scored[:15]):
+                    f.write(f"q{q} Q0 d{doc} {rank + 1} {s:.6f} {name}\n")
+    return d
+
+
+def _cli(argv, capsys):
+    rc = main(argv)
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_scores_runs_and_matches_python_api(trec_files, capsys):
+    d = trec_files
+    argv = [
+        "compare",
+        str(d / "qrels.txt"),
+        str(d / "bm25.txt"),
+        str(d / "dense.txt"),
+        str(d / "splade.txt"),
+        "-m",
+        "ndcg@10",
+        "-m",
+        "map",
+        "--baseline",
+        "bm25",
+        "--test",
+        "t",
+        "--test",
+        "randomization",
+        "--resamples",
+        "500",
+        "--format",
+        "csv",
+    ]
+    rc, out, err = _cli(argv, capsys)
+    assert rc == 0, err
+    got = pl.read_csv(io.StringIO(out))
+    runs = {n: fasteval.read_run(d / f"{n}.txt") for n in ("bm25", "dense", "splade")}
+    runs = {k: v.drop("run_id") if "run_id" in v.columns else v for k, v in runs.items()}
+    results = fasteval.evaluate(fasteval.read_qrels(d / "qrels.txt"), runs, ["ndcg@10", "map"])
+    ref = compare(
+        results, baseline="bm25", tests=["t", "randomization"], n_resamples=500
+    ).to_frame()
+    assert got["run_id"].to_list() == ref["run_id"].to_list()
+    assert set(got["versus"].to_list()) == {"bm25"}
+    np.testing.assert_allclose(got["p_value"].to_numpy(), ref["p_value"].to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(got["mean_diff"].to_numpy(), ref["mean_diff"].to_numpy(), rtol=1e-12)
+
+
+def test_results_files_long_and_wide(trec_files, tmp_path, capsys):
+    d = trec_files
+    runs = {n: fasteval.read_run(d / f"{n}.txt") for n in ("bm25", "dense")}
+    runs = {k: v.drop("run_id") if "run_id" in v.columns else v for k, v in runs.items()}
+    results = fasteval.evaluate(fasteval.read_qrels(d / "qrels.txt"), runs, ["P@5", "map"])
+    results.write_parquet(tmp_path / "long.parquet")
+    for name in ("bm25", "dense"):
+        (
+            results.filter(pl.col("run_id") == name)
+            .drop("run_id")
+            .pivot(on="measure", index="query_id", values="value")
+            .write_csv(tmp_path / f"{name}.csv")
+        )
+    base = ["--test", "t", "--format", "csv"]
+    rc1, out1, err1 = _cli(["compare", "--results", str(tmp_path / "long.parquet"), *base], capsys)
+    rc2, out2, err2 = _cli(
+        ["compare", "--results", str(tmp_path / "bm25.csv"), str(tmp_path / "dense.csv"), *base],
+        capsys,
+    )
+    assert rc1 == 0 and rc2 == 0, err1 + err2
+    a, b = pl.read_csv(io.StringIO(out1)), pl.read_csv(io.StringIO(out2))
+    assert a.height == 2 and b.height == 2
+    assert sorted(a["measure"].to_list()) == sorted(b["measure"].to_list())
+    np.testing.assert_allclose(
+        a.sort("measure")["p_value"].to_numpy(), b.sort("measure")["p_value"].to_numpy(), rtol=1e-12
+    )
+    rc, out, _ = _cli(
+        ["compare", "--results", str(tmp_path / "long.parquet"), "-m", "map", *base], capsys
+    )
+    assert rc == 0 and pl.read_csv(io.StringIO(out))["measure"].to_list() == ["map"]
+
+
+def test_table_output_files_and_plots(trec_files, tmp_path, capsys):
+    d = trec_files
+    argv = [
+        "compare",
+        str(d / "qrels.txt"),
+        str(d / "bm25.txt"),
+        str(d / "dense.txt"),
+        "-m",
+        "P_5",
+        "--test",
+        "t",
+        "--test",
+        "bootstrap",
+        "--resamples",
+        "300",
+        "--details",
+        str(tmp_path / "det.parquet"),
+        "--plot",
+        f"differences={tmp_path / 'd.png'}",
+    ]
+    rc, out, err = _cli(argv, capsys)
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[0].split() == ["run", "P_5"] and lines[2].startswith("bm25 (a)")
+    assert "p(bootstrap)" in out and "20 queries paired" in out
+    assert pl.read_parquet(tmp_path / "det.parquet").height == 2
+    assert (tmp_path / "d.png").read_bytes()[:4] == b"\x89PNG"
+    rc, out, err = _cli([*argv[:12], "-o", str(tmp_path / "t.tex")], capsys)
+    assert rc == 0 and out == ""
+    assert "\\begin{tabular}{lr}" in (tmp_path / "t.tex").read_text()
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--plot", "violin=x.png"], "--plot must be KIND=PATH"),
+        (["--test", "anova"], "tests must be"),
+        (["--baseline", "nope"], "baseline must be"),
+        (["--format", "parquet"], "--format must be used with -o"),
+    ],
+)
+def test_user_errors_exit_2(trec_files, capsys, extra, message):
+    d = trec_files
+    rc, out, err = _cli(
+        [
+            "compare",
+            str(d / "qrels.txt"),
+            str(d / "bm25.txt"),
+            str(d / "dense.txt"),
+            "-m",
+            "map",
+            *extra,
+        ],
+        capsys,
+    )
+    assert rc == 2 and message in err and err.startswith("fasteval: error:")
+
+
+def test_argument_errors(trec_files, tmp_path, capsys):
+    d = trec_files
+    rc, _, err = _cli(["compare", str(d / "qrels.txt"), str(d / "bm25.txt")], capsys)
+    assert rc == 2 and "-m/--measure" in err
+    rc, _, err = _cli(["compare", str(d / "qrels.txt"), "--results", str(d / "bm25.txt")], capsys)
+    assert rc == 2 and "omitted when --results" in err
+    rc, _, err = _cli(["compare", "-m", "map"], capsys)
+    assert rc == 2 and "QRELS RUN" in err
+    rc, _, err = _cli(["compare", "--results", str(tmp_path / "missing.parquet")], capsys)
+    assert rc == 2 and "missing.parquet" in err
