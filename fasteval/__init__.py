@@ -31,9 +31,9 @@ _EXPORTS: dict[str, str] = {
     "parse_measures": "fasteval.measures",
     "Measure": "fasteval.measures",
     # evaluation
-    "evaluate": "fasteval.evaluate",
-    "aggregate": "fasteval.evaluate",
-    "Evaluator": "fasteval.evaluate",
+    "evaluate": "fasteval.evaluation",
+    "aggregate": "fasteval.evaluation",
+    "Evaluator": "fasteval.evaluation",
     # comparison
     "compare": "fasteval.compare",
     # semantic answer similarity

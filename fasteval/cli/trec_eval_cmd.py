@@ -232,7 +232,7 @@ def _read_qrels_jg(path: str) -> pl.DataFrame:
 
 def run_trec_eval(o: Options, out=sys.stdout) -> int:
     """Evaluate and print; returns the exit status."""
-    from fasteval.evaluate import Evaluator
+    from fasteval.evaluation import Evaluator
     from fasteval.io.readers import read_qrels, read_run
 
     qrels_path, run_path = o.files
@@ -330,7 +330,7 @@ def _zscore(values, measures, qids, zs, compat):
 
 
 def _run_jg(o, qrels_path, run, runid, numeric, print_runid, avgjg, opts, out) -> int:
-    from fasteval.evaluate import Evaluator
+    from fasteval.evaluation import Evaluator
 
     jq = _read_qrels_jg(qrels_path)
     bases = [m for _, m in avgjg]

@@ -1,0 +1,246 @@
+"""`fasteval eval`: outputs, chunked = in-memory, many runs, formats, errors."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+import fasteval
+from fasteval.cli import main
+from fasteval.evaluation import aggregate, evaluate
+from fasteval.datasets import SynthSpec, generate
+
+TREC = "datasets/trec"
+M = ["ndcg@10", "map", "P@5", "recip_rank", "num_ret", "gm_map", "bpref"]
+
+
+def _m_args(measures=M):
+    return sum((["-m", m] for m in measures), [])
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory):
+    d = tmp_path_factory.mktemp("synth")
+    qrels, runs = generate(SynthSpec(queries=300, depth=30, runs=3, seed=9, judged=12))
+    qrels.write_parquet(d / "qrels.parquet")
+    (d / "runs").mkdir()
+    for name, df in runs.items():
+        df.write_parquet(d / "runs" / f"{name}.parquet", row_group_size=997)
+    return d, qrels, runs
+
+
+def _expected(qrels, runs: dict, measures=M, **opts) -> pl.DataFrame:
+    return evaluate(qrels, runs, measures, **opts)
+
+
+def _canon(df: pl.DataFrame) -> list[tuple]:
+    return sorted(df.select("run_id", pl.col("query_id").cast(pl.Utf8), "measure", "value").rows())
+
+
+def test_trec_sample_table_matches_api(capsys):
+    rc = main(["eval", f"{TREC}/qrels.test", f"{TREC}/results.test", "-m", "ndcg@10", "-m", "map", "--quiet"])
+    assert rc == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["measure", "results.test"]
+    agg = aggregate(evaluate(fasteval.read_qrels(f"{TREC}/qrels.test"),
+                                               fasteval.read_run(f"{TREC}/results.test"), ["ndcg@10", "map"]))
+    vals = dict(zip(agg["measure"], agg["value"], strict=True))
+    assert out[1].split() == ["ndcg_cut_10", f"{vals['ndcg_cut_10']:.4f}"]
+    assert out[2].split() == ["map", f"{vals['map']:.4f}"]
+
+
+def test_trec_sample_json_exact(capsys):
+    rc = main(["eval", f"{TREC}/qrels.test", f"{TREC}/results.test", *_m_args(), "--format", "json", "--quiet"])
+    assert rc == 0
+    got = pl.DataFrame(json.loads(capsys.readouterr().out))
+    q = fasteval.read_qrels(f"{TREC}/qrels.test")
+    r = fasteval.read_run(f"{TREC}/results.test")
+    exp = aggregate(evaluate(q, r, M, run_id="results.test"))
+    assert sorted(got.rows()) == sorted(exp.rows())
+
+
+@pytest.mark.parametrize(("chunk", "target"), [(1, "run_0"), (29, "all"), (31, "all"), (10**7, "all")])
+def test_parquet_chunked_equals_in_memory(tmp_path, synth, chunk, target, capsys):
+    """Chunk = 1 row: one query per chunk; 29/31 rows: boundaries inside queries; 10**7: one chunk."""
+    d, qrels, runs = synth
+    out = tmp_path / "pq.parquet"
+    src = d / "runs" if target == "all" else d / "runs" / f"{target}.parquet"
+    rc = main(["eval", str(d / "qrels.parquet"), str(src), *_m_args(), "-q", "-o", str(out),
+               "--max-rows-per-chunk", str(chunk), "--quiet", "--log-json"])
+    assert rc == 0
+    log = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
+    assert set(log["mode"].values()) == {"stream"}
+    expected_runs = runs if target == "all" else {target: runs[target]}
+    if chunk == 1:  # every query its own chunk
+        assert log["chunks"] == expected_runs[target].get_column("query_id").n_unique()
+    got = pl.read_parquet(out)
+    assert got.columns == ["run_id", "query_id", "measure", "value"]
+    assert _canon(got) == _canon(_expected(qrels, expected_runs))
+
+
+def test_unsorted_input_partitioned_exact(tmp_path, synth, capsys):
+    d, qrels, runs = synth
+    shuffled = runs["run_1"].sample(fraction=1.0, shuffle=True, seed=4)
+    p = tmp_path / "shuffled.parquet"
+    shuffled.write_parquet(p, row_group_size=500)
+    out = tmp_path / "o.parquet"
+    rc = main(["eval", str(d / "qrels.parquet"), str(p), *_m_args(), "-q", "-o", str(out),
+               "--max-rows-per-chunk", "700", "--log-json", "--quiet"])
+    assert rc == 0
+    log = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
+    assert log["mode"] == {"shuffled": "partition"}
+    assert _canon(pl.read_parquet(out)) == _canon(_expected(qrels, {"shuffled": shuffled}))
+
+
+def test_complete_chunked_equals_in_memory(tmp_path, synth):
+    d, qrels, runs = synth
+    out = tmp_path / "c.parquet"
+    rc = main(["eval", str(d / "qrels.parquet"), str(d / "runs" / "run_2.parquet"), *_m_args(), "-q", "-c",
+               "-o", str(out), "--max-rows-per-chunk", "113", "--quiet"])
+    assert rc == 0
+    exp = _expected(qrels, {"run_2": runs["run_2"]}, complete=True)
+    assert _canon(pl.read_parquet(out)) == _canon(exp)
+
+
+def test_options_forwarded(tmp_path, synth):
+    d, qrels, runs = synth
+    out = tmp_path / "o.parquet"
+    rc = main(["eval", str(d / "qrels.parquet"), str(d / "runs" / "run_0.parquet"), *_m_args(), "-q",
+               "-l", "2", "-M", "7", "-J", "-o", str(out), "--max-rows-per-chunk", "50", "--quiet"])
+    assert rc == 0
+    exp = _expected(qrels, {"run_0": runs["run_0"]}, relevance_level=2, max_docs=7, judged_only=True)
+    assert _canon(pl.read_parquet(out)) == _canon(exp)
+
+
+def test_run_id_column_and_hive(tmp_path, synth):
+    d, qrels, runs = synth
+    table = pl.concat([df.with_columns(pl.lit(n).alias("run_id")) for n, df in runs.items()])
+    table.write_parquet(tmp_path / "all.parquet")
+    for n, df in runs.items():
+        (tmp_path / "hive" / f"run_id={n}").mkdir(parents=True)
+        df.write_parquet(tmp_path / "hive" / f"run_id={n}" / "part-0.parquet")
+    exp = _canon(_expected(qrels, runs))
+    for src in (tmp_path / "all.parquet", tmp_path / "hive"):
+        out = tmp_path / f"{src.name}.out.parquet"
+        assert main(["eval", str(d / "qrels.parquet"), str(src), *_m_args(), "-q", "-o", str(out),
+                     "--max-rows-per-chunk", "200", "--quiet"]) == 0
+        assert _canon(pl.read_parquet(out)) == exp
+
+
+def test_wide_and_aggregate_out(tmp_path, synth):
+    d, qrels, runs = synth
+    out, agg = tmp_path / "w.parquet", tmp_path / "agg.parquet"
+    rc = main(["eval", str(d / "qrels.parquet"), str(d / "runs"), *_m_args(), "-q", "--wide", "-o", str(out),
+               "--aggregate-out", str(agg), "--max-rows-per-chunk", "400", "--quiet"])
+    assert rc == 0
+    wide = pl.read_parquet(out)
+    names = [m.name for m in fasteval.parse_measures(M)]
+    assert wide.columns == ["run_id", "query_id", *names]
+    exp = _expected(qrels, runs)
+    long = wide.unpivot(index=["run_id", "query_id"], variable_name="measure", value_name="value")
+    assert _canon(long) == _canon(exp)
+    got = {(r, m): v for r, m, v in pl.read_parquet(agg).rows()}
+    for r, m, v in aggregate(exp).rows():
+        assert got[(r, m)] == pytest.approx(v, rel=1e-12, abs=1e-15)
+
+
+def test_csv_to_stdout_and_trec_format(capsys, synth):
+    d, qrels, runs = synth
+    rc = main(["eval", str(d / "qrels.parquet"), str(d / "runs" / "run_1.parquet"), "-m", "P@5", "-m", "num_ret",
+               "-q", "--format", "csv", "--quiet"])
+    assert rc == 0
+    import io
+
+    got = pl.read_csv(io.StringIO(capsys.readouterr().out), schema_overrides={"query_id": pl.Utf8})
+    assert _canon(got) == _canon(_expected(qrels, {"run_1": runs["run_1"]}, ["P@5", "num_ret"]))
+    rc = main(["eval", str(d / "qrels.parquet"), str(d / "runs" / "run_1.parquet"), "-m", "P@5", "-m", "num_ret",
+               "--format", "trec", "--quiet"])
+    lines = capsys.readouterr().out.splitlines()
+    agg = aggregate(_expected(qrels, {"run_1": runs["run_1"]}, ["P@5", "num_ret"]))
+    vals = dict(zip(agg["measure"], agg["value"], strict=True))
+    assert lines == [
+        f"{'runid':<22}\tall\trun_1",
+        f"{'P_5':<22}\tall\t{vals['P_5']:.4f}",
+        f"{'num_ret':<22}\tall\t{int(vals['num_ret'])}",
+    ]
+
+
+def test_memory_limit_smoke(tmp_path, synth, capsys):
+    d, qrels, runs = synth
+    out = tmp_path / "m.parquet"
+    rc = main(["eval", str(d / "qrels.parquet"), str(d / "runs"), *_m_args(), "-q", "-o", str(out),
+               "--memory-limit", "1GiB", "--log-json", "--quiet"])
+    assert rc == 0
+    log = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
+    assert log["max_rows_per_chunk"] >= 20_000
+    assert _canon(pl.read_parquet(out)) == _canon(_expected(qrels, runs))
+
+
+def test_note_counts(capsys, synth):
+    d, qrels, runs = synth
+    rc = main(["eval", str(d / "qrels.parquet"), str(d / "runs" / "run_0.parquet"), "-m", "map",
+               "--max-rows-per-chunk", "100"])
+    assert rc == 0
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    run_q = set(runs["run_0"]["query_id"].to_list())
+    qq = set(qrels["query_id"].to_list())
+    assert f"{len(run_q & qq)} queries scored in 1 run" in err
+    assert f"{len(run_q - qq)} run queries not in the qrels dropped" in err
+    assert f"{len(qq - run_q)} qrels queries missing from a run left out" in err
+
+
+def _err_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return err[0]
+
+
+def test_bad_file_in_directory(tmp_path, synth, capsys):
+    d, qrels, runs = synth
+    runs_dir = tmp_path / "runs"
+    runs_dir.mkdir()
+    runs["run_0"].write_parquet(runs_dir / "ok.parquet")
+    (runs_dir / "broken.parquet").write_bytes(b"PAR1 this is not parquet")
+    out = tmp_path / "o.parquet"
+    rc = main(["eval", str(d / "qrels.parquet"), str(runs_dir), "-m", "map", "-q", "-o", str(out)])
+    assert rc == 2
+    line = _err_line(capsys)
+    assert line.startswith("fasteval: error:") and "broken.parquet" in line
+    assert not out.exists() and list(tmp_path.glob(".o.parquet*")) == []
+
+
+def test_duplicates_error_and_keep_best(tmp_path, synth, capsys):
+    d, qrels, runs = synth
+    run = runs["run_0"]
+    dup = pl.concat([run, run.head(1).with_columns(pl.col("score") - 100)])
+    p = tmp_path / "dup.parquet"
+    dup.write_parquet(p)
+    out = tmp_path / "o.parquet"
+    rc = main(["eval", str(d / "qrels.parquet"), str(p), "-m", "map", "-q", "-o", str(out), "--quiet"])
+    assert rc == 2
+    line = _err_line(capsys)
+    assert "dup.parquet" in line and "more than once" in line
+    assert not out.exists()
+    rc = main(["eval", str(d / "qrels.parquet"), str(p), "-m", "map", "-q", "-o", str(out),
+               "--keep-best-duplicates", "--max-rows-per-chunk", "64"])
+    assert rc == 0
+    assert "1 duplicate rows removed" in capsys.readouterr().err
+    assert _canon(pl.read_parquet(out)) == _canon(_expected(qrels, {"dup": run}, ["map"]))
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["eval", f"{TREC}/qrels.test", f"{TREC}/results.test"], "-m/--measure"),
+        (["eval", f"{TREC}/qrels.test", f"{TREC}/results.test", "-m", "ndgc@10"], "ndgc@10"),
+        (["eval", f"{TREC}/qrels.test", "nope.parquet", "-m", "map"], "nope.parquet"),
+        (["eval", f"{TREC}/qrels.test", f"{TREC}/results.test", "-m", "map", "--memory-limit", "lots"], "memory-limit"),
+        (["eval", f"{TREC}/qrels.test", f"{TREC}/results.test", "-m", "map", "--format", "parquet"], "parquet"),
+    ],
+)
+def test_user_errors_one_line(capsys, argv, needle):
+    assert main(argv) == 2
+    line = _err_line(capsys)
+    assert needle in line
