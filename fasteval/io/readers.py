@@ -122,6 +122,11 @@ def _sniff(p: Path) -> str:
                 head = fh.read(1 << 16)
         except (OSError, EOFError):
             return "trec"
+    return _sniff_bytes(head)
+
+
+def _sniff_bytes(head: bytes) -> str:
+    """Format from the first bytes: parquet magic, JSON document / JSON Lines, else TREC text."""
     if head[:4] == b"PAR1":
         return "parquet"
     text = head.lstrip()
@@ -184,32 +189,55 @@ def _from_ranx(obj: Any) -> Mapping | None:
     return None
 
 
+def _read_stream(stream: Any, kind: Kind, format: str | None) -> tuple[bytes, str, str]:
+    """Content, format and display name of an open file object (``sys.stdin``, ``io.BytesIO``...)."""
+    name = getattr(stream, "name", None)
+    name = name if isinstance(name, str) else f"{kind} (stream)"
+    content = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
+    if isinstance(content, str):
+        content = content.encode()
+    if content[:2] == b"\x1f\x8b":
+        try:
+            content = gzip.decompress(content)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"corrupt gzip data ({exc})", source=name) from exc
+    fmt = _normalize_format(format) or _sniff_bytes(content[: 1 << 16])
+    return content, fmt, name
+
+
+def _load_data(
+    data: str | bytes, fmt: str, kind: Kind, explicit: dict[str, str | None], name: str
+) -> tuple[pl.DataFrame, Locator, str]:
+    """Read a file (path, or its bytes) of a known format."""
+    if fmt == "trec":
+        if explicit:
+            raise ParameterError("*_col", "unset for TREC text (its columns are fixed)", sorted(explicit))
+        df, where = trec.read_trec(data, kind, source=name)
+        return df, where, name
+    if fmt == "parquet":
+        raw, mapping = tables.read_parquet(data, kind, explicit, name)
+    elif fmt in ("csv", "tsv"):
+        raw, mapping = tables.read_delimited(data, "," if fmt == "csv" else "\t", kind, explicit, name)
+    elif fmt == "jsonl":
+        raw, mapping = tables.read_ndjson(data, kind, explicit, name)
+    else:
+        blob = data if isinstance(data, bytes) else Path(data).read_bytes()
+        raw, mapping = tables.read_json(blob, kind, explicit, name)
+    where = row_locator()
+    return normalize_table(raw, kind, mapping, source=name, where=where), where, name
+
+
 def _load(source: Source, kind: Kind, format: str | None, explicit: dict[str, str | None]) -> tuple[pl.DataFrame, Locator, str]:
     """Read and validate any supported source; returns (table, row locator, source name)."""
     if _is_path(source):
         path = os.fspath(source)
         _check_exists(path)
         fmt = detect_format(path, format)
-        if fmt == "parquet":
-            raw, mapping = tables.read_parquet(path, kind, explicit, path)
-        else:
-            data = _load_bytes(path, path)
-            if fmt == "trec":
-                if explicit:
-                    raise ParameterError(
-                        "*_col", "unset for TREC text (its columns are fixed)", sorted(explicit)
-                    )
-                df, where = trec.read_trec(data, kind, source=path)
-                return df, where, path
-            if fmt in ("csv", "tsv"):
-                raw, mapping = tables.read_delimited(data, "," if fmt == "csv" else "\t", kind, explicit, path)
-            elif fmt == "jsonl":
-                raw, mapping = tables.read_ndjson(data, kind, explicit, path)
-            else:
-                blob = data if isinstance(data, bytes) else Path(data).read_bytes()
-                raw, mapping = tables.read_json(blob, kind, explicit, path)
-        where = row_locator()
-        return normalize_table(raw, kind, mapping, source=path, where=where), where, path
+        data = path if fmt == "parquet" else _load_bytes(path, path)
+        return _load_data(data, fmt, kind, explicit, path)
+    if hasattr(source, "read") and callable(source.read):
+        content, fmt, name = _read_stream(source, kind, format)
+        return _load_data(content, fmt, kind, explicit, name)
 
     name = _in_memory_name(kind, source)
     ranx = _from_ranx(source)
@@ -257,7 +285,8 @@ def read_qrels(
     source
         A path (TREC text ``qid iter docno rel``, optionally ``.gz``; parquet file,
         glob or directory; CSV/TSV with a header; JSON Lines; JSON ``{qid: {docid: rel}}``
-        or a list of records), a polars DataFrame/LazyFrame, a pandas DataFrame,
+        or a list of records), an open file object (``sys.stdin``, ``io.BytesIO``; format
+        from ``format=`` or sniffed), a polars DataFrame/LazyFrame, a pandas DataFrame,
         a pyarrow Table/RecordBatch, or a dict ``{query_id: {doc_id: relevance}}``.
     format
         ``"trec"``, ``"parquet"``, ``"csv"``, ``"tsv"``, ``"jsonl"`` (``"ndjson"``) or

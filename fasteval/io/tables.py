@@ -7,6 +7,7 @@ their *input* names (mapping to canonical names and validation happen in
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Mapping
 from itertools import chain
@@ -63,8 +64,19 @@ def lazy_parquet(path: str, kind: Kind, explicit: dict[str, str | None], source:
     return _select(lf, kind, explicit, source)
 
 
-def read_parquet(path: str, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.DataFrame, dict[str, str]]:
-    """Read only the needed columns of a parquet file, glob or directory."""
+def read_parquet(path: str | bytes, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.DataFrame, dict[str, str]]:
+    """Read only the needed columns of a parquet file, glob or directory (or parquet bytes)."""
+    if isinstance(path, bytes):
+        try:
+            columns = list(pl.read_parquet_schema(io.BytesIO(path)))
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            raise InputError(f"cannot open parquet ({_first_line(exc)})", source=source) from exc
+        mapping = resolve_columns(columns, kind, explicit, source=source)
+        try:
+            df = pl.read_parquet(io.BytesIO(path), columns=list(dict.fromkeys(mapping.values())))
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            raise InputError(f"cannot read parquet ({_first_line(exc)})", source=source) from exc
+        return df, mapping
     lf, mapping = lazy_parquet(path, kind, explicit, source)
     return _collect(lf, source, "parquet"), mapping
 

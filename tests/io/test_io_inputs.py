@@ -276,3 +276,20 @@ def test_trec_not_utf8(tmp_path: Path) -> None:
     p.write_bytes(b"q1 Q0 d\xe91 1 2.5 t\n")
     with pytest.raises(InputError, match="UTF-8"):
         read_run(p)
+
+
+def test_streams(tmp_path: Path) -> None:
+    import gzip
+    import io
+
+    text = "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\nq2 Q0 d1 1 0.5 t\n"
+    assert read_run(io.StringIO(text)).select("query_id", "doc_id", "score").rows() == RUN_ROWS
+    assert read_run(io.BytesIO(gzip.compress(text.encode()))).height == 3
+    buf = io.BytesIO()
+    pl.DataFrame(RUN_ROWS, schema=["query_id", "doc_id", "score"], orient="row").write_parquet(buf)
+    assert read_run(io.BytesIO(buf.getvalue())).rows() == RUN_ROWS
+    with open(tmp_path / "q.qrels", "w") as fh:
+        fh.write("q1 0 d1 1\nq1 0 d1 2\n")
+    with open(tmp_path / "q.qrels") as fh, pytest.raises(InputError) as info:
+        read_qrels(fh)
+    assert info.value.source == str(tmp_path / "q.qrels") and info.value.line == 2
