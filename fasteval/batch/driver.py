@@ -144,22 +144,50 @@ def iter_frames(source: RunSource, batch_rows: int) -> Iterator[pl.DataFrame]:
         for start in range(0, frame.height, batch_rows):
             yield frame.slice(start, batch_rows)
         return
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     for path, hive in zip(source.files, source.hive or [{}] * len(source.files), strict=True):
         try:
-            pf = pq.ParquetFile(path)
-            names = pf.schema_arrow.names
+            meta = pq.read_metadata(path)
+            names = meta.schema.to_arrow_schema().names
             cols = [c for c in _KEEP if c in names]
-            for batch in pf.iter_batches(batch_size=batch_rows, columns=cols, use_threads=True):
-                df = pl.from_arrow(batch)
+            lf = pl.scan_parquet(path).select(cols)
+            # slices aligned on row groups where possible (polars skips the others)
+            bounds = [0]
+            for i in range(meta.num_row_groups):
+                bounds.append(bounds[-1] + meta.row_group(i).num_rows)
+            starts = _slice_starts(bounds, batch_rows)
+            for lo, hi in zip(starts[:-1], starts[1:], strict=True):
+                df = lf.slice(lo, hi - lo).collect()
                 if "run_id" in hive and "run_id" not in df.columns:
                     df = df.with_columns(pl.lit(hive["run_id"], dtype=pl.Utf8).alias("run_id"))
                 yield df
-        except (pa.ArrowException, OSError) as exc:
+        except (pl.exceptions.PolarsError, OSError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputError(f"could not read parquet data ({first})", source=str(path)) from None
+
+
+def _slice_starts(bounds: list[int], batch_rows: int) -> list[int]:
+    """Slice boundaries: row-group boundaries, merged up to and split down to ``batch_rows``.
+
+    Examples
+    --------
+    >>> _slice_starts([0, 10, 20, 50], 15)
+    [0, 10, 20, 35, 50]
+    """
+    out = [0]
+    for edge in bounds[1:]:
+        while edge - out[-1] > batch_rows:
+            out.append(out[-1] + batch_rows)
+        if edge > out[-1]:
+            out.append(edge)
+    # merge small neighbouring slices
+    merged = [out[0]]
+    for i in range(1, len(out)):
+        if i + 1 < len(out) and out[i + 1] - merged[-1] <= batch_rows:
+            continue
+        merged.append(out[i])
+    return merged
 
 
 def _keys(df: pl.DataFrame) -> list[str]:
@@ -351,7 +379,7 @@ def run_job(
         pending: list[pl.DataFrame] = []
         mode = "stream"
         try:
-            outs, starts, rows, queries, chunks = _score(
+            outs, seen, rows, queries, chunks = _score(
                 evaluator, stream_chunks(iter_frames(source, batch_rows), max_rows),
                 source, measure_names, check_grouped=True, progress=progress, out=pending,
             )
@@ -360,7 +388,7 @@ def run_job(
             mode = "partition"
             total = source.rows if source.rows > 0 else max_rows
             n_parts = max(2, math.ceil(total * 1.25 / max_rows))
-            outs, starts, rows, queries, chunks = _score(
+            outs, seen, rows, queries, chunks = _score(
                 evaluator, partition_chunks(iter_frames(source, batch_rows), n_parts, tmp_dir),
                 source, measure_names, check_grouped=False, progress=progress, out=pending,
             )
@@ -373,21 +401,18 @@ def run_job(
         stats.rows += rows
         stats.queries += queries
         stats.chunks += chunks
-        seen = _seen_by_run(starts, source.name)
-        for rid in seen:
+        fast = _fast_path(evaluator)
+        for rid, qids in seen.items():
             if rid not in stats.runs:
                 stats.runs.append(rid)
             stats.mode[rid] = mode
-        for rid, qids in seen.items():
             if complete:
                 fill = evaluator.fill_missing(qids, rid)
                 n_fill = fill.get_column("query_id").n_unique()
                 stats.add_report({"filled": n_fill, "missing_from_run": n_fill})
                 emit(to_wide(fill, measure_names))
-            elif _fast_path(evaluator):
-                qq = evaluator.qrels.query_ids
-                seen_ids = qids.cast(qq.dtype, strict=False) if qids.dtype != qq.dtype else qids
-                stats.add_report({"missing_from_run": int((~qq.is_in(seen_ids)).sum())})
+            elif fast:
+                stats.add_report({"missing_from_run": len(evaluator.qrels.query_ids) - len(qids)})
     stats.seconds = time.perf_counter() - t0
     wide = None
     if collect_wide:
@@ -396,7 +421,15 @@ def run_job(
 
 
 def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped: bool, progress, out: list):
-    """Score chunks; results are appended to ``out`` (wide frames)."""
+    """Score chunks; results are appended to ``out`` (wide frames).
+
+    Returns ``(reports, seen, rows, queries, n_chunks)`` where ``seen`` maps each run name to
+    the query ids met in it. With ``check_grouped``, a query met in two chunks raises
+    :class:`_NotGrouped`.
+    """
+    fast = _fast_path(evaluator)
+    nq = len(evaluator.qrels.query_ids) if fast else 0
+    masks: dict[str, np.ndarray] = {}  # fast path: qrels queries seen, per run
     reports = []
     starts_parts: list[pl.DataFrame] = []
     prev: pl.DataFrame | None = None
@@ -404,30 +437,44 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
     rows = queries = n = 0
     for chunk in chunks:
         keys = _keys(chunk)
-        if check_grouped:
-            # interleaved queries inside a chunk are harmless while it is the only chunk;
-            # with a second chunk they predict splits, so switch to partitioning early
-            if suspicious:
-                raise _NotGrouped
-            st = _segment_starts(chunk, keys)
-            suspicious = st.height != st.unique().height
-            if prev is not None and st.join(prev, on=keys, how="semi").height:
-                raise _NotGrouped
-            prev = st
-        else:
-            st = chunk.select(keys).unique(maintain_order=True)
-        starts_parts.append(st)
+        st = None
+        before = queries
+        if not fast:
+            if check_grouped:
+                # interleaved queries inside a chunk are harmless while it is the only chunk;
+                # with a second chunk they predict splits, so switch to partitioning early
+                if suspicious:
+                    raise _NotGrouped
+                st = _segment_starts(chunk, keys)
+                suspicious = st.height != st.unique().height
+                if prev is not None and st.join(prev, on=keys, how="semi").height:
+                    raise _NotGrouped
+                prev = st
+            else:
+                st = chunk.select(keys).unique(maintain_order=True)
+            starts_parts.append(st)
         try:
-            for wide, rep in _evaluate_chunk(evaluator, chunk, source.name, measure_names):
+            for name, wide, rep, qidx in _evaluate_chunk(evaluator, chunk, source.name, measure_names):
+                if fast:
+                    mask = masks.setdefault(name, np.zeros(nq, dtype=bool))
+                    if check_grouped and mask[qidx].any():
+                        raise _NotGrouped
+                    mask[qidx] = True
+                    queries += len(qidx) + (rep or {}).get("dropped_not_in_qrels", 0)
                 out.append(wide)
                 reports.append(rep)
         except InputError as exc:
             raise _relabel(exc, source, rows if check_grouped else None) from None
         rows += chunk.height
-        queries += st.height
+        if st is not None:
+            queries += st.height
         n += 1
         if progress is not None:
-            progress(chunk.height, st.height)
+            progress(chunk.height, queries - before)
+    if fast:
+        qq = evaluator.qrels.query_ids
+        seen = {name: qq.filter(pl.Series(mask)) for name, mask in masks.items()}
+        return reports, seen, rows, queries, n
     starts = (
         pl.concat(starts_parts, how="vertical_relaxed")
         if starts_parts
@@ -438,7 +485,7 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
     if suspicious:  # a single chunk: its keys were counted once per segment
         starts = starts.unique(maintain_order=True)
         queries = starts.height
-    return reports, starts, rows, queries, n
+    return reports, _seen_by_run(starts, source.name), rows, queries, n
 
 
 def _label(source: RunSource) -> str:
@@ -464,11 +511,12 @@ def _fast_path(evaluator) -> bool:
 
 
 def _evaluate_chunk(evaluator, chunk: pl.DataFrame, default_run: str, measure_names: list[str]):
-    """Yield ``(wide, report)`` per run in the chunk (one row per query, one column per measure)."""
+    """Yield ``(run, wide, report, qidx)`` per run in the chunk (one row per query, one column
+    per measure; ``qidx``: the qrels indices of the queries scored, None on the generic path)."""
     if not _fast_path(evaluator):  # any object with the Evaluator interface
         run_id = None if "run_id" in chunk.columns else default_run
         long = evaluator.evaluate(chunk, run_id=run_id, complete=False)
-        yield to_wide(long, measure_names), _copy_report(getattr(evaluator, "report", None))
+        yield default_run, to_wide(long, measure_names), _copy_report(getattr(evaluator, "report", None)), None
         return
     if "run_id" in chunk.columns:
         parts = [(str(k[0]), v) for k, v in chunk.partition_by("run_id", as_dict=True, maintain_order=True).items()]
@@ -484,7 +532,7 @@ def _evaluate_chunk(evaluator, chunk: pl.DataFrame, default_run: str, measure_na
         }
         for j, m in enumerate(measure_names):
             cols[m] = pl.Series(m, np.ascontiguousarray(values[:, j]), dtype=pl.Float64)
-        yield pl.DataFrame(cols), _copy_report(batch.report)
+        yield name, pl.DataFrame(cols), _copy_report(batch.report), batch.qidx
 
 
 def _copy_report(report):

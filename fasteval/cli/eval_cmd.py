@@ -106,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
         complete=args.complete,
         judged_only=args.judged_only,
         tie_break=args.tie_break,
+        duplicates=duplicates,
     )
     names = list(evaluator.measure_names)
     agg_kind = {m.name: m.aggregation for m in measures}

@@ -23,7 +23,7 @@ def _m_args(measures=M):
 @pytest.fixture(scope="module")
 def synth(tmp_path_factory):
     d = tmp_path_factory.mktemp("synth")
-    qrels, runs = generate(SynthSpec(queries=300, depth=30, runs=3, seed=9, judged=12))
+    qrels, runs = generate(SynthSpec(queries=120, depth=30, runs=3, seed=9, judged=12))
     qrels.write_parquet(d / "qrels.parquet")
     (d / "runs").mkdir()
     for name, df in runs.items():
