@@ -303,4 +303,8 @@ def write_synth(
                 empty = (qrels if key == "qrels" else runs[0]).clear().to_arrow()
                 writers[key] = pq.ParquetWriter(str(tmps[key]), empty.schema)
             writers[key].close()
+    mask = os.umask(0)
+    os.umask(mask)
+    for path in targets.values():  # temporary files are created 0600; give the usual mode
+        os.chmod(path, 0o666 & ~mask)
     return targets
