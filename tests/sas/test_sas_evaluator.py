@@ -1,0 +1,105 @@
+"""SASEvaluator against haystack-ai's SASEvaluator with the same local models."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sentence_transformers")
+
+from fasteval.evaluators.sas import SASEvaluator  # noqa: E402
+
+PREDS = [
+    "the eiffel tower is in paris",
+    "paris is the capital of france",
+    "a red cat",
+    "the eiffel tower is in paris",
+    "berlin",
+    "",
+]
+GOLDS = [
+    "the tower is in paris",
+    "the capital of france is paris",
+    "a blue dog",
+    "the eiffel tower is in paris",
+    "the capital of germany is berlin",
+    "rome",
+]
+
+
+def _haystack(model: str):
+    hs = pytest.importorskip("haystack.components.evaluators")
+    from haystack.utils import ComponentDevice
+
+    ev = hs.SASEvaluator(model=model, device=ComponentDevice.from_str("cpu"))
+    ev.warm_up()
+    return ev
+
+
+@pytest.mark.parametrize("fixture", ["tiny_bi", "tiny_cross", "tiny_cross_logits"])
+def test_same_scores_as_haystack(fixture, request):
+    model = request.getfixturevalue(fixture)
+    theirs = _haystack(model).run(ground_truth_answers=GOLDS, predicted_answers=PREDS)
+    ours = SASEvaluator(model=model, device="cpu").run(ground_truth_answers=GOLDS, predicted_answers=PREDS)
+    np.testing.assert_allclose(ours["individual_scores"], theirs["individual_scores"], atol=1e-5)
+    assert ours["score"] == pytest.approx(float(theirs["score"]), abs=1e-5)
+    assert isinstance(ours["score"], float)
+    assert all(isinstance(s, float) for s in ours["individual_scores"])
+    if fixture == "tiny_cross_logits":  # Haystack's rule fired: every score is a probability
+        assert all(0 < s < 1 for s in ours["individual_scores"])
+
+
+def test_cross_encoder_rule_not_fired_when_no_score_exceeds_one(tiny_cross_logits):
+    theirs = _haystack(tiny_cross_logits).run(ground_truth_answers=["rome"], predicted_answers=[""])
+    ours = SASEvaluator(model=tiny_cross_logits, device="cpu").run(
+        ground_truth_answers=["rome"], predicted_answers=[""]
+    )
+    assert theirs["individual_scores"][0] <= 1  # raw logit kept by both
+    assert ours["individual_scores"][0] == pytest.approx(theirs["individual_scores"][0], abs=1e-5)
+
+
+def test_same_errors_and_empty_result_as_haystack(tiny_bi):
+    theirs = _haystack(tiny_bi)
+    ours = SASEvaluator(model=tiny_bi, device="cpu")
+    for gts, preds in ((["a", "b"], ["a"]), (["a", "b"], ["a", None])):
+        with pytest.raises(ValueError) as hs_err:
+            theirs.run(ground_truth_answers=gts, predicted_answers=preds)
+        with pytest.raises(ValueError) as fe_err:
+            ours.run(ground_truth_answers=gts, predicted_answers=preds)
+        assert str(fe_err.value) == str(hs_err.value)
+    assert ours.run(ground_truth_answers=[], predicted_answers=[]) == theirs.run(
+        ground_truth_answers=[], predicted_answers=[]
+    ) == {"score": 0.0, "individual_scores": [0.0]}
+
+
+def test_serialization_round_trip(tiny_bi):
+    ev = SASEvaluator(model=tiny_bi, batch_size=8, device="cpu")
+    data = ev.to_dict()
+    assert data["type"].endswith(".SASEvaluator")
+    assert data["init_parameters"] == {"model": tiny_bi, "batch_size": 8, "device": "cpu"}
+    back = SASEvaluator.from_dict(data)
+    assert back.to_dict() == data
+    out = back.run(ground_truth_answers=["paris"], predicted_answers=["paris"])
+    assert out["individual_scores"][0] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_haystack_component_device_accepted(tiny_bi):
+    pytest.importorskip("haystack")
+    from haystack.utils import ComponentDevice
+
+    ev = SASEvaluator(model=tiny_bi, device=ComponentDevice.from_str("cpu"))
+    assert ev.device == "cpu"
+    ev2 = SASEvaluator(model=tiny_bi, device=ComponentDevice.from_str("cpu").to_dict())
+    assert ev2.device == "cpu"
+
+
+def test_inside_a_haystack_pipeline(tiny_bi):
+    pytest.importorskip("haystack")
+    from haystack import Pipeline
+
+    pipe = Pipeline()
+    pipe.add_component("sas", SASEvaluator(model=tiny_bi, device="cpu"))
+    out = pipe.run({"sas": {"ground_truth_answers": GOLDS[:2], "predicted_answers": PREDS[:2]}})
+    direct = SASEvaluator(model=tiny_bi, device="cpu").run(ground_truth_answers=GOLDS[:2],
+                                                           predicted_answers=PREDS[:2])
+    np.testing.assert_allclose(out["sas"]["individual_scores"], direct["individual_scores"], atol=1e-7)
