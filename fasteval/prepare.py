@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from fasteval.errors import InputError, ParameterError
 from fasteval.kernels import prepare as K
@@ -60,18 +59,27 @@ class Report:
         return "; ".join(parts)
 
 
+_SEED = 0x5EED_F00D
+
+
+def id_hashes(s: pl.Series) -> np.ndarray:
+    """64-bit keys for an id column: the value for integers, a seeded hash for text."""
+    if s.dtype.is_integer():
+        return s.cast(pl.Int64).to_numpy()
+    return s.cast(pl.Utf8).hash(seed=_SEED).to_numpy().view(np.int64)
+
+
 @dataclass
 class PreparedQrels:
     """Qrels interned and indexed for joining (built once, reused for every run)."""
 
     query_ids: pl.Series  # sorted unique query ids (index = query code)
-    doc_is_text: bool
-    q_hash: np.ndarray  # int64, qrels rows sorted by (query, hash)
+    qtable_hash: np.ndarray  # sorted hashes of query_ids
+    qtable_code: np.ndarray  # their codes
+    doc_ids: pl.Series  # doc id column in the original row order
+    q_hash: np.ndarray  # int64, qrels rows sorted by (query, doc hash)
     q_rel: np.ndarray  # int64 grades in the same order
-    q_row: np.ndarray  # int64 index into the doc buffers
-    q_ints: np.ndarray
-    q_off: np.ndarray
-    q_data: np.ndarray
+    q_row: np.ndarray  # int64 original row of each sorted position
     q_start: np.ndarray  # int64 per query
     q_end: np.ndarray
     grades: np.ndarray  # int32 judged grades sorted descending per query
@@ -83,6 +91,10 @@ class PreparedQrels:
     @property
     def n_queries(self) -> int:
         return len(self.query_ids)
+
+    @property
+    def doc_is_text(self) -> bool:
+        return not self.doc_ids.dtype.is_integer()
 
     def num_rel_all(self) -> int:
         """Judged documents with grade > 0 over the whole qrels (trec_eval's -c num_rel)."""
@@ -98,31 +110,6 @@ class Batch:
     qidx: np.ndarray  # int64 [n]: qrels query code of each evaluated query
     present: np.ndarray  # bool [n]: False for queries filled by complete=True
     report: Report
-
-
-def _doc_buffers(s: pl.Series) -> tuple[bool, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(is_text, ints, str_offsets, str_data, hashes) for an id column."""
-    if s.dtype.is_integer():
-        ints = s.cast(pl.Int64).to_numpy()
-        empty_i = np.zeros(1, dtype=np.int64)
-        empty_b = np.zeros(0, dtype=np.uint8)
-        return False, ints, empty_i, empty_b, ints
-    arr = s.cast(pl.Utf8).to_arrow()
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if arr.type != pa.large_string():
-        arr = arr.cast(pa.large_string())
-    _, off_buf, data_buf = arr.buffers()
-    n = len(arr)
-    offsets = np.frombuffer(off_buf, dtype=np.int64, count=n + 1, offset=arr.offset * 8)
-    data = (
-        np.frombuffer(data_buf, dtype=np.uint8)
-        if data_buf is not None
-        else np.zeros(0, dtype=np.uint8)
-    )
-    hashes = np.empty(n, dtype=np.int64)
-    K.hash_strings(offsets, data, hashes)
-    return True, np.zeros(1, dtype=np.int64), offsets, data, hashes
 
 
 def _check_columns(df: pl.DataFrame, needed: tuple[str, ...], what: str) -> None:
@@ -149,6 +136,10 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
     if qrels.height == 0:
         raise InputError("qrels are empty: no judgments to evaluate against", source="qrels")
     qrels = qrels.select("query_id", "doc_id", pl.col("relevance").cast(pl.Int64))
+    for col in ("query_id", "doc_id"):
+        if qrels.get_column(col).null_count():
+            row = int(qrels.get_column(col).is_null().arg_max())
+            raise InputError(f"{col} is missing", source="qrels", row=row, column=col)
     dup = qrels.select(pl.struct("query_id", "doc_id").is_duplicated()).to_series()
     if dup.any():
         row = int(dup.arg_max())
@@ -157,28 +148,36 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
             f"duplicate judgment for query {r[0]!r}, document {r[1]!r}", source="qrels", row=row
         )
     query_ids = qrels.get_column("query_id").unique().sort()
-    codes = (
-        qrels.get_column("query_id")
-        .replace_strict(query_ids, pl.int_range(len(query_ids), eager=True), return_dtype=pl.Int64)
-        .to_numpy()
-    )
-    is_text, ints, off, data, hashes = _doc_buffers(qrels.get_column("doc_id"))
+    qtable_hash = id_hashes(query_ids)
+    order_q = np.argsort(qtable_hash, kind="stable")
+    qtable_hash = qtable_hash[order_q]
+    if len(qtable_hash) > 1 and (np.diff(qtable_hash) == 0).any():  # pragma: no cover
+        raise InputError("two query ids share a 64-bit hash; please report this", source="qrels")
+    codes = np.empty(qrels.height, dtype=np.int64)
+    K.lookup_codes(id_hashes(qrels.get_column("query_id")), qtable_hash,
+                   order_q.astype(np.int64), codes)
+    hashes = id_hashes(qrels.get_column("doc_id"))
     order = np.lexsort((hashes, codes))
     rel = qrels.get_column("relevance").to_numpy()
     counts = np.bincount(codes, minlength=len(query_ids))
     ends = np.cumsum(counts).astype(np.int64)
     starts = ends - counts
+    q_hash = np.ascontiguousarray(hashes[order])
+    q_codes = codes[order]
+    same = (np.diff(q_hash) == 0) & (np.diff(q_codes) == 0)
+    if same.any():  # pragma: no cover - a 64-bit collision inside one query
+        raise InputError("two doc ids of one query share a 64-bit hash; please report this",
+                         source="qrels")
     q_rel = np.ascontiguousarray(rel[order]).astype(np.int64)
     grades, g_off = K.sorted_grades(q_rel, starts, ends)
     return PreparedQrels(
         query_ids=query_ids,
-        doc_is_text=is_text,
-        q_hash=np.ascontiguousarray(hashes[order]),
+        qtable_hash=qtable_hash,
+        qtable_code=order_q.astype(np.int64),
+        doc_ids=qrels.get_column("doc_id"),
+        q_hash=q_hash,
         q_rel=q_rel,
         q_row=order.astype(np.int64),
-        q_ints=ints,
-        q_off=off,
-        q_data=data,
         q_start=starts.astype(np.int64),
         q_end=ends,
         grades=grades,
@@ -188,18 +187,35 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
     )
 
 
+def _harmonize(pq: PreparedQrels, col: pl.Series, kind: str) -> tuple[PreparedQrels, pl.Series]:
+    """Make a run id column and the qrels' ids the same type (text wins over integers)."""
+    ref = pq.query_ids if kind == "query" else pq.doc_ids
+    col_int = col.dtype.is_integer()
+    ref_int = ref.dtype.is_integer()
+    if col_int == ref_int:
+        return pq, (col.cast(pl.Int64) if col_int else col.cast(pl.Utf8))
+    if ref_int:
+        return _qrels_as_text(pq), col.cast(pl.Utf8)
+    return pq, col.cast(pl.Utf8)
+
+
 def _query_codes(pq: PreparedQrels, qcol: pl.Series) -> np.ndarray:
-    qids = pq.query_ids
-    if qcol.dtype != qids.dtype:
-        if qcol.dtype.is_integer() and qids.dtype.is_integer():
-            qcol = qcol.cast(pl.Int64)
-            qids = qids.cast(pl.Int64)
-        else:
-            qcol = qcol.cast(pl.Utf8)
-            qids = qids.cast(pl.Utf8)
-    return qcol.replace_strict(
-        qids, pl.int_range(len(qids), eager=True), default=-1, return_dtype=pl.Int64
-    ).to_numpy()
+    codes = np.empty(len(qcol), dtype=np.int64)
+    hashes = id_hashes(qcol)
+    K.lookup_codes(hashes, pq.qtable_hash, pq.qtable_code, codes)
+    # verify the match on the first row of every run of equal hashes (ids are hashed once
+    # per row; a collision with a qrels id would show up here)
+    heads = np.flatnonzero(np.concatenate([[True], hashes[1:] != hashes[:-1]]) & (codes >= 0))
+    if len(heads):
+        got = qcol.gather(heads)
+        want = pq.query_ids.gather(codes[heads])
+        bad = (got != want).to_numpy()
+        if bad.any():  # pragma: no cover - 64-bit collision: fall back to exact matching
+            return qcol.replace_strict(
+                pq.query_ids, pl.int_range(pq.n_queries, eager=True), default=-1,
+                return_dtype=pl.Int64,
+            ).to_numpy()
+    return codes
 
 
 def prepare_run(
@@ -246,66 +262,64 @@ def prepare_run(
     if tie_break == "rank" and "rank" not in run.columns:
         raise InputError("tie_break='rank' needs a 'rank' column", source=source, column="rank")
     report = Report()
-    score = run.get_column("score").cast(pl.Float64)
-    if score.is_nan().any() or score.is_null().any():
-        bad = score.is_nan() | score.is_null()
+    score = run.get_column("score")
+    if score.dtype != pl.Float64:
+        score = score.cast(pl.Float64)
+    if score.null_count() or score.is_nan().any():
+        bad = score.is_nan().fill_null(True)
         row = int(bad.arg_max())
         raise InputError(
             f"score is {score[row]!r}; expected a number", source=source, row=row, column="score"
         )
-    codes = _query_codes(pq, run.get_column("query_id"))
+    pq, qcol = _harmonize(pq, run.get_column("query_id"), "query")
+    pq, doc_col = _harmonize(pq, run.get_column("doc_id"), "doc")
+    codes = _query_codes(pq, qcol)
     nq = pq.n_queries
     perm, offsets = K.group_rows(codes, nq)
     if perm.shape[0] < run.height:
-        bad = codes < 0
-        report.dropped_not_in_qrels = int(run.get_column("query_id").filter(bad).n_unique())
-    doc_col = run.get_column("doc_id")
-    qrels_text = pq.doc_is_text
-    run_text = not doc_col.dtype.is_integer()
-    if qrels_text != run_text:
-        if qrels_text:
-            doc_col = doc_col.cast(pl.Utf8)
-        else:
-            pq = _qrels_with_text_docs(pq)
-    is_text, ints, s_off, s_data, hashes = _doc_buffers(doc_col)
+        report.dropped_not_in_qrels = int(qcol.filter(codes < 0).n_unique())
     if tie_break == "trec":
         key = score.to_numpy()
     elif tie_break == "rank":
         key = -run.get_column("rank").cast(pl.Float64).to_numpy()
     else:
         key = np.zeros(run.height)
-    K.sort_groups(perm, offsets, key, is_text, ints, s_off, s_data, tie_break != "input")
+    if tie_break != "input":
+        K.sort_groups(perm, offsets, key)
+        _order_ties(perm, offsets, key, doc_col)
+    hashes = id_hashes(doc_col)
     labels = np.empty(perm.shape[0], dtype=np.int32)
+    match = np.empty(perm.shape[0], dtype=np.int64)
     dup_at = np.empty(nq, dtype=np.int64)
-    K.join_labels(
-        perm, offsets, np.arange(nq), hashes, is_text, ints, s_off, s_data, pq.q_hash, pq.q_rel,
-        pq.q_start, pq.q_end, pq.q_ints, pq.q_off, pq.q_data, pq.q_row, labels, dup_at,
-    )
-    if (dup_at >= 0).any():
-        if duplicates == "error":
-            g = int(np.argmax(dup_at >= 0))
-            row = int(perm[dup_at[g]])
-            raise InputError(
-                f"document {doc_col[row]!r} appears more than once for query "
-                f"{run.get_column('query_id')[row]!r} (pass duplicates='keep_best' to keep the "
-                "best-scored row)",
-                source=source,
-                row=row,
-                column="doc_id",
+    K.join_labels(perm, offsets, hashes, pq.q_hash, pq.q_rel, pq.q_start, pq.q_end, labels,
+                  match, dup_at)
+    _verify_matches(pq, doc_col, perm, match, labels)
+    dup_groups = np.flatnonzero(dup_at >= 0)
+    if len(dup_groups):
+        dup_row = _find_duplicate(perm, offsets, dup_groups, qcol, doc_col)
+        if dup_row is not None:
+            if duplicates == "error":
+                raise InputError(
+                    f"document {doc_col[dup_row]!r} appears more than once for query "
+                    f"{qcol[dup_row]!r} (pass duplicates='keep_best' to keep the best-scored "
+                    "row)",
+                    source=source,
+                    row=dup_row,
+                    column="doc_id",
+                )
+            deduped = (
+                run.with_row_index("__row")
+                .sort(["score", "__row"], descending=[True, False])
+                .unique(subset=["query_id", "doc_id"], keep="first", maintain_order=True)
+                .sort("__row")
+                .drop("__row")
             )
-        deduped = (
-            run.with_row_index("__row")
-            .sort(["score", "__row"], descending=[True, False])
-            .unique(subset=["query_id", "doc_id"], keep="first", maintain_order=True)
-            .sort("__row")
-            .drop("__row")
-        )
-        batch = prepare_run(
-            pq, deduped, tie_break=tie_break, max_docs=max_docs, judged_only=judged_only,
-            complete=complete, duplicates="error", source=source,
-        )
-        batch.report.deduplicated_rows = run.height - deduped.height
-        return batch
+            batch = prepare_run(
+                pq, deduped, tie_break=tie_break, max_docs=max_docs, judged_only=judged_only,
+                complete=complete, duplicates="error", source=source,
+            )
+            batch.report.deduplicated_rows = run.height - deduped.height
+            return batch
     counts = np.diff(offsets)
     has = counts > 0
     report.run_queries = int(has.sum()) + report.dropped_not_in_qrels
@@ -325,21 +339,60 @@ def prepare_run(
     return Batch(labels=labels, offsets=offsets, qidx=qidx, present=present, report=report)
 
 
-def _qrels_with_text_docs(pq: PreparedQrels) -> PreparedQrels:
-    """The same qrels with integer doc ids re-indexed as text (for a run with text ids)."""
+def _order_ties(perm: np.ndarray, offsets: np.ndarray, key: np.ndarray, docs: pl.Series) -> None:
+    """Break equal keys by doc id descending, byte-wise (only tied rows are looked at)."""
+    positions, run_ids = K.tie_positions(perm, offsets, key)
+    if len(positions) == 0:
+        return
+    rows = perm[positions]
+    if docs.dtype.is_integer():
+        ints = docs.to_numpy()
+        K.order_ties(perm, positions, run_ids, np.zeros(len(positions), dtype=np.int64), ints,
+                     True)
+    else:
+        # polars orders strings byte-wise, exactly like C strcmp
+        rank = np.array(docs.gather(rows).rank("dense").cast(pl.Int64).to_numpy())
+        K.order_ties(perm, positions, run_ids, rank, np.zeros(1, dtype=np.int64), False)
+
+
+def _verify_matches(pq: PreparedQrels, docs: pl.Series, perm: np.ndarray, match: np.ndarray,
+                    labels: np.ndarray) -> None:
+    """Check every hash match against the real ids; unmatch any collision."""
+    pos = np.flatnonzero(match >= 0)
+    if len(pos) == 0:
+        return
+    got = docs.gather(perm[pos])
+    want = pq.doc_ids.gather(pq.q_row[match[pos]])
+    bad = (got != want).to_numpy()
+    if bad.any():  # pragma: no cover - 64-bit collision
+        labels[pos[bad]] = -1
+
+
+def _find_duplicate(perm, offsets, groups, qcol: pl.Series, docs: pl.Series) -> int | None:
+    """The input row of a truly repeated (query, doc) pair among flagged groups, or None."""
+    rows = np.concatenate([perm[offsets[g]:offsets[g + 1]] for g in groups])
+    sub = pl.DataFrame({"q": qcol.gather(rows), "d": docs.gather(rows), "row": rows})
+    dup = sub.filter(pl.struct("q", "d").is_duplicated()).sort("row")
+    if dup.height == 0:
+        return None
+    first = dup.row(0)
+    later = dup.filter((pl.col("q") == first[0]) & (pl.col("d") == first[1]))
+    return int(later["row"][1])
+
+
+def _qrels_as_text(pq: PreparedQrels) -> PreparedQrels:
+    """The same qrels with integer ids re-indexed as text (for a run with text ids)."""
     alt = pq._alt.get("text")
     if alt is None:
-        n = len(pq.q_ints)
         qcodes = np.repeat(np.arange(pq.n_queries), pq.q_end - pq.q_start)
-        # original row order: q_row maps sorted position -> original row
-        orig_q = np.empty(n, dtype=np.int64)
-        orig_q[pq.q_row] = qcodes
-        orig_rel = np.empty(n, dtype=np.int64)
+        orig_q = np.empty(pq.n_rows, dtype=np.int64)
+        orig_q[pq.q_row] = qcodes  # q_row maps sorted position -> original row
+        orig_rel = np.empty(pq.n_rows, dtype=np.int64)
         orig_rel[pq.q_row] = pq.q_rel
         df = pl.DataFrame(
             {
-                "query_id": pq.query_ids.gather(orig_q),
-                "doc_id": pl.Series(pq.q_ints).cast(pl.Utf8),
+                "query_id": pq.query_ids.gather(orig_q).cast(pl.Utf8),
+                "doc_id": pq.doc_ids.cast(pl.Utf8),
                 "relevance": orig_rel,
             }
         )

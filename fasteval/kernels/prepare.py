@@ -1,66 +1,18 @@
-"""numba kernels behind :mod:`fasteval.prepare`: hashing, grouping, per-query sorting, joins.
+"""numba kernels behind :mod:`fasteval.prepare`: grouping, per-query sorting, hash joins.
 
-Document ids reach the kernels either as int64 values or as the two buffers of an Arrow
-``large_string`` array (``offsets: int64``, ``data: uint8``). Byte-wise comparison of the
-buffers is exactly C's ``strcmp`` order, which trec_eval uses to break score ties
-(higher docno first). Integer ids are compared through their decimal spelling, so the
-tie order is the one trec_eval would give the same ids written as text.
+Ids reach the kernels as 64-bit hashes (polars' seeded hash, or the value itself for
+integer ids). Every hash match is verified against the real ids in :mod:`fasteval.prepare`,
+so a hash collision can cost time but never change a result.
+
+Score ties are broken by the doc id, descending, byte-wise (C ``strcmp``, trec_eval's
+rule). Integer ids are compared through their decimal spelling, so the tie order is the
+one trec_eval would give the same ids written as text.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
-
-_FNV_OFFSET = np.uint64(14695981039346656037)
-_FNV_PRIME = np.uint64(1099511628211)
-
-
-@njit(cache=True, parallel=True)
-def hash_strings(offsets, data, out):
-    """FNV-1a 64-bit hash of each string (as int64)."""
-    n = offsets.shape[0] - 1
-    for i in prange(n):
-        h = _FNV_OFFSET
-        for j in range(offsets[i], offsets[i + 1]):
-            h = (h ^ np.uint64(data[j])) * _FNV_PRIME
-        out[i] = np.int64(h)
-
-
-@njit(cache=True)
-def _cmp_bytes(offsets, data, a, b):
-    """strcmp of strings a and b: -1, 0, 1."""
-    sa = offsets[a]
-    la = offsets[a + 1] - sa
-    sb = offsets[b]
-    lb = offsets[b + 1] - sb
-    m = min(la, lb)
-    for i in range(m):
-        ca = data[sa + i]
-        cb = data[sb + i]
-        if ca != cb:
-            return -1 if ca < cb else 1
-    if la == lb:
-        return 0
-    return -1 if la < lb else 1
-
-
-@njit(cache=True)
-def _cmp_bytes2(o1, d1, a, o2, d2, b):
-    """strcmp between string a of one buffer and string b of another."""
-    sa = o1[a]
-    la = o1[a + 1] - sa
-    sb = o2[b]
-    lb = o2[b + 1] - sb
-    m = min(la, lb)
-    for i in range(m):
-        ca = d1[sa + i]
-        cb = d2[sb + i]
-        if ca != cb:
-            return -1 if ca < cb else 1
-    if la == lb:
-        return 0
-    return -1 if la < lb else 1
 
 
 @njit(cache=True)
@@ -75,26 +27,24 @@ def _ndigits(x):
 
 
 @njit(cache=True)
-def _cmp_int_text(a, b):
-    """Compare two int64 ids as their decimal strings would compare under strcmp."""
+def cmp_int_text(a, b):
+    """Compare two int64 ids as their decimal strings compare under strcmp (-1, 0, 1)."""
     if a == b:
         return 0
     if (a < 0) != (b < 0):
-        # '-' (0x2d) sorts before every digit
-        return -1 if a < 0 else 1
+        return -1 if a < 0 else 1  # '-' (0x2d) sorts before every digit
     if a < 0:
         a = -a
         b = -b
     la = _ndigits(a)
     lb = _ndigits(b)
-    m = min(la, lb)
     pa = 1
     for _ in range(la - 1):
         pa *= 10
     pb = 1
     for _ in range(lb - 1):
         pb *= 10
-    for _ in range(m):
+    for _ in range(min(la, lb)):
         da = (a // pa) % 10
         db = (b // pb) % 10
         if da != db:
@@ -106,44 +56,66 @@ def _cmp_int_text(a, b):
     return -1 if la < lb else 1
 
 
-@njit(cache=True)
-def _doc_cmp(is_text, ints, offsets, data, a, b):
-    if is_text:
-        return _cmp_bytes(offsets, data, a, b)
-    return _cmp_int_text(ints[a], ints[b])
+@njit(cache=True, parallel=True)
+def lookup_codes(hashes, table_hash, table_code, out):
+    """out[i] = code of hashes[i] in the sorted (hash, code) table, -1 if absent."""
+    n = hashes.shape[0]
+    m = table_hash.shape[0]
+    for i in prange(n):
+        h = hashes[i]
+        lo = 0
+        hi = m
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if table_hash[mid] < h:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[i] = table_code[lo] if lo < m and table_hash[lo] == h else -1
 
 
 @njit(cache=True)
-def _before(key, is_text, ints, offsets, data, a, b):
-    """True when row a ranks strictly before row b: higher key, then higher docno."""
-    ka = key[a]
-    kb = key[b]
-    if ka > kb:
-        return True
-    if ka < kb:
-        return False
-    return _doc_cmp(is_text, ints, offsets, data, a, b) > 0
+def group_rows(codes, n_groups):
+    """Counting sort of row indices by group code (stable); rows with code < 0 are dropped.
+
+    Returns (perm, offsets): rows of group g are perm[offsets[g]:offsets[g+1]], input order.
+    """
+    counts = np.zeros(n_groups + 1, dtype=np.int64)
+    for i in range(codes.shape[0]):
+        c = codes[i]
+        if c >= 0:
+            counts[c + 1] += 1
+    for g in range(n_groups):
+        counts[g + 1] += counts[g]
+    perm = np.empty(counts[n_groups], dtype=np.int64)
+    pos = counts[:-1].copy()
+    for i in range(codes.shape[0]):
+        c = codes[i]
+        if c >= 0:
+            perm[pos[c]] = i
+            pos[c] += 1
+    return perm, counts
 
 
 @njit(cache=True)
-def _sort_slice(perm, scratch, s, e, key, is_text, ints, offsets, data):
-    """Stable sort of perm[s:e] into rank order (merge sort, insertion sort for short runs)."""
-    n = e - s
-    # already in order? (dumps usually are)
+def _sort_slice_by_key(perm, scratch, s, e, key):
+    """Stable sort of perm[s:e] by key descending (insertion runs + bottom-up merges)."""
     ordered = True
     for i in range(s + 1, e):
-        if _before(key, is_text, ints, offsets, data, perm[i], perm[i - 1]):
+        if key[perm[i]] > key[perm[i - 1]]:
             ordered = False
             break
     if ordered:
         return
-    run = 16
+    n = e - s
+    run = 24
     for a in range(s, e, run):
         b = min(a + run, e)
         for i in range(a + 1, b):
             x = perm[i]
+            kx = key[x]
             j = i - 1
-            while j >= a and _before(key, is_text, ints, offsets, data, x, perm[j]):
+            while j >= a and kx > key[perm[j]]:
                 perm[j + 1] = perm[j]
                 j -= 1
             perm[j + 1] = x
@@ -159,7 +131,7 @@ def _sort_slice(perm, scratch, s, e, key, is_text, ints, offsets, data):
             j = mid
             k = a
             while i < mid and j < b:
-                if _before(key, is_text, ints, offsets, data, src[j], src[i]):
+                if key[src[j]] > key[src[i]]:
                     dst[k] = src[j]
                     j += 1
                 else:
@@ -182,49 +154,82 @@ def _sort_slice(perm, scratch, s, e, key, is_text, ints, offsets, data):
             perm[i] = scratch[i]
 
 
-@njit(cache=True)
-def group_rows(codes, n_groups):
-    """Counting sort of row indices by group code (stable); code < 0 rows are dropped.
-
-    Returns (perm, offsets): rows of group g are perm[offsets[g]:offsets[g+1]] in input order.
-    """
-    counts = np.zeros(n_groups + 1, dtype=np.int64)
-    for i in range(codes.shape[0]):
-        c = codes[i]
-        if c >= 0:
-            counts[c + 1] += 1
-    for g in range(n_groups):
-        counts[g + 1] += counts[g]
-    perm = np.empty(counts[n_groups], dtype=np.int64)
-    pos = counts[:-1].copy()
-    for i in range(codes.shape[0]):
-        c = codes[i]
-        if c >= 0:
-            perm[pos[c]] = i
-            pos[c] += 1
-    return perm, counts
-
-
 @njit(cache=True, parallel=True)
-def sort_groups(perm, offsets, key, is_text, ints, str_offsets, data, do_sort):
-    """Sort every group's rows into rank order in place."""
+def sort_groups(perm, offsets, key):
+    """Sort every group's rows by key descending, stably, in place."""
     scratch = np.empty_like(perm)
-    ng = offsets.shape[0] - 1
-    if do_sort:
-        for g in prange(ng):
-            _sort_slice(perm, scratch, offsets[g], offsets[g + 1], key, is_text, ints,
-                        str_offsets, data)
+    for g in prange(offsets.shape[0] - 1):
+        _sort_slice_by_key(perm, scratch, offsets[g], offsets[g + 1], key)
+
+
+@njit(cache=True)
+def tie_positions(perm, offsets, key):
+    """Positions (into perm) of rows whose key equals a neighbour's in the same group,
+    and the tie run each belongs to (runs never cross groups)."""
+    n = perm.shape[0]
+    run_of = np.full(n, -1, dtype=np.int64)
+    count = 0
+    runs = 0
+    for g in range(offsets.shape[0] - 1):
+        for i in range(offsets[g] + 1, offsets[g + 1]):
+            if key[perm[i]] == key[perm[i - 1]]:
+                if run_of[i - 1] < 0:
+                    run_of[i - 1] = runs
+                    runs += 1
+                    count += 1
+                run_of[i] = run_of[i - 1]
+                count += 1
+    pos = np.empty(count, dtype=np.int64)
+    rid = np.empty(count, dtype=np.int64)
+    k = 0
+    for i in range(n):
+        if run_of[i] >= 0:
+            pos[k] = i
+            rid[k] = run_of[i]
+            k += 1
+    return pos, rid
+
+
+@njit(cache=True)
+def order_ties(perm, positions, run_ids, doc_rank, int_ids, use_ints):
+    """Within each tie run, order rows by doc id descending (insertion sort).
+
+    ``positions`` (ascending, into ``perm``) with their ``run_ids``; ``doc_rank[k]`` is the
+    byte-wise rank of the doc at ``positions[k]`` (text ids), or, when ``use_ints``, the ids
+    in ``int_ids`` are compared through their decimal spelling.
+    """
+    m = positions.shape[0]
+    a = 0
+    while a < m:
+        b = a + 1
+        while b < m and run_ids[b] == run_ids[a]:
+            b += 1
+        for i in range(a + 1, b):
+            row = perm[positions[i]]
+            rk = doc_rank[i]
+            j = i - 1
+            while j >= a:
+                if use_ints:
+                    c = cmp_int_text(int_ids[row], int_ids[perm[positions[j]]])
+                else:
+                    c = 1 if rk > doc_rank[j] else (0 if rk == doc_rank[j] else -1)
+                if c <= 0:
+                    break
+                perm[positions[j + 1]] = perm[positions[j]]
+                doc_rank[j + 1] = doc_rank[j]
+                j -= 1
+            perm[positions[j + 1]] = row
+            doc_rank[j + 1] = rk
+        a = b
 
 
 @njit(cache=True, parallel=True)
-def join_labels(perm, offsets, group_qrels, run_hash, is_text, r_ints, r_off, r_data,
-                q_hash, q_rel, q_start, q_end, q_ints, q_off, q_data, q_row, labels, dup_at):
-    """Label each ranked row from its query's qrels; flag duplicated documents.
+def join_labels(perm, offsets, run_hash, q_hash, q_rel, q_start, q_end, labels, match, dup_at):
+    """Label each ranked row from its query's qrels (rows sorted by hash per query).
 
-    For each group g (a qrels query, ``group_qrels[g]``), the qrels rows
-    ``q_start[g]:q_end[g]`` are sorted by hash. ``labels[i]`` gets the grade of ranked row
-    ``perm[i]``, -1 when absent from the qrels, -2 when its grade is negative. ``dup_at[g]``
-    is set to the position of a repeated document in the group, else -1.
+    ``labels[i]``: grade of ranked row ``perm[i]``, -1 if absent from the qrels, -2 if its
+    grade is negative. ``match[i]``: the qrels position matched (for verification), or -1.
+    ``dup_at[g]``: a position in group g whose doc hash repeats an earlier one, else -1.
     """
     ng = offsets.shape[0] - 1
     hs = np.empty(perm.shape[0], dtype=np.int64)
@@ -234,9 +239,8 @@ def join_labels(perm, offsets, group_qrels, run_hash, is_text, r_ints, r_off, r_
         a0 = q_start[g]
         b0 = q_end[g]
         for i in range(s, e):
-            r = perm[i]
-            h = run_hash[r]
-            # lower bound of h in q_hash[a0:b0]
+            h = run_hash[perm[i]]
+            hs[i] = h
             lo = a0
             hi = b0
             while lo < hi:
@@ -245,46 +249,20 @@ def join_labels(perm, offsets, group_qrels, run_hash, is_text, r_ints, r_off, r_
                     lo = mid + 1
                 else:
                     hi = mid
-            lab = -1
-            k = lo
-            while k < b0 and q_hash[k] == h:
-                qr = q_row[k]
-                same = True
-                if is_text:
-                    same = _cmp_bytes2(r_off, r_data, r, q_off, q_data, qr) == 0
-                else:
-                    same = r_ints[r] == q_ints[qr]
-                if same:
-                    v = q_rel[k]
-                    lab = v if v >= 0 else -2
-                    break
-                k += 1
-            labels[i] = lab
-            hs[i] = h
-        # duplicate check: sort the group's hashes, compare neighbours
+            if lo < b0 and q_hash[lo] == h:
+                v = q_rel[lo]
+                labels[i] = v if v >= 0 else -2
+                match[i] = lo
+            else:
+                labels[i] = -1
+                match[i] = -1
         dup_at[g] = -1
         if e - s > 1:
             seg = hs[s:e]
             seg.sort()
             for i in range(1, e - s):
                 if seg[i] == seg[i - 1]:
-                    # verify with the real ids (hash collisions are not duplicates)
-                    for a in range(s, e):
-                        if run_hash[perm[a]] != seg[i]:
-                            continue
-                        for b in range(a + 1, e):
-                            if run_hash[perm[b]] != seg[i]:
-                                continue
-                            if is_text:
-                                eq = _cmp_bytes(r_off, r_data, perm[a], perm[b]) == 0
-                            else:
-                                eq = r_ints[perm[a]] == r_ints[perm[b]]
-                            if eq:
-                                dup_at[g] = b
-                                break
-                        if dup_at[g] >= 0:
-                            break
-                if dup_at[g] >= 0:
+                    dup_at[g] = i
                     break
 
 
