@@ -126,6 +126,7 @@ def _document_kernel(
     gt_rep,
     ret_match,
     order,
+    slot_key,
     slot_gain,
     used,
 ):  # pragma: no cover - numba
@@ -158,6 +159,7 @@ def _document_kernel(
                     gain = gt_gain[other]
                 j += 1
             order[g0 + u] = rep
+            slot_key[g0 + u] = k
             slot_gain[g0 + u] = gain
             used[g0 + u] = False
             if not (gt_flag[rep] & 2):
@@ -182,16 +184,25 @@ def _document_kernel(
             if not (ret_flag[r] & 1):
                 continue
             k = ret_key[r]
-            lo = 0
-            hi = u
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if gt_key[order[g0 + mid]] < k:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            if lo == u or gt_key[order[g0 + lo]] != k:
-                continue
+            if u <= 16:
+                # short lists: a branch-free scan of contiguous keys beats bisection
+                lo = u
+                for s in range(u):
+                    if slot_key[g0 + s] == k:
+                        lo = s
+                if lo == u:
+                    continue
+            else:
+                lo = 0
+                hi = u
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if slot_key[g0 + mid] < k:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if lo == u or slot_key[g0 + lo] != k:
+                    continue
             ret_match[r] = order[g0 + lo]
             rank = r - r0
             if rr == 0.0:
@@ -266,10 +277,11 @@ def document_measures(
     gt_rep = np.empty(n_gt, dtype=np.int64)
     ret_match = np.empty(ret_key.shape[0], dtype=np.int64)
     order = np.empty(n_gt, dtype=np.int64)
+    slot_key = np.empty(n_gt, dtype=np.int64)
     slot_gain = np.empty(n_gt, dtype=np.float64)
     used = np.empty(n_gt, dtype=np.bool_)
     _document_kernel(
         gt_offsets, gt_key, gt_flag, gt_gain, ret_offsets, ret_key, ret_flag, int(top_k),
-        scores, gt_rep, ret_match, order, slot_gain, used,
+        scores, gt_rep, ret_match, order, slot_key, slot_gain, used,
     )
     return DocumentKernelResult(scores, gt_rep, ret_match)
