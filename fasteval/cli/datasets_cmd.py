@@ -37,7 +37,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, metavar="DIR", help="output directory")
     s.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (0)")
     s.add_argument("--int-ids", action="store_true", help="integer query and doc ids")
-    s.add_argument("--judged", type=int, default=30, help="judged documents per query (30)")
+    s.add_argument("--judged", type=int, default=20, help="judged documents per query (20, ~5 relevant)")
     s.add_argument("--rows-per-group", type=int, default=1_000_000, help="parquet row-group size")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--log-json", action="store_true", help="print a JSON summary line on stdout")

@@ -58,7 +58,7 @@ class SynthSpec:
     int_ids : bool
         Integer query and doc ids instead of strings.
     judged : int
-        Judged documents per query in the pool (about a tenth of them relevant).
+        Judged documents per query in the pool (about a quarter of them relevant: ~5 by default).
     """
 
     queries: int
@@ -66,7 +66,7 @@ class SynthSpec:
     runs: int = 3
     seed: int = 0
     int_ids: bool = False
-    judged: int = 30
+    judged: int = 20
 
     def __post_init__(self) -> None:
         for name in ("queries", "depth", "runs"):
@@ -120,20 +120,24 @@ def _block(spec: SynthSpec, block: int) -> _Block:
 
     # graded relevance of the judged pool (first `judged` candidates), hidden "true" grade
     # of every candidate (unjudged candidates can be relevant too: incomplete pools)
-    u = rng.random((nq, c))
+    # the judged pool is richer in relevant documents (~25 %) than the rest (~4 %), as pools are
+    u_raw = rng.random((nq, c))
+    judged = min(spec.judged, c)
+    scale = np.full(c, 0.4)
+    scale[:judged] = 2.5
+    u = u_raw / scale[None, :]
     grade = np.zeros((nq, c), dtype=np.int64)
     grade[u < 0.10] = 1
     grade[u < 0.05] = 2
     grade[u < 0.02] = 3
     easy = rng.random(nq) < 0.15  # some queries have many relevant documents
-    grade[easy, : c // 3] = np.maximum(grade[easy, : c // 3], (u[easy, : c // 3] < 0.4).astype(np.int64))
+    grade[easy, : c // 3] = np.maximum(grade[easy, : c // 3], (u_raw[easy, : c // 3] < 0.2).astype(np.int64))
 
     # which queries exist on which side
     side = rng.random(nq)
     in_qrels = side >= 0.02  # 2% of queries: run only, no qrels
     norel = (side >= 0.02) & (side < 0.04)  # 2%: judged but nothing relevant
 
-    judged = min(spec.judged, c)
     qg = grade[:, :judged].copy()
     qg[norel] = 0
     neg = rng.random((nq, judged)) < 0.02  # in the pool, not judged
