@@ -6,10 +6,11 @@ Two parsers share one set of rules:
   separator (space or tab, sniffed from the first data line) and then checks
   that the result is exactly what whitespace tokenisation would give (no empty
   fields, no stray separators of the other kind inside ids);
-* a **careful path** reads whole lines, drops comments and blank lines, folds
-  runs of whitespace, splits, and validates every field. It is used when the
-  fast path cannot prove its result, and it is what names the offending line in
-  error messages.
+* a **careful path** runs a compiled tokeniser over the raw bytes
+  (:mod:`fasteval.io._tokenize`): comments and blank lines dropped, fields split
+  on runs of ASCII whitespace as trec_eval does, field counts checked, line
+  numbers kept. It is used when the fast path cannot prove its result, and it
+  is what names the offending line in error messages.
 
 Rules (trec_eval 10 with two deliberate differences, marked *):
 
@@ -29,7 +30,9 @@ import mmap
 import os
 import warnings
 
+import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from fasteval.errors import DataWarning, InputError
 from fasteval.io._common import Kind, Locator
@@ -68,15 +71,31 @@ def _is_comment(line: bytes, kind: Kind) -> bool:
 
 
 def _sniff_separator(head: bytes, kind: Kind) -> str | None:
-    """Separator of the first data line (``" "`` or ``"\\t"``), None if it is irregular."""
-    for raw in head.split(b"\n"):
+    """Separator (``" "`` or ``"\t"``) if every complete data line of ``head`` is regular, else None.
+
+    Regular: the required fields are non-empty when split on that one character
+    (and, for tabs, the id fields hold no spaces). Irregular files go straight
+    to the careful path instead of failing a full fast parse first.
+    """
+    need = 6 if kind == "run" else 4
+    lines = head.split(b"\n")
+    if len(head) >= _HEAD_BYTES:
+        lines = lines[:-1]  # the last one may be cut
+    sep: bytes | None = None
+    for raw in lines:
         line = raw.rstrip(b"\r")
         if not line.strip() or _is_comment(line, kind):
             continue
-        if line[:1].isspace():
+        if sep is None:
+            sep = b"\t" if b"\t" in line else b" "
+        fields = line.split(sep)
+        if len(fields) < need or not all(fields[:need]):
             return None
-        return "\t" if b"\t" in line else " "
-    return None
+        if kind == "qrels" and len(fields) > need and any(fields[need:]):
+            return None
+        if sep == b"\t" and any(b" " in f for f in fields[:3]):
+            return None
+    return None if sep is None else sep.decode()
 
 
 def _contains(data: str | bytes, needle: bytes) -> bool:
@@ -116,7 +135,7 @@ def _read_fast(data: str | bytes, kind: Kind, sep: str) -> pl.DataFrame | None:
     df = parse(None)
     if df is None:
         return None
-    if sum(df.select(required).null_count().row(0)) or df.get_column("query_id").str.starts_with("#").any():
+    if df.get_column("query_id").str.starts_with("#").any():
         df = parse("#")
         if df is None:
             return None
@@ -150,80 +169,93 @@ def _read_fast(data: str | bytes, kind: Kind, sep: str) -> pl.DataFrame | None:
     return df.select("query_id", "doc_id", "relevance")
 
 
-def _data_lines(data: str | bytes, kind: Kind, source: str) -> pl.DataFrame:
-    """Data lines (stripped) with their 1-based line numbers in ``line_no``."""
-    try:
-        lines = pl.read_lines(data, name="line")
-    except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
-        if "utf8" in text.lower() or "utf-8" in text.lower():
-            raise InputError("not valid UTF-8 text (TREC files must be UTF-8 or ASCII)", source=source) from exc
-        raise InputError(f"cannot read as TREC text ({text})", source=source) from exc
-    if lines.height and lines.item(0, 0).startswith("\ufeff"):  # drop a UTF-8 byte-order mark
-        lines = pl.concat([pl.DataFrame({"line": [lines.item(0, 0)[1:]]}), lines.slice(1)])
-    stripped = pl.col("line").str.strip_chars()
-    comment = (pl.col("line") if kind == "qrels" else stripped).str.starts_with("#")
-    return (
-        lines.with_row_index("line_no", offset=1)
-        .filter(~comment & (stripped != ""))
-        .select(pl.col("line_no").cast(pl.Int64), stripped.alias("line"))
-    )
+_BOM = b"\xef\xbb\xbf"
 
 
-def data_line_numbers(data: str | bytes, kind: Kind, source: str) -> pl.Series:
+def _buffer(data: str | bytes) -> np.ndarray:
+    """The raw bytes as a uint8 array (memory-mapped for paths)."""
+    if isinstance(data, bytes):
+        return np.frombuffer(data, dtype=np.uint8)
+    if os.path.getsize(data) == 0:
+        return np.zeros(0, dtype=np.uint8)
+    return np.memmap(data, dtype=np.uint8, mode="r")
+
+
+def _line_text(buf: np.ndarray, line: int) -> str:
+    """Text of 1-based line ``line`` (error messages only)."""
+    ends = np.flatnonzero(buf == 10)
+    lo = 0 if line == 1 else int(ends[line - 2]) + 1
+    hi = int(ends[line - 1]) if line - 1 < ends.size else buf.size
+    return bytes(buf[lo:hi]).decode("utf-8", "replace").rstrip("\r")
+
+
+def _tokens(
+    data: str | bytes, kind: Kind, source: str, want: list[int], lines: bool = False
+) -> tuple[list[pl.Series], np.ndarray, int]:
+    """Whitespace-split fields ``want`` of every data line, as String series, plus line numbers."""
+    from fasteval.io._tokenize import tokenize
+
+    buf = _buffer(data)
+    start = 3 if bytes(buf[:3]) == _BOM else 0
+    cols, a, b = tokenize(buf, start, kind == "run", np.asarray(want, dtype=np.int64), lines)
+    if cols is None:
+        text = _line_text(buf, int(a))
+        if kind == "run":
+            what = "at least 6 whitespace-separated fields (qid iter docno rank score tag)"
+        else:
+            what = "exactly 4 whitespace-separated fields (qid iter docno rel)"
+        shown = text if len(text) <= 80 else text[:77] + "..."
+        raise InputError(f"expected {what}, found {int(b)}: {shown!r}", source=source, line=int(a))
+    columns, line_no, ascii_only = cols, a, b
+    out = []
+    for offsets, raw in columns:
+        kind_of = pa.LargeStringArray if offsets.dtype == np.int64 else pa.StringArray
+        arr = kind_of.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(raw))
+        if not ascii_only:
+            try:
+                arr.validate(full=True)
+            except pa.ArrowInvalid as exc:
+                raise InputError("not valid UTF-8 text (TREC files must be UTF-8 or ASCII)", source=source) from exc
+        out.append(pl.Series(arr))
+    rows = len(columns[0][0]) - 1 if columns else len(line_no)
+    return out, line_no, rows
+
+
+def data_line_numbers(data: str | bytes, kind: Kind, source: str) -> np.ndarray:
     """1-based file line number of every data row, in order (used for error messages)."""
-    return _data_lines(data, kind, source).get_column("line_no")
+    return _tokens(data, kind, source, [], lines=True)[1]
 
 
-def _split(lines: pl.DataFrame, kind: Kind) -> pl.DataFrame:
-    names = _RUN_FIELDS if kind == "run" else _QRELS_FIELDS
-    irregular = lines.select(pl.col("line").str.contains(r"[^\S ]|  ").any()).item()
-    line = pl.col("line").str.replace_all(r"\s+", " ") if irregular else pl.col("line")
-    return lines.select(
-        "line_no",
-        "line",
-        line.str.splitn(" ", len(names)).struct.rename_fields(names).alias("f"),
-    ).unnest("f")
+def _line_locator(data: str | bytes, kind: Kind, source: str) -> Locator:
+    """Row -> ``{"line": n}``; the line numbers are computed on first use (errors only)."""
+    cache: dict[str, np.ndarray] = {}
+
+    def where(i: int) -> dict:
+        if "lines" not in cache:
+            cache["lines"] = data_line_numbers(data, kind, source)
+        return {"line": int(cache["lines"][i])}
+
+    return where
 
 
-def _field_error(df: pl.DataFrame, bad: pl.Series, kind: Kind, source: str) -> InputError:
-    i = int(bad.arg_true()[0])
-    text = df.get_column("line")[i]
-    n = len(text.split())
-    if kind == "run":
-        what = "at least 6 whitespace-separated fields (qid iter docno rank score tag)"
-    else:
-        what = "exactly 4 whitespace-separated fields (qid iter docno rel)"
-    shown = text if len(text) <= 80 else text[:77] + "..."
-    return InputError(f"expected {what}, found {n}: {shown!r}", source=source, line=int(df["line_no"][i]))
-
-
-def _read_careful(data: str | bytes, kind: Kind, source: str) -> tuple[pl.DataFrame, pl.Series]:
-    lines = _data_lines(data, kind, source)
-    if lines.height == 0:
+def _read_careful(data: str | bytes, kind: Kind, source: str) -> tuple[pl.DataFrame, Locator]:
+    want = [0, 2, 3, 4, 5] if kind == "run" else [0, 2, 3]
+    cols, _, rows = _tokens(data, kind, source, want)
+    if not rows:
         raise InputError(f"no {kind} lines (the file is empty or holds only comments)", source=source)
-    df = _split(lines, kind)
-    if kind == "qrels":
-        bad = df.get_column("relevance").is_null() | df.get_column("rest").is_not_null()
-    else:
-        bad = df.get_column("tag").is_null()
-    if bad.any():
-        raise _field_error(df, bad, kind, source)
-    line_no = df.get_column("line_no")
-
-    def at(i: int) -> dict:
-        return {"line": int(line_no[i])}
+    query_id, doc_id = cols[0].rename("query_id"), cols[1].rename("doc_id")
+    at = _line_locator(data, kind, source)
 
     if kind == "qrels":
-        raw = df.get_column("relevance")
-        rel = raw.cast(pl.Int64, strict=False)
+        raw = cols[2]
+        rel = raw.cast(pl.Int64, strict=False).rename("relevance")
         if rel.null_count():
             i = int(rel.is_null().arg_true()[0])
             raise InputError(f"relevance must be an integer, got {raw[i]!r}", source=source, column="relevance", **at(i))
-        return df.select("query_id", "doc_id").with_columns(rel), line_no
+        return pl.DataFrame([query_id, doc_id, rel]), at
 
-    raw = df.get_column("score")
-    score = raw.cast(pl.Float64, strict=False)
+    rank_raw, raw, tag = cols[2], cols[3], cols[4].rename("tag")
+    score = raw.cast(pl.Float64, strict=False).rename("score")
     if score.null_count():
         i = int(score.is_null().arg_true()[0])
         raise InputError(f"score is not a number: {raw[i]!r}", source=source, column="score", **at(i))
@@ -231,8 +263,7 @@ def _read_careful(data: str | bytes, kind: Kind, source: str) -> tuple[pl.DataFr
     if nan.any():
         i = int(nan.arg_true()[0])
         raise InputError("score is NaN (not a number)", source=source, column="score", **at(i))
-    rank_raw = df.get_column("rank")
-    rank: pl.Series | None = rank_raw.cast(pl.Int64, strict=False)
+    rank: pl.Series | None = rank_raw.cast(pl.Int64, strict=False).rename("rank")
     if rank.null_count():
         as_float = rank_raw.cast(pl.Float64, strict=False)
         if as_float.null_count() or (as_float != as_float.floor()).any():
@@ -242,12 +273,9 @@ def _read_careful(data: str | bytes, kind: Kind, source: str) -> tuple[pl.DataFr
             )
             rank = None
         else:
-            rank = as_float.cast(pl.Int64)
-    cols = [df.get_column("query_id"), df.get_column("doc_id"), score]
-    if rank is not None:
-        cols.append(rank)
-    cols.append(df.get_column("tag"))
-    return pl.DataFrame(cols), line_no
+            rank = as_float.cast(pl.Int64).rename("rank")
+    cols_out = [query_id, doc_id, score] + ([rank] if rank is not None else []) + [tag]
+    return pl.DataFrame(cols_out), at
 
 
 def read_trec(data: str | bytes, kind: Kind, *, source: str) -> tuple[pl.DataFrame, Locator]:
@@ -266,16 +294,8 @@ def read_trec(data: str | bytes, kind: Kind, *, source: str) -> tuple[pl.DataFra
     sep = _sniff_separator(_head(data), kind)
     df = _read_fast(data, kind, sep) if sep is not None else None
     if df is None:
-        df, line_no = _read_careful(data, kind, source)
-        return df, lambda i: {"line": int(line_no[i])}
-
-    cache: dict[str, pl.Series] = {}
-
-    def where(i: int) -> dict:
-        if "lines" not in cache:
-            cache["lines"] = data_line_numbers(data, kind, source)
-        return {"line": int(cache["lines"][i])}
-
+        return _read_careful(data, kind, source)
+    where = _line_locator(data, kind, source)
     if df.height == 0:
         raise InputError(f"no {kind} lines (the file is empty or holds only comments)", source=source)
     if kind == "run":
