@@ -200,15 +200,18 @@ def _harmonize(pq: PreparedQrels, col: pl.Series, kind: str) -> tuple[PreparedQr
 
 
 def _query_codes(pq: PreparedQrels, qcol: pl.Series) -> np.ndarray:
-    codes = np.empty(len(qcol), dtype=np.int64)
     hashes = id_hashes(qcol)
-    K.lookup_codes(hashes, pq.qtable_hash, pq.qtable_code, codes)
-    # verify the match on the first row of every run of equal hashes (ids are hashed once
-    # per row; a collision with a qrels id would show up here)
-    heads = np.flatnonzero(np.concatenate([[True], hashes[1:] != hashes[:-1]]) & (codes >= 0))
-    if len(heads):
-        got = qcol.gather(heads)
-        want = pq.query_ids.gather(codes[heads])
+    # runs are usually grouped by query: look up one row per run of equal hashes
+    heads = np.flatnonzero(np.concatenate([[True], hashes[1:] != hashes[:-1]]))
+    head_codes = np.empty(len(heads), dtype=np.int64)
+    K.lookup_codes(np.ascontiguousarray(hashes[heads]), pq.qtable_hash, pq.qtable_code,
+                   head_codes)
+    codes = np.repeat(head_codes, np.diff(np.append(heads, len(hashes))))
+    # verify every looked-up id against the qrels id it matched
+    found = heads[head_codes >= 0]
+    if len(found):
+        got = qcol.gather(found)
+        want = pq.query_ids.gather(head_codes[head_codes >= 0])
         bad = (got != want).to_numpy()
         if bad.any():  # pragma: no cover - 64-bit collision: fall back to exact matching
             return qcol.replace_strict(
@@ -345,14 +348,31 @@ def _order_ties(perm: np.ndarray, offsets: np.ndarray, key: np.ndarray, docs: pl
     if len(positions) == 0:
         return
     rows = perm[positions]
+    local = np.arange(len(positions), dtype=np.int64)
     if docs.dtype.is_integer():
-        ints = docs.to_numpy()
-        K.order_ties(perm, positions, run_ids, np.zeros(len(positions), dtype=np.int64), ints,
-                     True)
+        ints = np.ascontiguousarray(docs.gather(rows).to_numpy())
+        K.order_ties(perm, positions, run_ids, local, ints, np.zeros(1, dtype=np.int64),
+                     np.zeros(0, dtype=np.uint8), True)
     else:
-        # polars orders strings byte-wise, exactly like C strcmp
-        rank = np.array(docs.gather(rows).rank("dense").cast(pl.Int64).to_numpy())
-        K.order_ties(perm, positions, run_ids, rank, np.zeros(1, dtype=np.int64), False)
+        off, data = _string_buffers(docs.gather(rows))
+        K.order_ties(perm, positions, run_ids, local, np.zeros(1, dtype=np.int64), off, data,
+                     False)
+
+
+def _string_buffers(s: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets and bytes of a text column as one Arrow ``large_string`` array."""
+    import pyarrow as pa
+
+    arr = s.cast(pl.Utf8).to_arrow()
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if arr.type != pa.large_string():
+        arr = arr.cast(pa.large_string())
+    _, off_buf, data_buf = arr.buffers()
+    off = np.frombuffer(off_buf, dtype=np.int64, count=len(arr) + 1, offset=arr.offset * 8)
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(
+        0, dtype=np.uint8)
+    return off, data
 
 
 def _verify_matches(pq: PreparedQrels, docs: pl.Series, perm: np.ndarray, match: np.ndarray,

@@ -191,12 +191,29 @@ def tie_positions(perm, offsets, key):
 
 
 @njit(cache=True)
-def order_ties(perm, positions, run_ids, doc_rank, int_ids, use_ints):
+def _cmp_bytes(offsets, data, a, b):
+    """strcmp of strings a and b of one Arrow string buffer: -1, 0, 1."""
+    sa = offsets[a]
+    la = offsets[a + 1] - sa
+    sb = offsets[b]
+    lb = offsets[b + 1] - sb
+    for i in range(min(la, lb)):
+        ca = data[sa + i]
+        cb = data[sb + i]
+        if ca != cb:
+            return -1 if ca < cb else 1
+    if la == lb:
+        return 0
+    return -1 if la < lb else 1
+
+
+@njit(cache=True)
+def order_ties(perm, positions, run_ids, local, int_ids, str_off, str_data, use_ints):
     """Within each tie run, order rows by doc id descending (insertion sort).
 
-    ``positions`` (ascending, into ``perm``) with their ``run_ids``; ``doc_rank[k]`` is the
-    byte-wise rank of the doc at ``positions[k]`` (text ids), or, when ``use_ints``, the ids
-    in ``int_ids`` are compared through their decimal spelling.
+    ``positions`` (ascending, into ``perm``) with their ``run_ids``. ``local[k]`` indexes the
+    doc of ``positions[k]`` in ``int_ids`` (compared through their decimal spelling) when
+    ``use_ints``, else in the Arrow string buffers ``str_off``/``str_data`` (byte-wise).
     """
     m = positions.shape[0]
     a = 0
@@ -206,20 +223,21 @@ def order_ties(perm, positions, run_ids, doc_rank, int_ids, use_ints):
             b += 1
         for i in range(a + 1, b):
             row = perm[positions[i]]
-            rk = doc_rank[i]
+            li = local[i]
             j = i - 1
             while j >= a:
+                lj = local[j]
                 if use_ints:
-                    c = cmp_int_text(int_ids[row], int_ids[perm[positions[j]]])
+                    c = cmp_int_text(int_ids[li], int_ids[lj])
                 else:
-                    c = 1 if rk > doc_rank[j] else (0 if rk == doc_rank[j] else -1)
+                    c = _cmp_bytes(str_off, str_data, li, lj)
                 if c <= 0:
                     break
                 perm[positions[j + 1]] = perm[positions[j]]
-                doc_rank[j + 1] = doc_rank[j]
+                local[j + 1] = lj
                 j -= 1
             perm[positions[j + 1]] = row
-            doc_rank[j + 1] = rk
+            local[j + 1] = li
         a = b
 
 
@@ -232,7 +250,7 @@ def join_labels(perm, offsets, run_hash, q_hash, q_rel, q_start, q_end, labels, 
     ``dup_at[g]``: a position in group g whose doc hash repeats an earlier one, else -1.
     """
     ng = offsets.shape[0] - 1
-    hs = np.empty(perm.shape[0], dtype=np.int64)
+    table = np.zeros(2 * perm.shape[0], dtype=np.int64)  # per group: 2n slots of row+1
     for g in prange(ng):
         s = offsets[g]
         e = offsets[g + 1]
@@ -240,7 +258,6 @@ def join_labels(perm, offsets, run_hash, q_hash, q_rel, q_start, q_end, labels, 
         b0 = q_end[g]
         for i in range(s, e):
             h = run_hash[perm[i]]
-            hs[i] = h
             lo = a0
             hi = b0
             while lo < hi:
@@ -256,14 +273,26 @@ def join_labels(perm, offsets, run_hash, q_hash, q_rel, q_start, q_end, labels, 
             else:
                 labels[i] = -1
                 match[i] = -1
+        # duplicate check: open addressing over this group's 2n slots
         dup_at[g] = -1
-        if e - s > 1:
-            seg = hs[s:e]
-            seg.sort()
-            for i in range(1, e - s):
-                if seg[i] == seg[i - 1]:
+        size = 2 * (e - s)
+        base = 2 * s
+        for i in range(s, e):
+            h = run_hash[perm[i]]
+            slot = (h & 0x7FFFFFFFFFFFFFFF) % size
+            while True:
+                t = table[base + slot]
+                if t == 0:
+                    table[base + slot] = i + 1
+                    break
+                if run_hash[perm[t - 1]] == h:
                     dup_at[g] = i
                     break
+                slot += 1
+                if slot == size:
+                    slot = 0
+            if dup_at[g] >= 0:
+                break
 
 
 @njit(cache=True)
