@@ -34,6 +34,9 @@ _EXPORTS: dict[str, str] = {
     "evaluate": "fasteval.evaluation",
     "aggregate": "fasteval.evaluation",
     "Evaluator": "fasteval.evaluation",
+    # preference judgments (trec_eval -R prefs / qrels_prefs)
+    "evaluate_prefs": "fasteval.prefs",
+    "read_prefs": "fasteval.prefs",
     # comparison
     "compare": "fasteval.compare",
     # semantic answer similarity
