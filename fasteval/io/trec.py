@@ -111,6 +111,8 @@ def _contains(data: str | bytes, needle: bytes) -> bool:
 
 def _read_fast(data: str | bytes, kind: Kind, sep: str) -> pl.DataFrame | None:
     """Parse with polars' CSV reader; None when the result cannot be trusted."""
+    if _contains(data, b"\x0b") or _contains(data, b"\x0c"):
+        return None  # vertical tab / form feed separate fields too: leave it to the tokeniser
     schema = _RUN_SCHEMA if kind == "run" else _QRELS_SCHEMA
     required = [c for c in schema if c != "extra"]
 
@@ -321,13 +323,14 @@ def scan_trec(path: str, kind: Kind) -> pl.LazyFrame:
     ('q1', 'd1', 2)
     """
     names = _RUN_FIELDS if kind == "run" else _QRELS_FIELDS
-    stripped = pl.col("line").str.strip_chars()
+    ascii_ws = " \t\r\x0b\x0c"  # C-locale isspace, as the eager reader
+    stripped = pl.col("line").str.strip_chars(ascii_ws)
     comment = (pl.col("line") if kind == "qrels" else stripped).str.starts_with("#")
     lf = (
         pl.scan_lines(path, name="line")
         .filter(~comment & (stripped != ""))
         .select(
-            stripped.str.replace_all(r"\s+", " ")
+            stripped.str.replace_all(r"[ \t\r\x0b\x0c]+", " ")
             .str.splitn(" ", len(names))
             .struct.rename_fields(names)
             .alias("f")

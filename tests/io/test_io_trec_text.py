@@ -132,3 +132,14 @@ def test_large_ids_and_many_lines(tmp_path: Path) -> None:
     assert df.get_column("score").to_list() == [i / 3 for i in range(n)]
     assert df.get_column("tag").to_list()[-1] == f"run{(n - 1) % 3}"
     assert df.schema["rank"] == pl.Int64
+
+
+@settings(max_examples=30, deadline=None)
+@given(run_text())
+def test_scan_run_matches_oracle(text: str) -> None:
+    from fasteval.io.readers import scan_run
+
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "r.run"
+        p.write_bytes(text.encode())
+        assert scan_run(p).collect().rows() == _oracle(text, "run")
