@@ -162,6 +162,11 @@ def _load_bytes(path: str, source: str) -> bytes | str:
     return path
 
 
+def _is_gzip(path: str) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(2) == b"\x1f\x8b"
+
+
 def _check_exists(path: str) -> None:
     if not _has_glob(path) and not os.path.exists(path):
         raise InputError("file not found", source=path)
@@ -417,7 +422,7 @@ def _scan(source: Source, kind: Kind, format: str | None, **cols: str | None) ->
         path = os.fspath(source)
         _check_exists(path)
         fmt = detect_format(path, format)
-        gz = not _has_glob(path) and os.path.isfile(path) and _load_bytes(path, path) != path
+        gz = not _has_glob(path) and os.path.isfile(path) and _is_gzip(path)
         if fmt == "parquet":
             lf, mapping = tables.lazy_parquet(path, kind, explicit, path)
             return _lazy_normalize(lf, kind, mapping, path)

@@ -293,3 +293,14 @@ def test_streams(tmp_path: Path) -> None:
     with open(tmp_path / "q.qrels") as fh, pytest.raises(InputError) as info:
         read_qrels(fh)
     assert info.value.source == str(tmp_path / "q.qrels") and info.value.line == 2
+
+
+def test_scan_gzip_and_json_fall_back_to_eager(tmp_path: Path) -> None:
+    import gzip
+
+    p = tmp_path / "r.run.gz"
+    p.write_bytes(gzip.compress(b"q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\nq2 Q0 d1 1 0.5 t\n"))
+    assert scan_run(p).collect().select("query_id", "doc_id", "score").rows() == RUN_ROWS
+    j = tmp_path / "q.json"
+    j.write_text('{"q1": {"d1": 1}}')
+    assert scan_qrels(j).collect().rows() == [("q1", "d1", 1)]
