@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         del rdf, qdf
         phases["load"] = time.perf_counter() - t
         t2 = time.perf_counter()
-        evaluate(qrels, run, measures["ranx"], return_mean=False)
+        evaluate(qrels, run, measures["ranx"], return_mean=False, make_comparable=True)
         phases["eval"] = time.perf_counter() - t2
         phases["total"] = time.perf_counter() - t
     elif a.tool == "ir_measures":
