@@ -132,15 +132,18 @@ def _read_fast(data: str | bytes, kind: Kind, sep: str) -> pl.DataFrame | None:
             return None
 
     # Most files have no comment lines, and parsing without comment support is
-    # ~15% faster; a comment line shows up as a query id starting with '#' (or as
-    # a short row with nulls), and then the file is parsed again with comments on.
-    df = parse(None)
+    # ~15% faster. A comment line further down shows up as a query id starting
+    # with '#' (or makes the typed parse fail); the file is then parsed again with
+    # comments on. Comments near the top switch them on from the start.
+    head = _head(data)
+    if any(_is_comment(line, kind) for line in head.split(b"\n")):
+        df = parse("#")
+    else:
+        df = parse(None)
+        if df is None or df.get_column("query_id").str.starts_with("#").any():
+            df = parse("#")
     if df is None:
         return None
-    if df.get_column("query_id").str.starts_with("#").any():
-        df = parse("#")
-        if df is None:
-            return None
     if sum(df.select(required).null_count().row(0)):
         blank = pl.all_horizontal(pl.all().is_null())
         df = df.filter(~blank)
