@@ -98,30 +98,34 @@ def group_rows(codes, n_groups):
 
 
 @njit(cache=True)
-def _sort_slice_by_key(perm, scratch, s, e, key):
-    """Stable sort of perm[s:e] by key descending (insertion runs + bottom-up merges)."""
+def _sort_slice_by_key(perm, kbuf, pscr, kscr, s, e, key):
+    """Stable sort of perm[s:e] by key descending; keys copied to a contiguous buffer."""
     ordered = True
-    for i in range(s + 1, e):
-        if key[perm[i]] > key[perm[i - 1]]:
+    for i in range(s, e):
+        kbuf[i] = key[perm[i]]
+        if i > s and kbuf[i] > kbuf[i - 1]:
             ordered = False
-            break
     if ordered:
         return
     n = e - s
-    run = 24
+    run = 32
     for a in range(s, e, run):
         b = min(a + run, e)
         for i in range(a + 1, b):
             x = perm[i]
-            kx = key[x]
+            kx = kbuf[i]
             j = i - 1
-            while j >= a and kx > key[perm[j]]:
+            while j >= a and kx > kbuf[j]:
                 perm[j + 1] = perm[j]
+                kbuf[j + 1] = kbuf[j]
                 j -= 1
             perm[j + 1] = x
+            kbuf[j + 1] = kx
     width = run
-    src = perm
-    dst = scratch
+    src_p = perm
+    src_k = kbuf
+    dst_p = pscr
+    dst_k = kscr
     passes = 0
     while width < n:
         for a in range(s, e, 2 * width):
@@ -131,35 +135,43 @@ def _sort_slice_by_key(perm, scratch, s, e, key):
             j = mid
             k = a
             while i < mid and j < b:
-                if key[src[j]] > key[src[i]]:
-                    dst[k] = src[j]
+                if src_k[j] > src_k[i]:
+                    dst_p[k] = src_p[j]
+                    dst_k[k] = src_k[j]
                     j += 1
                 else:
-                    dst[k] = src[i]
+                    dst_p[k] = src_p[i]
+                    dst_k[k] = src_k[i]
                     i += 1
                 k += 1
             while i < mid:
-                dst[k] = src[i]
+                dst_p[k] = src_p[i]
+                dst_k[k] = src_k[i]
                 i += 1
                 k += 1
             while j < b:
-                dst[k] = src[j]
+                dst_p[k] = src_p[j]
+                dst_k[k] = src_k[j]
                 j += 1
                 k += 1
-        src, dst = dst, src
+        src_p, dst_p = dst_p, src_p
+        src_k, dst_k = dst_k, src_k
         width *= 2
         passes += 1
     if passes % 2 == 1:
         for i in range(s, e):
-            perm[i] = scratch[i]
+            perm[i] = pscr[i]
 
 
 @njit(cache=True, parallel=True)
 def sort_groups(perm, offsets, key):
     """Sort every group's rows by key descending, stably, in place."""
-    scratch = np.empty_like(perm)
+    n = perm.shape[0]
+    kbuf = np.empty(n, dtype=np.float64)
+    pscr = np.empty(n, dtype=np.int64)
+    kscr = np.empty(n, dtype=np.float64)
     for g in prange(offsets.shape[0] - 1):
-        _sort_slice_by_key(perm, scratch, offsets[g], offsets[g + 1], key)
+        _sort_slice_by_key(perm, kbuf, pscr, kscr, offsets[g], offsets[g + 1], key)
 
 
 @njit(cache=True)
@@ -279,7 +291,8 @@ def join_labels(perm, offsets, run_hash, q_hash, q_rel, q_start, q_end, labels, 
         base = 2 * s
         for i in range(s, e):
             h = run_hash[perm[i]]
-            slot = (h & 0x7FFFFFFFFFFFFFFF) % size
+            slot = ((np.uint64(h) >> np.uint64(32)) * np.uint64(size)) >> np.uint64(32)
+            slot = np.int64(slot)
             while True:
                 t = table[base + slot]
                 if t == 0:
