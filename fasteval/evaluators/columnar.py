@@ -39,7 +39,6 @@ __all__ = ["DocumentTable", "MEASURES", "lengths_to_offsets", "check_pair_length
 
 _HASH_NONE = hash(None)
 _HASH_EMPTY = hash("")
-_score_getter = attrgetter("score")
 
 
 def check_pair_lengths(
@@ -73,7 +72,7 @@ def lengths_to_offsets(nested: Sequence[Sequence[Any]]) -> np.ndarray:
     [0, 2, 2, 3]
     """
     offsets = np.zeros(len(nested) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, nested), dtype=np.int64, count=len(nested)), out=offsets[1:])
+    np.cumsum(np.array(list(map(len, nested)), dtype=np.int64), out=offsets[1:])
     return offsets
 
 
@@ -181,15 +180,14 @@ class DocumentTable:
             getter: Callable[[Any], Any] = attrgetter("content")  # nothing to read
         else:
             getter = comparison_getter(document_comparison_field)
-        gt_docs = [doc for docs in ground_truth_documents for doc in docs]
-        gt_values = _extract(gt_docs, document_comparison_field, getter)
+        gt_values = _extract_nested(ground_truth_documents, document_comparison_field, getter)
         ret_values = _extract_nested(retrieved_documents, document_comparison_field, getter)
         mapper = make_normalizer(normalize)
         if mapper is not None:
             gt_values = list(map(mapper, gt_values))
             ret_values = list(map(mapper, ret_values))
         if gains and n_gt:
-            gt_gain = _gains(gt_docs, gt_offsets)
+            gt_gain = _gains(ground_truth_documents, gt_offsets)
         else:
             gt_gain = np.ones(n_gt, dtype=np.float64)
         table = cls(
@@ -272,19 +270,11 @@ def _freeze_checked(value: Any, require_hashable: bool) -> Any:
     return _freeze(value)
 
 
-def _extract(docs: list[Any], field_name: str, getter: Callable[[Any], Any]) -> list[Any]:
-    # list comprehensions with a literal attribute are the fastest way to read
-    # one attribute of many Python objects (specialized attribute loads)
-    if field_name == "content":
-        return [doc.content for doc in docs]
-    if field_name == "id":
-        return [doc.id for doc in docs]
-    return list(map(getter, docs))
-
-
 def _extract_nested(
     nested: Sequence[Sequence[Any]], field_name: str, getter: Callable[[Any], Any]
 ) -> list[Any]:
+    # list comprehensions with a literal attribute are the fastest way to read one
+    # attribute of many Python objects (specialized attribute loads)
     if field_name == "content":
         return [doc.content for docs in nested for doc in docs]
     if field_name == "id":
@@ -327,9 +317,9 @@ def _hash_keys(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     return key, flag
 
 
-def _gains(gt_docs: list[Any], gt_offsets: np.ndarray) -> np.ndarray:
+def _gains(ground_truth_documents: Sequence[Sequence[Any]], gt_offsets: np.ndarray) -> np.ndarray:
     """Ground-truth gains; raise if a question mixes scored and unscored documents."""
-    scores = list(map(_score_getter, gt_docs))
+    scores = [doc.score for docs in ground_truth_documents for doc in docs]
     try:
         gain = np.array(scores, dtype=np.float64)
     except (TypeError, ValueError) as exc:
