@@ -7,7 +7,7 @@ Examples
 >>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.8}}
 >>> res = fasteval.evaluate(qrels, run, ["P@2", "ndcg", "map"])
 >>> res.select("measure", "value").rows()
-[('P_2', 0.5), ('ndcg', 1.0), ('map', 1.0)]
+[('P_2', 1.0), ('ndcg', 1.0), ('map', 1.0)]
 
 Ties: ``d2`` and ``d3`` score 0.8; trec_eval's rule (doc id descending) ranks ``d3``
 first. ``tie_break="input"`` keeps the order given instead:
