@@ -116,8 +116,8 @@ def load_results(results: Any) -> pl.DataFrame:
     """Read per-query results in any accepted form into one long table.
 
     Rows with a null value are dropped (they count as missing). Raises
-    :class:`~fasteval.errors.InputError` for NaN values and duplicated
-    ``(run_id, query_id, measure)`` rows.
+    :class:`~fasteval.errors.InputError` for NaN values (duplicated
+    ``(run_id, query_id, measure)`` rows are reported by :func:`pair_all`).
 
     Examples
     --------
@@ -165,14 +165,6 @@ def load_results(results: Any) -> pl.DataFrame:
             row=int(r["_row"]),
             column="value",
         )
-    dup = long.group_by("run_id", "query_id", "measure").len().filter(pl.col("len") > 1)
-    if dup.height:
-        r = dup.sort("run_id", "query_id", "measure").row(0, named=True)
-        raise InputError(
-            f"{r['len']} rows for run {r['run_id']!r}, query {r['query_id']!r}, measure "
-            f"{r['measure']!r}; expected one",
-            source="results",
-        )
     return long
 
 
@@ -185,42 +177,70 @@ class Paired:
     scores: np.ndarray  # (n_systems, n_queries) float64
     n_present: np.ndarray  # (n_systems,) queries each system has a value for
     n_union: int  # queries any system has a value for
+    columns: np.ndarray  # indices of the paired queries among all query ids (sorted)
 
 
-def pair(long: pl.DataFrame, systems: list[str], measure: str, missing: str) -> Paired:
-    """Pair the queries of ``measure`` across ``systems``.
+def pair_all(
+    long: pl.DataFrame, systems: list[str], measures: list[str], missing: str
+) -> dict[str, Paired]:
+    """Pair the queries of every measure across ``systems``.
 
     ``missing="drop"`` keeps the queries every system has; ``missing="zero"`` keeps every
-    query any system has and scores the absent ones 0.
+    query any system has and scores the absent ones 0. Queries are in sorted id order.
 
     Examples
     --------
     >>> import polars as pl
     >>> long = pl.DataFrame({"run_id": ["a", "a", "b"], "query_id": ["1", "2", "1"],
     ...                      "measure": ["map"] * 3, "value": [0.5, 1.0, 0.25]})
-    >>> p = pair(long, ["a", "b"], "map", "drop")
+    >>> p = pair_all(long, ["a", "b"], ["map"], "drop")["map"]
     >>> p.scores.tolist(), p.n_present.tolist(), p.n_union
     ([[0.5], [0.25]], [2, 1], 2)
-    >>> pair(long, ["a", "b"], "map", "zero").scores.tolist()
+    >>> pair_all(long, ["a", "b"], ["map"], "zero")["map"].scores.tolist()
     [[0.5, 1.0], [0.25, 0.0]]
     """
-    sub = long.filter(pl.col("measure") == measure)
-    wide = sub.pivot(on="run_id", index="query_id", values="value", aggregate_function=None)
-    for s in systems:
-        if s not in wide.columns:
-            wide = wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(s))
-    wide = wide.select(["query_id", *systems]).sort("query_id")
-    n_union = wide.height
-    n_present = np.array([wide.height - wide[s].null_count() for s in systems], dtype=np.int64)
-    if missing == "drop":
-        wide = wide.drop_nulls(systems)
-    elif missing == "zero":
-        wide = wide.fill_null(0.0)
-    else:
+    if missing not in ("drop", "zero"):
         raise ParameterError("missing", "'drop' or 'zero'", missing)
-    scores = (
-        wide.select(systems).to_numpy().T.astype(np.float64, copy=True)
-        if wide.height
-        else np.zeros((len(systems), 0))
+    sub = long.filter(pl.col("measure").is_in(measures) & pl.col("run_id").is_in(systems))
+    qids = sub.get_column("query_id").unique().sort()
+    S, M, Q = len(systems), len(measures), qids.len()
+    codes = sub.select(
+        pl.col("measure")
+        .replace_strict(measures, list(range(M)), return_dtype=pl.Int64)
+        .alias("m"),
+        pl.col("run_id").replace_strict(systems, list(range(S)), return_dtype=pl.Int64).alias("r"),
+        (pl.col("query_id").rank("dense").cast(pl.Int64) - 1).alias("q"),
+        pl.col("value"),
     )
-    return Paired(measure, wide["query_id"], np.ascontiguousarray(scores), n_present, n_union)
+    flat = (codes["m"].to_numpy() * S + codes["r"].to_numpy()) * Q + codes["q"].to_numpy()
+    counts = np.bincount(flat, minlength=M * S * Q)
+    if counts.max(initial=0) > 1:
+        k = int(np.argmax(counts))
+        m, rest = divmod(k, S * Q)
+        r, q = divmod(rest, Q)
+        raise InputError(
+            f"{int(counts[k])} rows for run {systems[r]!r}, query {qids[q]!r}, measure "
+            f"{measures[m]!r}; expected one",
+            source="results",
+        )
+    values = np.full(M * S * Q, np.nan)
+    values[flat] = codes["value"].to_numpy()
+    values = values.reshape(M, S, Q)
+    present = ~np.isnan(values)
+    out: dict[str, Paired] = {}
+    for k, name in enumerate(measures):
+        have = present[k]
+        any_run = have.any(axis=0)
+        keep = np.flatnonzero(have.all(axis=0) if missing == "drop" else any_run)
+        scores = values[k][:, keep]
+        if missing == "zero":
+            scores = np.nan_to_num(scores, nan=0.0)
+        out[name] = Paired(
+            name,
+            qids.gather(keep),
+            np.ascontiguousarray(scores),
+            have.sum(axis=1).astype(np.int64),
+            int(any_run.sum()),
+            keep,
+        )
+    return out

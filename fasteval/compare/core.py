@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from fasteval.compare import kernels
-from fasteval.compare._data import Paired, load_results, pair
+from fasteval.compare._data import Paired, load_results, pair_all
 from fasteval.compare.corrections import adjust_pvalues, correction_name
 from fasteval.errors import InputError, ParameterError
 
@@ -317,9 +317,9 @@ def compare(
     pi = np.array([p[0] for p in pairs])
     pj = np.array([p[1] for p in pairs])
 
-    paired: dict[str, Paired] = {}
+    paired = pair_all(long, systems, measure_list, missing)
     for m in measure_list:
-        pm = pair(long, systems, m, missing)
+        pm = paired[m]
         if pm.scores.shape[1] == 0:
             absent = [s for s, k in zip(systems, pm.n_present, strict=False) if k == 0]
             raise InputError(
@@ -328,13 +328,12 @@ def compare(
                 + "; use missing='zero' to score absent queries 0",
                 source="results",
             )
-        paired[m] = pm
 
     # group measures whose paired query sets coincide: one kernel pass per group
     groups: list[list[str]] = []
     for m in measure_list:
         for g in groups:
-            if paired[g[0]].query_ids.equals(paired[m].query_ids):
+            if np.array_equal(paired[g[0]].columns, paired[m].columns):
                 g.append(m)
                 break
         else:

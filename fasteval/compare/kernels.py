@@ -40,9 +40,8 @@ _GROUPS_PER_BLOCK = 32
 _N_PARTS = 16
 #: resamples per sign-flip kernel call (bounds the memory of the transposed sign bits)
 CHUNK_FLIP = 512
-#: resamples per bootstrap chunk (bounds the count matrix), queries per BLAS block
-CHUNK_BOOT = 64
-_BLOCK_BLAS = 8192
+#: resamples per bootstrap chunk (bounds the count matrix)
+CHUNK_BOOT = 128
 
 
 @njit(cache=True, parallel=True)
@@ -248,11 +247,12 @@ def bootstrap_totals(
     """Observed totals and bootstrap totals ``sum_q count[r, q] * y[c, q]``.
 
     One 64-bit key per resample is drawn from ``rng`` here; a parallel kernel expands each
-    key into that resample's ``n`` uniform query indices (as counts). The counts are then
-    multiplied into the series with single-precision BLAS over blocks of
-    ``_BLOCK_BLAS`` queries, the block results summed in double precision (relative error
-    of a bootstrap total about 1e-7, far below the Monte-Carlo error). Returns ``(observed
-    (n_series,), totals (n_resamples, n_series))``; divide by ``n`` for means.
+    key into that resample's ``n`` uniform query indices (as counts). Since every count row
+    sums to ``n``, ``total = n * mean + sum_q count[q] * (y[q] - mean)``: the centred
+    series are multiplied by the count matrix with single-precision BLAS (the centred sums
+    are small, so their rounding error is tiny next to the Monte-Carlo error), and the
+    ``n * mean`` part is added in double precision. Returns ``(observed (n_series,), totals
+    (n_resamples, n_series))``; divide by ``n`` for means.
 
     Examples
     --------
@@ -265,16 +265,17 @@ def bootstrap_totals(
     n_series, n = y.shape
     observed = y.sum(axis=1)
     keys = rng.bit_generator.random_raw(n_resamples).astype(np.uint64, copy=False)
-    out = np.zeros((n_resamples, n_series))
-    yt = np.ascontiguousarray(y.T, dtype=np.float32)
+    out = np.empty((n_resamples, n_series))
+    if n == 0 or n_resamples == 0:
+        out[:] = 0.0
+        return observed, out
+    mean = observed / n
+    yt = np.ascontiguousarray((y - mean[:, None]).T, dtype=np.float32)
     chunk = max(1, min(CHUNK_BOOT, n_resamples))
     counts = np.empty((chunk, n), dtype=np.float32)
     for start in range(0, n_resamples, chunk):
         stop = min(n_resamples, start + chunk)
         w = counts[: stop - start]
         bootstrap_counts(keys[start:stop], w)
-        acc = out[start:stop]
-        for q0 in range(0, n, _BLOCK_BLAS):
-            q1 = min(n, q0 + _BLOCK_BLAS)
-            acc += w[:, q0:q1] @ yt[q0:q1]
+        out[start:stop] = observed + (w @ yt).astype(np.float64)
     return observed, out

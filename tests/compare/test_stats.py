@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from fasteval.compare import adjust_pvalues, compare
-from fasteval.compare.kernels import bootstrap_totals, signflip_null
+from fasteval.compare.kernels import bootstrap_counts, bootstrap_totals, signflip_null
 from fasteval.errors import FastevalError, InputError, ParameterError
 
 stats = pytest.importorskip("scipy.stats")
@@ -140,16 +140,21 @@ def test_signflip_kernel_exact_counts_random_values():
 
 def test_bootstrap_counts_are_uniform_multinomial():
     n, R = 37, 4000
-    obs, tot = bootstrap_totals(np.eye(n), R, np.random.default_rng(1))
-    assert obs.tolist() == [1.0] * n
+    keys = np.random.default_rng(1).bit_generator.random_raw(R).astype(np.uint64)
+    tot = np.empty((R, n), dtype=np.float32)
+    bootstrap_counts(keys, tot)
     assert np.all(tot.sum(axis=1) == n)  # n draws per resample
     assert np.all(tot == np.round(tot)) and tot.min() >= 0
     # each count is Binomial(n, 1/n): mean 1, variance (n-1)/n
-    assert abs(tot.mean() - 1.0) < 1e-12  # exact: rows sum to n
     var = tot.var(axis=0).mean()
     assert abs(var - (n - 1) / n) < 0.05
     per_query = tot.mean(axis=0)
     assert np.all(np.abs(per_query - 1.0) < 5 * np.sqrt((n - 1) / n / R))
+    # the totals are these counts times the series (same keys from the same generator)
+    y = np.random.default_rng(2).uniform(size=(3, n))
+    obs, totals = bootstrap_totals(y, R, np.random.default_rng(1))
+    np.testing.assert_allclose(obs, y.sum(axis=1), rtol=1e-15)
+    np.testing.assert_allclose(totals, tot.astype(np.float64) @ y.T, rtol=1e-6)
 
 
 def test_bootstrap_pvalue_and_ci_agree_with_numpy_bootstrap():
