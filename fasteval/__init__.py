@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "read_run": "fasteval.io.readers",
     "scan_qrels": "fasteval.io.readers",
     "scan_run": "fasteval.io.readers",
+    "write_table": "fasteval.io.writers",
     # measures
     "parse_measure": "fasteval.measures",
     "parse_measures": "fasteval.measures",
@@ -46,6 +47,7 @@ _EXPORTS: dict[str, str] = {
     "InputError": "fasteval.errors",
     "ParameterError": "fasteval.errors",
     "UnknownMeasureError": "fasteval.errors",
+    "DataWarning": "fasteval.errors",
 }
 
 __all__ = sorted(_EXPORTS)

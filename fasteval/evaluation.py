@@ -51,7 +51,9 @@ def _load_run(run: Any) -> pl.DataFrame:
         return run
     from fasteval.io.readers import read_run
 
-    return read_run(run)
+    # duplicates are found (and reported, or resolved with duplicates="keep_best") by
+    # prepare_run on hashed ids, cheaper than a second check in the reader
+    return read_run(run, duplicates="ignore")
 
 
 def plan_slots(measures: list[Measure], relevance_level: int, max_grade: int) -> dict:
