@@ -206,3 +206,21 @@ def test_answer_exact_match_matches_haystack():
             hs.run(ground_truth_answers=gt, predicted_answers=pred)
         with pytest.raises(ValueError):
             ours.run(ground_truth_answers=gt, predicted_answers=pred)
+
+
+@pytest.mark.parametrize(("name", "mode"), CONFIGS)
+def test_malformed_inputs_raise_the_same_exception_types(name, mode):
+    d = haystack.Document
+    cases = [
+        ([["not a document"]], [[d(content="a")]]),  # AttributeError
+        ([[d(content="a")]], [None]),  # TypeError: inner list is None
+    ]
+    if name != "DocumentMRREvaluator":
+        # haystack's MRR stops reading at the first match, so it never sees the 42;
+        # fasteval reads every document (documented difference)
+        cases.append(([[d(content="a")]], [[d(content="a"), 42]]))  # AttributeError
+    for field in ("content", "meta.k"):
+        hs = _haystack_evaluator(name, field, mode)
+        ours = _ours(name, field, mode)
+        for gt, ret in cases:
+            _assert_same(_run(hs, gt, ret), _run(ours, gt, ret))
