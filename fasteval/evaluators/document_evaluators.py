@@ -15,6 +15,20 @@
   ground-truth values keep their largest gain;
 * empty outer lists or lists of different length raise ``ValueError``.
 
+Known differences from haystack-ai (all deliberate):
+
+* an invalid ``document_comparison_field`` raises ``ParameterError`` (a
+  ``ValueError``) in the constructor; Haystack raises ``ValueError`` at the first
+  document it reads;
+* errors are fasteval's ``InputError`` / ``ParameterError`` (both ``ValueError``)
+  with messages naming the parameter and the values received; unhashable
+  comparison values still raise ``TypeError`` in recall and NDCG;
+* an NDCG question without any positive ideal gain scores ``0.0`` (Haystack: the
+  integer ``0``; they compare equal);
+* every retrieved document is read, so a malformed one after the first hit raises
+  in MRR, where Haystack stops reading at the first hit;
+* recall logs no warning for questions without comparable values.
+
 Extras (keyword-only, off by default): ``top_k`` (score only the first k retrieved
 documents) and ``normalize`` (NFKC + case folding + whitespace collapsing of
 string values on both sides), and :func:`evaluate_documents` for several
