@@ -8,7 +8,7 @@ TOOL is ``fasteval`` (Python API, parquet in, per-query parquet out), ``polars-r
 (read the run parquet, nothing else), ``pytrec_eval``, ``ranx`` or ``ir_measures``
 (each: read parquet with polars, convert to the tool's input, score every query).
 Timings are in-process (after imports); ``peak_rss`` is the process high-water mark
-(``ru_maxrss``), imports included; ``import_rss`` is the resident size after imports.
+(``VmHWM``), imports included; ``import_rss`` is the resident size after imports.
 """
 
 from __future__ import annotations
@@ -34,6 +34,12 @@ def _rss_now() -> int:
 
 
 def _peak() -> int:
+    """High-water RSS of this process image. ``ru_maxrss`` is not used: Linux carries it over
+    ``fork``/``exec`` from the parent, so a child of a big pytest process would report the parent."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 

@@ -164,9 +164,22 @@ def run(args: argparse.Namespace) -> int:
             "output": args.output,
             "aggregate_out": args.aggregate_out,
             "seconds": round(elapsed, 4),
+            "peak_rss_bytes": _peak_rss(),
         }
         print(json.dumps(summary, default=str), file=sys.stderr)
     return 0
+
+
+def _peak_rss() -> int | None:
+    """High-water resident memory of this process in bytes (Linux ``VmHWM``), None if unknown."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
 
 
 def _abort_on_sigterm() -> None:
