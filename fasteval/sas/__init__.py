@@ -15,8 +15,25 @@ True
 
 from __future__ import annotations
 
+import sys
+import types
+
 from fasteval.sas.core import sas
 from fasteval.sas.encode import EncodeStats
 from fasteval.sas.model import default_model_path, load_model
 
 __all__ = ["EncodeStats", "default_model_path", "load_model", "sas"]
+
+
+class _CallableModule(types.ModuleType):
+    """``fasteval.sas`` names both this package and the function; make the package callable too.
+
+    ``import fasteval.sas`` binds the package as the attribute ``fasteval.sas``; calling it
+    then still runs :func:`sas`.
+    """
+
+    def __call__(self, *args, **kwargs):
+        return sas(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -213,9 +213,19 @@ def _wrap_object(obj: Any, dev: str, prec: str, revision: str | None) -> LoadedM
         raise ParameterError(
             "model", "a model folder, a cached hub name, a SentenceTransformer or a CrossEncoder", obj
         )
-    name = str(getattr(obj, "model_card_data", None) and obj.model_card_data.base_model or type(obj).__name__)
-    dev = str(obj.device)
-    return LoadedModel(obj, name, is_cross, dev, _dtype_name(obj), revision or f"object-{id(obj)}")
+    source = None
+    try:
+        source = obj.transformers_model.config._name_or_path
+    except AttributeError:
+        source = None
+    if source and Path(source).is_dir():
+        name = str(Path(source).resolve())
+        rev = revision or _local_revision(Path(source))
+    else:
+        # unknown origin: its cache entries are kept apart by the object's identity
+        name = str(source or type(obj).__name__)
+        rev = revision or f"object-{id(obj)}"
+    return LoadedModel(obj, name, is_cross, str(obj.device), _dtype_name(obj), rev)
 
 
 def _dtype_name(obj: Any) -> str:

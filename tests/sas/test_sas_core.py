@@ -248,3 +248,30 @@ def test_fast_tokenizer_matches_model_preprocess(tiny_bi):
     mine = fast(texts)
     for key in ("input_ids", "attention_mask", "token_type_ids"):
         assert mine[key].tolist() == ref[key].tolist()
+
+
+def test_model_object_accepted(tiny_bi):
+    from sentence_transformers import SentenceTransformer
+
+    obj = SentenceTransformer(tiny_bi, device="cpu")
+    by_obj = sas(PREDS, GOLDS, model=obj)
+    by_path = sas(PREDS, GOLDS, model=tiny_bi, device="cpu")
+    np.testing.assert_allclose(by_obj["sas"].to_numpy(), by_path["sas"].to_numpy(), atol=1e-6)
+
+
+@pytest.mark.slow
+def test_several_devices_through_the_multi_process_pool(tiny_bi):
+    # two CPU workers stand in for two GPUs: same code path (sentence-transformers' pool)
+    multi, stats = sas(PREDS, GOLDS, model=tiny_bi, device=["cpu", "cpu"], return_stats=True)
+    single = sas(PREDS, GOLDS, model=tiny_bi, device="cpu")
+    np.testing.assert_allclose(multi["sas"].to_numpy(), single["sas"].to_numpy(), atol=1e-5)
+    assert stats.device == "cpu,cpu" and stats.n_encoded == len(set(PREDS) | set(GOLDS))
+
+
+def test_top_level_name_is_callable_however_imported(tiny_bi):
+    import fasteval
+    import fasteval.sas as sas_package
+
+    expected = sas(["paris"], ["paris is big"], model=tiny_bi, device="cpu")["sas"][0]
+    assert fasteval.sas(["paris"], ["paris is big"], model=tiny_bi, device="cpu")["sas"][0] == expected
+    assert sas_package(["paris"], ["paris is big"], model=tiny_bi, device="cpu")["sas"][0] == expected
