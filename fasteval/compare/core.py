@@ -211,7 +211,7 @@ def compare(
     seed: int | None = 0,
     missing: str = "drop",
     exact: bool | str = "auto",
-    ci: float = 0.95,
+    ci: float | None = 0.95,
     family: str = "report",
     mark_test: str | None = None,
 ) -> Comparison:
@@ -251,8 +251,10 @@ def compare(
     exact : bool or "auto"
         Randomization test by full enumeration of the ``2**n`` sign flips. ``"auto"``: when
         ``2**n <= n_resamples``.
-    ci : float
-        Level of the bootstrap confidence interval of the mean difference.
+    ci : float or None
+        Level of the bootstrap confidence interval of the mean difference (computed from
+        the bootstrap resamples; ``None`` skips it, and the resampling too unless
+        ``"bootstrap"`` is among ``tests``).
     family : {"report", "measure"}
         Correction family: all comparisons of the report, or those of each measure.
     mark_test : str, optional
@@ -280,8 +282,8 @@ def compare(
     correction = correction_name(correction)
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise ParameterError("alpha", "a number between 0 and 1", alpha)
-    if not (isinstance(ci, (int, float)) and 0 < ci < 1):
-        raise ParameterError("ci", "a number between 0 and 1", ci)
+    if ci is not None and not (isinstance(ci, (int, float)) and 0 < ci < 1):
+        raise ParameterError("ci", "a number between 0 and 1, or None", ci)
     if (
         not isinstance(n_resamples, (int, np.integer))
         or isinstance(n_resamples, bool)
@@ -376,13 +378,15 @@ def compare(
             Dg = D.reshape(len(g), P, n)
             obs_d = Dg.mean(axis=2)
             boot_d[:, ~np.any(Dg != 0, axis=2)] = 0.0  # identical on every paired query
-            lo, hi = np.quantile(boot_d, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
+            level = 0.95 if ci is None else ci
+            lo, hi = np.quantile(boot_d, [(1 - level) / 2, (1 + level) / 2], axis=0)
             # bootstrap totals carry ~1e-7 relative error (single-precision products)
             tol = 1e-6 * np.abs(Dg).mean(axis=2)
             ext = (np.abs(boot_d - obs_d) >= np.abs(obs_d) - tol).sum(axis=0)
             pv = np.minimum(1.0, (ext + 1.0) / (n_resamples + 1.0))
             for k, m in enumerate(g):
-                ci_lo[m], ci_hi[m] = lo[k], hi[k]
+                if ci is not None:
+                    ci_lo[m], ci_hi[m] = lo[k], hi[k]
                 if "bootstrap" in test_list:
                     res_p["bootstrap"][m] = pv[k]
                     res_stat["bootstrap"][m] = obs_d[k]
@@ -406,8 +410,10 @@ def compare(
                     th = stats.tukey_hsd(*X)
                 tp = np.asarray(th.pvalue)[pi, pj].astype(np.float64)
                 same = np.all(A == B, axis=1)
-                tp[same | np.isnan(tp) & np.all(X == X[:1], axis=(0, 1))] = 1.0
-                res_stat["tukey"][m] = np.asarray(th.statistic)[pi, pj].astype(np.float64)
+                tp[same] = 1.0  # all runs identical: scipy gives 0/0
+                ts = np.asarray(th.statistic)[pi, pj].astype(np.float64)
+                ts[same] = 0.0
+                res_stat["tukey"][m] = ts
                 res_p["tukey"][m] = tp
 
     # corrections
@@ -533,5 +539,5 @@ def compare(
         seed=seed,
         missing=missing,
         paired=paired,
-        ci=float(ci),
+        ci=float(ci) if ci is not None else 0.95,
     )

@@ -381,3 +381,23 @@ def test_bad_input_raises():
         compare(disjoint)
     with pytest.raises(FastevalError):
         compare(pl.DataFrame({"query_id": ["1"], "map": [0.1]}))
+
+
+def test_public_api_entry_points(three_runs):
+    import fasteval
+
+    frame = runs_frame(three_runs)
+    a = fasteval.compare(frame, tests="t").to_frame()
+    from fasteval import compare as from_package
+
+    assert from_package(frame, tests="t").to_frame().equals(a)
+
+
+def test_ci_none_skips_interval_and_tukey_identical():
+    rng = np.random.default_rng(8)
+    a = 0.5 + rng.normal(0, 0.01, size=12)  # Tukey ignores pairing: small spread
+    cmp = compare(runs_frame({"a": a, "b": a + 0.1, "c": a.copy()}), tests=["t", "tukey"], ci=None)
+    assert cmp.effects["ci_low"].null_count() == 3
+    tk = pvals(cmp, "tukey")
+    assert tk[("map", "a", "c")] == 1.0
+    assert tk[("map", "a", "b")] < 0.05
