@@ -6,6 +6,7 @@ import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any
 
 import numpy as np
@@ -225,7 +226,8 @@ def compare(
         measure), a parquet/CSV/JSONL file of either (``fasteval eval`` output; without
         ``run_id`` the file stem names the run), or ``{run_name: per-query table}``.
     baseline : str, optional
-        Compare every other run against this one. Without it, every pair of runs is compared
+        Compare every other run against this one (a run named after its file, such as
+        ``bm25.txt``, may be given by its stem, ``bm25``). Without it, every pair of runs is compared
         (``run`` is the earlier run in input order, ``versus`` the later).
     measures : str or list of str, optional
         Measures to compare (default: all in the results, in order of appearance).
@@ -311,7 +313,11 @@ def compare(
     measure_list = _resolve_measures(measures, available)
     if baseline is not None:
         if baseline not in systems:
-            raise ParameterError("baseline", f"one of the runs {systems}", baseline)
+            # "bm25" for a run named after its file, "bm25.txt"
+            stems = [s for s in systems if PurePath(s).stem == baseline]
+            if len(stems) != 1:
+                raise ParameterError("baseline", f"one of the runs {systems}", baseline)
+            baseline = stems[0]
         b = systems.index(baseline)
         pairs = [(i, b) for i in range(len(systems)) if i != b]
     else:

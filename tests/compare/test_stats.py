@@ -401,3 +401,14 @@ def test_ci_none_skips_interval_and_tukey_identical():
     tk = pvals(cmp, "tukey")
     assert tk[("map", "a", "c")] == 1.0
     assert tk[("map", "a", "b")] < 0.05
+
+
+def test_baseline_by_file_stem():
+    rng = np.random.default_rng(9)
+    a = rng.uniform(size=10)
+    frame = runs_frame({"bm25.txt": a, "dense.txt": a + 0.05, "dense.run": a})
+    cmp = compare(frame, baseline="bm25", tests="t")
+    assert cmp.baseline == "bm25.txt"
+    assert set(cmp.effects["versus"].to_list()) == {"bm25.txt"}
+    with pytest.raises(ParameterError, match="baseline"):
+        compare(frame, baseline="dense", tests="t")  # ambiguous stem
