@@ -38,6 +38,7 @@ from fasteval.errors import InputError, ParameterError
 BYTES_PER_ROW = 400
 """Estimated peak bytes per run row while a chunk is scored (read + prepare + kernels)."""
 DEFAULT_MAX_ROWS = 4_000_000
+MIN_AUTO_ROWS = 250_000
 MIN_ROWS = 1
 _UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
           "t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
@@ -86,7 +87,8 @@ def rows_for_memory(limit: int, baseline: int | None = None) -> int:
     free = limit - base
     # keep a share for the per-query results kept for the aggregate and for allocator slack
     rows = int(free * 0.6 / BYTES_PER_ROW)
-    return max(rows, 20_000)
+    # below this, per-chunk fixed costs dominate; the prepared qrels alone may exceed a tiny limit
+    return max(rows, MIN_AUTO_ROWS)
 
 
 @dataclass

@@ -108,6 +108,14 @@ def run(args: argparse.Namespace) -> int:
         tie_break=args.tie_break,
         duplicates=duplicates,
     )
+    if args.memory_limit is not None:
+        from fasteval.batch.driver import current_rss, parse_memory
+
+        limit, used = parse_memory(args.memory_limit), current_rss()
+        if used > 0.8 * limit and not args.quiet:
+            print(f"fasteval: note: {used / 2**30:.2f} GiB in use after preparing the qrels, close to "
+                  f"or above --memory-limit {args.memory_limit}; scoring with the smallest chunks",
+                  file=sys.stderr)
     names = list(evaluator.measure_names)
     agg_kind = {m.name: m.aggregation for m in measures}
     sources = discover_all(args.runs)
