@@ -170,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default=None)
     ap.add_argument("--batch-sizes", default="2048,4096")
     ap.add_argument("--workers", default="1")
+    ap.add_argument("--plans", default=None,
+                    help="comma list of BATCH:THREADS:RUST_PARALLELISM, e.g. 2048:3:true,2048:8:false")
     ap.add_argument("--budget-s", type=float, default=330.0, help="skip extra runs past this")
     ap.add_argument("--baseline", action="store_true", help="also time plain sentence-transformers")
     ap.add_argument("--device", default="cuda", help="cpu for a dry run of the script")
@@ -216,14 +218,22 @@ def main(argv: list[str] | None = None) -> int:
 
     sizes = [int(b) for b in args.batch_sizes.split(",")]
     workers = [int(w) for w in args.workers.split(",")]
-    plan = [(b, workers[0]) for b in sizes] + [(sizes[0], w) for w in workers[1:]]
-    for i, (b, w) in enumerate(plan):
+    plan = [(b, workers[0], None) for b in sizes] + [(sizes[0], w, None) for w in workers[1:]]
+    if args.plans:
+        plan = []
+        for item in args.plans.split(","):
+            b, w, par = item.split(":")
+            plan.append((int(b), int(w), par))
+    for i, (b, w, par) in enumerate(plan):
         if i and time.perf_counter() - t_begin > args.budget_s:
-            report.setdefault("skipped", []).append({"batch_size": b, "workers": w})
+            report.setdefault("skipped", []).append({"batch_size": b, "workers": w, "par": par})
             continue
+        if par is not None:
+            # read by the Rust tokenizer at each batch call
+            os.environ["TOKENIZERS_PARALLELISM"] = par
+        label = f"fasteval bs={b} tok_threads={w} rust_parallelism={par or 'default'}"
         try:
-            report["runs"].append(one_run(preds, golds, lm, b, w, f"fasteval bs={b} tok_threads={w}",
-                                          args.device))
+            report["runs"].append(one_run(preds, golds, lm, b, w, label, args.device))
         except Exception as exc:  # noqa: BLE001 - keep the other runs' numbers
             report["runs"].append({"batch_size": b, "workers": w, "error": repr(exc)[:500]})
         save()

@@ -91,6 +91,7 @@ class FastTextTokenizer:
         self._pad = (pad_id, pad_token)
         self._keys = keys
         self._extra = extra
+        self._zero_types = False
         self._local = threading.local()
 
     @classmethod
@@ -110,6 +111,8 @@ class FastTextTokenizer:
             extra = {k: v for k, v in ref.items() if not hasattr(v, "dtype")}
             fast = cls(backend.to_str(), int(max_length), int(tok.pad_token_id), str(tok.pad_token),
                        keys, extra)
+            if "token_type_ids" in ref:
+                fast._zero_types = not bool(ref["token_type_ids"].any())
             mine = fast(probe)
             for key in keys:
                 if not bool((mine[key] == ref[key]).all()) or mine[key].shape != ref[key].shape:
@@ -125,30 +128,41 @@ class FastTextTokenizer:
 
             backend = Tokenizer.from_str(self._json)
             backend.enable_truncation(self._max_length, strategy="longest_first")
-            backend.enable_padding(pad_id=self._pad[0], pad_token=self._pad[1])
+            backend.no_padding()  # padded below with numpy: fewer Python objects per batch
             self._local.backend = backend
         return backend
 
     def __call__(self, texts: list[str]) -> dict[str, Any]:
+        import itertools
+
         import torch
 
         backend = self._backend()
         encode = getattr(backend, "encode_batch_fast", backend.encode_batch)
         encs = encode(texts)
-        n, width = len(encs), len(encs[0].ids) if encs else 0
+        n = len(encs)
+        id_lists = [e.ids for e in encs]
+        lengths = np.fromiter(map(len, id_lists), dtype=np.int64, count=n)
+        width = int(lengths.max()) if n else 0
+        total = int(lengths.sum())
+        mask = np.arange(width, dtype=np.int64)[None, :] < lengths[:, None]
+        ids = np.full((n, width), self._pad[0], dtype=np.int64)
+        ids[mask] = np.fromiter(itertools.chain.from_iterable(id_lists), dtype=np.int64, count=total)
         out: dict[str, Any] = {}
-        ids = np.array([e.ids for e in encs], dtype=np.int64).reshape(n, width)
         for key in self._keys:
             if key == "input_ids":
                 out[key] = torch.from_numpy(ids)
             elif key == "attention_mask":
-                out[key] = torch.from_numpy(
-                    np.array([e.attention_mask for e in encs], dtype=np.int64).reshape(n, width)
-                )
+                # unpadded single texts attend to every token they have
+                out[key] = torch.from_numpy(mask.astype(np.int64))
+            elif self._zero_types:  # single texts: one segment, type 0 (checked on the probe)
+                out[key] = torch.zeros((n, width), dtype=torch.int64)
             else:
-                out[key] = torch.from_numpy(
-                    np.array([e.type_ids for e in encs], dtype=np.int64).reshape(n, width)
+                types = np.zeros((n, width), dtype=np.int64)
+                types[mask] = np.fromiter(
+                    itertools.chain.from_iterable(e.type_ids for e in encs), dtype=np.int64, count=total
                 )
+                out[key] = torch.from_numpy(types)
         out.update(self._extra)
         return out
 
