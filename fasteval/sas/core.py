@@ -413,6 +413,10 @@ def _build_output(table, per, query_col, qids, preds, gold_values, pair_row, gol
             cols["gold_embedding"] = _fixed_size_list(emb, gold_code)
         return pa.table(cols)
     if per == "row":
+        clash = [c for c in ("sas", "sas_mean", "n_golds") if c in table.column_names]
+        if clash:
+            msg = "the input already has this result column; rename it or use per='pair'"
+            raise InputError(msg, source="data", column=clash[0])
         mx, mean, counts = _reduce_groups(scores, gold_offsets)
         return (
             table.append_column("sas", pa.array(mx, mask=np.isnan(mx)))

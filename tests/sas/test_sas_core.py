@@ -275,3 +275,8 @@ def test_top_level_name_is_callable_however_imported(tiny_bi):
     expected = sas(["paris"], ["paris is big"], model=tiny_bi, device="cpu")["sas"][0]
     assert fasteval.sas(["paris"], ["paris is big"], model=tiny_bi, device="cpu")["sas"][0] == expected
     assert sas_package(["paris"], ["paris is big"], model=tiny_bi, device="cpu")["sas"][0] == expected
+
+
+def test_result_column_clash_is_an_input_error(tiny_bi):
+    with pytest.raises(InputError, match="column 'sas'"):
+        sas({"prediction": ["a"], "gold": ["b"], "sas": [1.0]}, model=tiny_bi, device="cpu")
