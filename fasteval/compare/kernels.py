@@ -40,8 +40,9 @@ _GROUPS_PER_BLOCK = 32
 _N_PARTS = 16
 #: resamples per sign-flip kernel call (bounds the memory of the transposed sign bits)
 CHUNK_FLIP = 512
-#: resamples per bootstrap chunk (bounds the count matrix)
-CHUNK_BOOT = 128
+#: bootstrap count-matrix budget (float32 cells) and resamples per chunk bounds
+_BOOT_CELLS = 1 << 25
+CHUNK_BOOT = 512
 
 
 @njit(cache=True, parallel=True)
@@ -271,7 +272,7 @@ def bootstrap_totals(
         return observed, out
     mean = observed / n
     yt = np.ascontiguousarray((y - mean[:, None]).T, dtype=np.float32)
-    chunk = max(1, min(CHUNK_BOOT, n_resamples))
+    chunk = max(1, min(CHUNK_BOOT, n_resamples, max(16, _BOOT_CELLS // n)))
     counts = np.empty((chunk, n), dtype=np.float32)
     for start in range(0, n_resamples, chunk):
         stop = min(n_resamples, start + chunk)
