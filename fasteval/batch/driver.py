@@ -103,6 +103,10 @@ class JobStats:
     seconds: float = 0.0
     max_rows_per_chunk: int = 0
     report: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def add_time(self, key: str, seconds: float) -> None:
+        self.timings[key] = self.timings.get(key, 0.0) + seconds
 
     def add_report(self, report: object) -> None:
         if report is None:
@@ -383,7 +387,7 @@ def run_job(
         try:
             outs, seen, rows, queries, chunks = _score(
                 evaluator, stream_chunks(iter_frames(source, batch_rows), max_rows),
-                source, measure_names, check_grouped=True, progress=progress, out=pending,
+                source, measure_names, check_grouped=True, progress=progress, out=pending, stats=stats,
             )
         except _NotGrouped:
             pending.clear()
@@ -392,14 +396,16 @@ def run_job(
             n_parts = max(2, math.ceil(total * 1.25 / max_rows))
             outs, seen, rows, queries, chunks = _score(
                 evaluator, partition_chunks(iter_frames(source, batch_rows), n_parts, tmp_dir),
-                source, measure_names, check_grouped=False, progress=progress, out=pending,
+                source, measure_names, check_grouped=False, progress=progress, out=pending, stats=stats,
             )
         for rep in outs:  # per-chunk counts that add up; "missing" ones are per run, below
             if rep:
                 stats.add_report({k: v for k, v in rep.items() if k not in ("missing_from_run", "filled")})
+        t_write = time.perf_counter()
         for wide in pending:
             emit(wide)
         pending.clear()
+        stats.add_time("write", time.perf_counter() - t_write)
         stats.rows += rows
         stats.queries += queries
         stats.chunks += chunks
@@ -422,7 +428,8 @@ def run_job(
     return wide, stats
 
 
-def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped: bool, progress, out: list):
+def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped: bool, progress, out: list,
+           stats: JobStats | None = None):
     """Score chunks; results are appended to ``out`` (wide frames).
 
     Returns ``(reports, seen, rows, queries, n_chunks)`` where ``seen`` maps each run name to
@@ -437,7 +444,11 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
     prev: pl.DataFrame | None = None
     suspicious = False
     rows = queries = n = 0
+    clock = time.perf_counter()
     for chunk in chunks:
+        now = time.perf_counter()
+        if stats is not None:
+            stats.add_time("read", now - clock)
         keys = _keys(chunk)
         st = None
         before = queries
@@ -471,6 +482,9 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
         if st is not None:
             queries += st.height
         n += 1
+        clock = time.perf_counter()
+        if stats is not None:
+            stats.add_time("evaluate", clock - now)
         if progress is not None:
             progress(chunk.height, queries - before)
     if fast:

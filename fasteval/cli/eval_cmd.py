@@ -95,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
     _abort_on_sigterm()
     t0 = time.perf_counter()
     fmt = args.format or format_from_path(args.output, default="table")
+    t_prep = time.perf_counter()
     duplicates = "keep_best" if args.keep_best_duplicates else "error"
     qrels = fasteval.read_qrels(args.qrels)
     measures = fasteval.parse_measures(args.measure)
@@ -116,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"fasteval: note: {used / 2**30:.2f} GiB in use after preparing the qrels, close to "
                   f"or above --memory-limit {args.memory_limit}; scoring with the smallest chunks",
                   file=sys.stderr)
+    t_prep = time.perf_counter() - t_prep
     names = list(evaluator.measure_names)
     agg_kind = {m.name: m.aggregation for m in measures}
     sources = discover_all(args.runs)
@@ -137,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
                 memory_limit=args.memory_limit,
                 progress=lambda r, q: bar.update(rows=r, queries=q),
             )
+        t_agg = time.perf_counter()
         agg = aggregate_wide(wide, names)
         if args.aggregate_out:
             write_table_atomic(agg, args.aggregate_out)
@@ -150,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
             if fmt == "table":
                 table = _agg_table(agg, names)
             _emit(table, fmt, args.output, per_query=False, agg_kind=agg_kind)
+        stats.add_time("aggregate+output", time.perf_counter() - t_agg)
     except BaseException:
         if sink is not None:
             sink.abort()
@@ -172,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
             "output": args.output,
             "aggregate_out": args.aggregate_out,
             "seconds": round(elapsed, 4),
+            "timings": {"qrels": round(t_prep, 4), **{k: round(v, 4) for k, v in stats.timings.items()}},
             "peak_rss_bytes": _peak_rss(),
         }
         print(json.dumps(summary, default=str), file=sys.stderr)
