@@ -7,18 +7,22 @@ computed in one pass over the query axis.
 
 * Sign flips: the queries are cut into groups of 4; for each group a table holds the 16
   signed sums ``±y[c, q0] ± ... ± y[c, q0+3]`` of all series (summed left to right), so a
-  resample costs one table lookup (a vector add over the series) per 4 queries. The table of
-  the complementary byte is the exact negation, so ``T(-s) == -T(s)`` bit for bit and ties
+  resample costs one table lookup (a vector add over the series) per 4 queries. The entry of
+  the complementary sign pattern is the exact negation, so ``T(-s) == -T(s)`` bit for bit and ties
   (queries with zero difference) survive exactly.
 * Bootstrap: per resample, ``n`` query indices are turned into counts (parallel over
-  resamples), and the count matrix is multiplied into the series with BLAS.
+  resamples), and the count matrix is multiplied into the centred series with
+  single-precision BLAS (see :func:`bootstrap_totals`); the BLAS product does not depend on
+  the numba thread count.
 
 Determinism: every random number comes from a seeded :class:`numpy.random.Generator`
 drawn in the calling thread before the parallel loop (sign bits as raw 64-bit words, one
 64-bit key per bootstrap resample that seeds that resample's index stream). A resample's sum
 depends only on its own bits or key and is accumulated in a fixed order (fixed query
 partitions, summed in order), so the same seed gives bit-identical statistics whatever
-``numba.get_num_threads()`` is.
+``numba.get_num_threads()`` is. (The bootstrap index stream is SplitMix64 keyed per resample
+rather than indices drawn by the Generator itself: drawing 10^9 indices in one thread costs
+seconds, expanding keys inside the parallel kernel does not.)
 """
 
 from __future__ import annotations
