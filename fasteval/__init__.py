@@ -40,6 +40,8 @@ _EXPORTS: dict[str, str] = {
     "read_prefs": "fasteval.prefs",
     # comparison
     "compare": "fasteval.compare",
+    "Comparison": "fasteval.compare",
+    "adjust_pvalues": "fasteval.compare",
     # semantic answer similarity
     "sas": "fasteval.sas",
     # errors
