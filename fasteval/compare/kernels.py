@@ -39,91 +39,146 @@ _S27 = np.uint64(27)
 _S31 = np.uint64(31)
 _S32 = np.uint64(32)
 
-#: query groups (of 4) per sign-flip table block; fixed query partition count
-_GROUPS_PER_BLOCK = 32
+#: fixed query partition count (summation order does not depend on the thread count)
 _N_PARTS = 16
-#: resamples per sign-flip kernel call (bounds the memory of the transposed sign bits)
+#: sign-flip kernel call size: partial sums of one part (resamples x series doubles) stay in L2
+_FLIP_CELLS = 1 << 16
 CHUNK_FLIP = 512
 #: bootstrap count-matrix budget (float32 cells) and resamples per chunk bounds
 _BOOT_CELLS = 1 << 25
 CHUNK_BOOT = 512
 
 
-@njit(cache=True, parallel=True)
-def signflip_sums(y, sbytes, out):  # pragma: no cover - compiled
-    """``out[r, c] = sum_q s[r, q] * y[c, q]``, ``s = +1`` where the sign bit is set, else ``-1``.
+def _pad_series(n_series: int) -> int:
+    """Series count the sign-flip kernel runs with (whole 16-lane blocks above 8 series)."""
+    if n_series <= 8:
+        return n_series
+    return -(-n_series // 16) * 16
 
-    ``sbytes[j, r]`` holds the sign bits of queries ``8j .. 8j+7`` (bit ``k`` -> query
-    ``8j+k``) for resample ``r``. Queries are split into ``_N_PARTS`` fixed parts summed in
-    order, so results do not depend on the number of threads. Summation order (mirrored
-    exactly by :func:`signflip_observed`): within a group of 4 queries left to right, groups
-    left to right within a part, parts left to right.
+
+def flip_chunk(n_series: int) -> int:
+    """Resamples per :func:`signflip_sums` call for ``n_series`` series."""
+    return max(CHUNK_FLIP, min(8192, _FLIP_CELLS // max(1, n_series)))
+
+
+@njit(cache=True)
+def _flip_table(y, q0, tab, half):  # pragma: no cover - compiled
+    """Fill ``tab[e * n_series + c]`` with the signed sum of ``y[c, q0 .. q0+7]``, bit ``k`` of
+    ``e`` the sign of query ``q0+k`` (all zero when ``q0 >= n``).
+
+    Summation order: ``(±y0 ± y1 ± y2 ± y3) + (±y4 ± y5 ± y6 ± y7)``, each half left to
+    right. The entry of the complementary pattern is the exact negation. ``half`` is
+    scratch for the two 16-entry half tables.
     """
     n_series, n = y.shape
-    n_res = sbytes.shape[1]
-    n_groups = (n + 3) // 4
-    per_part = (n_groups + _N_PARTS - 1) // _N_PARTS
-    per_part += per_part % 2  # parts start on a byte boundary
-    partial = np.zeros((_N_PARTS, n_res, n_series))
-    tabs = np.empty((_N_PARTS, _GROUPS_PER_BLOCK, 16, n_series))
-    for p in prange(_N_PARTS):
-        g_lo = min(n_groups, p * per_part)
-        g_hi = min(n_groups, g_lo + per_part)
-        for b0 in range(g_lo, g_hi, _GROUPS_PER_BLOCK):
-            bn = min(_GROUPS_PER_BLOCK, g_hi - b0)
-            for g in range(bn):
-                # entry e: prefix sums over queries 4j..4j+3, bit k of e -> sign of query k
-                q0 = (b0 + g) * 4
+    if q0 >= n:
+        tab[:] = 0.0
+        return
+    for h in range(2):
+        base = h * 16 * n_series
+        qh = q0 + 4 * h
+        for c in range(n_series):
+            v = y[c, qh] if qh < n else 0.0
+            half[base + c] = -v
+            half[base + n_series + c] = v
+        width = 2
+        for k in range(1, 4):
+            q = qh + k
+            hi = base + width * n_series
+            for e in range(width):
+                lo = base + e * n_series
                 for c in range(n_series):
-                    tabs[p, g, 0, c] = -y[c, q0]
-                    tabs[p, g, 1, c] = y[c, q0]
-                width = 2
-                for k in range(1, 4):
-                    q = q0 + k
-                    if q < n:
-                        for e in range(width):
-                            for c in range(n_series):
-                                v = tabs[p, g, e, c]
-                                tabs[p, g, e + width, c] = v + y[c, q]
-                                tabs[p, g, e, c] = v - y[c, q]
-                    else:
-                        for e in range(width):
-                            for c in range(n_series):
-                                tabs[p, g, e + width, c] = tabs[p, g, e, c]
-                    width *= 2
+                    yk = y[c, q] if q < n else 0.0
+                    v = half[lo + c]
+                    half[hi + e * n_series + c] = v + yk
+                    half[lo + c] = v - yk
+            width *= 2
+    upper = 16 * n_series
+    for e_hi in range(16):
+        b_hi = upper + e_hi * n_series
+        for e_lo in range(16):
+            b_lo = e_lo * n_series
+            dst = (e_hi * 16 + e_lo) * n_series
+            for c in range(n_series):
+                tab[dst + c] = half[b_lo + c] + half[b_hi + c]
+
+
+@njit(cache=True, parallel=True)
+def signflip_sums(y, signs, out):  # pragma: no cover - compiled
+    """``out[r, c] = sum_q s[r, q] * y[c, q]``, ``s = +1`` where the sign bit is set, else ``-1``.
+
+    ``signs[r, j]`` holds the sign bits of queries ``8j .. 8j+7`` (bit ``k`` -> query
+    ``8j+k``) for resample ``r``. For each group of 8 queries a table holds the 256 signed
+    sums of its queries (all series); a resample then costs one table row per group, and
+    the rows of 4 groups are summed before they are added to the running sum. Queries are
+    split into ``_N_PARTS`` fixed parts, so results do not depend on the number of threads.
+    Summation order (mirrored exactly by :func:`signflip_observed`): within a group of 8
+    queries as in :func:`_flip_table`; groups ``a, b, c, d`` of a quad as
+    ``(a + b) + (c + d)``; quads left to right within a part; parts left to right.
+    """
+    n_series, n = y.shape
+    n_res = signs.shape[0]
+    n_groups = (n + 7) // 8
+    per_part = _part_groups(n_groups)
+    partial = np.zeros((_N_PARTS, n_res * n_series))
+    tabs = np.empty((_N_PARTS, 4 * 256 * n_series))
+    halves = np.empty((_N_PARTS, 32 * n_series))
+    for p in prange(_N_PARTS):
+        tab = tabs[p]
+        acc = partial[p]
+        for j in range(p * per_part, min(n_groups, (p + 1) * per_part), 4):
+            for k in range(4):
+                _flip_table(y, (j + k) * 8, tab[k * 256 * n_series : (k + 1) * 256 * n_series], halves[p])
+            j1 = min(j + 1, n_groups - 1)
+            j2 = min(j + 2, n_groups - 1)
+            j3 = min(j + 3, n_groups - 1)
             for r in range(n_res):
-                for g in range(bn):
-                    j = b0 + g
-                    e = (sbytes[j >> 1, r] >> ((j & 1) * 4)) & 15
-                    for c in range(n_series):
-                        partial[p, r, c] += tabs[p, g, e, c]
+                b0 = np.int64(signs[r, j]) * n_series
+                b1 = (256 + np.int64(signs[r, j1])) * n_series
+                b2 = (512 + np.int64(signs[r, j2])) * n_series
+                b3 = (768 + np.int64(signs[r, j3])) * n_series
+                a = r * n_series
+                for c in range(n_series):
+                    acc[a + c] += (tab[b0 + c] + tab[b1 + c]) + (tab[b2 + c] + tab[b3 + c])
     for r in prange(n_res):
         for c in range(n_series):
-            acc = 0.0
+            total = 0.0
             for p in range(_N_PARTS):
-                acc += partial[p, r, c]
-            out[r, c] = acc
+                total += partial[p, r * n_series + c]
+            out[r, c] = total
+
+
+@njit(cache=True)
+def _part_groups(n_groups):  # pragma: no cover - compiled
+    """Groups of 8 queries per part: a multiple of 4 (whole quads)."""
+    per_part = (n_groups + _N_PARTS - 1) // _N_PARTS
+    return (per_part + 3) // 4 * 4
 
 
 @njit(cache=True)
 def signflip_observed(y, out):  # pragma: no cover - compiled
     """``out[c] = sum_q y[c, q]`` in exactly the order :func:`signflip_sums` uses."""
     n_series, n = y.shape
-    n_groups = (n + 3) // 4
-    per_part = (n_groups + _N_PARTS - 1) // _N_PARTS
-    per_part += per_part % 2
+    n_groups = (n + 7) // 8
+    per_part = _part_groups(n_groups)
+    v = np.zeros(4)
     for c in range(n_series):
         total = 0.0
         for p in range(_N_PARTS):
-            g_lo = min(n_groups, p * per_part)
-            g_hi = min(n_groups, g_lo + per_part)
             part = 0.0
-            for j in range(g_lo, g_hi):
-                q0 = j * 4
-                v = y[c, q0]
-                for q in range(q0 + 1, min(n, q0 + 4)):
-                    v = v + y[c, q]
-                part += v
+            for j in range(p * per_part, min(n_groups, (p + 1) * per_part), 4):
+                for k in range(4):
+                    q0 = (j + k) * 8
+                    v[k] = 0.0
+                    if q0 < n:
+                        s = y[c, q0]
+                        for q in range(q0 + 1, q0 + 4):
+                            s = s + (y[c, q] if q < n else 0.0)
+                        t = y[c, q0 + 4] if q0 + 4 < n else 0.0
+                        for q in range(q0 + 5, q0 + 8):
+                            t = t + (y[c, q] if q < n else 0.0)
+                        v[k] = s + t
+                part += (v[0] + v[1]) + (v[2] + v[3])
             total += part
         out[c] = total
 
@@ -168,6 +223,16 @@ def _draw_counts(key, n, counts):  # pragma: no cover - compiled
 
 
 @njit(cache=True, parallel=True)
+def sign_words(keys, words):  # pragma: no cover - compiled
+    """``words[r, w]``: word ``w`` of the SplitMix64 stream seeded by ``keys[r]`` (64 signs)."""
+    for r in prange(keys.shape[0]):
+        state = keys[r]
+        for w in range(words.shape[1]):
+            state += _GOLDEN
+            words[r, w] = _mix(state)
+
+
+@njit(cache=True, parallel=True)
 def bootstrap_counts(keys, counts):  # pragma: no cover - compiled
     """``counts[r]`` = multinomial(n, uniform) counts of resample ``r``, drawn from ``keys[r]``."""
     n = counts.shape[1]
@@ -175,12 +240,12 @@ def bootstrap_counts(keys, counts):  # pragma: no cover - compiled
         _draw_counts(keys[r], n, counts[r])
 
 
-def _transpose_bytes(words: np.ndarray, n_bytes: int) -> np.ndarray:
-    """(m, n_words) uint64 sign words -> (n_bytes, m) uint8, byte ``j`` = queries 8j..8j+7."""
-    b = words.view(np.uint8).reshape(words.shape[0], -1)[:, :n_bytes]
+def _sign_bytes(words: np.ndarray) -> np.ndarray:
+    """(m, n_words) uint64 sign words -> (m, 8 * n_words) uint8, byte ``j`` = queries 8j..8j+7."""
     if np.little_endian is False:  # pragma: no cover - big-endian hosts
-        b = words.byteswap().view(np.uint8).reshape(words.shape[0], -1)[:, :n_bytes]
-    return np.ascontiguousarray(b.T)
+        words = words.byteswap()
+    words = np.ascontiguousarray(words)
+    return words.view(np.uint8).reshape(words.shape[0], -1)
 
 
 def signflip_null(
@@ -218,31 +283,37 @@ def signflip_null(
     """
     y = np.ascontiguousarray(y, dtype=np.float64)
     n_series, n = y.shape
-    n_bytes = max(1, (n + 7) // 8)
     n_words = max(1, (n + 63) // 64)
     observed = np.empty(n_series)
     signflip_observed(y, observed)
     threshold = np.abs(observed) - 1e-11 * np.abs(y).sum(axis=1)
+    padded = _pad_series(n_series)
+    if padded > n_series:  # zero series: the kernel's inner loop runs whole SIMD blocks
+        y = np.concatenate([y, np.zeros((padded - n_series, n))])
     extreme = np.zeros(n_series, dtype=np.int64)
     if exact:
         if n > 30:
             raise ValueError(f"exact enumeration needs n <= 30 queries, got {n}")
         total = 1 << n
-        for start in range(0, total, CHUNK_FLIP * 8):
-            stop = min(total, start + CHUNK_FLIP * 8)
+        chunk = flip_chunk(padded)
+        for start in range(0, total, chunk):
+            stop = min(total, start + chunk)
             words = np.arange(start, stop, dtype=np.uint64).reshape(-1, 1)
-            out = np.empty((stop - start, n_series))
-            signflip_sums(y, _transpose_bytes(words, n_bytes), out)
-            extreme += (np.abs(out) >= threshold).sum(axis=0)
+            out = np.empty((stop - start, padded))
+            signflip_sums(y, _sign_bytes(words), out)
+            extreme += (np.abs(out[:, :n_series]) >= threshold).sum(axis=0)
         return observed, extreme, total
     if rng is None:
         raise ValueError("rng is required unless exact=True")
-    for start in range(0, n_resamples, CHUNK_FLIP):
-        m = min(CHUNK_FLIP, n_resamples - start)
-        words = rng.bit_generator.random_raw(m * n_words).astype(np.uint64, copy=False)
-        out = np.empty((m, n_series))
-        signflip_sums(y, _transpose_bytes(words.reshape(m, n_words), n_bytes), out)
-        extreme += (np.abs(out) >= threshold).sum(axis=0)
+    keys = rng.bit_generator.random_raw(n_resamples).astype(np.uint64, copy=False)
+    chunk = min(n_resamples, flip_chunk(padded))
+    words = np.empty((chunk, n_words), dtype=np.uint64)
+    out = np.empty((chunk, padded))
+    for start in range(0, n_resamples, chunk):
+        m = min(chunk, n_resamples - start)
+        sign_words(keys[start : start + m], words[:m])
+        signflip_sums(y, _sign_bytes(words[:m]), out[:m])
+        extreme += (np.abs(out[:m, :n_series]) >= threshold).sum(axis=0)
     return observed, extreme, n_resamples
 
 
