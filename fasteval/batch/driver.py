@@ -365,7 +365,7 @@ def run_job(
     if isinstance(max_rows_per_chunk, bool) or not isinstance(max_rows_per_chunk, int | np.integer) or max_rows_per_chunk < MIN_ROWS:
         raise ParameterError("max_rows_per_chunk", "a positive integer", max_rows_per_chunk)
     max_rows = int(max_rows_per_chunk)
-    batch_rows = max(1, min(max_rows, 1 << 20))
+    batch_rows = max(1, min(max_rows, 8_000_000))  # large slices: row groups decode in parallel
     stats = JobStats(max_rows_per_chunk=max_rows)
     measure_names = list(evaluator.measure_names)
     wide_parts: list[pl.DataFrame] = []
