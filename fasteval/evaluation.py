@@ -287,7 +287,7 @@ class Evaluator:
         seen = pl.Series(list(seen_query_ids))
         if len(seen) and seen.dtype != self.qrels.query_ids.dtype:
             seen = seen.cast(self.qrels.query_ids.dtype, strict=False)
-        missing = ~self.qrels.query_ids.is_in(seen)
+        missing = ~self.qrels.query_ids.is_in(seen.implode())
         qidx = np.flatnonzero(missing.to_numpy()).astype(np.int64)
         batch = Batch(
             labels=np.zeros(0, dtype=np.int32),
