@@ -27,6 +27,8 @@ seconds, expanding keys inside the parallel kernel does not.)
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 from numba import njit, prange
 
@@ -128,7 +130,9 @@ def signflip_sums(y, signs, out):  # pragma: no cover - compiled
         acc = partial[p]
         for j in range(p * per_part, min(n_groups, (p + 1) * per_part), 4):
             for k in range(4):
-                _flip_table(y, (j + k) * 8, tab[k * 256 * n_series : (k + 1) * 256 * n_series], halves[p])
+                _flip_table(
+                    y, (j + k) * 8, tab[k * 256 * n_series : (k + 1) * 256 * n_series], halves[p]
+                )
             j1 = min(j + 1, n_groups - 1)
             j2 = min(j + 2, n_groups - 1)
             j3 = min(j + 3, n_groups - 1)
@@ -190,36 +194,57 @@ def _mix(z):  # pragma: no cover - compiled
     return z ^ (z >> _S31)
 
 
+@njit(cache=True, inline="always")
+def _take(u, n64, thresh, counts, i):  # pragma: no cover - compiled
+    """Lemire's multiply-and-reject: 32 random bits -> an exactly uniform index in ``[0, n)``."""
+    prod = u * n64
+    if (prod & _LOW32) >= thresh:
+        counts[np.int64(prod >> _S32)] += 1
+        return i + 1
+    return i
+
+
 @njit(cache=True)
 def _draw_counts(key, n, counts):  # pragma: no cover - compiled
-    """Multinomial(n, uniform) counts from a SplitMix64 stream seeded by ``key``.
-
-    Each index uses 32 random bits mapped to ``[0, n)`` by Lemire's multiply-and-reject,
-    which is exactly uniform.
-    """
+    """Add multinomial(n, uniform) counts from the SplitMix64 stream seeded by ``key`` to
+    ``counts`` (zeroed first). Each 64-bit output gives two 32-bit index draws."""
     n64 = np.uint64(n)
     thresh = ((np.uint64(1) << _S32) - n64) % n64
-    for q in range(n):
-        counts[q] = 0
+    counts[:] = 0
     state = key
-    spare = np.uint64(0)
-    have = False
     i = 0
     while i < n:
-        if have:
-            u = spare
-            have = False
-        else:
-            state += _GOLDEN
-            z = _mix(state)
-            u = z >> _S32
-            spare = z & _LOW32
-            have = True
-        prod = u * n64
-        if (prod & _LOW32) < thresh:
-            continue
-        counts[np.int64(prod >> _S32)] += 1
-        i += 1
+        state += _GOLDEN
+        z = _mix(state)
+        i = _take(z >> _S32, n64, thresh, counts, i)
+        if i < n:
+            i = _take(z & _LOW32, n64, thresh, counts, i)
+
+
+@njit(cache=True, parallel=True)
+def bootstrap_counts(keys, counts):  # pragma: no cover - compiled
+    """``counts[r]`` = multinomial(n, uniform) counts of resample ``r``, drawn from ``keys[r]``.
+
+    The draws go into a per-block ``uint8`` histogram (small enough to stay in cache) that is
+    then widened into the float32 row; a resample whose histogram wrapped (some query drawn
+    256 times or more, which needs ``n >= 256`` and is astronomically rare) is drawn again
+    from the same key straight into its float32 row, so counts are exact either way.
+    """
+    m, n = counts.shape
+    n_blocks = 16
+    per = (m + n_blocks - 1) // n_blocks
+    for b in prange(n_blocks):
+        buf = np.empty(n, dtype=np.uint8)
+        for r in range(b * per, min(m, (b + 1) * per)):
+            _draw_counts(keys[r], n, buf)
+            row = counts[r]
+            total = 0
+            for q in range(n):
+                v = buf[q]
+                total += v
+                row[q] = v
+            if total != n:  # a uint8 cell wrapped
+                _draw_counts(keys[r], n, row)
 
 
 @njit(cache=True, parallel=True)
@@ -230,14 +255,6 @@ def sign_words(keys, words):  # pragma: no cover - compiled
         for w in range(words.shape[1]):
             state += _GOLDEN
             words[r, w] = _mix(state)
-
-
-@njit(cache=True, parallel=True)
-def bootstrap_counts(keys, counts):  # pragma: no cover - compiled
-    """``counts[r]`` = multinomial(n, uniform) counts of resample ``r``, drawn from ``keys[r]``."""
-    n = counts.shape[1]
-    for r in prange(keys.shape[0]):
-        _draw_counts(keys[r], n, counts[r])
 
 
 def _sign_bytes(words: np.ndarray) -> np.ndarray:
@@ -349,9 +366,51 @@ def bootstrap_totals(
     yt = np.ascontiguousarray((y - mean[:, None]).T, dtype=np.float32)
     chunk = max(1, min(CHUNK_BOOT, n_resamples, max(16, _BOOT_CELLS // n)))
     counts = np.empty((chunk, n), dtype=np.float32)
-    for start in range(0, n_resamples, chunk):
-        stop = min(n_resamples, start + chunk)
-        w = counts[: stop - start]
-        bootstrap_counts(keys[start:stop], w)
-        out[start:stop] = observed + (w @ yt).astype(np.float64)
+    with _single_threaded_blas() as pool:
+        for start in range(0, n_resamples, chunk):
+            stop = min(n_resamples, start + chunk)
+            w = counts[: stop - start]
+            bootstrap_counts(keys[start:stop], w)
+            prod = np.empty((stop - start, n_series), dtype=np.float32)
+            # fixed row blocks, each a single-threaded sgemm: the same products whatever
+            # the number of workers or BLAS threads
+            blocks = [
+                (a, min(stop - start, a + _GEMM_ROWS)) for a in range(0, stop - start, _GEMM_ROWS)
+            ]
+            if pool is None:
+                for a, b in blocks:
+                    np.matmul(w[a:b], yt, out=prod[a:b])
+            else:
+                jobs = [pool.submit(np.matmul, w[a:b], yt, out=prod[a:b]) for a, b in blocks]
+                for job in jobs:
+                    job.result()
+            out[start:stop] = observed + prod.astype(np.float64)
     return observed, out
+
+
+#: rows of the count matrix per sgemm call (fixed, so products do not depend on threads)
+_GEMM_ROWS = 128
+
+
+@contextlib.contextmanager
+def _single_threaded_blas():
+    """BLAS limited to one thread (its idle workers would otherwise spin against the numba
+    threads drawing counts) plus a pool of ``numba.get_num_threads()`` workers that run the
+    fixed row blocks of the product side by side; yields ``None`` (run inline) when
+    threadpoolctl is missing or one thread is wanted."""
+    import numba
+
+    workers = numba.get_num_threads()
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - optional
+        yield None
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        if workers <= 1:
+            yield None
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            yield pool
