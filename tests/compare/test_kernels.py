@@ -1,0 +1,115 @@
+"""Resampling kernels against independent numpy oracles; determinism across BLAS threads."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from fasteval.compare import compare
+from fasteval.compare.kernels import (
+    _sign_bytes,
+    bootstrap_totals,
+    sign_words,
+    signflip_null,
+    signflip_observed,
+    signflip_sums,
+)
+
+
+def _signs_from_words(words: np.ndarray, n: int) -> np.ndarray:
+    """+-1 matrix from sign words: bit k of byte j (little-endian) -> query 8j+k, set -> +1."""
+    bits = np.unpackbits(
+        words.view(np.uint8).reshape(words.shape[0], -1), axis=1, bitorder="little"
+    )
+    return np.where(bits[:, :n] == 1, 1.0, -1.0)
+
+
+@pytest.mark.parametrize(("n_series", "n"), [(1, 9), (3, 1003), (13, 777), (30, 2050)])
+def test_signflip_sums_equal_dense_sign_matrix_product(n_series, n):
+    rng = np.random.default_rng(n)
+    y = rng.normal(size=(n_series, n))
+    m = 37
+    keys = rng.integers(0, 2**63, size=m, dtype=np.int64).astype(np.uint64)
+    words = np.empty((m, (n + 63) // 64), dtype=np.uint64)
+    sign_words(keys, words)
+    pad = -(-n_series // 16) * 16 if n_series > 8 else n_series
+    yp = np.concatenate([y, np.zeros((pad - n_series, n))])
+    out = np.empty((m, pad))
+    signflip_sums(yp, _sign_bytes(words), out)
+    ref = _signs_from_words(words, n) @ y.T
+    np.testing.assert_allclose(out[:, :n_series], ref, rtol=0, atol=1e-11 * np.abs(y).sum())
+    assert np.all(out[:, n_series:] == 0.0)
+
+
+def test_all_plus_and_all_minus_signs_give_observed_exactly():
+    rng = np.random.default_rng(3)
+    n = 5003
+    y = rng.uniform(-1, 1, size=(18, n)) / 3  # not dyadic: sums round
+    y = np.concatenate([y, np.zeros((14, n))])  # 32 series (whole SIMD blocks)
+    words = np.zeros((2, (n + 63) // 64), dtype=np.uint64)
+    words[0] = np.uint64(2**64 - 1)
+    out = np.empty((2, y.shape[0]))
+    signflip_sums(y, _sign_bytes(words), out)
+    obs = np.empty(y.shape[0])
+    signflip_observed(y, obs)
+    assert out[0].tolist() == obs.tolist()  # bit for bit: same summation order
+    assert out[1].tolist() == (-obs).tolist()
+    np.testing.assert_allclose(obs, y.sum(axis=1), rtol=1e-12, atol=1e-12)
+
+
+def test_signflip_null_counts_match_oracle_on_same_signs():
+    rng = np.random.default_rng(8)
+    n, R = 300, 500
+    y = np.round(rng.normal(0.02, 0.2, size=(10, n)) * 8) / 8  # dyadic: exact sums and ties
+    obs, ext, total = signflip_null(y, R, np.random.default_rng(4), exact=False)
+    keys = np.random.default_rng(4).bit_generator.random_raw(R).astype(np.uint64)
+    words = np.empty((R, (n + 63) // 64), dtype=np.uint64)
+    sign_words(keys, words)
+    T = _signs_from_words(words, n) @ y.T
+    assert total == R
+    assert ext.tolist() == (np.abs(T) >= np.abs(y.sum(axis=1))).sum(axis=0).tolist()
+
+
+def test_bootstrap_totals_same_with_one_and_two_blas_threads():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    rng = np.random.default_rng(5)
+    y = rng.uniform(size=(7, 20_000))
+    outs = []
+    for threads in (1, 2):
+        with threadpoolctl.threadpool_limits(limits=threads, user_api="blas"):
+            outs.append(bootstrap_totals(y, 700, np.random.default_rng(11))[1])
+    assert np.array_equal(outs[0], outs[1])
+    # and equal to the counts drawn independently of BLAS, times the series in float64
+    from fasteval.compare.kernels import bootstrap_counts
+
+    keys = np.random.default_rng(11).bit_generator.random_raw(700).astype(np.uint64)
+    counts = np.empty((700, 20_000), dtype=np.float32)
+    bootstrap_counts(keys, counts)
+    np.testing.assert_allclose(outs[0], counts.astype(np.float64) @ y.T, rtol=1e-6)
+
+
+def test_compare_same_result_with_one_and_two_blas_threads():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    rng = np.random.default_rng(12)
+    n = 4000
+    base = rng.uniform(size=n)
+    frame = pl.concat(
+        [
+            pl.DataFrame(
+                {
+                    "run_id": name,
+                    "query_id": np.arange(n),
+                    "measure": "map",
+                    "value": np.clip(base + rng.normal(shift, 0.1, n), 0, 1),
+                }
+            )
+            for name, shift in (("a", 0.0), ("b", 0.01), ("c", -0.005), ("d", 0.02))
+        ]
+    )
+    out = []
+    for threads in (1, 2):
+        with threadpoolctl.threadpool_limits(limits=threads, user_api="blas"):
+            c = compare(frame, tests=["randomization", "bootstrap"], n_resamples=2000, seed=3)
+        out.append(c.to_frame())
+    assert out[0].equals(out[1])
