@@ -140,34 +140,45 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
         if qrels.get_column(col).null_count():
             row = int(qrels.get_column(col).is_null().arg_max())
             raise InputError(f"{col} is missing", source="qrels", row=row, column=col)
-    dup = qrels.select(pl.struct("query_id", "doc_id").is_duplicated()).to_series()
-    if dup.any():
-        row = int(dup.arg_max())
-        r = qrels.row(row)
-        raise InputError(
-            f"duplicate judgment for query {r[0]!r}, document {r[1]!r}", source="qrels", row=row
-        )
     query_ids = qrels.get_column("query_id").unique().sort()
     qtable_hash = id_hashes(query_ids)
     order_q = np.argsort(qtable_hash, kind="stable")
     qtable_hash = qtable_hash[order_q]
     if len(qtable_hash) > 1 and (np.diff(qtable_hash) == 0).any():  # pragma: no cover
         raise InputError("two query ids share a 64-bit hash; please report this", source="qrels")
-    codes = np.empty(qrels.height, dtype=np.int64)
-    K.lookup_codes(id_hashes(qrels.get_column("query_id")), qtable_hash,
-                   order_q.astype(np.int64), codes)
+    qcol = qrels.get_column("query_id")
+    qh = id_hashes(qcol)
+    heads = np.flatnonzero(np.concatenate([[True], qh[1:] != qh[:-1]]))
+    head_codes = np.empty(len(heads), dtype=np.int64)
+    K.lookup_codes(np.ascontiguousarray(qh[heads]), qtable_hash, order_q.astype(np.int64),
+                   head_codes)
+    codes = np.repeat(head_codes, np.diff(np.append(heads, len(qh))))
     hashes = id_hashes(qrels.get_column("doc_id"))
-    order = np.lexsort((hashes, codes))
+    # rows sorted by (query, doc hash): sort by hash, then a stable counting sort by query
+    by_hash = np.argsort(hashes)
+    perm, offsets = K.group_rows(codes[by_hash], len(query_ids))
+    order = by_hash[perm]
     rel = qrels.get_column("relevance").to_numpy()
-    counts = np.bincount(codes, minlength=len(query_ids))
-    ends = np.cumsum(counts).astype(np.int64)
-    starts = ends - counts
+    starts = offsets[:-1].astype(np.int64)
+    ends = offsets[1:].astype(np.int64)
     q_hash = np.ascontiguousarray(hashes[order])
     q_codes = codes[order]
-    same = (np.diff(q_hash) == 0) & (np.diff(q_codes) == 0)
-    if same.any():  # pragma: no cover - a 64-bit collision inside one query
-        raise InputError("two doc ids of one query share a 64-bit hash; please report this",
-                         source="qrels")
+    same = np.flatnonzero((q_hash[1:] == q_hash[:-1]) & (q_codes[1:] == q_codes[:-1]))
+    if len(same):
+        docs = qrels.get_column("doc_id")
+        first = order[same]
+        second = order[same + 1]
+        equal = (docs.gather(first) == docs.gather(second)).to_numpy()
+        if equal.any():
+            row = int(np.max(np.stack([first[equal], second[equal]]), axis=0).min())
+            r = qrels.row(row)
+            raise InputError(
+                f"duplicate judgment for query {r[0]!r}, document {r[1]!r}", source="qrels",
+                row=row,
+            )
+        raise InputError(  # pragma: no cover - a 64-bit collision inside one query
+            "two doc ids of one query share a 64-bit hash; please report this", source="qrels"
+        )
     q_rel = np.ascontiguousarray(rel[order]).astype(np.int64)
     grades, g_off = K.sorted_grades(q_rel, starts, ends)
     return PreparedQrels(
@@ -178,7 +189,7 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
         q_hash=q_hash,
         q_rel=q_rel,
         q_row=order.astype(np.int64),
-        q_start=starts.astype(np.int64),
+        q_start=starts,
         q_end=ends,
         grades=grades,
         g_off=g_off,
