@@ -5,24 +5,29 @@ and every series ``c`` (one series per measure x system pair, or per measure x s
 ``w`` random signs (randomization) or bootstrap counts. All series of a resample are
 computed in one pass over the query axis.
 
-* Sign flips: the queries are cut into groups of 4; for each group a table holds the 16
-  signed sums ``±y[c, q0] ± ... ± y[c, q0+3]`` of all series (summed left to right), so a
-  resample costs one table lookup (a vector add over the series) per 4 queries. The entry of
-  the complementary sign pattern is the exact negation, so ``T(-s) == -T(s)`` bit for bit and ties
-  (queries with zero difference) survive exactly.
-* Bootstrap: per resample, ``n`` query indices are turned into counts (parallel over
-  resamples), and the count matrix is multiplied into the centred series with
-  single-precision BLAS (see :func:`bootstrap_totals`); the BLAS product does not depend on
-  the numba thread count.
+* Sign flips (:func:`signflip_sums`): the queries are cut into groups of 8; for each group
+  a table holds the 256 signed sums ``±y[c, q0] ± ... ± y[c, q0+7]`` of all series, so a
+  resample costs one table row per 8 queries, and the rows of 4 groups are summed before
+  they reach the running sum. The entry of the complementary sign pattern is the exact
+  negation, so ``T(-s) == -T(s)`` bit for bit, the all-plus pattern reproduces the observed
+  sum bit for bit (:func:`signflip_observed` sums in the same order), and ties survive
+  exactly. Sums are double precision; more than 8 series are padded with zero series to a
+  multiple of 16 so the inner loop runs whole SIMD blocks.
+* Bootstrap (:func:`bootstrap_totals`): per resample, ``n`` uniform query indices are
+  counted into a small ``uint8`` histogram (parallel over resamples) and widened into a
+  float32 count matrix, which is multiplied into the centred series with single-precision
+  BLAS in fixed row blocks, BLAS limited to one thread (its idle workers would otherwise
+  spin against the numba threads), the blocks run side by side on a small thread pool.
 
-Determinism: every random number comes from a seeded :class:`numpy.random.Generator`
-drawn in the calling thread before the parallel loop (sign bits as raw 64-bit words, one
-64-bit key per bootstrap resample that seeds that resample's index stream). A resample's sum
-depends only on its own bits or key and is accumulated in a fixed order (fixed query
-partitions, summed in order), so the same seed gives bit-identical statistics whatever
-``numba.get_num_threads()`` is. (The bootstrap index stream is SplitMix64 keyed per resample
-rather than indices drawn by the Generator itself: drawing 10^9 indices in one thread costs
-seconds, expanding keys inside the parallel kernel does not.)
+Determinism: every random number derives from a seeded :class:`numpy.random.Generator` in
+the calling thread: one 64-bit key per resample (sign-flip and bootstrap alike) that seeds
+that resample's SplitMix64 stream, expanded inside the parallel kernels (its 64-bit outputs
+are the sign words of a sign-flip resample, or pairs of 32-bit index draws of a bootstrap
+resample). A resample's sum depends only on its own key and is accumulated in a fixed order
+(fixed query partitions, fixed BLAS row blocks), so the same seed gives bit-identical
+statistics whatever ``numba.get_num_threads()`` or the BLAS thread count is. (Keys rather
+than draws from the Generator itself: drawing 10^9 indices or bits in one thread costs
+seconds, expanding keys inside the parallel kernels does not.)
 """
 
 from __future__ import annotations
@@ -277,7 +282,8 @@ def signflip_null(
     n_resamples : int
         Random sign vectors to draw (ignored when ``exact``).
     rng : numpy.random.Generator
-        Source of the sign bits (64 raw bits at a time, drawn here before the kernel).
+        Source of one 64-bit key per resample (drawn here, before the parallel kernels);
+        the key seeds the resample's SplitMix64 stream of sign words.
     exact : bool
         Enumerate all ``2**n`` sign vectors instead (``n <= 30``).
 
