@@ -20,8 +20,7 @@ Examples
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from fasteval._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "Document": "fasteval.evaluators.documents",
@@ -44,14 +43,4 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'fasteval.evaluators' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports("fasteval.evaluators", globals(), _EXPORTS)

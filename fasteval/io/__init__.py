@@ -11,8 +11,7 @@ Examples
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from fasteval._lazy import lazy_exports
 
 _EXPORTS = {
     "read_qrels": "fasteval.io.readers",
@@ -28,14 +27,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'fasteval.io' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports("fasteval.io", globals(), _EXPORTS)

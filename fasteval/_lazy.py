@@ -1,0 +1,43 @@
+"""Lazy package exports: a name is imported from its module on first access."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+
+def lazy_exports(
+    package: str, namespace: dict[str, Any], exports: dict[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """Module-level ``__getattr__`` and ``__dir__`` that import ``exports`` on demand.
+
+    Parameters
+    ----------
+    package : str
+        The package's name, for error messages.
+    namespace : dict
+        The package's ``globals()``; a resolved name is cached there.
+    exports : dict
+        Public name -> module that defines it.
+
+    Examples
+    --------
+    >>> ns = {}
+    >>> getattr_, dir_ = lazy_exports("demo", ns, {"sqrt": "math"})
+    >>> getattr_("sqrt")(9.0), "sqrt" in ns
+    (3.0, True)
+    """
+
+    def __getattr__(name: str) -> Any:
+        module = exports.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        namespace[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(namespace) | set(exports))
+
+    return __getattr__, __dir__
