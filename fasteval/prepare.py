@@ -142,7 +142,7 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
             raise InputError(f"{col} is missing", source="qrels", row=row, column=col)
     query_ids = qrels.get_column("query_id").unique().sort()
     qtable_hash = id_hashes(query_ids)
-    order_q = np.argsort(qtable_hash, kind="stable")
+    order_q = np.argsort(qtable_hash)
     qtable_hash = qtable_hash[order_q]
     if len(qtable_hash) > 1 and (np.diff(qtable_hash) == 0).any():  # pragma: no cover
         raise InputError("two query ids share a 64-bit hash; please report this", source="qrels")
@@ -154,13 +154,12 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
                    head_codes)
     codes = np.repeat(head_codes, np.diff(np.append(heads, len(qh))))
     hashes = id_hashes(qrels.get_column("doc_id"))
-    # rows sorted by (query, doc hash): sort by hash, then a stable counting sort by query
-    by_hash = np.argsort(hashes)
-    perm, offsets = K.group_rows(codes[by_hash], len(query_ids))
-    order = by_hash[perm]
+    # rows sorted by (query, doc hash): counting sort by query, then each query by hash
+    order, offsets = K.group_rows(codes, len(query_ids))
+    K.sort_groups_by_int(order, offsets, hashes)
     rel = qrels.get_column("relevance").to_numpy()
-    starts = offsets[:-1].astype(np.int64)
-    ends = offsets[1:].astype(np.int64)
+    starts = offsets[:-1]
+    ends = offsets[1:]
     q_hash = np.ascontiguousarray(hashes[order])
     q_codes = codes[order]
     same = np.flatnonzero((q_hash[1:] == q_hash[:-1]) & (q_codes[1:] == q_codes[:-1]))
@@ -179,7 +178,7 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
         raise InputError(  # pragma: no cover - a 64-bit collision inside one query
             "two doc ids of one query share a 64-bit hash; please report this", source="qrels"
         )
-    q_rel = np.ascontiguousarray(rel[order]).astype(np.int64)
+    q_rel = rel[order].astype(np.int64, copy=False)
     grades, g_off = K.sorted_grades(q_rel, starts, ends)
     return PreparedQrels(
         query_ids=query_ids,
@@ -188,7 +187,7 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
         doc_ids=qrels.get_column("doc_id"),
         q_hash=q_hash,
         q_rel=q_rel,
-        q_row=order.astype(np.int64),
+        q_row=order,
         q_start=starts,
         q_end=ends,
         grades=grades,

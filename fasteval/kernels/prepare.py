@@ -174,6 +174,27 @@ def sort_groups(perm, offsets, key):
         _sort_slice_by_key(perm, kbuf, pscr, kscr, offsets[g], offsets[g + 1], key)
 
 
+@njit(cache=True, parallel=True)
+def sort_groups_by_int(perm, offsets, key):
+    """Sort every group's rows by an int64 key ascending, in place (qrels: doc hashes)."""
+    for g in prange(offsets.shape[0] - 1):
+        s = offsets[g]
+        e = offsets[g + 1]
+        if e - s <= 48:
+            for i in range(s + 1, e):
+                x = perm[i]
+                kx = key[x]
+                j = i - 1
+                while j >= s and key[perm[j]] > kx:
+                    perm[j + 1] = perm[j]
+                    j -= 1
+                perm[j + 1] = x
+        else:
+            seg = perm[s:e]
+            order = np.argsort(key[seg], kind="mergesort")
+            perm[s:e] = seg[order]
+
+
 @njit(cache=True)
 def tie_positions(perm, offsets, key):
     """Positions (into perm) of rows whose key equals a neighbour's in the same group,
