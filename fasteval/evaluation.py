@@ -43,7 +43,8 @@ def _load_qrels(qrels: Any) -> pl.DataFrame:
         return qrels
     from fasteval.io.readers import read_qrels
 
-    return read_qrels(qrels)
+    # prepare_qrels finds repeated judgments itself (from the sorted hashes)
+    return read_qrels(qrels, duplicates="ignore")
 
 
 def _load_run(run: Any) -> pl.DataFrame:

@@ -349,7 +349,7 @@ def truncate(labels, offsets, max_docs, judged_only):
     return out[:k], new_off
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def sorted_grades(q_rel, q_start, q_end):
     """Judged grades (>= 0) of each qrels query, sorted descending, as flat array + offsets."""
     ng = q_start.shape[0]
@@ -361,13 +361,16 @@ def sorted_grades(q_rel, q_start, q_end):
                 c += 1
         off[g + 1] = off[g] + c
     out = np.empty(off[ng], dtype=np.int32)
-    for g in range(ng):
+    for g in prange(ng):
         k = off[g]
         for i in range(q_start[g], q_end[g]):
-            if q_rel[i] >= 0:
-                out[k] = q_rel[i]
+            v = q_rel[i]
+            if v >= 0:
+                # insertion into the descending prefix out[off[g]:k]
+                j = k - 1
+                while j >= off[g] and out[j] < v:
+                    out[j + 1] = out[j]
+                    j -= 1
+                out[j + 1] = v
                 k += 1
-        seg = out[off[g]:off[g + 1]]
-        seg.sort()
-        seg[:] = seg[::-1].copy()
     return out, off
