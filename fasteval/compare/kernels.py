@@ -45,11 +45,15 @@ _S30 = np.uint64(30)
 _S27 = np.uint64(27)
 _S31 = np.uint64(31)
 _S32 = np.uint64(32)
+_S8 = np.uint64(8)
+_S16 = np.uint64(16)
+_S24 = np.uint64(24)
+_BYTE = np.uint64(255)
 
 #: fixed query partition count (summation order does not depend on the thread count)
 _N_PARTS = 16
 #: sign-flip kernel call size: partial sums of one part (resamples x series doubles) stay in L2
-_FLIP_CELLS = 1 << 16
+_FLIP_CELLS = 1 << 17
 CHUNK_FLIP = 512
 #: bootstrap count-matrix budget (float32 cells) and resamples per chunk bounds
 _BOOT_CELLS = 1 << 25
@@ -111,11 +115,12 @@ def _flip_table(y, q0, tab, half):  # pragma: no cover - compiled
 
 
 @njit(cache=True, parallel=True)
-def signflip_sums(y, signs, out):  # pragma: no cover - compiled
+def signflip_sums(y, words, out):  # pragma: no cover - compiled
     """``out[r, c] = sum_q s[r, q] * y[c, q]``, ``s = +1`` where the sign bit is set, else ``-1``.
 
-    ``signs[r, j]`` holds the sign bits of queries ``8j .. 8j+7`` (bit ``k`` -> query
-    ``8j+k``) for resample ``r``. For each group of 8 queries a table holds the 256 signed
+    ``words[w, r]`` holds the sign bits of queries ``64w .. 64w+63`` of resample ``r`` (bit
+    ``b`` -> query ``64w+b``; resamples side by side, so a pass over the resamples reads
+    one contiguous row). For each group of 8 queries a table holds the 256 signed
     sums of its queries (all series); a resample then costs one table row per group, and
     the rows of 4 groups are summed before they are added to the running sum. Queries are
     split into ``_N_PARTS`` fixed parts, so results do not depend on the number of threads.
@@ -124,7 +129,7 @@ def signflip_sums(y, signs, out):  # pragma: no cover - compiled
     ``(a + b) + (c + d)``; quads left to right within a part; parts left to right.
     """
     n_series, n = y.shape
-    n_res = signs.shape[0]
+    n_res = words.shape[1]
     n_groups = (n + 7) // 8
     per_part = _part_groups(n_groups)
     partial = np.zeros((_N_PARTS, n_res * n_series))
@@ -138,14 +143,16 @@ def signflip_sums(y, signs, out):  # pragma: no cover - compiled
                 _flip_table(
                     y, (j + k) * 8, tab[k * 256 * n_series : (k + 1) * 256 * n_series], halves[p]
                 )
-            j1 = min(j + 1, n_groups - 1)
-            j2 = min(j + 2, n_groups - 1)
-            j3 = min(j + 3, n_groups - 1)
+            # j is a multiple of 4: the quad's 4 sign bytes lie in one word (any byte of a
+            # group past the end selects a zero row)
+            wrow = words[j >> 3]
+            shift = np.uint64(8 * (j & 7))
             for r in range(n_res):
-                b0 = np.int64(signs[r, j]) * n_series
-                b1 = (256 + np.int64(signs[r, j1])) * n_series
-                b2 = (512 + np.int64(signs[r, j2])) * n_series
-                b3 = (768 + np.int64(signs[r, j3])) * n_series
+                w = wrow[r] >> shift
+                b0 = np.int64(w & _BYTE) * n_series
+                b1 = (256 + np.int64((w >> _S8) & _BYTE)) * n_series
+                b2 = (512 + np.int64((w >> _S16) & _BYTE)) * n_series
+                b3 = (768 + np.int64((w >> _S24) & _BYTE)) * n_series
                 a = r * n_series
                 for c in range(n_series):
                     acc[a + c] += (tab[b0 + c] + tab[b1 + c]) + (tab[b2 + c] + tab[b3 + c])
@@ -254,20 +261,13 @@ def bootstrap_counts(keys, counts):  # pragma: no cover - compiled
 
 @njit(cache=True, parallel=True)
 def sign_words(keys, words):  # pragma: no cover - compiled
-    """``words[r, w]``: word ``w`` of the SplitMix64 stream seeded by ``keys[r]`` (64 signs)."""
+    """``words[w, r]``: output ``w`` of the SplitMix64 stream seeded by ``keys[r]`` (the signs
+    of queries ``64w .. 64w+63`` of resample ``r``)."""
     for r in prange(keys.shape[0]):
         state = keys[r]
-        for w in range(words.shape[1]):
+        for w in range(words.shape[0]):
             state += _GOLDEN
-            words[r, w] = _mix(state)
-
-
-def _sign_bytes(words: np.ndarray) -> np.ndarray:
-    """(m, n_words) uint64 sign words -> (m, 8 * n_words) uint8, byte ``j`` = queries 8j..8j+7."""
-    if np.little_endian is False:  # pragma: no cover - big-endian hosts
-        words = words.byteswap()
-    words = np.ascontiguousarray(words)
-    return words.view(np.uint8).reshape(words.shape[0], -1)
+            words[w, r] = _mix(state)
 
 
 def signflip_null(
@@ -321,21 +321,23 @@ def signflip_null(
         chunk = flip_chunk(padded)
         for start in range(0, total, chunk):
             stop = min(total, start + chunk)
-            words = np.arange(start, stop, dtype=np.uint64).reshape(-1, 1)
+            words = np.arange(start, stop, dtype=np.uint64).reshape(1, -1)
             out = np.empty((stop - start, padded))
-            signflip_sums(y, _sign_bytes(words), out)
+            signflip_sums(y, words, out)
             extreme += (np.abs(out[:, :n_series]) >= threshold).sum(axis=0)
         return observed, extreme, total
     if rng is None:
         raise ValueError("rng is required unless exact=True")
     keys = rng.bit_generator.random_raw(n_resamples).astype(np.uint64, copy=False)
-    chunk = min(n_resamples, flip_chunk(padded))
-    words = np.empty((chunk, n_words), dtype=np.uint64)
+    calls = -(-n_resamples // flip_chunk(padded))
+    chunk = -(-n_resamples // calls)  # balanced calls
+    words = np.empty((n_words, chunk), dtype=np.uint64)
     out = np.empty((chunk, padded))
     for start in range(0, n_resamples, chunk):
         m = min(chunk, n_resamples - start)
-        sign_words(keys[start : start + m], words[:m])
-        signflip_sums(y, _sign_bytes(words[:m]), out[:m])
+        w = words if m == chunk else np.empty((n_words, m), dtype=np.uint64)
+        sign_words(keys[start : start + m], w)
+        signflip_sums(y, w, out[:m])
         extreme += (np.abs(out[:m, :n_series]) >= threshold).sum(axis=0)
     return observed, extreme, n_resamples
 

@@ -8,7 +8,6 @@ import pytest
 
 from fasteval.compare import compare
 from fasteval.compare.kernels import (
-    _sign_bytes,
     bootstrap_totals,
     sign_words,
     signflip_null,
@@ -18,11 +17,10 @@ from fasteval.compare.kernels import (
 
 
 def _signs_from_words(words: np.ndarray, n: int) -> np.ndarray:
-    """+-1 matrix from sign words: bit k of byte j (little-endian) -> query 8j+k, set -> +1."""
-    bits = np.unpackbits(
-        words.view(np.uint8).reshape(words.shape[0], -1), axis=1, bitorder="little"
-    )
-    return np.where(bits[:, :n] == 1, 1.0, -1.0)
+    """(m, n) +-1 matrix: bit ``q % 64`` of ``words[q // 64, r]`` set -> +1 for query q."""
+    q = np.arange(n)
+    bits = (words[q // 64, :] >> (q % 64).astype(np.uint64)[:, None]) & np.uint64(1)
+    return np.where(bits.T == 1, 1.0, -1.0)
 
 
 @pytest.mark.parametrize(("n_series", "n"), [(1, 9), (3, 1003), (13, 777), (30, 2050)])
@@ -31,12 +29,12 @@ def test_signflip_sums_equal_dense_sign_matrix_product(n_series, n):
     y = rng.normal(size=(n_series, n))
     m = 37
     keys = rng.integers(0, 2**63, size=m, dtype=np.int64).astype(np.uint64)
-    words = np.empty((m, (n + 63) // 64), dtype=np.uint64)
+    words = np.empty(((n + 63) // 64, m), dtype=np.uint64)
     sign_words(keys, words)
     pad = -(-n_series // 16) * 16 if n_series > 8 else n_series
     yp = np.concatenate([y, np.zeros((pad - n_series, n))])
     out = np.empty((m, pad))
-    signflip_sums(yp, _sign_bytes(words), out)
+    signflip_sums(yp, words, out)
     ref = _signs_from_words(words, n) @ y.T
     np.testing.assert_allclose(out[:, :n_series], ref, rtol=0, atol=1e-11 * np.abs(y).sum())
     assert np.all(out[:, n_series:] == 0.0)
@@ -47,10 +45,10 @@ def test_all_plus_and_all_minus_signs_give_observed_exactly():
     n = 5003
     y = rng.uniform(-1, 1, size=(18, n)) / 3  # not dyadic: sums round
     y = np.concatenate([y, np.zeros((14, n))])  # 32 series (whole SIMD blocks)
-    words = np.zeros((2, (n + 63) // 64), dtype=np.uint64)
-    words[0] = np.uint64(2**64 - 1)
+    words = np.zeros(((n + 63) // 64, 2), dtype=np.uint64)
+    words[:, 0] = np.uint64(2**64 - 1)
     out = np.empty((2, y.shape[0]))
-    signflip_sums(y, _sign_bytes(words), out)
+    signflip_sums(y, words, out)
     obs = np.empty(y.shape[0])
     signflip_observed(y, obs)
     assert out[0].tolist() == obs.tolist()  # bit for bit: same summation order
@@ -64,7 +62,7 @@ def test_signflip_null_counts_match_oracle_on_same_signs():
     y = np.round(rng.normal(0.02, 0.2, size=(10, n)) * 8) / 8  # dyadic: exact sums and ties
     obs, ext, total = signflip_null(y, R, np.random.default_rng(4), exact=False)
     keys = np.random.default_rng(4).bit_generator.random_raw(R).astype(np.uint64)
-    words = np.empty((R, (n + 63) // 64), dtype=np.uint64)
+    words = np.empty(((n + 63) // 64, R), dtype=np.uint64)
     sign_words(keys, words)
     T = _signs_from_words(words, n) @ y.T
     assert total == R
