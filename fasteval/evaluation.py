@@ -412,6 +412,10 @@ def aggregate(results: pl.DataFrame) -> pl.DataFrame:
                 _agg_expr(kind).alias("value")
             )
         )
+    if not frames:
+        return pl.DataFrame(
+            schema={"run_id": pl.Utf8, "measure": pl.Utf8, "value": pl.Float64}
+        )
     out = pl.concat(frames)
     order = {n: i for i, n in enumerate(results.get_column("measure").unique(maintain_order=True))}
     runs = {n: i for i, n in enumerate(results.get_column("run_id").unique(maintain_order=True))}

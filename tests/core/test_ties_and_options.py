@@ -165,3 +165,12 @@ def test_integer_ids_pass_through() -> None:
     assert res["query_id"].dtype == pl.Int64
     # trec_eval compares "9" and "10" as text: "9" > "10", so 9 (nonrelevant) ranks first
     assert res["value"][0] == 0.0
+
+
+def test_run_without_any_qrels_query_gives_empty_tables() -> None:
+    run = pl.DataFrame({"query_id": ["zz"], "doc_id": ["a"], "score": [1.0]})
+    ev = fasteval.Evaluator(QRELS, ["map"])
+    res = ev.evaluate(run)
+    assert res.height == 0 and ev.report.dropped_not_in_qrels == 1
+    agg = fasteval.aggregate(res)
+    assert agg.height == 0 and agg.columns == ["run_id", "measure", "value"]
