@@ -209,8 +209,7 @@ def _relstring(labels: np.ndarray, s: int, e: int, length: int) -> str:
 
 
 def _read_qrels_jg(path: str) -> pl.DataFrame:
-    from fasteval.io.readers import read_run  # noqa: F401  (keeps io import path warm)
-
+    """qrels_jg text: ``qid jg docno rel`` (the judgment group replaces ``iter``)."""
     rows = []
     with open(path, "rb") as fh:
         for lineno, raw in enumerate(fh, 1):
