@@ -12,7 +12,7 @@ one trec_eval would give the same ids written as text.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, get_thread_id, njit, prange
 
 
 @njit(cache=True)
@@ -283,7 +283,14 @@ def join_labels(perm, offsets, run_hash, q_hash, q_rel, q_start, q_end, labels, 
     ``dup_at[g]``: a position in group g whose doc hash repeats an earlier one, else -1.
     """
     ng = offsets.shape[0] - 1
-    table = np.zeros(2 * perm.shape[0], dtype=np.int64)  # per group: 2n slots of row+1
+    longest = 1
+    for g in range(ng):
+        longest = max(longest, offsets[g + 1] - offsets[g])
+    width = 1
+    while width < 2 * longest:
+        width *= 2
+    # one reusable open-addressing table (row + 1, 0 = empty) per thread
+    tables = np.zeros((get_num_threads(), width), dtype=np.int64)
     for g in prange(ng):
         s = offsets[g]
         e = offsets[g + 1]
@@ -306,25 +313,27 @@ def join_labels(perm, offsets, run_hash, q_hash, q_rel, q_start, q_end, labels, 
             else:
                 labels[i] = -1
                 match[i] = -1
-        # duplicate check: open addressing over this group's 2n slots
+        # duplicate check: power-of-two open addressing over this group's rows
         dup_at[g] = -1
-        size = 2 * (e - s)
-        base = 2 * s
+        size = 1
+        while size < 2 * (e - s):
+            size *= 2
+        mask = size - 1
+        table = tables[get_thread_id()]
+        for k in range(size):
+            table[k] = 0
         for i in range(s, e):
             h = run_hash[perm[i]]
-            slot = ((np.uint64(h) >> np.uint64(32)) * np.uint64(size)) >> np.uint64(32)
-            slot = np.int64(slot)
+            slot = (h ^ (h >> 29)) & mask
             while True:
-                t = table[base + slot]
+                t = table[slot]
                 if t == 0:
-                    table[base + slot] = i + 1
+                    table[slot] = i + 1
                     break
                 if run_hash[perm[t - 1]] == h:
                     dup_at[g] = i
                     break
-                slot += 1
-                if slot == size:
-                    slot = 0
+                slot = (slot + 1) & mask
             if dup_at[g] >= 0:
                 break
 
