@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 import polars as pl
 
@@ -305,7 +306,7 @@ def prepare_run(
     match = np.empty(perm.shape[0], dtype=np.int64)
     dup_at = np.empty(nq, dtype=np.int64)
     K.join_labels(perm, offsets, hashes, pq.q_hash, pq.q_rel, pq.q_start, pq.q_end, labels,
-                  match, dup_at)
+                  match, dup_at, numba.get_num_threads())
     _verify_matches(pq, doc_col, perm, match, labels)
     dup_groups = np.flatnonzero(dup_at >= 0)
     if len(dup_groups):

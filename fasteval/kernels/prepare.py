@@ -12,7 +12,7 @@ one trec_eval would give the same ids written as text.
 from __future__ import annotations
 
 import numpy as np
-from numba import get_num_threads, get_thread_id, njit, prange
+from numba import get_thread_id, njit, prange
 
 
 @njit(cache=True)
@@ -275,12 +275,14 @@ def order_ties(perm, positions, run_ids, local, int_ids, str_off, str_data, use_
 
 
 @njit(cache=True, parallel=True)
-def join_labels(perm, offsets, run_hash, q_hash, q_rel, q_start, q_end, labels, match, dup_at):
+def join_labels(perm, offsets, run_hash, q_hash, q_rel, q_start, q_end, labels, match, dup_at,
+                n_threads):
     """Label each ranked row from its query's qrels (rows sorted by hash per query).
 
     ``labels[i]``: grade of ranked row ``perm[i]``, -1 if absent from the qrels, -2 if its
     grade is negative. ``match[i]``: the qrels position matched (for verification), or -1.
     ``dup_at[g]``: a position in group g whose doc hash repeats an earlier one, else -1.
+    ``n_threads``: ``numba.get_num_threads()`` (one scratch table per thread).
     """
     ng = offsets.shape[0] - 1
     longest = 1
@@ -290,7 +292,7 @@ def join_labels(perm, offsets, run_hash, q_hash, q_rel, q_start, q_end, labels, 
     while width < 2 * longest:
         width *= 2
     # one reusable open-addressing table (row + 1, 0 = empty) per thread
-    tables = np.zeros((get_num_threads(), width), dtype=np.int64)
+    tables = np.zeros((n_threads, width), dtype=np.int64)
     for g in prange(ng):
         s = offsets[g]
         e = offsets[g + 1]
