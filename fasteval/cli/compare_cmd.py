@@ -20,16 +20,6 @@ import sys
 from pathlib import Path
 
 FORMATS = ("table", "markdown", "latex", "html", "csv", "parquet")
-_SUFFIX_FORMAT = {
-    ".md": "markdown",
-    ".tex": "latex",
-    ".html": "html",
-    ".htm": "html",
-    ".csv": "csv",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".txt": "table",
-}
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -224,13 +214,14 @@ def run(args: argparse.Namespace) -> int:
     from fasteval.compare import compare
     from fasteval.compare._data import load_results
     from fasteval.compare.plots import PLOTS
-    from fasteval.compare.report import render, write
+    from fasteval.compare.report import SUFFIX_FORMATS, render, write
     from fasteval.errors import ParameterError
 
     plots = _plots(args.plot)
-    fmt = args.format or (
-        _SUFFIX_FORMAT.get(Path(args.output).suffix.lower(), "table") if args.output else "table"
-    )
+    fmt = args.format
+    if fmt is None:
+        by_suffix = SUFFIX_FORMATS.get(Path(args.output).suffix.lower()) if args.output else None
+        fmt = "table" if by_suffix in (None, "text") else by_suffix
     if fmt == "parquet" and not args.output:
         raise ParameterError("--format", "used with -o FILE for parquet output", fmt)
     if args.results:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from fasteval.compare.core import Comparison
 
 FORMATS = ("text", "markdown", "latex", "html", "csv", "parquet")
-_SUFFIX = {
+SUFFIX_FORMATS = {  # file suffix -> report format (also used by `fasteval compare -o`)
     ".txt": "text",
     ".md": "markdown",
     ".tex": "latex",
@@ -300,7 +300,7 @@ def write(
     """
     from fasteval.io.atomic import atomic_path
 
-    fmt = (format or _SUFFIX.get(Path(path).suffix.lower(), "")).lower()
+    fmt = (format or SUFFIX_FORMATS.get(Path(path).suffix.lower(), "")).lower()
     if fmt == "md":
         fmt = "markdown"
     if fmt == "tex":
