@@ -12,23 +12,7 @@ pytest.importorskip("sentence_transformers")
 from fasteval.errors import FastevalError, InputError, ParameterError  # noqa: E402
 from fasteval.sas import sas  # noqa: E402
 from fasteval.sas.model import load_model  # noqa: E402
-
-PREDS = [
-    "the eiffel tower is in paris",
-    "paris is the capital of france",
-    "a red cat",
-    "the eiffel tower is in paris",
-    "berlin",
-    "",
-]
-GOLDS = [
-    "the tower is in paris",
-    "the capital of france is paris",
-    "a blue dog",
-    "the eiffel tower is in paris",
-    "the capital of germany is berlin",
-    "rome",
-]
+from tests.sas._texts import GOLDS, PREDS  # noqa: E402
 
 
 def _cos_oracle(model, a: str, b: str) -> float:

@@ -8,23 +8,7 @@ import pytest
 pytest.importorskip("sentence_transformers")
 
 from fasteval.evaluators.sas import SASEvaluator  # noqa: E402
-
-PREDS = [
-    "the eiffel tower is in paris",
-    "paris is the capital of france",
-    "a red cat",
-    "the eiffel tower is in paris",
-    "berlin",
-    "",
-]
-GOLDS = [
-    "the tower is in paris",
-    "the capital of france is paris",
-    "a blue dog",
-    "the eiffel tower is in paris",
-    "the capital of germany is berlin",
-    "rome",
-]
+from tests.sas._texts import GOLDS, PREDS  # noqa: E402
 
 
 def _haystack(model: str):
