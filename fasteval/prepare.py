@@ -147,13 +147,9 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
     qtable_hash = qtable_hash[order_q]
     if len(qtable_hash) > 1 and (np.diff(qtable_hash) == 0).any():  # pragma: no cover
         raise InputError("two query ids share a 64-bit hash; please report this", source="qrels")
-    qcol = qrels.get_column("query_id")
-    qh = id_hashes(qcol)
-    heads = np.flatnonzero(np.concatenate([[True], qh[1:] != qh[:-1]]))
-    head_codes = np.empty(len(heads), dtype=np.int64)
-    K.lookup_codes(np.ascontiguousarray(qh[heads]), qtable_hash, order_q.astype(np.int64),
-                   head_codes)
-    codes = np.repeat(head_codes, np.diff(np.append(heads, len(qh))))
+    qtable_code = order_q.astype(np.int64)
+    # every qrels query id is in the table, so the hash lookup needs no verification here
+    codes, _, _ = _lookup_runs(id_hashes(qrels.get_column("query_id")), qtable_hash, qtable_code)
     hashes = id_hashes(qrels.get_column("doc_id"))
     # rows sorted by (query, doc hash): counting sort by query, then each query by hash
     order, offsets = K.group_rows(codes, len(query_ids))
@@ -184,7 +180,7 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
     return PreparedQrels(
         query_ids=query_ids,
         qtable_hash=qtable_hash,
-        qtable_code=order_q.astype(np.int64),
+        qtable_code=qtable_code,
         doc_ids=qrels.get_column("doc_id"),
         q_hash=q_hash,
         q_rel=q_rel,
@@ -210,14 +206,20 @@ def _harmonize(pq: PreparedQrels, col: pl.Series, kind: str) -> tuple[PreparedQr
     return pq, col.cast(pl.Utf8)
 
 
-def _query_codes(pq: PreparedQrels, qcol: pl.Series) -> np.ndarray:
-    hashes = id_hashes(qcol)
-    # runs are usually grouped by query: look up one row per run of equal hashes
+def _lookup_runs(
+    hashes: np.ndarray, table_hash: np.ndarray, table_code: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Query code of every row, looking up one row per run of equal hashes (tables are
+    usually grouped by query). Returns (codes, run heads, code of each head; -1 = absent)."""
     heads = np.flatnonzero(np.concatenate([[True], hashes[1:] != hashes[:-1]]))
     head_codes = np.empty(len(heads), dtype=np.int64)
-    K.lookup_codes(np.ascontiguousarray(hashes[heads]), pq.qtable_hash, pq.qtable_code,
-                   head_codes)
+    K.lookup_codes(np.ascontiguousarray(hashes[heads]), table_hash, table_code, head_codes)
     codes = np.repeat(head_codes, np.diff(np.append(heads, len(hashes))))
+    return codes, heads, head_codes
+
+
+def _query_codes(pq: PreparedQrels, qcol: pl.Series) -> np.ndarray:
+    codes, heads, head_codes = _lookup_runs(id_hashes(qcol), pq.qtable_hash, pq.qtable_code)
     # verify every looked-up id against the qrels id it matched
     found = heads[head_codes >= 0]
     if len(found):
