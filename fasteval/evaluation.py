@@ -18,7 +18,6 @@ first. ``tie_break="input"`` keeps the order given instead:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -434,10 +433,3 @@ def _aggregation_of(name: str) -> str:
         return parse_measure(name).aggregation
     except Exception:  # noqa: BLE001 - unknown names (e.g. evaluator outputs) average
         return "mean"
-
-
-def geometric_mean(values: np.ndarray) -> float:
-    """trec_eval's geometric mean: exp(mean(log(max(x, 1e-5))))."""
-    if len(values) == 0:
-        return 0.0
-    return math.exp(float(np.mean(np.log(np.maximum(values, MIN_GEO_MEAN)))))
