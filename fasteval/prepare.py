@@ -70,6 +70,69 @@ def id_hashes(s: pl.Series) -> np.ndarray:
     return s.cast(pl.Utf8).hash(seed=_SEED).to_numpy().view(np.int64)
 
 
+def _readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only view (one numba specialisation whatever the source of an array)."""
+    a = a.view()
+    a.flags.writeable = False
+    return a
+
+
+_NO_INTS = _readonly(np.zeros(0, dtype=np.int64))
+_NO_VIEWS = _readonly(np.zeros((0, 16), dtype=np.uint8))
+_NO_BYTES = _readonly(np.zeros(0, dtype=np.uint8))
+
+
+def id_column(s: pl.Series) -> tuple:
+    """The kernels' view of an id column: ``(is_int, ints, v8, v32, data, base)``.
+
+    Integer ids as int64 values; text as its Arrow string views (zero-copy from polars)
+    and the out-of-line bytes of all its data buffers.
+    """
+    if s.dtype.is_integer():
+        ints = s.cast(pl.Int64).rechunk().to_numpy()
+        return (True, _readonly(ints), _NO_VIEWS, _NO_VIEWS.view(np.uint32), _NO_BYTES, _NO_INTS)
+    import pyarrow as pa
+
+    arr = s.cast(pl.Utf8).rechunk().to_arrow(compat_level=pl.CompatLevel.newest())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if arr.type != pa.string_view():
+        arr = arr.cast(pa.string_view())
+    bufs = arr.buffers()
+    v8 = np.frombuffer(bufs[1], dtype=np.uint8).reshape(-1, 16)[arr.offset:arr.offset + len(arr)]
+    datas = [np.frombuffer(b, dtype=np.uint8) for b in bufs[2:] if b is not None]
+    base = np.zeros(len(datas), dtype=np.int64)
+    if len(datas) == 1:
+        data = datas[0]
+    elif datas:
+        base[1:] = np.cumsum([len(d) for d in datas])[:-1]
+        data = np.concatenate(datas)
+    else:
+        data = _NO_BYTES
+    v8 = _readonly(np.ascontiguousarray(v8))
+    return (False, _NO_INTS, v8, v8.view(np.uint32), _readonly(data), _readonly(base))
+
+
+def run_heads(s: pl.Series) -> np.ndarray:
+    """First row of every run of equal ids, chunk by chunk (no copy of the column)."""
+    parts = []
+    start = 0
+    prev: tuple | None = None
+    prev_last = 0
+    for chunk in s.get_chunks():
+        n = len(chunk)
+        if n == 0:
+            continue
+        col = id_column(chunk)
+        heads = K.run_heads(col, n)
+        if prev is not None and K.id_eq(col, 0, prev, prev_last):
+            heads = heads[1:]
+        parts.append(heads + start)
+        prev, prev_last = col, n - 1
+        start += n
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
 @dataclass
 class PreparedQrels:
     """Qrels interned and indexed for joining (built once, reused for every run)."""
@@ -78,7 +141,8 @@ class PreparedQrels:
     qtable_hash: np.ndarray  # sorted hashes of query_ids
     qtable_code: np.ndarray  # their codes
     doc_ids: pl.Series  # doc id column in the original row order
-    q_hash: np.ndarray  # int64, qrels rows sorted by (query, doc hash)
+    doc_col: tuple  # doc ids as the kernels see them (see id_column), in q_hash order
+    q_hash: np.ndarray  # int64 doc keys, qrels rows grouped by query (code order)
     q_rel: np.ndarray  # int64 grades in the same order
     q_row: np.ndarray  # int64 original row of each sorted position
     q_start: np.ndarray  # int64 per query
@@ -141,47 +205,50 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
         if qrels.get_column(col).null_count():
             row = int(qrels.get_column(col).is_null().arg_max())
             raise InputError(f"{col} is missing", source="qrels", row=row, column=col)
-    query_ids = qrels.get_column("query_id").unique().sort()
+    qcol = qrels.get_column("query_id")
+    # qrels are usually grouped by query: work on runs of equal ids, not on every row
+    heads = run_heads(qcol)
+    head_ids = qcol.gather(heads)
+    query_ids = head_ids.unique().sort()
     qtable_hash = id_hashes(query_ids)
     order_q = np.argsort(qtable_hash)
     qtable_hash = qtable_hash[order_q]
     if len(qtable_hash) > 1 and (np.diff(qtable_hash) == 0).any():  # pragma: no cover
         raise InputError("two query ids share a 64-bit hash; please report this", source="qrels")
     qtable_code = order_q.astype(np.int64)
-    # every qrels query id is in the table, so the hash lookup needs no verification here
-    codes, _, _ = _lookup_runs(id_hashes(qrels.get_column("query_id")), qtable_hash, qtable_code)
-    hashes = id_hashes(qrels.get_column("doc_id"))
-    # rows sorted by (query, doc hash): counting sort by query, then each query by hash
-    order, offsets = K.group_rows(codes, len(query_ids))
-    K.sort_groups_by_int(order, offsets, hashes)
-    rel = qrels.get_column("relevance").to_numpy()
+    # every qrels query id is in the table and the table has no collision: exact lookup
+    head_codes = np.empty(len(heads), dtype=np.int64)
+    K.lookup_codes(id_hashes(head_ids), qtable_hash, qtable_code, head_codes)
+    order, offsets = K.group_runs(heads, qrels.height, head_codes, len(query_ids))
+    docs = qrels.get_column("doc_id")
+    doc_col = id_column(docs)
+    q_hash, q_ints, q_views, repeat = K.index_qrels(order, offsets, doc_col,
+                                                     numba.get_num_threads())
     starts = offsets[:-1]
     ends = offsets[1:]
-    q_hash = np.ascontiguousarray(hashes[order])
-    q_codes = codes[order]
-    same = np.flatnonzero((q_hash[1:] == q_hash[:-1]) & (q_codes[1:] == q_codes[:-1]))
-    if len(same):
-        docs = qrels.get_column("doc_id")
-        first = order[same]
-        second = order[same + 1]
-        equal = (docs.gather(first) == docs.gather(second)).to_numpy()
-        if equal.any():
-            row = int(np.max(np.stack([first[equal], second[equal]]), axis=0).min())
-            r = qrels.row(row)
-            raise InputError(
-                f"duplicate judgment for query {r[0]!r}, document {r[1]!r}", source="qrels",
-                row=row,
-            )
-        raise InputError(  # pragma: no cover - a 64-bit collision inside one query
-            "two doc ids of one query share a 64-bit hash; please report this", source="qrels"
+    if (repeat >= 0).any():
+        rows = qrels.with_row_index("__row").filter(
+            pl.struct("query_id", "doc_id").is_duplicated())
+        later = rows.filter(pl.struct("query_id", "doc_id").is_first_distinct().not_())
+        row = int(later["__row"].min())
+        r = qrels.row(row)
+        raise InputError(
+            f"duplicate judgment for query {r[0]!r}, document {r[1]!r}", source="qrels", row=row,
         )
-    q_rel = rel[order].astype(np.int64, copy=False)
+    if doc_col[0]:
+        q_docs = (True, _readonly(q_ints), doc_col[2], doc_col[3], doc_col[4], doc_col[5])
+    else:
+        v8 = _readonly(q_views.view(np.uint8))
+        q_docs = (False, doc_col[1], v8, v8.view(np.uint32), doc_col[4], doc_col[5])
+    rel = qrels.get_column("relevance").to_numpy()
+    q_rel = rel[order]
     grades, g_off = K.sorted_grades(q_rel, starts, ends)
     return PreparedQrels(
         query_ids=query_ids,
         qtable_hash=qtable_hash,
         qtable_code=qtable_code,
-        doc_ids=qrels.get_column("doc_id"),
+        doc_ids=docs,
+        doc_col=q_docs,
         q_hash=q_hash,
         q_rel=q_rel,
         q_row=order,
@@ -206,32 +273,22 @@ def _harmonize(pq: PreparedQrels, col: pl.Series, kind: str) -> tuple[PreparedQr
     return pq, col.cast(pl.Utf8)
 
 
-def _lookup_runs(
-    hashes: np.ndarray, table_hash: np.ndarray, table_code: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Query code of every row, looking up one row per run of equal hashes (tables are
-    usually grouped by query). Returns (codes, run heads, code of each head; -1 = absent)."""
-    heads = np.flatnonzero(np.concatenate([[True], hashes[1:] != hashes[:-1]]))
+def _query_groups(pq: PreparedQrels, qcol: pl.Series) -> tuple[np.ndarray, np.ndarray, pl.Series]:
+    """Runs of equal query ids in a run: their first rows, qrels codes (-1 = not in the
+    qrels) and ids. Only one row per run is hashed, and every match is verified."""
+    heads = run_heads(qcol)
+    head_ids = qcol.gather(heads)
     head_codes = np.empty(len(heads), dtype=np.int64)
-    K.lookup_codes(np.ascontiguousarray(hashes[heads]), table_hash, table_code, head_codes)
-    codes = np.repeat(head_codes, np.diff(np.append(heads, len(hashes))))
-    return codes, heads, head_codes
-
-
-def _query_codes(pq: PreparedQrels, qcol: pl.Series) -> np.ndarray:
-    codes, heads, head_codes = _lookup_runs(id_hashes(qcol), pq.qtable_hash, pq.qtable_code)
-    # verify every looked-up id against the qrels id it matched
-    found = heads[head_codes >= 0]
-    if len(found):
-        got = qcol.gather(found)
-        want = pq.query_ids.gather(head_codes[head_codes >= 0])
-        bad = (got != want).to_numpy()
+    K.lookup_codes(id_hashes(head_ids), pq.qtable_hash, pq.qtable_code, head_codes)
+    found = head_codes >= 0
+    if found.any():
+        bad = (head_ids.filter(found) != pq.query_ids.gather(head_codes[found])).to_numpy()
         if bad.any():  # pragma: no cover - 64-bit collision: fall back to exact matching
-            return qcol.replace_strict(
+            head_codes = head_ids.replace_strict(
                 pq.query_ids, pl.int_range(pq.n_queries, eager=True), default=-1,
                 return_dtype=pl.Int64,
             ).to_numpy()
-    return codes
+    return heads, head_codes, head_ids
 
 
 def prepare_run(
@@ -289,27 +346,30 @@ def prepare_run(
         )
     pq, qcol = _harmonize(pq, run.get_column("query_id"), "query")
     pq, doc_col = _harmonize(pq, run.get_column("doc_id"), "doc")
-    codes = _query_codes(pq, qcol)
+    heads, head_codes, head_ids = _query_groups(pq, qcol)
     nq = pq.n_queries
-    perm, offsets = K.group_rows(codes, nq)
-    if perm.shape[0] < run.height:
-        report.dropped_not_in_qrels = int(qcol.filter(codes < 0).n_unique())
-    if tie_break == "trec":
-        key = score.to_numpy()
-    elif tie_break == "rank":
-        key = -run.get_column("rank").cast(pl.Float64).to_numpy()
+    if (head_codes < 0).any():
+        report.dropped_not_in_qrels = int(head_ids.filter(head_codes < 0).n_unique())
+    if tie_break == "rank":
+        key_col = -run.get_column("rank").cast(pl.Float64)
     else:
-        key = np.zeros(run.height)
-    if tie_break != "input":
-        K.sort_groups(perm, offsets, key)
-        _order_ties(perm, offsets, key, doc_col)
-    hashes = id_hashes(doc_col)
-    labels = np.empty(perm.shape[0], dtype=np.int32)
-    match = np.empty(perm.shape[0], dtype=np.int64)
-    dup_at = np.empty(nq, dtype=np.int64)
-    K.join_labels(perm, offsets, hashes, pq.q_hash, pq.q_rel, pq.q_start, pq.q_end, labels,
-                  match, dup_at, numba.get_num_threads())
-    _verify_matches(pq, doc_col, perm, match, labels)
+        key_col = score
+    sort = tie_break != "input"
+    blocked = None
+    if run.height >= 2 * BLOCK_ROWS and _each_query_once(head_codes, nq):
+        blocked = _rank_and_label_blocked(pq, heads, head_codes, run.height, key_col, doc_col,
+                                          sort)
+    if blocked is not None:
+        labels, offsets = blocked
+        dup_at = np.full(0, -1, dtype=np.int64)
+    else:
+        perm, offsets = K.group_runs(heads, run.height, head_codes, nq)
+        labels = np.empty(perm.shape[0], dtype=np.int32)
+        dup_at = np.empty(nq, dtype=np.int64)
+        key = key_col.to_numpy() if sort else np.zeros(0)
+        K.rank_and_label(perm, offsets, _readonly(key), sort, id_column(doc_col), pq.q_hash,
+                         pq.q_rel, pq.q_start, pq.q_end, pq.doc_col, labels, dup_at,
+                         numba.get_num_threads())
     dup_groups = np.flatnonzero(dup_at >= 0)
     if len(dup_groups):
         dup_row = _find_duplicate(perm, offsets, dup_groups, qcol, doc_col)
@@ -355,50 +415,71 @@ def prepare_run(
     return Batch(labels=labels, offsets=offsets, qidx=qidx, present=present, report=report)
 
 
-def _order_ties(perm: np.ndarray, offsets: np.ndarray, key: np.ndarray, docs: pl.Series) -> None:
-    """Break equal keys by doc id descending, byte-wise (only tied rows are looked at)."""
-    positions, run_ids = K.tie_positions(perm, offsets, key)
-    if len(positions) == 0:
-        return
-    rows = perm[positions]
-    local = np.arange(len(positions), dtype=np.int64)
-    if docs.dtype.is_integer():
-        ints = np.ascontiguousarray(docs.gather(rows).to_numpy())
-        K.order_ties(perm, positions, run_ids, local, ints, np.zeros(1, dtype=np.int64),
-                     np.zeros(0, dtype=np.uint8), True)
-    else:
-        off, data = _string_buffers(docs.gather(rows))
-        K.order_ties(perm, positions, run_ids, local, np.zeros(1, dtype=np.int64), off, data,
-                     False)
+BLOCK_ROWS = 1 << 18
+"""Rows per block of :func:`_rank_and_label_blocked`: a block's ids, scores and labels stay
+in the CPU cache while it is sorted, hashed and joined."""
 
 
-def _string_buffers(s: pl.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Offsets and bytes of a text column as one Arrow ``large_string`` array."""
-    import pyarrow as pa
-
-    arr = s.cast(pl.Utf8).to_arrow()
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if arr.type != pa.large_string():
-        arr = arr.cast(pa.large_string())
-    _, off_buf, data_buf = arr.buffers()
-    off = np.frombuffer(off_buf, dtype=np.int64, count=len(arr) + 1, offset=arr.offset * 8)
-    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(
-        0, dtype=np.uint8)
-    return off, data
+def _each_query_once(head_codes: np.ndarray, n_queries: int) -> bool:
+    """Whether every qrels query of a run is one contiguous run of rows."""
+    valid = head_codes[head_codes >= 0]
+    return bool(np.bincount(valid, minlength=n_queries).max(initial=0) <= 1)
 
 
-def _verify_matches(pq: PreparedQrels, docs: pl.Series, perm: np.ndarray, match: np.ndarray,
-                    labels: np.ndarray) -> None:
-    """Check every hash match against the real ids; unmatch any collision."""
-    pos = np.flatnonzero(match >= 0)
-    if len(pos) == 0:
-        return
-    got = docs.gather(perm[pos])
-    want = pq.doc_ids.gather(pq.q_row[match[pos]])
-    bad = (got != want).to_numpy()
-    if bad.any():  # pragma: no cover - 64-bit collision
-        labels[pos[bad]] = -1
+def _rank_and_label_blocked(pq: PreparedQrels, heads: np.ndarray, head_codes: np.ndarray,
+                            n_rows: int, key_col: pl.Series, doc_col: pl.Series,
+                            sort: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`K.rank_and_label` over blocks of whole queries (input grouped by query).
+
+    Returns labels in qrels query order and their offsets per query code, or None when a
+    block holds a repeated document (the caller's whole-table path reports it).
+    """
+    nh = len(heads)
+    ends = np.append(heads[1:], n_rows)
+    valid = head_codes >= 0
+    labels = np.empty(int((ends - heads)[valid].sum()), dtype=np.int32)
+    threads = numba.get_num_threads()
+    # cut points: the first head at or after every BLOCK_ROWS rows
+    cuts = np.unique(np.searchsorted(heads, np.arange(0, n_rows, BLOCK_ROWS)))
+    cuts = np.append(cuts[cuts < nh], nh)
+    pos = 0
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+        r0 = int(heads[a])
+        r1 = int(ends[b - 1])
+        codes = head_codes[a:b]
+        ok = valid[a:b]
+        local = heads[a:b] - r0
+        if ok.all():
+            perm = np.arange(r1 - r0, dtype=np.int64)
+            offsets = np.append(local, r1 - r0)
+            gcodes = codes
+        else:
+            lc = np.where(ok, np.cumsum(ok) - 1, -1)
+            perm, offsets = K.group_runs(local, r1 - r0, lc, int(ok.sum()))
+            gcodes = codes[ok]
+        if len(gcodes) == 0:
+            continue
+        key = key_col.slice(r0, r1 - r0).to_numpy() if sort else np.zeros(0)
+        dup_at = np.empty(len(gcodes), dtype=np.int64)
+        out = labels[pos:pos + len(perm)]
+        K.rank_and_label(perm, offsets, _readonly(key), sort,
+                         id_column(doc_col.slice(r0, r1 - r0)), pq.q_hash, pq.q_rel,
+                         pq.q_start[gcodes], pq.q_end[gcodes], pq.doc_col, out, dup_at, threads)
+        if (dup_at >= 0).any():
+            return None
+        pos += len(perm)
+    gc = head_codes[valid]
+    lengths = (ends - heads)[valid]
+    if len(gc) > 1 and not (np.diff(gc) > 0).all():
+        # rows came in another query order: move each query's labels to its code's place
+        order = np.argsort(gc, kind="stable")
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        labels = K.gather_slices(labels, starts[order], lengths[order].astype(np.int64))
+        gc = gc[order]
+        lengths = lengths[order]
+    offsets = np.zeros(pq.n_queries + 1, dtype=np.int64)
+    offsets[gc + 1] = lengths
+    return labels, np.cumsum(offsets)
 
 
 def _find_duplicate(perm, offsets, groups, qcol: pl.Series, docs: pl.Series) -> int | None:

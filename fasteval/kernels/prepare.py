@@ -1,8 +1,14 @@
 """numba kernels behind :mod:`fasteval.prepare`: grouping, per-query sorting, hash joins.
 
-Ids reach the kernels as 64-bit hashes (polars' seeded hash, or the value itself for
-integer ids). Every hash match is verified against the real ids in :mod:`fasteval.prepare`,
-so a hash collision can cost time but never change a result.
+Id columns reach the kernels as an *id column* tuple ``(is_int, ints, v8, v32, data,
+base)``: integer ids as int64 values, text ids as Arrow string views (``v8``/``v32``: the
+16-byte views as bytes and as four uint32; ``data``: the out-of-line bytes of all data
+buffers, buffer ``b`` starting at ``base[b]``). Text is compared byte-wise from those
+buffers, never copied into Python strings.
+
+Doc ids are joined through 64-bit hashes (polars' seeded hash, or the value itself for
+integers); every hash match is confirmed by comparing the ids themselves, so a collision
+can cost time but never change a result.
 
 Score ties are broken by the doc id, descending, byte-wise (C ``strcmp``, trec_eval's
 rule). Integer ids are compared through their decimal spelling, so the tie order is the
@@ -56,6 +62,216 @@ def cmp_int_text(a, b):
     return -1 if la < lb else 1
 
 
+_MASKS = np.array([0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF], dtype=np.uint64)
+
+# The helpers below that run once per row take scalars only: a numba function that is
+# handed arrays (even inlined) pays atomic reference-count updates on every call, which
+# cost more than the comparison itself. Kernels unpack an id column once, at the top.
+
+
+@njit(cache=True, inline="always")
+def _inline_words(n, w1, w2, w3):
+    """Text of an inline view (n <= 12 bytes, view words w1..w3) as bytes 0-7 and 8-11,
+    with the padding masked off (Arrow leaves it unspecified). Little-endian: byte k of a
+    word is bits 8k..8k+7."""
+    lo = (np.uint64(w1) & _MASKS[min(n, 4)]) | (
+        (np.uint64(w2) & _MASKS[min(max(n - 4, 0), 4)]) << np.uint64(32))
+    hi = np.uint64(w3) & _MASKS[min(max(n - 8, 0), 4)]
+    return lo, hi
+
+
+@njit(cache=True, inline="always")
+def view_eq(n, a1, a2, a3, m, b1, b2, b3):
+    """Compare two string views (length and words 1-3): 1 equal, 0 different, 2 both
+    out-of-line with equal length and prefix (the bytes must be compared)."""
+    if n != m:
+        return 0
+    if a1 == b1 and a2 == b2 and a3 == b3:
+        return 1  # the same 16 bytes: same inline text, or the same bytes in a buffer
+    if n <= 12:
+        la, ha = _inline_words(n, a1, a2, a3)
+        lb, hb = _inline_words(n, b1, b2, b3)
+        return 1 if la == lb and ha == hb else 0
+    return 2 if a1 == b1 else 0
+
+
+@njit(cache=True, inline="always")
+def _sign(d):
+    return 0 if d == 0 else (-1 if d < 0 else 1)
+
+
+@njit(cache=True, inline="always")
+def _bswap32(x):
+    x = np.uint64(x)
+    return ((x & np.uint64(0xFF)) << np.uint64(24)) | ((x & np.uint64(0xFF00)) << np.uint64(8)) | (
+        (x >> np.uint64(8)) & np.uint64(0xFF00)) | ((x >> np.uint64(24)) & np.uint64(0xFF))
+
+
+@njit(cache=True, inline="always")
+def view_cmp(n, a1, a2, a3, m, b1, b2, b3):
+    """strcmp order of two string views from their words: -1, 0, 1, or 2 when an
+    out-of-line text must be read (the first four bytes are equal)."""
+    k = min(n, m)
+    x = _bswap32(np.uint64(a1) & _MASKS[min(k, 4)])
+    y = _bswap32(np.uint64(b1) & _MASKS[min(k, 4)])
+    if x != y:
+        return -1 if x < y else 1
+    if k <= 4:
+        return _sign(n - m)
+    if n > 12 or m > 12:
+        return 2
+    x = _bswap32(np.uint64(a2) & _MASKS[min(k - 4, 4)])
+    y = _bswap32(np.uint64(b2) & _MASKS[min(k - 4, 4)])
+    if x != y:
+        return -1 if x < y else 1
+    if k > 8:
+        x = _bswap32(np.uint64(a3) & _MASKS[k - 8])
+        y = _bswap32(np.uint64(b3) & _MASKS[k - 8])
+        if x != y:
+            return -1 if x < y else 1
+    return _sign(n - m)
+
+
+@njit(cache=True, inline="always")
+def _mix(h):
+    """Finaliser of a 64-bit hash (uint64 in, uint64 out)."""
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xC4CEB9FE1A85EC53)
+    h ^= h >> np.uint64(33)
+    return h
+
+
+@njit(cache=True, inline="always")
+def inline_hash(n, w1, w2, w3):
+    """Hash of an inline view's text (n <= 12)."""
+    lo, hi = _inline_words(n, w1, w2, w3)
+    return np.int64(_mix(lo ^ _mix(hi ^ (np.uint64(n) << np.uint64(56)))))
+
+
+@njit(cache=True)
+def long_hash(data, p, n):
+    """Hash of ``n`` > 12 bytes at ``data[p:]`` (a different family from inline_hash:
+    lengths never overlap)."""
+    h = np.uint64(n) * np.uint64(0x9E3779B97F4A7C15)
+    for k in range(0, n, 8):
+        w = np.uint64(0)
+        for b in range(min(8, n - k)):
+            w |= np.uint64(data[p + k + b]) << np.uint64(8 * b)
+        h = _mix(h ^ w)
+    return np.int64(h)
+
+
+@njit(cache=True)
+def long_eq(da, pa, db, pb, n):
+    """Bytes 4..n of two out-of-line strings equal (the prefixes already matched)."""
+    for k in range(4, n):
+        if da[pa + k] != db[pb + k]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def text_cmp(v8a, va, da, ba, i, v8b, vb, db, bb, j):
+    """strcmp order of text ``i`` of one column and ``j`` of another: -1, 0, 1."""
+    n = np.int64(va[i, 0])
+    m = np.int64(vb[j, 0])
+    k = min(n, m)
+    # the first four bytes are in word 1 of both layouts: compare them big-endian
+    if k > 0:
+        x = _bswap32(np.uint64(va[i, 1]) & _MASKS[min(k, 4)])
+        y = _bswap32(np.uint64(vb[j, 1]) & _MASKS[min(k, 4)])
+        if x != y:
+            return -1 if x < y else 1
+    pa = ba[va[i, 2]] + va[i, 3] if n > 12 else 0
+    pb = bb[vb[j, 2]] + vb[j, 3] if m > 12 else 0
+    for t in range(4, k):
+        ca = da[pa + t] if n > 12 else v8a[i, 4 + t]
+        cb = db[pb + t] if m > 12 else v8b[j, 4 + t]
+        if ca != cb:
+            return -1 if ca < cb else 1
+    if n == m:
+        return 0
+    return -1 if n < m else 1
+
+
+@njit(cache=True)
+def id_eq(a, i, b, j):
+    """Whether id ``i`` of column ``a`` equals id ``j`` of column ``b`` (not for hot loops)."""
+    if a[0]:
+        return a[1][i] == b[1][j]
+    va = a[3]
+    vb = b[3]
+    r = view_eq(np.int64(va[i, 0]), va[i, 1], va[i, 2], va[i, 3], np.int64(vb[j, 0]), vb[j, 1],
+                vb[j, 2], vb[j, 3])
+    if r == 2:
+        return long_eq(a[4], a[5][va[i, 2]] + va[i, 3], b[4], b[5][vb[j, 2]] + vb[j, 3],
+                       np.int64(va[i, 0]))
+    return r == 1
+
+
+@njit(cache=True, parallel=True)
+def hash_ids(col, n):
+    """64-bit key of every id: the value of an integer, a hash of the bytes of text."""
+    is_int, ints, _, v, data, base = col
+    out = np.empty(n, dtype=np.int64)
+    for i in prange(n):
+        if is_int:
+            out[i] = ints[i]
+        else:
+            m = np.int64(v[i, 0])
+            if m <= 12:
+                out[i] = inline_hash(m, v[i, 1], v[i, 2], v[i, 3])
+            else:
+                out[i] = long_hash(data, base[v[i, 2]] + v[i, 3], m)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def run_heads(col, n):
+    """Rows that start a run of equal ids (row 0 and each row unlike the one before)."""
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    is_int, ints, _, v, data, base = col
+    nch = 256
+    step = (n + nch - 1) // nch
+    flags = np.zeros(n, dtype=np.uint8)
+    counts = np.zeros(nch + 1, dtype=np.int64)
+    for c in prange(nch):
+        lo = max(1, c * step)
+        hi = min(n, (c + 1) * step)
+        k = 0
+        for i in range(lo, hi):
+            if is_int:
+                same = ints[i] == ints[i - 1]
+            else:
+                r = view_eq(np.int64(v[i, 0]), v[i, 1], v[i, 2], v[i, 3], np.int64(v[i - 1, 0]),
+                            v[i - 1, 1], v[i - 1, 2], v[i - 1, 3])
+                if r == 2:
+                    r = 1 if long_eq(data, base[v[i, 2]] + v[i, 3], data,
+                                     base[v[i - 1, 2]] + v[i - 1, 3], np.int64(v[i, 0])) else 0
+                same = r == 1
+            if not same:
+                flags[i] = 1
+                k += 1
+        counts[c + 1] = k
+    counts[0] = 1
+    for c in range(nch):
+        counts[c + 1] += counts[c]
+    heads = np.empty(counts[nch], dtype=np.int64)
+    heads[0] = 0
+    for c in prange(nch):
+        lo = max(1, c * step)
+        hi = min(n, (c + 1) * step)
+        k = counts[c]
+        for i in range(lo, hi):
+            if flags[i]:
+                heads[k] = i
+                k += 1
+    return heads
+
+
 @njit(cache=True, parallel=True)
 def lookup_codes(hashes, table_hash, table_code, out):
     """out[i] = code of hashes[i] in the sorted (hash, code) table, -1 if absent."""
@@ -74,270 +290,379 @@ def lookup_codes(hashes, table_hash, table_code, out):
         out[i] = table_code[lo] if lo < m and table_hash[lo] == h else -1
 
 
-@njit(cache=True)
-def group_rows(codes, n_groups):
-    """Counting sort of row indices by group code (stable); rows with code < 0 are dropped.
+@njit(cache=True, parallel=True)
+def group_runs(heads, n_rows, head_codes, n_groups):
+    """Stable grouping of rows given as runs (``heads``, each with its group code).
 
-    Returns (perm, offsets): rows of group g are perm[offsets[g]:offsets[g+1]], input order.
+    Runs with code < 0 are dropped. Returns (perm, offsets): rows of group g are
+    ``perm[offsets[g]:offsets[g+1]]`` in input order. Input already grouped in code order
+    (the usual dump) costs one sequential fill.
     """
+    nh = heads.shape[0]
     counts = np.zeros(n_groups + 1, dtype=np.int64)
-    for i in range(codes.shape[0]):
-        c = codes[i]
+    for r in range(nh):
+        c = head_codes[r]
         if c >= 0:
-            counts[c + 1] += 1
+            end = heads[r + 1] if r + 1 < nh else n_rows
+            counts[c + 1] += end - heads[r]
     for g in range(n_groups):
         counts[g + 1] += counts[g]
-    perm = np.empty(counts[n_groups], dtype=np.int64)
+    dest = np.empty(nh, dtype=np.int64)
     pos = counts[:-1].copy()
-    for i in range(codes.shape[0]):
-        c = codes[i]
+    for r in range(nh):
+        c = head_codes[r]
         if c >= 0:
-            perm[pos[c]] = i
-            pos[c] += 1
+            end = heads[r + 1] if r + 1 < nh else n_rows
+            dest[r] = pos[c]
+            pos[c] += end - heads[r]
+    perm = np.empty(counts[n_groups], dtype=np.int64)
+    for r in prange(nh):
+        if head_codes[r] >= 0:
+            start = heads[r]
+            end = heads[r + 1] if r + 1 < nh else n_rows
+            d = dest[r] - start
+            for i in range(start, end):
+                perm[d + i] = i
     return perm, counts
 
 
-@njit(cache=True)
-def _sort_slice_by_key(perm, kbuf, pscr, kscr, s, e, key):
-    """Stable sort of perm[s:e] by key descending; keys copied to a contiguous buffer."""
-    ordered = True
-    for i in range(s, e):
-        kbuf[i] = key[perm[i]]
-        if i > s and kbuf[i] > kbuf[i - 1]:
-            ordered = False
-    if ordered:
-        return
-    n = e - s
-    run = 32
-    for a in range(s, e, run):
-        b = min(a + run, e)
-        for i in range(a + 1, b):
-            x = perm[i]
-            kx = kbuf[i]
-            j = i - 1
-            while j >= a and kx > kbuf[j]:
-                perm[j + 1] = perm[j]
-                kbuf[j + 1] = kbuf[j]
-                j -= 1
-            perm[j + 1] = x
-            kbuf[j + 1] = kx
-    width = run
-    src_p = perm
-    src_k = kbuf
-    dst_p = pscr
-    dst_k = kscr
-    passes = 0
-    while width < n:
-        for a in range(s, e, 2 * width):
-            mid = min(a + width, e)
-            b = min(a + 2 * width, e)
-            i = a
-            j = mid
-            k = a
-            while i < mid and j < b:
-                if src_k[j] > src_k[i]:
-                    dst_p[k] = src_p[j]
-                    dst_k[k] = src_k[j]
-                    j += 1
-                else:
-                    dst_p[k] = src_p[i]
-                    dst_k[k] = src_k[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                dst_p[k] = src_p[i]
-                dst_k[k] = src_k[i]
-                i += 1
-                k += 1
-            while j < b:
-                dst_p[k] = src_p[j]
-                dst_k[k] = src_k[j]
-                j += 1
-                k += 1
-        src_p, dst_p = dst_p, src_p
-        src_k, dst_k = dst_k, src_k
-        width *= 2
-        passes += 1
-    if passes % 2 == 1:
-        for i in range(s, e):
-            perm[i] = pscr[i]
-
-
 @njit(cache=True, parallel=True)
-def sort_groups(perm, offsets, key):
-    """Sort every group's rows by key descending, stably, in place."""
-    n = perm.shape[0]
-    kbuf = np.empty(n, dtype=np.float64)
-    pscr = np.empty(n, dtype=np.int64)
-    kscr = np.empty(n, dtype=np.float64)
-    for g in prange(offsets.shape[0] - 1):
-        _sort_slice_by_key(perm, kbuf, pscr, kscr, offsets[g], offsets[g + 1], key)
+def index_qrels(order, offsets, col, n_threads):
+    """Doc keys and ids of the qrels in grouped order (``order``/``offsets``: rows of query
+    g are ``order[offsets[g]:offsets[g+1]]``), and per query a position whose doc repeats
+    an earlier one of the same query (-1 if none).
 
-
-@njit(cache=True, parallel=True)
-def sort_groups_by_int(perm, offsets, key):
-    """Sort every group's rows by an int64 key ascending, in place (qrels: doc hashes)."""
-    for g in prange(offsets.shape[0] - 1):
-        s = offsets[g]
-        e = offsets[g + 1]
-        if e - s <= 48:
-            for i in range(s + 1, e):
-                x = perm[i]
-                kx = key[x]
-                j = i - 1
-                while j >= s and key[perm[j]] > kx:
-                    perm[j + 1] = perm[j]
-                    j -= 1
-                perm[j + 1] = x
-        else:
-            seg = perm[s:e]
-            order = np.argsort(key[seg], kind="mergesort")
-            perm[s:e] = seg[order]
-
-
-@njit(cache=True)
-def tie_positions(perm, offsets, key):
-    """Positions (into perm) of rows whose key equals a neighbour's in the same group,
-    and the tie run each belongs to (runs never cross groups)."""
-    n = perm.shape[0]
-    run_of = np.full(n, -1, dtype=np.int64)
-    count = 0
-    runs = 0
-    for g in range(offsets.shape[0] - 1):
-        for i in range(offsets[g] + 1, offsets[g + 1]):
-            if key[perm[i]] == key[perm[i - 1]]:
-                if run_of[i - 1] < 0:
-                    run_of[i - 1] = runs
-                    runs += 1
-                    count += 1
-                run_of[i] = run_of[i - 1]
-                count += 1
-    pos = np.empty(count, dtype=np.int64)
-    rid = np.empty(count, dtype=np.int64)
-    k = 0
-    for i in range(n):
-        if run_of[i] >= 0:
-            pos[k] = i
-            rid[k] = run_of[i]
-            k += 1
-    return pos, rid
-
-
-@njit(cache=True)
-def _cmp_bytes(offsets, data, a, b):
-    """strcmp of strings a and b of one Arrow string buffer: -1, 0, 1."""
-    sa = offsets[a]
-    la = offsets[a + 1] - sa
-    sb = offsets[b]
-    lb = offsets[b + 1] - sb
-    for i in range(min(la, lb)):
-        ca = data[sa + i]
-        cb = data[sb + i]
-        if ca != cb:
-            return -1 if ca < cb else 1
-    if la == lb:
-        return 0
-    return -1 if la < lb else 1
-
-
-@njit(cache=True)
-def order_ties(perm, positions, run_ids, local, int_ids, str_off, str_data, use_ints):
-    """Within each tie run, order rows by doc id descending (insertion sort).
-
-    ``positions`` (ascending, into ``perm``) with their ``run_ids``. ``local[k]`` indexes the
-    doc of ``positions[k]`` in ``int_ids`` (compared through their decimal spelling) when
-    ``use_ints``, else in the Arrow string buffers ``str_off``/``str_data`` (byte-wise).
+    Returns ``(q_hash, q_ints, q_views, repeat)``: keys, then the ids (integers, or the
+    16-byte views as four uint32, whose out-of-line bytes stay in ``col``'s buffers).
     """
-    m = positions.shape[0]
-    a = 0
-    while a < m:
-        b = a + 1
-        while b < m and run_ids[b] == run_ids[a]:
-            b += 1
-        for i in range(a + 1, b):
-            row = perm[positions[i]]
-            li = local[i]
-            j = i - 1
-            while j >= a:
-                lj = local[j]
-                if use_ints:
-                    c = cmp_int_text(int_ids[li], int_ids[lj])
-                else:
-                    c = _cmp_bytes(str_off, str_data, li, lj)
-                if c <= 0:
-                    break
-                perm[positions[j + 1]] = perm[positions[j]]
-                local[j + 1] = lj
-                j -= 1
-            perm[positions[j + 1]] = row
-            local[j + 1] = li
-        a = b
-
-
-@njit(cache=True, parallel=True)
-def join_labels(perm, offsets, run_hash, q_hash, q_rel, q_start, q_end, labels, match, dup_at,
-                n_threads):
-    """Label each ranked row from its query's qrels (rows sorted by hash per query).
-
-    ``labels[i]``: grade of ranked row ``perm[i]``, -1 if absent from the qrels, -2 if its
-    grade is negative. ``match[i]``: the qrels position matched (for verification), or -1.
-    ``dup_at[g]``: a position in group g whose doc hash repeats an earlier one, else -1.
-    ``n_threads``: ``numba.get_num_threads()`` (one scratch table per thread).
-    """
+    is_int, ints, _, v, data, base = col
+    n = order.shape[0]
     ng = offsets.shape[0] - 1
+    q_hash = np.empty(n, dtype=np.int64)
+    q_ints = np.empty(n if is_int else 0, dtype=np.int64)
+    q_v = np.empty((0 if is_int else n, 4), dtype=np.uint32)
+    repeat = np.full(ng, -1, dtype=np.int64)
     longest = 1
     for g in range(ng):
         longest = max(longest, offsets[g + 1] - offsets[g])
-    width = 1
+    width = 2
     while width < 2 * longest:
         width *= 2
-    # one reusable open-addressing table (row + 1, 0 = empty) per thread
     tables = np.zeros((n_threads, width), dtype=np.int64)
     for g in prange(ng):
         s = offsets[g]
         e = offsets[g + 1]
-        a0 = q_start[g]
-        b0 = q_end[g]
-        for i in range(s, e):
-            h = run_hash[perm[i]]
-            lo = a0
-            hi = b0
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if q_hash[mid] < h:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            if lo < b0 and q_hash[lo] == h:
-                v = q_rel[lo]
-                labels[i] = v if v >= 0 else -2
-                match[i] = lo
-            else:
-                labels[i] = -1
-                match[i] = -1
-        # duplicate check: power-of-two open addressing over this group's rows
-        dup_at[g] = -1
-        size = 1
+        tid = get_thread_id()
+        size = 2
+        shift = 63
         while size < 2 * (e - s):
             size *= 2
+            shift -= 1
         mask = size - 1
-        table = tables[get_thread_id()]
         for k in range(size):
-            table[k] = 0
+            tables[tid, k] = 0
         for i in range(s, e):
-            h = run_hash[perm[i]]
-            slot = (h ^ (h >> 29)) & mask
+            r = order[i]
+            if is_int:
+                h = ints[r]
+                q_ints[i] = h
+            else:
+                for w in range(4):
+                    q_v[i, w] = v[r, w]
+                m = np.int64(v[r, 0])
+                if m <= 12:
+                    h = inline_hash(m, v[r, 1], v[r, 2], v[r, 3])
+                else:
+                    h = long_hash(data, base[v[r, 2]] + v[r, 3], m)
+            q_hash[i] = h
+            if repeat[g] >= 0:
+                continue
+            slot = _slot(h, shift)
             while True:
-                t = table[slot]
+                t = tables[tid, slot]
                 if t == 0:
-                    table[slot] = i + 1
+                    tables[tid, slot] = i + 1
                     break
-                if run_hash[perm[t - 1]] == h:
-                    dup_at[g] = i
-                    break
+                if q_hash[t - 1] == h:
+                    o = order[t - 1]
+                    if is_int:
+                        same = 1
+                    else:
+                        same = view_eq(m, v[r, 1], v[r, 2], v[r, 3], np.int64(v[o, 0]), v[o, 1],
+                                       v[o, 2], v[o, 3])
+                        if same == 2:
+                            same = 1 if long_eq(data, base[v[r, 2]] + v[r, 3], data,
+                                                base[v[o, 2]] + v[o, 3], m) else 0
+                    if same == 1:
+                        repeat[g] = i
+                        break
                 slot = (slot + 1) & mask
+    return q_hash, q_ints, q_v, repeat
+
+
+@njit(cache=True, inline="always")
+def _sort_slice_by_key(perm, s, e, key, kbuf, pscr, kscr):
+    """Stable sort of perm[s:e] by key descending. ``kbuf``/``pscr``/``kscr``: scratch of
+    at least e - s (the keys are copied there, contiguous, only when a sort is needed)."""
+    ordered = True
+    for i in range(s + 1, e):
+        if key[perm[i]] > key[perm[i - 1]]:
+            ordered = False
+            break
+    if ordered:
+        return
+    n = e - s
+    for i in range(n):
+        kbuf[i] = key[perm[s + i]]
+        pscr[i] = perm[s + i]
+    # insertion-sorted runs of 32, then bottom-up merges between (pscr, kbuf) and the
+    # second buffer pair (perm[s:e], kscr)
+    run = 32
+    for a in range(0, n, run):
+        b = min(a + run, n)
+        for i in range(a + 1, b):
+            x = pscr[i]
+            kx = kbuf[i]
+            j = i - 1
+            while j >= a and kx > kbuf[j]:
+                pscr[j + 1] = pscr[j]
+                kbuf[j + 1] = kbuf[j]
+                j -= 1
+            pscr[j + 1] = x
+            kbuf[j + 1] = kx
+    width = run
+    src_in_scratch = True
+    while width < n:
+        for a in range(0, n, 2 * width):
+            mid = min(a + width, n)
+            b = min(a + 2 * width, n)
+            i = a
+            j = mid
+            k = a
+            while k < b:
+                if src_in_scratch:
+                    take_j = j < b and (i >= mid or kbuf[j] > kbuf[i])
+                    if take_j:
+                        perm[s + k] = pscr[j]
+                        kscr[k] = kbuf[j]
+                        j += 1
+                    else:
+                        perm[s + k] = pscr[i]
+                        kscr[k] = kbuf[i]
+                        i += 1
+                else:
+                    take_j = j < b and (i >= mid or kscr[j] > kscr[i])
+                    if take_j:
+                        pscr[k] = perm[s + j]
+                        kbuf[k] = kscr[j]
+                        j += 1
+                    else:
+                        pscr[k] = perm[s + i]
+                        kbuf[k] = kscr[i]
+                        i += 1
+                k += 1
+        src_in_scratch = not src_in_scratch
+        width *= 2
+    if src_in_scratch:
+        for i in range(n):
+            perm[s + i] = pscr[i]
+
+
+@njit(cache=True, inline="always")
+def _doc_before(x, y, is_int, ints, v8, v, data, base):
+    """Row x's doc id sorts after row y's (so x ranks first among equal scores)."""
+    if is_int:
+        return cmp_int_text(ints[x], ints[y]) > 0
+    c = view_cmp(np.int64(v[x, 0]), v[x, 1], v[x, 2], v[x, 3], np.int64(v[y, 0]), v[y, 1],
+                 v[y, 2], v[y, 3])
+    if c == 2:
+        c = text_cmp(v8, v, data, base, x, v8, v, data, base, y)
+    return c > 0
+
+
+@njit(cache=True)
+def sort_tie_run(perm, i, j, scratch, is_int, ints, v8, v, data, base):
+    """Stable sort of perm[i:j] (rows of equal score) by doc id descending: insertion-
+    sorted runs of 32, then merges; ``scratch``: at least j - i."""
+    run = 32
+    for a in range(i, j, run):
+        b = min(a + run, j)
+        for p in range(a + 1, b):
+            x = perm[p]
+            q = p - 1
+            while q >= a and _doc_before(x, perm[q], is_int, ints, v8, v, data, base):
+                perm[q + 1] = perm[q]
+                q -= 1
+            perm[q + 1] = x
+    width = run
+    n = j - i
+    while width < n:
+        for a in range(i, j, 2 * width):
+            mid = min(a + width, j)
+            b = min(a + 2 * width, j)
+            p = a
+            q = mid
+            k = a
+            while p < mid and q < b:
+                if _doc_before(perm[q], perm[p], is_int, ints, v8, v, data, base):
+                    scratch[k - i] = perm[q]
+                    q += 1
+                else:
+                    scratch[k - i] = perm[p]
+                    p += 1
+                k += 1
+            while p < mid:
+                scratch[k - i] = perm[p]
+                p += 1
+                k += 1
+            while q < b:
+                scratch[k - i] = perm[q]
+                q += 1
+                k += 1
+        for k in range(i, j):
+            perm[k] = scratch[k - i]
+        width *= 2
+
+
+@njit(cache=True, inline="always")
+def _slot(h, shift):
+    """Slot of a 64-bit key in a table of 2**(64 - shift) (Fibonacci hashing, so that
+    integer ids with a common stride spread too)."""
+    return np.int64((np.uint64(h) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(shift))
+
+
+@njit(cache=True, parallel=True)
+def rank_and_label(perm, offsets, key, sort, docs, q_hash, q_rel, q_start, q_end, q_docs,
+                   labels, dup_at, n_threads):
+    """Put every query's rows in rank order and label them from its qrels, in one pass.
+
+    ``perm``/``offsets``: rows of query g are ``perm[offsets[g]:offsets[g+1]]``. ``sort``:
+    order them by ``key`` descending, ties by doc id descending (else keep the order).
+    ``docs``: the run's doc id column; ``q_hash``/``q_rel``/``q_docs``: the qrels' doc
+    keys, grades and ids, query g at ``q_start[g]:q_end[g]``. Writes ``labels[i]``: grade
+    of ranked row ``perm[i]``, -1 if not in the qrels, -2 if its grade is negative; and
+    ``dup_at[g]``: a position in query g whose doc repeats an earlier one, else -1.
+    ``n_threads``: ``numba.get_num_threads()`` (one scratch area per thread).
+    """
+    d_int, d_ints, d_v8, dv, d_data, d_base = docs
+    _, q_ints, _, qv, q_data, q_base = q_docs
+    ng = offsets.shape[0] - 1
+    longest = 1
+    for g in range(ng):
+        longest = max(longest, offsets[g + 1] - offsets[g])
+    width = 2
+    while width < 2 * longest:
+        width *= 2
+    # per-thread scratch: sort buffers, doc keys, and an open-addressing table
+    m = longest if sort else 0
+    kbuf = np.empty((n_threads, m), dtype=np.float64)
+    pscr = np.empty((n_threads, m), dtype=np.int64)
+    kscr = np.empty((n_threads, m), dtype=np.float64)
+    tables = np.zeros((n_threads, width), dtype=np.int64)
+    hbuf = np.empty((n_threads, longest), dtype=np.int64)
+    for g in prange(ng):
+        s = offsets[g]
+        e = offsets[g + 1]
+        dup_at[g] = -1
+        if e == s:
+            continue
+        tid = get_thread_id()
+        if sort:
+            scratch = pscr[tid]
+            _sort_slice_by_key(perm, s, e, key, kbuf[tid], scratch, kscr[tid])
+            i = s
+            while i < e:  # runs of equal keys: doc id descending
+                ki = key[perm[i]]
+                j = i + 1
+                while j < e and key[perm[j]] == ki:
+                    j += 1
+                if j - i > 1:
+                    sort_tie_run(perm, i, j, scratch, d_int, d_ints, d_v8, dv, d_data, d_base)
+                i = j
+        # the query's docs go into this thread's open-addressing table (position + 1;
+        # 0 = empty), which finds repeated docs; then each judged doc of the query is
+        # looked up in it. Equal keys are confirmed on the ids themselves.
+        size = 2
+        shift = 63
+        while size < 2 * (e - s):
+            size *= 2
+            shift -= 1
+        mask = size - 1
+        for k in range(size):
+            tables[tid, k] = 0
+        for i in range(s, e):
+            labels[i] = -1
             if dup_at[g] >= 0:
-                break
+                continue
+            row = perm[i]
+            if d_int:
+                h = d_ints[row]
+            else:
+                ln = np.int64(dv[row, 0])
+                if ln <= 12:
+                    h = inline_hash(ln, dv[row, 1], dv[row, 2], dv[row, 3])
+                else:
+                    h = long_hash(d_data, d_base[dv[row, 2]] + dv[row, 3], ln)
+            hbuf[tid, i - s] = h
+            slot = _slot(h, shift)
+            while True:
+                t = tables[tid, slot]
+                if t == 0:
+                    tables[tid, slot] = i + 1
+                    break
+                if hbuf[tid, t - 1 - s] == h:
+                    other = perm[t - 1]
+                    if d_int:
+                        same = 1
+                    else:
+                        same = view_eq(np.int64(dv[row, 0]), dv[row, 1], dv[row, 2], dv[row, 3],
+                                       np.int64(dv[other, 0]), dv[other, 1], dv[other, 2],
+                                       dv[other, 3])
+                        if same == 2:
+                            same = 1 if long_eq(d_data, d_base[dv[row, 2]] + dv[row, 3], d_data,
+                                                d_base[dv[other, 2]] + dv[other, 3],
+                                                np.int64(dv[row, 0])) else 0
+                    if same == 1:
+                        dup_at[g] = i
+                        break
+                slot = (slot + 1) & mask
+        for j in range(q_start[g], q_end[g]):
+            h = q_hash[j]
+            slot = _slot(h, shift)
+            while True:
+                t = tables[tid, slot]
+                if t == 0:
+                    break
+                if hbuf[tid, t - 1 - s] == h:
+                    row = perm[t - 1]
+                    if d_int:
+                        same = 1 if d_ints[row] == q_ints[j] else 0
+                    else:
+                        same = view_eq(np.int64(dv[row, 0]), dv[row, 1], dv[row, 2], dv[row, 3],
+                                       np.int64(qv[j, 0]), qv[j, 1], qv[j, 2], qv[j, 3])
+                        if same == 2:
+                            same = 1 if long_eq(d_data, d_base[dv[row, 2]] + dv[row, 3], q_data,
+                                                q_base[qv[j, 2]] + qv[j, 3],
+                                                np.int64(qv[j, 0])) else 0
+                    if same == 1:
+                        v = q_rel[j]
+                        labels[t - 1] = v if v >= 0 else -2
+                        break
+                slot = (slot + 1) & mask
+
+
+@njit(cache=True, parallel=True)
+def gather_slices(values, starts, lengths):
+    """Concatenation of ``values[starts[k]:starts[k]+lengths[k]]`` for every k."""
+    n = lengths.shape[0]
+    off = np.zeros(n + 1, dtype=np.int64)
+    for k in range(n):
+        off[k + 1] = off[k] + lengths[k]
+    out = np.empty(off[n], dtype=values.dtype)
+    for k in prange(n):
+        for t in range(lengths[k]):
+            out[off[k] + t] = values[starts[k] + t]
+    return out
 
 
 @njit(cache=True)

@@ -1,0 +1,158 @@
+"""The run-preparation paths agree: blocked (input grouped by query) and whole-table, text
+ids inline (<= 12 bytes) and out-of-line, integer ids, multi-chunk columns; and the byte
+comparisons on Arrow string views agree with Python's ``bytes`` order."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fasteval
+import fasteval.prepare as P
+from fasteval.errors import InputError
+from fasteval.kernels import prepare as K
+from tests.core._gen import random_case
+
+MEASURES = ["map", "ndcg", "P@5", "recip_rank", "bpref", "num_rel_ret", "infAP", "Rprec"]
+
+
+def _long_ids(df: pl.DataFrame) -> pl.DataFrame:
+    """Doc ids padded past 12 bytes (out-of-line in Arrow views), one in three kept short."""
+    return df.with_columns(
+        pl.when(pl.col("doc_id").str.len_bytes() % 3 == 0)
+        .then(pl.col("doc_id"))
+        .otherwise(pl.lit("collection-doc-") + pl.col("doc_id"))
+        .alias("doc_id")
+    )
+
+
+def _chunked(df: pl.DataFrame, pieces: int, seed: int) -> pl.DataFrame:
+    """The same rows in several chunks, cut at random rows (inside queries too)."""
+    rng = np.random.default_rng(seed)
+    cuts = np.sort(rng.choice(np.arange(1, df.height), size=min(pieces, df.height - 1),
+                              replace=False))
+    parts = [df.slice(int(a), int(b - a)) for a, b in zip([0, *cuts], [*cuts, df.height],
+                                                          strict=True)]
+    return pl.concat(parts, rechunk=False)
+
+
+def _whole_and_blocked(qrels, run, monkeypatch, block: int, **opts):
+    pq = P.prepare_qrels(qrels)
+    monkeypatch.setattr(P, "BLOCK_ROWS", 1 << 40)
+    whole = P.prepare_run(pq, run, **opts)
+    monkeypatch.setattr(P, "BLOCK_ROWS", block)
+    blocked = P.prepare_run(pq, run, **opts)
+    return whole, blocked
+
+
+def _same(a: P.Batch, b: P.Batch) -> None:
+    np.testing.assert_array_equal(a.labels, b.labels)
+    np.testing.assert_array_equal(a.offsets, b.offsets)
+    np.testing.assert_array_equal(a.qidx, b.qidx)
+    np.testing.assert_array_equal(a.present, b.present)
+    assert a.report == b.report
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("ids", ["short", "long", "int"])
+@pytest.mark.parametrize("block", [7, 64])
+def test_blocked_equals_whole(seed, ids, block, monkeypatch):
+    qrels, run = random_case(seed, n_queries=60, depth=40, int_ids=ids == "int")
+    if ids == "long":
+        qrels, run = _long_ids(qrels), _long_ids(run)
+    run = run.sort("query_id", maintain_order=True)  # grouped by query: the blocked path
+    if seed % 2:
+        run = _chunked(run, 5, seed)
+    assert run.height >= 2 * block
+    for opts in ({}, {"complete": True}, {"max_docs": 5, "judged_only": True},
+                 {"tie_break": "input"}):
+        whole, blocked = _whole_and_blocked(qrels, run, monkeypatch, block, **opts)
+        _same(whole, blocked)
+    assert whole.labels.size > 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_query_order_and_split_queries(seed, monkeypatch):
+    """Queries grouped but not in qrels order (labels moved into place), and a query
+    split in two (whole-table path): both equal the whole-table result."""
+    qrels, run = random_case(seed, n_queries=50, depth=30)
+    groups = run.partition_by("query_id", maintain_order=True)
+    rng = np.random.default_rng(seed)
+    shuffled = pl.concat([groups[i] for i in rng.permutation(len(groups))])
+    whole, blocked = _whole_and_blocked(qrels, shuffled, monkeypatch, 16)
+    _same(whole, blocked)
+    first = shuffled.filter(pl.col("query_id") == shuffled["query_id"][0]).height
+    split = pl.concat([shuffled.slice(1), shuffled.slice(0, 1)])  # first query: both ends
+    pq = P.prepare_qrels(qrels)
+    assert P._each_query_once(P._query_groups(pq, split["query_id"])[1], pq.n_queries) == (
+        first == 1)
+    whole, blocked = _whole_and_blocked(qrels, split, monkeypatch, 16)
+    _same(whole, blocked)
+    r1 = fasteval.evaluate(qrels, split, MEASURES)
+    r2 = fasteval.evaluate(qrels, shuffled, MEASURES)
+    assert r1.sort("query_id", "measure").equals(r2.sort("query_id", "measure"))
+
+
+@pytest.mark.parametrize("ids", ["short", "long"])
+def test_duplicate_found_in_a_block(ids, monkeypatch):
+    qrels, run = random_case(1, n_queries=40, depth=30)
+    if ids == "long":
+        qrels, run = _long_ids(qrels), _long_ids(run)
+    run = run.sort("query_id", maintain_order=True)
+    dup = pl.concat([run, run.slice(run.height // 2, 1)]).sort("query_id", maintain_order=True)
+    pq = P.prepare_qrels(qrels)
+    monkeypatch.setattr(P, "BLOCK_ROWS", 8)
+    with pytest.raises(InputError, match="appears more than once"):
+        P.prepare_run(pq, dup)
+    kept = P.prepare_run(pq, dup, duplicates="keep_best")
+    assert kept.report.deduplicated_rows == 1
+    np.testing.assert_array_equal(kept.labels, P.prepare_run(pq, run).labels)
+
+
+def test_ties_broken_by_bytes_descending_long_and_short():
+    """Equal scores: doc ids descending byte-wise (strcmp), mixing inline and out-of-line
+    ids, shared prefixes, and bytes >= 0x80."""
+    docs = ["a", "ab", "abc", "abcdefghijkl", "abcdefghijklm", "abcdefghijklmn", "abd",
+            "zz", "\u00e9t\u00e9", "\u00e9", "collection-000", "collection-0001",
+            "collection-001", "b" * 30, "b" * 29 + "c", ""]
+    docs = [d for d in docs if d]
+    qrels = pl.DataFrame({"query_id": ["q"] * len(docs), "doc_id": docs,
+                          "relevance": list(range(len(docs)))})
+    run = pl.DataFrame({"query_id": ["q"] * len(docs), "doc_id": docs,
+                        "score": [1.0] * len(docs)})
+    pq = P.prepare_qrels(qrels)
+    batch = P.prepare_run(pq, run)
+    want = sorted(docs, key=lambda d: d.encode(), reverse=True)
+    grade = {d: i for i, d in enumerate(docs)}
+    assert batch.labels.tolist() == [grade[d] for d in want]
+
+
+ascii_or_not = st.text(alphabet=st.sampled_from(list("ab\u00e9\u4e2d0-")), max_size=20)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(ascii_or_not, min_size=2, max_size=30))
+def test_view_comparisons_match_bytes(texts):
+    col = P.id_column(pl.Series(texts, dtype=pl.Utf8))
+    v8, v = col[2], col[3]
+    hashes = K.hash_ids(col, len(texts))
+    for i, a in enumerate(texts):
+        for j, b in enumerate(texts):
+            want = (a.encode() > b.encode()) - (a.encode() < b.encode())
+            got = K.text_cmp(v8, v, col[4], col[5], i, v8, v, col[4], col[5], j)
+            assert got == want, (a, b)
+            assert K.id_eq(col, i, col, j) == (a == b)
+            if a == b:
+                assert hashes[i] == hashes[j]
+
+
+def test_run_heads_across_chunks():
+    s = pl.concat([pl.Series(["q1", "q1"]), pl.Series(["q1", "q2"]), pl.Series(["q2"]),
+                   pl.Series(["q10000000000000a", "q10000000000000a"]),
+                   pl.Series(["q10000000000000a", "q1"])], rechunk=False)
+    assert s.n_chunks() == 5
+    assert P.run_heads(s).tolist() == [0, 3, 5, 8]
+    assert P.run_heads(pl.Series([3, 3, 4, 3], dtype=pl.Int64)).tolist() == [0, 2, 3]
