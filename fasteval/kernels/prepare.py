@@ -147,7 +147,8 @@ def _mix(h):
 def inline_hash(n, w1, w2, w3):
     """Hash of an inline view's text (n <= 12)."""
     lo, hi = _inline_words(n, w1, w2, w3)
-    return np.int64(_mix(lo ^ _mix(hi ^ (np.uint64(n) << np.uint64(56)))))
+    return np.int64(_mix(lo ^ ((hi | (np.uint64(n) << np.uint64(32))) * np.uint64(
+        0x9E3779B97F4A7C15))))
 
 
 @njit(cache=True)
@@ -326,6 +327,18 @@ def group_runs(heads, n_rows, head_codes, n_groups):
     return perm, counts
 
 
+@njit(cache=True, inline="always")
+def _table_size(count):
+    """Slots (a power of two, at least twice ``count``) of an open-addressing table for
+    ``count`` keys, and the shift that :func:`_slot` needs for it."""
+    size = 2
+    shift = 63
+    while size < 2 * count:
+        size *= 2
+        shift -= 1
+    return size, shift
+
+
 @njit(cache=True, parallel=True)
 def index_qrels(order, offsets, col, n_threads):
     """Doc keys and ids of the qrels in grouped order (``order``/``offsets``: rows of query
@@ -345,19 +358,13 @@ def index_qrels(order, offsets, col, n_threads):
     longest = 1
     for g in range(ng):
         longest = max(longest, offsets[g + 1] - offsets[g])
-    width = 2
-    while width < 2 * longest:
-        width *= 2
+    width = _table_size(longest)[0]
     tables = np.zeros((n_threads, width), dtype=np.int64)
     for g in prange(ng):
         s = offsets[g]
         e = offsets[g + 1]
         tid = get_thread_id()
-        size = 2
-        shift = 63
-        while size < 2 * (e - s):
-            size *= 2
-            shift -= 1
+        size, shift = _table_size(e - s)
         mask = size - 1
         for k in range(size):
             tables[tid, k] = 0
@@ -403,14 +410,20 @@ def index_qrels(order, offsets, col, n_threads):
 @njit(cache=True, inline="always")
 def _sort_slice_by_key(perm, s, e, key, kbuf, pscr, kscr):
     """Stable sort of perm[s:e] by key descending. ``kbuf``/``pscr``/``kscr``: scratch of
-    at least e - s (the keys are copied there, contiguous, only when a sort is needed)."""
+    at least e - s (the keys are copied there, contiguous, only when a sort is needed).
+    Returns False when the rows were already in order without equal keys."""
     ordered = True
+    ties = False
+    prev = key[perm[s]]
     for i in range(s + 1, e):
-        if key[perm[i]] > key[perm[i - 1]]:
+        k = key[perm[i]]
+        if k > prev:
             ordered = False
             break
+        ties |= k == prev
+        prev = k
     if ordered:
-        return
+        return ties
     n = e - s
     for i in range(n):
         kbuf[i] = key[perm[s + i]]
@@ -466,6 +479,7 @@ def _sort_slice_by_key(perm, s, e, key, kbuf, pscr, kscr):
     if src_in_scratch:
         for i in range(n):
             perm[s + i] = pscr[i]
+    return True  # (ties not looked for after a sort)
 
 
 @njit(cache=True, inline="always")
@@ -550,9 +564,7 @@ def rank_and_label(perm, offsets, key, sort, docs, q_hash, q_rel, q_start, q_end
     longest = 1
     for g in range(ng):
         longest = max(longest, offsets[g + 1] - offsets[g])
-    width = 2
-    while width < 2 * longest:
-        width *= 2
+    width = _table_size(longest)[0]
     # per-thread scratch: sort buffers, doc keys, and an open-addressing table
     m = longest if sort else 0
     kbuf = np.empty((n_threads, m), dtype=np.float64)
@@ -569,8 +581,8 @@ def rank_and_label(perm, offsets, key, sort, docs, q_hash, q_rel, q_start, q_end
         tid = get_thread_id()
         if sort:
             scratch = pscr[tid]
-            _sort_slice_by_key(perm, s, e, key, kbuf[tid], scratch, kscr[tid])
-            i = s
+            ties = _sort_slice_by_key(perm, s, e, key, kbuf[tid], scratch, kscr[tid])
+            i = s if ties else e
             while i < e:  # runs of equal keys: doc id descending
                 ki = key[perm[i]]
                 j = i + 1
@@ -582,28 +594,24 @@ def rank_and_label(perm, offsets, key, sort, docs, q_hash, q_rel, q_start, q_end
         # the query's docs go into this thread's open-addressing table (position + 1;
         # 0 = empty), which finds repeated docs; then each judged doc of the query is
         # looked up in it. Equal keys are confirmed on the ids themselves.
-        size = 2
-        shift = 63
-        while size < 2 * (e - s):
-            size *= 2
-            shift -= 1
+        size, shift = _table_size(e - s)
         mask = size - 1
         for k in range(size):
             tables[tid, k] = 0
-        for i in range(s, e):
+        for i in range(s, e):  # keys first: independent rows, no table in the way
             labels[i] = -1
-            if dup_at[g] >= 0:
-                continue
             row = perm[i]
             if d_int:
-                h = d_ints[row]
+                hbuf[tid, i - s] = d_ints[row]
             else:
                 ln = np.int64(dv[row, 0])
                 if ln <= 12:
-                    h = inline_hash(ln, dv[row, 1], dv[row, 2], dv[row, 3])
+                    hbuf[tid, i - s] = inline_hash(ln, dv[row, 1], dv[row, 2], dv[row, 3])
                 else:
-                    h = long_hash(d_data, d_base[dv[row, 2]] + dv[row, 3], ln)
-            hbuf[tid, i - s] = h
+                    hbuf[tid, i - s] = long_hash(d_data, d_base[dv[row, 2]] + dv[row, 3], ln)
+        for i in range(s, e):
+            row = perm[i]
+            h = hbuf[tid, i - s]
             slot = _slot(h, shift)
             while True:
                 t = tables[tid, slot]
@@ -626,6 +634,8 @@ def rank_and_label(perm, offsets, key, sort, docs, q_hash, q_rel, q_start, q_end
                         dup_at[g] = i
                         break
                 slot = (slot + 1) & mask
+            if dup_at[g] >= 0:
+                break
         for j in range(q_start[g], q_end[g]):
             h = q_hash[j]
             slot = _slot(h, shift)
