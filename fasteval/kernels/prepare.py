@@ -6,9 +6,9 @@ base)``: integer ids as int64 values, text ids as Arrow string views (``v8``/``v
 buffers, buffer ``b`` starting at ``base[b]``). Text is compared byte-wise from those
 buffers, never copied into Python strings.
 
-Doc ids are joined through 64-bit hashes (polars' seeded hash, or the value itself for
-integers); every hash match is confirmed by comparing the ids themselves, so a collision
-can cost time but never change a result.
+Doc ids are joined through 64-bit keys computed here from the views (:func:`hash_ids`,
+or the value itself for integers); every key match is confirmed by comparing the ids
+themselves, so a collision can cost time but never change a result.
 
 Score ties are broken by the doc id, descending, byte-wise (C ``strcmp``, trec_eval's
 rule). Integer ids are compared through their decimal spelling, so the tie order is the
