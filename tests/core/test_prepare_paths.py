@@ -39,12 +39,19 @@ def _chunked(df: pl.DataFrame, pieces: int, seed: int) -> pl.DataFrame:
     return pl.concat(parts, rechunk=False)
 
 
-def _whole_and_blocked(qrels, run, monkeypatch, block: int, **opts):
+def _whole_and_blocked(qrels, run, monkeypatch, block: int, expect_blocked: bool = True,
+                       **opts):
     pq = P.prepare_qrels(qrels)
     monkeypatch.setattr(P, "BLOCK_ROWS", 1 << 40)
     whole = P.prepare_run(pq, run, **opts)
     monkeypatch.setattr(P, "BLOCK_ROWS", block)
+    used = []
+    real = P._rank_and_label_blocked
+    monkeypatch.setattr(P, "_rank_and_label_blocked",
+                        lambda *a, **k: used.append(real(*a, **k)) or used[-1])
     blocked = P.prepare_run(pq, run, **opts)
+    if expect_blocked:  # the blocked path really ran (else the comparison proves nothing)
+        assert used and used[0] is not None
     return whole, blocked
 
 
@@ -89,7 +96,7 @@ def test_query_order_and_split_queries(seed, monkeypatch):
     pq = P.prepare_qrels(qrels)
     assert P._each_query_once(P._query_groups(pq, split["query_id"])[1], pq.n_queries) == (
         first == 1)
-    whole, blocked = _whole_and_blocked(qrels, split, monkeypatch, 16)
+    whole, blocked = _whole_and_blocked(qrels, split, monkeypatch, 16, expect_blocked=False)
     _same(whole, blocked)
     r1 = fasteval.evaluate(qrels, split, MEASURES)
     r2 = fasteval.evaluate(qrels, shuffled, MEASURES)
