@@ -60,6 +60,10 @@ class InputError(FastevalError):
         super().__init__(text)
 
 
+class DuplicateJudgmentError(InputError):
+    """A (query, document) pair judged twice in one qrels table."""
+
+
 class ParameterError(FastevalError):
     """A keyword argument or CLI option has an invalid value.
 

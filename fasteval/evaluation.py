@@ -369,12 +369,19 @@ def evaluate(
     return Evaluator(qrels, measures, **options).evaluate(run, run_id=run_id)
 
 
-def _agg_expr(kind: str) -> pl.Expr:
+def _agg_expr(kind: str, column: str = "value") -> pl.Expr:
+    """The aggregate of one measure's values, summed left to right in row (query) order.
+
+    trec_eval adds the per-query values one after the other; doing the same keeps an
+    aggregate independent of how the rows were chunked or laid out (long or wide).
+    """
+    values = pl.col(column).drop_nulls()
     if kind == "sum":
-        return pl.col("value").sum()
+        return values.sum()
     if kind == "gm":
-        return pl.col("value").clip(lower_bound=MIN_GEO_MEAN).log().mean().exp()
-    return pl.col("value").mean()
+        logs = values.clip(lower_bound=MIN_GEO_MEAN).log()
+        return (logs.cum_sum().last() / values.count()).exp()
+    return values.cum_sum().last() / values.count()
 
 
 def aggregate(results: pl.DataFrame) -> pl.DataFrame:

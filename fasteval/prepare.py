@@ -13,7 +13,7 @@ import numba
 import numpy as np
 import polars as pl
 
-from fasteval.errors import InputError, ParameterError
+from fasteval.errors import DuplicateJudgmentError, InputError, ParameterError
 from fasteval.kernels import prepare as K
 
 TIE_BREAKS = ("trec", "rank", "input")
@@ -232,7 +232,7 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
         later = rows.filter(pl.struct("query_id", "doc_id").is_first_distinct().not_())
         row = int(later["__row"].min())
         r = qrels.row(row)
-        raise InputError(
+        raise DuplicateJudgmentError(
             f"duplicate judgment for query {r[0]!r}, document {r[1]!r}", source="qrels", row=row,
         )
     if doc_col[0]:

@@ -33,19 +33,23 @@ class BatchResult:
     stats: JobStats
 
 
-def _load_qrels(qrels):
-    if isinstance(qrels, str | os.PathLike):
-        import fasteval
-
-        return fasteval.read_qrels(qrels)
-    return qrels
-
-
 def make_evaluator(qrels, measures, **options):
-    """An :class:`fasteval.Evaluator` for ``qrels`` (a path or a table)."""
-    import fasteval
+    """An :class:`fasteval.Evaluator` for ``qrels`` (a path or a table).
 
-    return fasteval.Evaluator(_load_qrels(qrels), measures, **options)
+    A qrels file is read without the reader's duplicate check: preparing the qrels finds
+    repeated judgments anyway, and only then is the file read again for the reader's
+    message, which names the file and the line.
+    """
+    import fasteval
+    from fasteval.errors import DuplicateJudgmentError
+
+    if not isinstance(qrels, str | os.PathLike):
+        return fasteval.Evaluator(qrels, measures, **options)
+    try:
+        return fasteval.Evaluator(fasteval.read_qrels(qrels, duplicates="ignore"), measures, **options)
+    except DuplicateJudgmentError:
+        fasteval.read_qrels(qrels)  # raises the reader's error (file, line, pair)
+        raise
 
 
 def evaluate_files(

@@ -562,11 +562,34 @@ def _copy_report(report):
 
 
 def aggregate_wide(wide: pl.DataFrame, measure_names: list[str], aggregate=None) -> pl.DataFrame:
-    """Aggregate per-query values kept wide, one measure at a time (bounded memory).
+    """Aggregate per-query values kept wide (one column per measure) into long
+    ``(run_id, measure, value)`` rows, runs in order of appearance, measures in the given order.
 
-    ``aggregate`` defaults to :func:`fasteval.aggregate` (mean; sum for counts; geometric
-    mean for ``gm_*``), applied to the long rows of one measure at a time.
+    By default each measure is aggregated as :func:`fasteval.aggregate` does it (mean, sum for
+    counts, geometric mean for ``gm_*``, values added in query order), straight from the wide
+    columns: the same numbers, without building the long table. A custom ``aggregate`` is
+    applied to the long rows of one measure at a time.
+
+    Examples
+    --------
+    >>> w = pl.DataFrame({"run_id": ["r", "r"], "query_id": ["a", "b"], "map": [0.5, 1.0],
+    ...                   "num_ret": [10.0, 20.0]})
+    >>> aggregate_wide(w, ["map", "num_ret"]).rows()
+    [('r', 'map', 0.75), ('r', 'num_ret', 30.0)]
     """
+    if aggregate is None and measure_names:
+        from fasteval.evaluation import _agg_expr, _aggregation_of
+
+        exprs = [_agg_expr(_aggregation_of(m), m).alias(m) for m in measure_names]
+        per_run = wide.group_by("run_id", maintain_order=True).agg(exprs)
+        return (
+            per_run.unpivot(index="run_id", on=measure_names, variable_name="measure", value_name="value")
+            .with_columns(pl.col("run_id").cast(pl.Utf8), pl.col("value").cast(pl.Float64))
+            .with_row_index("_i")
+            .sort(pl.col("_i") % per_run.height, pl.col("_i"))  # run-major, measures in order
+            .drop("_i")
+            .filter(pl.col("value").is_not_null())
+        )
     if aggregate is None:
         import fasteval
 

@@ -86,6 +86,49 @@ def to_long(wide: pl.DataFrame, measure_names: list[str]) -> pl.DataFrame:
     return long
 
 
+def long_arrow(wide: pl.DataFrame, measure_names: list[str]):
+    """The long table ``(run_id, query_id, measure, value)`` of wide results, as Arrow, with
+    the text columns dictionary-encoded: each id and measure name is stored once per chunk
+    and the rows only hold indices (what :func:`to_long` spells out string by string).
+    Query-major order; missing values (null) are left out.
+
+    Examples
+    --------
+    >>> w = pl.DataFrame({"run_id": ["r", "r"], "query_id": ["a", "b"], "map": [0.5, 1.0]})
+    >>> long_arrow(w, ["map"]).to_pylist()[1]
+    {'run_id': 'r', 'query_id': 'b', 'measure': 'map', 'value': 1.0}
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    n, m = wide.height, len(measure_names)
+    rows = np.repeat(np.arange(n, dtype=np.int32), m)
+
+    def per_query(col: pl.Series) -> pa.Array:
+        if col.dtype in (pl.Utf8, pl.Categorical, pl.Enum):
+            dictionary = col.cast(pl.Utf8).to_arrow().cast(pa.string())
+            return pa.DictionaryArray.from_arrays(pa.array(rows), dictionary)
+        return pa.array(col.to_numpy()[rows])
+
+    run = wide.get_column("run_id").cast(pl.Utf8)
+    names = run.unique(maintain_order=True)
+    if len(names) == 1:
+        run_arr = pa.DictionaryArray.from_arrays(
+            pa.array(np.zeros(n * m, dtype=np.int32)), names.to_arrow().cast(pa.string()))
+    else:
+        run_arr = per_query(run)
+    measure = pa.DictionaryArray.from_arrays(
+        pa.array(np.tile(np.arange(m, dtype=np.int32), n)), pa.array(measure_names, pa.string()))
+    block = wide.select(measure_names).cast(pl.Float64)
+    values = block.to_numpy().reshape(-1) if m else np.empty(0)
+    table = pa.table({"run_id": run_arr, "query_id": per_query(wide.get_column("query_id")),
+                      "measure": measure, "value": pa.array(values, pa.float64())})
+    if m and block.null_count().sum_horizontal().item():
+        keep = ~np.column_stack([block.get_column(c).is_null().to_numpy() for c in measure_names])
+        table = table.filter(pa.array(keep.reshape(-1)))
+    return table
+
+
 def empty_wide(measure_names: list[str], query_dtype: pl.DataType = pl.Utf8) -> pl.DataFrame:
     """A wide result table with no rows."""
     return pl.DataFrame(
@@ -206,10 +249,12 @@ class ParquetSink(_FileSink):
 
         if wide.height == 0:
             return
-        table = self._shape(wide).to_arrow()
+        table = self._shape(wide).to_arrow() if self.wide else long_arrow(wide, self.measure_names)
         if self.writer is None:
-            self.writer = pq.ParquetWriter(str(self.tmp), table.schema, compression="zstd")
-        else:
+            # no Arrow schema in the footer: readers see plain text columns, not dictionaries
+            self.writer = pq.ParquetWriter(str(self.tmp), table.schema, compression="zstd",
+                                           store_schema=False)
+        elif not table.schema.equals(self.writer.schema):
             table = table.cast(self.writer.schema)
         self.writer.write_table(table)
 

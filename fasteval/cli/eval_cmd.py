@@ -85,7 +85,7 @@ def _check_args(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``fasteval eval``."""
     import fasteval
-    from fasteval.batch.api import write_table_atomic
+    from fasteval.batch.api import make_evaluator, write_table_atomic
     from fasteval.batch.discover import discover_all
     from fasteval.batch.driver import aggregate_wide, run_job
     from fasteval.batch.progress import Progress
@@ -97,10 +97,9 @@ def run(args: argparse.Namespace) -> int:
     fmt = args.format or format_from_path(args.output, default="table")
     t_prep = time.perf_counter()
     duplicates = "keep_best" if args.keep_best_duplicates else "error"
-    qrels = fasteval.read_qrels(args.qrels)
     measures = fasteval.parse_measures(args.measure)
-    evaluator = fasteval.Evaluator(
-        qrels,
+    evaluator = make_evaluator(
+        args.qrels,
         measures,
         relevance_level=args.relevance_level,
         max_docs=args.max_docs,

@@ -230,6 +230,20 @@ def test_duplicates_error_and_keep_best(tmp_path, synth, capsys):
     assert _canon(pl.read_parquet(out)) == _canon(_expected(qrels, {"dup": run}, ["map"]))
 
 
+def test_duplicate_judgment_in_qrels_file_names_file_and_line(tmp_path, capsys):
+    """The CLI reads qrels without the reader's duplicate check (preparing them finds
+    repeats); a repeat still gets the reader's message with the file and the line."""
+    lines = open(f"{TREC}/qrels.test").read().splitlines()
+    qrels = tmp_path / "dup.qrels"
+    qrels.write_text("\n".join([*lines[:5], lines[2], *lines[5:]]) + "\n")
+    out = tmp_path / "o.parquet"
+    rc = main(["eval", str(qrels), f"{TREC}/results.test", "-m", "map", "-q", "-o", str(out)])
+    assert rc == 2
+    line = _err_line(capsys)
+    assert "dup.qrels" in line and "line 6" in line, line
+    assert not out.exists()
+
+
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
