@@ -158,13 +158,7 @@ def iter_frames(source: RunSource, batch_rows: int) -> Iterator[pl.DataFrame]:
             names = meta.schema.to_arrow_schema().names
             cols = [c for c in _KEEP if c in names]
             lf = pl.scan_parquet(path).select(cols)
-            # slices aligned on row groups where possible (polars skips the others)
-            bounds = [0]
-            for i in range(meta.num_row_groups):
-                bounds.append(bounds[-1] + meta.row_group(i).num_rows)
-            starts = _slice_starts(bounds, batch_rows)
-            for lo, hi in zip(starts[:-1], starts[1:], strict=True):
-                df = lf.slice(lo, hi - lo).collect()
+            for df in _parquet_batches(lf, batch_rows):
                 if "run_id" in hive and "run_id" not in df.columns:
                     df = df.with_columns(pl.lit(hive["run_id"], dtype=pl.Utf8).alias("run_id"))
                 yield df
@@ -173,27 +167,13 @@ def iter_frames(source: RunSource, batch_rows: int) -> Iterator[pl.DataFrame]:
             raise InputError(f"could not read parquet data ({first})", source=str(path)) from None
 
 
-def _slice_starts(bounds: list[int], batch_rows: int) -> list[int]:
-    """Slice boundaries: row-group boundaries, merged up to and split down to ``batch_rows``.
+def _parquet_batches(lf: pl.LazyFrame, batch_rows: int) -> Iterator[pl.DataFrame]:
+    """A parquet scan as data frames of about ``batch_rows`` rows, in file order.
 
-    Examples
-    --------
-    >>> _slice_starts([0, 10, 20, 50], 15)
-    [0, 10, 20, 35, 50]
+    Polars' streaming engine reads ahead (a bounded number of batches) while the caller
+    scores the previous one.
     """
-    out = [0]
-    for edge in bounds[1:]:
-        while edge - out[-1] > batch_rows:
-            out.append(out[-1] + batch_rows)
-        if edge > out[-1]:
-            out.append(edge)
-    # merge small neighbouring slices
-    merged = [out[0]]
-    for i in range(1, len(out)):
-        if i + 1 < len(out) and out[i + 1] - merged[-1] <= batch_rows:
-            continue
-        merged.append(out[i])
-    return merged
+    yield from lf.collect_batches(chunk_size=batch_rows, maintain_order=True)
 
 
 def _keys(df: pl.DataFrame) -> list[str]:

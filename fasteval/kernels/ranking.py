@@ -17,7 +17,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import carray, njit, prange
+from numba.core import types
+from numba.extending import intrinsic
 
 NONPOOL = -1
 UNJUDGED = -2
@@ -25,6 +27,26 @@ MIN_GEO_MEAN = 0.00001
 INFAP_EPSILON = 0.00001
 
 _JIT = {"cache": True, "error_model": "numpy", "nogil": True}
+
+
+@intrinsic
+def _data_ptr(typingctx, arr):
+    """The data pointer of a contiguous array."""
+    sig = types.CPointer(arr.dtype)(arr)
+
+    def codegen(context, builder, signature, args):
+        return context.make_array(signature.args[0])(context, builder, args[0]).data
+
+    return sig, codegen
+
+
+@njit(cache=True, inline="always")
+def _borrow(a):
+    """A view of contiguous ``a`` without a reference count. Passing an array to a
+    function costs two atomic reference-count updates per call; views made by ``carray``
+    have no owner to count, so the per-(query, slot) calls below pass them for free. Only
+    for arrays that outlive every use of the view (the kernel's own arguments)."""
+    return carray(_data_ptr(a), a.shape)
 
 
 @njit(**_JIT)
@@ -548,6 +570,13 @@ def score_queries(labels, offsets, grades, gstart, gend, codes, cuts, params, le
     """
     nq = offsets.shape[0] - 1
     m = codes.shape[0]
+    labels = _borrow(labels)
+    grades = _borrow(grades)
+    vec = _borrow(vec)
+    cl = _borrow(cl)
+    cv = _borrow(cv)
+    ol = _borrow(ol)
+    og = _borrow(og)
     for q in prange(nq):
         s = offsets[q]
         e = offsets[q + 1]
