@@ -127,8 +127,8 @@ def score_batch(
     slots = plan_slots(measures, relevance_level, pq.max_grade)
     n = len(batch.qidx)
     out = np.empty((n, len(measures)), dtype=np.float64)
-    gstart = pq.g_off[batch.qidx]
-    gend = pq.g_off[batch.qidx + 1]
+    gstart = pq.q_start[batch.qidx]
+    gend = pq.g_end[batch.qidx]
     if len(measures) and n:
         score_queries(
             batch.labels, batch.offsets, pq.grades, gstart, gend, slots["codes"], slots["cuts"],

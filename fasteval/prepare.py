@@ -138,8 +138,9 @@ class PreparedQrels:
     """Qrels interned and indexed for joining (built once, reused for every run)."""
 
     query_ids: pl.Series  # sorted unique query ids (index = query code)
-    qtable_hash: np.ndarray  # sorted hashes of query_ids
-    qtable_code: np.ndarray  # their codes
+    query_hash: np.ndarray  # int64 key of each query id (by code)
+    qslots: np.ndarray  # open-addressing table key -> code + 1 (see kernels.code_table)
+    qshift: int
     doc_ids: pl.Series  # doc id column in the original row order
     doc_col: tuple  # doc ids as the kernels see them (see id_column), in q_hash order
     q_hash: np.ndarray  # int64 doc keys, qrels rows grouped by query (code order)
@@ -147,8 +148,8 @@ class PreparedQrels:
     q_row: np.ndarray  # int64 original row of each sorted position
     q_start: np.ndarray  # int64 per query
     q_end: np.ndarray
-    grades: np.ndarray  # int32 judged grades sorted descending per query
-    g_off: np.ndarray  # int64 offsets into grades per query
+    grades: np.ndarray  # int32, per query its judged grades sorted descending
+    g_end: np.ndarray  # int64 per query: judged grades are grades[q_start:g_end]
     max_grade: int
     n_rows: int
     _alt: dict = field(default_factory=dict, repr=False)
@@ -206,24 +207,23 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
             row = int(qrels.get_column(col).is_null().arg_max())
             raise InputError(f"{col} is missing", source="qrels", row=row, column=col)
     qcol = qrels.get_column("query_id")
-    # qrels are usually grouped by query: work on runs of equal ids, not on every row
+    # qrels are usually grouped by query: work on runs of equal ids, not on every row.
+    # Query codes follow the sorted ids; equal neighbours in that order share a code.
     heads = run_heads(qcol)
     head_ids = qcol.gather(heads)
-    query_ids = head_ids.unique().sort()
-    qtable_hash = id_hashes(query_ids)
-    order_q = np.argsort(qtable_hash)
-    qtable_hash = qtable_hash[order_q]
-    if len(qtable_hash) > 1 and (np.diff(qtable_hash) == 0).any():  # pragma: no cover
+    by_id = head_ids.arg_sort().to_numpy().astype(np.int64)
+    head_codes, firsts = K.dense_codes(id_column(head_ids), by_id)
+    query_ids = head_ids.gather(firsts)
+    query_hash = id_hashes(query_ids)
+    qslots, qshift, clash = K.code_table(query_hash)
+    if clash:  # pragma: no cover - needs a 64-bit collision between two query ids
         raise InputError("two query ids share a 64-bit hash; please report this", source="qrels")
-    qtable_code = order_q.astype(np.int64)
-    # every qrels query id is in the table and the table has no collision: exact lookup
-    head_codes = np.empty(len(heads), dtype=np.int64)
-    K.lookup_codes(id_hashes(head_ids), qtable_hash, qtable_code, head_codes)
     order, offsets = K.group_runs(heads, qrels.height, head_codes, len(query_ids))
     docs = qrels.get_column("doc_id")
     doc_col = id_column(docs)
-    q_hash, q_ints, q_views, repeat = K.index_qrels(order, offsets, doc_col,
-                                                     numba.get_num_threads())
+    rel = qrels.get_column("relevance").to_numpy()
+    q_hash, q_ints, q_views, repeat, q_rel, grades, g_end = K.index_qrels(
+        order, offsets, doc_col, rel, numba.get_num_threads())
     starts = offsets[:-1]
     ends = offsets[1:]
     if (repeat >= 0).any():
@@ -240,13 +240,11 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
     else:
         v8 = _readonly(q_views.view(np.uint8))
         q_docs = (False, doc_col[1], v8, v8.view(np.uint32), doc_col[4], doc_col[5])
-    rel = qrels.get_column("relevance").to_numpy()
-    q_rel = rel[order]
-    grades, g_off = K.sorted_grades(q_rel, starts, ends)
     return PreparedQrels(
         query_ids=query_ids,
-        qtable_hash=qtable_hash,
-        qtable_code=qtable_code,
+        query_hash=query_hash,
+        qslots=qslots,
+        qshift=qshift,
         doc_ids=docs,
         doc_col=q_docs,
         q_hash=q_hash,
@@ -255,7 +253,7 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
         q_start=starts,
         q_end=ends,
         grades=grades,
-        g_off=g_off,
+        g_end=g_end,
         max_grade=int(max(0, rel.max())) if len(rel) else 0,
         n_rows=qrels.height,
     )
@@ -279,7 +277,7 @@ def _query_groups(pq: PreparedQrels, qcol: pl.Series) -> tuple[np.ndarray, np.nd
     heads = run_heads(qcol)
     head_ids = qcol.gather(heads)
     head_codes = np.empty(len(heads), dtype=np.int64)
-    K.lookup_codes(id_hashes(head_ids), pq.qtable_hash, pq.qtable_code, head_codes)
+    K.lookup_codes(id_hashes(head_ids), pq.qslots, pq.qshift, pq.query_hash, head_codes)
     found = head_codes >= 0
     if found.any():
         bad = (head_ids.filter(found) != pq.query_ids.gather(head_codes[found])).to_numpy()

@@ -273,22 +273,73 @@ def run_heads(col, n):
     return heads
 
 
-@njit(cache=True, parallel=True)
-def lookup_codes(hashes, table_hash, table_code, out):
-    """out[i] = code of hashes[i] in the sorted (hash, code) table, -1 if absent."""
-    n = hashes.shape[0]
-    m = table_hash.shape[0]
-    for i in prange(n):
-        h = hashes[i]
-        lo = 0
-        hi = m
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if table_hash[mid] < h:
-                lo = mid + 1
+@njit(cache=True)
+def dense_codes(col, order):
+    """Codes of ids visited in sorted ``order``: equal ids get one code, codes increase
+    with the order. Returns ``(codes, firsts)``: the code of every id (by position), and
+    for each code the position of its first id in the order."""
+    is_int, ints, _, v, data, base = col
+    n = order.shape[0]
+    codes = np.empty(n, dtype=np.int64)
+    firsts = np.empty(n, dtype=np.int64)
+    code = -1
+    for i in range(n):
+        r = order[i]
+        same = False
+        if i > 0:
+            o = order[i - 1]
+            if is_int:
+                same = ints[r] == ints[o]
             else:
-                hi = mid
-        out[i] = table_code[lo] if lo < m and table_hash[lo] == h else -1
+                eq = view_eq(np.int64(v[r, 0]), v[r, 1], v[r, 2], v[r, 3], np.int64(v[o, 0]),
+                             v[o, 1], v[o, 2], v[o, 3])
+                if eq == 2:
+                    eq = 1 if long_eq(data, base[v[r, 2]] + v[r, 3], data, base[v[o, 2]] + v[o, 3],
+                                      np.int64(v[r, 0])) else 0
+                same = eq == 1
+        if not same:
+            code += 1
+            firsts[code] = r
+        codes[r] = code
+    return codes, firsts[:code + 1]
+
+
+@njit(cache=True)
+def code_table(hashes):
+    """Open-addressing table from key to code (``hashes[code]``, all distinct): slots hold
+    ``code + 1``, 0 = empty. Returns ``(slots, shift, clash)``, ``clash`` telling whether two
+    codes share a key."""
+    n = hashes.shape[0]
+    size, shift = _table_size(n)
+    slots = np.zeros(size, dtype=np.int64)
+    mask = size - 1
+    clash = False
+    for c in range(n):
+        h = hashes[c]
+        slot = _slot(h, shift)
+        while slots[slot] != 0:
+            clash |= hashes[slots[slot] - 1] == h
+            slot = (slot + 1) & mask
+        slots[slot] = c + 1
+    return slots, shift, clash
+
+
+@njit(cache=True, parallel=True)
+def lookup_codes(hashes, slots, shift, table_hash, out):
+    """out[i] = the code whose key is hashes[i] (table from :func:`code_table`), -1 if none."""
+    mask = slots.shape[0] - 1
+    for i in prange(hashes.shape[0]):
+        h = hashes[i]
+        slot = _slot(h, shift)
+        out[i] = -1
+        while True:
+            c = slots[slot]
+            if c == 0:
+                break
+            if table_hash[c - 1] == h:
+                out[i] = c - 1
+                break
+            slot = (slot + 1) & mask
 
 
 @njit(cache=True, parallel=True)
@@ -340,13 +391,15 @@ def _table_size(count):
 
 
 @njit(cache=True, parallel=True)
-def index_qrels(order, offsets, col, n_threads):
-    """Doc keys and ids of the qrels in grouped order (``order``/``offsets``: rows of query
-    g are ``order[offsets[g]:offsets[g+1]]``), and per query a position whose doc repeats
-    an earlier one of the same query (-1 if none).
+def index_qrels(order, offsets, col, rel, n_threads):
+    """Doc keys, ids and grades of the qrels in grouped order (``order``/``offsets``: rows
+    of query g are ``order[offsets[g]:offsets[g+1]]``), and per query a position whose doc
+    repeats an earlier one of the same query (-1 if none).
 
-    Returns ``(q_hash, q_ints, q_views, repeat)``: keys, then the ids (integers, or the
-    16-byte views as four uint32, whose out-of-line bytes stay in ``col``'s buffers).
+    Returns ``(q_hash, q_ints, q_views, repeat, q_rel, grades, g_end)``: keys, the ids
+    (integers, or the 16-byte views as four uint32, whose out-of-line bytes stay in
+    ``col``'s buffers), the grades (``rel`` in grouped order), and each query's judged
+    grades (>= 0) sorted descending in ``grades[offsets[g]:g_end[g]]``.
     """
     is_int, ints, _, v, data, base = col
     n = order.shape[0]
@@ -355,6 +408,9 @@ def index_qrels(order, offsets, col, n_threads):
     q_ints = np.empty(n if is_int else 0, dtype=np.int64)
     q_v = np.empty((0 if is_int else n, 4), dtype=np.uint32)
     repeat = np.full(ng, -1, dtype=np.int64)
+    q_rel = np.empty(n, dtype=np.int64)
+    grades = np.empty(n, dtype=np.int32)
+    g_end = np.empty(ng, dtype=np.int64)
     longest = 1
     for g in range(ng):
         longest = max(longest, offsets[g + 1] - offsets[g])
@@ -366,10 +422,23 @@ def index_qrels(order, offsets, col, n_threads):
         tid = get_thread_id()
         size, shift = _table_size(e - s)
         mask = size - 1
-        for k in range(size):
-            tables[tid, k] = 0
+        for x in range(size):
+            tables[tid, x] = 0
+        k = s  # judged grades go to grades[s:k], sorted descending (insertion while few)
         for i in range(s, e):
             r = order[i]
+            grade = rel[r]
+            q_rel[i] = grade
+            if grade >= 0:
+                if k - s < 64:
+                    j = k - 1
+                    while j >= s and grades[j] < grade:
+                        grades[j + 1] = grades[j]
+                        j -= 1
+                    grades[j + 1] = grade
+                else:
+                    grades[k] = grade
+                k += 1
             if is_int:
                 h = ints[r]
                 q_ints[i] = h
@@ -404,7 +473,12 @@ def index_qrels(order, offsets, col, n_threads):
                         repeat[g] = i
                         break
                 slot = (slot + 1) & mask
-    return q_hash, q_ints, q_v, repeat
+        if k - s > 64:  # many judgments: sort them all at once
+            part = np.sort(grades[s:k])
+            for i in range(k - s):
+                grades[s + i] = part[k - s - 1 - i]
+        g_end[g] = k
+    return q_hash, q_ints, q_v, repeat, q_rel, grades, g_end
 
 
 @njit(cache=True, inline="always")
@@ -693,30 +767,3 @@ def truncate(labels, offsets, max_docs, judged_only):
             k += 1
         new_off[g + 1] = k
     return out[:k], new_off
-
-
-@njit(cache=True, parallel=True)
-def sorted_grades(q_rel, q_start, q_end):
-    """Judged grades (>= 0) of each qrels query, sorted descending, as flat array + offsets."""
-    ng = q_start.shape[0]
-    off = np.zeros(ng + 1, dtype=np.int64)
-    for g in range(ng):
-        c = 0
-        for i in range(q_start[g], q_end[g]):
-            if q_rel[i] >= 0:
-                c += 1
-        off[g + 1] = off[g] + c
-    out = np.empty(off[ng], dtype=np.int32)
-    for g in prange(ng):
-        k = off[g]
-        for i in range(q_start[g], q_end[g]):
-            v = q_rel[i]
-            if v >= 0:
-                # insertion into the descending prefix out[off[g]:k]
-                j = k - 1
-                while j >= off[g] and out[j] < v:
-                    out[j + 1] = out[j]
-                    j -= 1
-                out[j + 1] = v
-                k += 1
-    return out, off
