@@ -1,5 +1,5 @@
 import sys
 
-from fasteval.cli import main
+from fasteval.cli import console_main
 
-sys.exit(main())
+sys.exit(console_main())

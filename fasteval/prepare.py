@@ -435,43 +435,36 @@ def _rank_and_label_blocked(pq: PreparedQrels, heads: np.ndarray, head_codes: np
     nh = len(heads)
     ends = np.append(heads[1:], n_rows)
     valid = head_codes >= 0
-    labels = np.empty(int((ends - heads)[valid].sum()), dtype=np.int32)
+    # every query of a block is ranked, those not in the qrels against no judgments (their
+    # labels are dropped below): blocks stay contiguous, no regrouping
+    q_start = np.where(valid, pq.q_start[np.maximum(head_codes, 0)], 0)
+    q_end = np.where(valid, pq.q_end[np.maximum(head_codes, 0)], 0)
+    labels = np.empty(n_rows - int(heads[0]) if nh else 0, dtype=np.int32)
     threads = numba.get_num_threads()
     # cut points: the first head at or after every BLOCK_ROWS rows
     cuts = np.unique(np.searchsorted(heads, np.arange(0, n_rows, BLOCK_ROWS)))
     cuts = np.append(cuts[cuts < nh], nh)
-    pos = 0
+    first = int(heads[0]) if nh else 0
     for a, b in zip(cuts[:-1], cuts[1:], strict=True):
         r0 = int(heads[a])
         r1 = int(ends[b - 1])
-        codes = head_codes[a:b]
-        ok = valid[a:b]
-        local = heads[a:b] - r0
-        if ok.all():
-            perm = np.arange(r1 - r0, dtype=np.int64)
-            offsets = np.append(local, r1 - r0)
-            gcodes = codes
-        else:
-            lc = np.where(ok, np.cumsum(ok) - 1, -1)
-            perm, offsets = K.group_runs(local, r1 - r0, lc, int(ok.sum()))
-            gcodes = codes[ok]
-        if len(gcodes) == 0:
-            continue
+        perm = np.arange(r1 - r0, dtype=np.int64)
+        offsets = np.append(heads[a:b] - r0, r1 - r0)
         key = key_col.slice(r0, r1 - r0).to_numpy() if sort else np.zeros(0)
-        dup_at = np.empty(len(gcodes), dtype=np.int64)
-        out = labels[pos:pos + len(perm)]
+        dup_at = np.empty(b - a, dtype=np.int64)
         K.rank_and_label(perm, offsets, _readonly(key), sort,
                          id_column(doc_col.slice(r0, r1 - r0)), pq.q_hash, pq.q_rel,
-                         pq.q_start[gcodes], pq.q_end[gcodes], pq.doc_col, out, dup_at, threads)
+                         q_start[a:b], q_end[a:b], pq.doc_col, labels[r0 - first:r1 - first],
+                         dup_at, threads)
         if (dup_at >= 0).any():
             return None
-        pos += len(perm)
     gc = head_codes[valid]
     lengths = (ends - heads)[valid]
-    if len(gc) > 1 and not (np.diff(gc) > 0).all():
-        # rows came in another query order: move each query's labels to its code's place
+    if not valid.all() or (len(gc) > 1 and not (np.diff(gc) > 0).all()):
+        # queries not in the qrels, or another query order: keep each qrels query's labels,
+        # in code order
         order = np.argsort(gc, kind="stable")
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        starts = (heads[valid] - first).astype(np.int64)
         labels = K.gather_slices(labels, starts[order], lengths[order].astype(np.int64))
         gc = gc[order]
         lengths = lengths[order]

@@ -23,6 +23,20 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def console_main() -> int:
+    """The ``fasteval`` program: :func:`main` with process-wide settings for a CLI run.
+
+    The command owns its process, so it may set what a library must not: OpenMP threads
+    that wait passively (``OMP_WAIT_POLICY=PASSIVE``) instead of spinning, which leaves the
+    cores to the parquet reader that runs beside the kernels in batch jobs. A value set in
+    the environment wins.
+    """
+    import os
+
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    return main()
+
+
 def _load(name: str):
     module, _ = SUBCOMMANDS[name]
     return importlib.import_module(f"fasteval.cli.{module}")
