@@ -358,34 +358,37 @@ def run_job(
         if collect_wide:
             wide_parts.append(wide)
 
+    def emit_timed(wide: pl.DataFrame) -> None:  # results go out chunk by chunk
+        t_write = time.perf_counter()
+        emit(wide)
+        stats.add_time("write", time.perf_counter() - t_write)
+
     for source in sources:
         # a source streams (grouped input) or, once a query shows up in two chunks, is
-        # re-read hash-partitioned. Results are held (wide: one row per query) until the
-        # source is done, so a restart never leaves partial rows in the output.
-        pending: list[pl.DataFrame] = []
+        # re-read hash-partitioned: what it wrote so far is taken back first, so a restart
+        # never leaves partial rows in the output.
+        at_sink = sink.mark() if sink is not None else None
+        at_parts = len(wide_parts)
         mode = "stream"
         try:
             outs, seen, rows, queries, chunks = _score(
                 evaluator, stream_chunks(iter_frames(source, batch_rows), max_rows),
-                source, measure_names, check_grouped=True, progress=progress, out=pending, stats=stats,
+                source, measure_names, check_grouped=True, progress=progress, emit=emit_timed, stats=stats,
             )
         except _NotGrouped:
-            pending.clear()
+            if sink is not None:
+                sink.rollback(at_sink)
+            del wide_parts[at_parts:]
             mode = "partition"
             total = source.rows if source.rows > 0 else max_rows
             n_parts = max(2, math.ceil(total * 1.25 / max_rows))
             outs, seen, rows, queries, chunks = _score(
                 evaluator, partition_chunks(iter_frames(source, batch_rows), n_parts, tmp_dir),
-                source, measure_names, check_grouped=False, progress=progress, out=pending, stats=stats,
+                source, measure_names, check_grouped=False, progress=progress, emit=emit_timed, stats=stats,
             )
         for rep in outs:  # per-chunk counts that add up; "missing" ones are per run, below
             if rep:
                 stats.add_report({k: v for k, v in rep.items() if k not in ("missing_from_run", "filled")})
-        t_write = time.perf_counter()
-        for wide in pending:
-            emit(wide)
-        pending.clear()
-        stats.add_time("write", time.perf_counter() - t_write)
         stats.rows += rows
         stats.queries += queries
         stats.chunks += chunks
@@ -408,9 +411,10 @@ def run_job(
     return wide, stats
 
 
-def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped: bool, progress, out: list,
+def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped: bool, progress,
+           emit: Callable[[pl.DataFrame], None],
            stats: JobStats | None = None):
-    """Score chunks; results are appended to ``out`` (wide frames).
+    """Score chunks; each chunk's results (wide frames) are passed to ``emit``.
 
     Returns ``(reports, seen, rows, queries, n_chunks)`` where ``seen`` maps each run name to
     the query ids met in it. With ``check_grouped``, a query met in two chunks raises
@@ -446,6 +450,7 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
             else:
                 st = chunk.select(keys).unique(maintain_order=True)
             starts_parts.append(st)
+        produced = []
         try:
             for name, wide, rep, qidx in _evaluate_chunk(evaluator, chunk, source.name, measure_names):
                 if fast:
@@ -454,7 +459,7 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
                         raise _NotGrouped
                     mask[qidx] = True
                     queries += len(qidx) + (rep or {}).get("dropped_not_in_qrels", 0)
-                out.append(wide)
+                produced.append(wide)
                 reports.append(rep)
         except InputError as exc:
             raise _relabel(exc, source, rows if check_grouped else None) from None
@@ -462,9 +467,11 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
         if st is not None:
             queries += st.height
         n += 1
-        clock = time.perf_counter()
         if stats is not None:
-            stats.add_time("evaluate", clock - now)
+            stats.add_time("evaluate", time.perf_counter() - now)
+        for wide in produced:
+            emit(wide)
+        clock = time.perf_counter()
         if progress is not None:
             progress(chunk.height, queries - before)
     if fast:

@@ -137,9 +137,21 @@ def empty_wide(measure_names: list[str], query_dtype: pl.DataType = pl.Utf8) -> 
 
 
 class Sink:
-    """Base sink: collects nothing. Subclasses override :meth:`write`."""
+    """Base sink: collects nothing. Subclasses override :meth:`write`.
+
+    :meth:`mark` and :meth:`rollback` let a job write results as it goes and still take back
+    a source's rows when it must score that source again (input found not grouped by query).
+    """
 
     def write(self, wide: pl.DataFrame) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def mark(self) -> object:
+        """A point to :meth:`rollback` to: everything written after it can be taken back."""
+        raise NotImplementedError
+
+    def rollback(self, mark: object) -> None:
+        """Drop what was written after ``mark``."""
         raise NotImplementedError
 
     def commit(self) -> None:
@@ -167,6 +179,12 @@ class MemorySink(Sink):
 
     def long(self) -> pl.DataFrame:
         return to_long(self.wide(), self.measure_names)
+
+    def mark(self) -> int:
+        return len(self.parts)
+
+    def rollback(self, mark: object) -> None:
+        del self.parts[int(mark):]
 
     def abort(self) -> None:
         self.parts.clear()
@@ -227,6 +245,10 @@ def _umask() -> int:
 class ParquetSink(_FileSink):
     """Stream per-query results into one parquet file (long, or wide with ``wide=True``).
 
+    Tables are encoded and written on a background thread (one write in flight), so the
+    next chunk is scored meanwhile; :meth:`commit`, :meth:`abort` and :meth:`mark` wait for
+    it, and a failed write is raised by the next call.
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -243,13 +265,18 @@ class ParquetSink(_FileSink):
     def __init__(self, path, *, wide: bool, measure_names: list[str]) -> None:
         super().__init__(path, wide=wide, measure_names=measure_names)
         self.writer = None
+        self.rows = 0
+        self._pool = None
+        self._pending = None
 
-    def write(self, wide: pl.DataFrame) -> None:
+    def _wait(self) -> None:
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            pending.result()  # re-raises a failed write
+
+    def _write_table(self, table) -> None:
         import pyarrow.parquet as pq
 
-        if wide.height == 0:
-            return
-        table = self._shape(wide).to_arrow() if self.wide else long_arrow(wide, self.measure_names)
         if self.writer is None:
             # no Arrow schema in the footer: readers see plain text columns, not dictionaries
             self.writer = pq.ParquetWriter(str(self.tmp), table.schema, compression="zstd",
@@ -258,7 +285,47 @@ class ParquetSink(_FileSink):
             table = table.cast(self.writer.schema)
         self.writer.write_table(table)
 
+    def write(self, wide: pl.DataFrame) -> None:
+        if wide.height == 0:
+            return
+        table = self._shape(wide).to_arrow() if self.wide else long_arrow(wide, self.measure_names)
+        self._wait()
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="fasteval-sink")
+        self._pending = self._pool.submit(self._write_table, table)
+        self.rows += table.num_rows
+
+    def mark(self) -> int:
+        self._wait()
+        return self.rows
+
+    def rollback(self, mark: object) -> None:
+        """Keep the first ``mark`` rows: the file so far is rewritten (a rare path)."""
+        import pyarrow.parquet as pq
+
+        self._wait()
+        keep = int(mark)
+        if keep == self.rows:
+            return
+        old = None
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+            old = pq.read_table(str(self.tmp)).slice(0, keep)
+        self.rows = 0
+        if old is not None and old.num_rows:
+            self._write_table(old)
+            self.rows = old.num_rows
+
     def _finish(self) -> None:
+        try:
+            self._wait()
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+                self._pool = None
         if self.writer is None:
             self._shape(empty_wide(self.measure_names)).write_parquet(self.tmp)
         else:
@@ -279,6 +346,17 @@ class CsvSink(_FileSink):
             return
         self._shape(wide).write_csv(self.fh, include_header=self.header)
         self.header = False
+
+    def mark(self) -> tuple[int, bool]:
+        self.fh.flush()
+        return self.fh.tell(), self.header
+
+    def rollback(self, mark: object) -> None:
+        pos, header = mark  # type: ignore[misc]
+        self.fh.flush()
+        self.fh.seek(pos)
+        self.fh.truncate()
+        self.header = header
 
     def _finish(self) -> None:
         if self.header:

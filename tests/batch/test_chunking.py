@@ -174,3 +174,67 @@ def test_bad_chunk_size(data):
     src = RunSource(name="r", kind="frame", frame=runs["run_0"], rows=1)
     with pytest.raises(ParameterError, match="max_rows_per_chunk"):
         run_job(StandinEvaluator(qrels), [src], max_rows_per_chunk=0)
+
+
+@pytest.mark.parametrize("kind", ["parquet", "csv", "memory"])
+@pytest.mark.parametrize("wide", [False, True])
+def test_sink_rollback_takes_back_rows_after_mark(tmp_path, kind, wide):
+    """A source restarted partitioned takes back what it wrote; earlier rows stay."""
+    from fasteval.batch.sinks import make_sink
+
+    names = ["m", "n"]
+    first = pl.DataFrame({"run_id": ["a", "a"], "query_id": ["q1", "q2"], "m": [0.1, 0.2], "n": [1.0, 2.0]})
+    later = pl.DataFrame({"run_id": ["b"], "query_id": ["q9"], "m": [0.9], "n": [9.0]})
+    again = pl.DataFrame({"run_id": ["b"], "query_id": ["q3"], "m": [0.3], "n": [None]})
+    out = tmp_path / f"o.{kind}"
+    sink = MemorySink(names) if kind == "memory" else make_sink(out, kind, wide=wide, measure_names=names)
+    sink.write(first)
+    mark = sink.mark()
+    sink.write(later)
+    sink.write(later)
+    sink.rollback(mark)
+    sink.write(again)
+    if kind == "memory":
+        got = sink.wide() if wide else sink.long()
+    else:
+        sink.commit()
+        got = pl.read_parquet(out) if kind == "parquet" else pl.read_csv(out)
+    expected = pl.concat([first, again])
+    if wide:
+        assert got.rows() == expected.rows()
+    else:
+        assert got.rows() == to_long(expected, names).rows()
+        assert got.columns == ["run_id", "query_id", "measure", "value"]
+
+
+def test_parquet_sink_rollback_to_empty_then_commit(tmp_path):
+    out = tmp_path / "o.parquet"
+    sink = ParquetSink(out, wide=False, measure_names=["m"])
+    mark = sink.mark()
+    sink.write(pl.DataFrame({"run_id": ["r"], "query_id": ["q"], "m": [1.0]}))
+    sink.rollback(mark)
+    sink.commit()
+    assert pl.read_parquet(out).height == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["o.parquet"]
+
+
+def test_parquet_sink_failed_background_write_is_raised(tmp_path):
+    """Writes run on a background thread; a failed one surfaces at the next call."""
+    sink = ParquetSink(tmp_path / "o.parquet", wide=True, measure_names=["m"])
+    real = sink._write_table
+    calls = []
+
+    def fail_second(table):
+        calls.append(table.num_rows)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        real(table)
+
+    sink._write_table = fail_second
+    sink.write(pl.DataFrame({"run_id": ["r"], "query_id": ["q"], "m": [1.0]}))
+    sink.write(pl.DataFrame({"run_id": ["r"], "query_id": ["q2"], "m": [2.0]}))
+    with pytest.raises(OSError, match="disk full"):
+        sink.commit()
+    sink.abort()
+    assert calls == [1, 1]
+    assert list(tmp_path.iterdir()) == []

@@ -94,6 +94,28 @@ def test_unsorted_input_partitioned_exact(tmp_path, synth, capsys):
     assert _canon(pl.read_parquet(out)) == _canon(_expected(qrels, {"shuffled": shuffled}))
 
 
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_later_source_restarted_partitioned_keeps_earlier_rows(tmp_path, synth, capsys, fmt):
+    """Results go out chunk by chunk; a source found unsorted after it wrote some takes
+    them back before being scored again, and the sources before it keep theirs."""
+    d, qrels, runs = synth
+    runs_dir = tmp_path / "runs"
+    runs_dir.mkdir()
+    runs["run_0"].write_parquet(runs_dir / "a_sorted.parquet", row_group_size=300)
+    shuffled = runs["run_1"].sample(fraction=1.0, shuffle=True, seed=5)
+    shuffled.write_parquet(runs_dir / "b_shuffled.parquet", row_group_size=300)
+    out = tmp_path / f"o.{fmt}"
+    rc = main(["eval", str(d / "qrels.parquet"), str(runs_dir), *_m_args(), "-q", "-o", str(out),
+               "--max-rows-per-chunk", "600", "--log-json", "--quiet"])
+    assert rc == 0
+    log = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
+    assert log["mode"] == {"a_sorted": "stream", "b_shuffled": "partition"}
+    got = pl.read_parquet(out) if fmt == "parquet" else pl.read_csv(out, schema_overrides={"query_id": pl.Utf8})
+    expected = _expected(qrels, {"a_sorted": runs["run_0"], "b_shuffled": shuffled})
+    assert got.height == expected.height
+    assert _canon(got) == _canon(expected)
+
+
 def test_complete_chunked_equals_in_memory(tmp_path, synth):
     d, qrels, runs = synth
     out = tmp_path / "c.parquet"
