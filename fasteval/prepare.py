@@ -88,12 +88,14 @@ def id_column(s: pl.Series) -> tuple:
     Integer ids as int64 values; text as its Arrow string views (zero-copy from polars)
     and the out-of-line bytes of all its data buffers.
     """
+    if s.n_chunks() > 1:  # a single chunk is used in place (rechunk would copy a slice)
+        s = s.rechunk()
     if s.dtype.is_integer():
-        ints = s.cast(pl.Int64).rechunk().to_numpy()
+        ints = s.cast(pl.Int64).to_numpy()
         return (True, _readonly(ints), _NO_VIEWS, _NO_VIEWS.view(np.uint32), _NO_BYTES, _NO_INTS)
     import pyarrow as pa
 
-    arr = s.cast(pl.Utf8).rechunk().to_arrow(compat_level=pl.CompatLevel.newest())
+    arr = s.cast(pl.Utf8).to_arrow(compat_level=pl.CompatLevel.newest())
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     if arr.type != pa.string_view():

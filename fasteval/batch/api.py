@@ -36,17 +36,24 @@ class BatchResult:
 def make_evaluator(qrels, measures, **options):
     """An :class:`fasteval.Evaluator` for ``qrels`` (a path or a table).
 
-    A qrels file is read without the reader's duplicate check: preparing the qrels finds
-    repeated judgments anyway, and only then is the file read again for the reader's
-    message, which names the file and the line.
+    A qrels file is read while the kernels load on a background thread
+    (:func:`fasteval._warmup.warm_up`, joined before the qrels are prepared), and without the
+    reader's duplicate check: preparing the qrels finds repeated judgments anyway, and only
+    then is the file read again for the reader's message, which names the file and the line.
     """
     import fasteval
+    from fasteval._warmup import warm_up
     from fasteval.errors import DuplicateJudgmentError
 
     if not isinstance(qrels, str | os.PathLike):
         return fasteval.Evaluator(qrels, measures, **options)
+    warming = warm_up()
     try:
-        return fasteval.Evaluator(fasteval.read_qrels(qrels, duplicates="ignore"), measures, **options)
+        table = fasteval.read_qrels(qrels, duplicates="ignore")
+    finally:
+        warming.join()
+    try:
+        return fasteval.Evaluator(table, measures, **options)
     except DuplicateJudgmentError:
         fasteval.read_qrels(qrels)  # raises the reader's error (file, line, pair)
         raise

@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import get_thread_id, njit, prange
 
+from fasteval.kernels._borrow import borrow
+
 
 @njit(cache=True)
 def _ndigits(x):
@@ -619,7 +621,7 @@ def _slot(h, shift):
     return np.int64((np.uint64(h) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(shift))
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def rank_and_label(perm, offsets, key, sort, docs, q_hash, q_rel, q_start, q_end, q_docs,
                    labels, dup_at, n_threads):
     """Put every query's rows in rank order and label them from its qrels, in one pass.
@@ -632,20 +634,49 @@ def rank_and_label(perm, offsets, key, sort, docs, q_hash, q_rel, q_start, q_end
     ``dup_at[g]``: a position in query g whose doc repeats an earlier one, else -1.
     ``n_threads``: ``numba.get_num_threads()`` (one scratch area per thread).
     """
-    d_int, d_ints, d_v8, dv, d_data, d_base = docs
-    _, q_ints, _, qv, q_data, q_base = q_docs
     ng = offsets.shape[0] - 1
     longest = 1
     for g in range(ng):
         longest = max(longest, offsets[g + 1] - offsets[g])
     width = _table_size(longest)[0]
-    # per-thread scratch: sort buffers, doc keys, and an open-addressing table
+    # per-thread scratch: sort buffers, doc keys, and an open-addressing table; allocated
+    # here so that they outlive the parallel pass, which borrows them
     m = longest if sort else 0
-    kbuf = np.empty((n_threads, m), dtype=np.float64)
-    pscr = np.empty((n_threads, m), dtype=np.int64)
-    kscr = np.empty((n_threads, m), dtype=np.float64)
-    tables = np.zeros((n_threads, width), dtype=np.int64)
-    hbuf = np.empty((n_threads, longest), dtype=np.int64)
+    _rank_and_label(perm, offsets, key, sort, docs, q_hash, q_rel, q_start, q_end, q_docs,
+                    labels, dup_at, np.empty((n_threads, m), dtype=np.float64),
+                    np.empty((n_threads, m), dtype=np.int64),
+                    np.empty((n_threads, m), dtype=np.float64),
+                    np.zeros((n_threads, width), dtype=np.int64),
+                    np.empty((n_threads, longest), dtype=np.int64))
+
+
+@njit(cache=True, parallel=True)
+def _rank_and_label(perm, offsets, key, sort, docs, q_hash, q_rel, q_start, q_end, q_docs,
+                    labels, dup_at, kbuf, pscr, kscr, tables, hbuf):
+    """The parallel pass of :func:`rank_and_label` (scratch given by the caller)."""
+    d_int, d_ints, d_v8, dv, d_data, d_base = docs
+    _, q_ints, _, qv, q_data, q_base = q_docs
+    ng = offsets.shape[0] - 1
+    # uncounted views (see kernels._borrow): per-query calls and per-thread rows are free
+    kbuf = borrow(kbuf)
+    pscr = borrow(pscr)
+    kscr = borrow(kscr)
+    tables = borrow(tables)
+    hbuf = borrow(hbuf)
+    perm = borrow(perm)
+    key = borrow(key)
+    labels = borrow(labels)
+    d_ints = borrow(d_ints)
+    d_v8 = borrow(d_v8)
+    dv = borrow(dv)
+    d_data = borrow(d_data)
+    d_base = borrow(d_base)
+    q_ints = borrow(q_ints)
+    qv = borrow(qv)
+    q_data = borrow(q_data)
+    q_base = borrow(q_base)
+    q_hash = borrow(q_hash)
+    q_rel = borrow(q_rel)
     for g in prange(ng):
         s = offsets[g]
         e = offsets[g + 1]

@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import carray, njit, prange
-from numba.core import types
-from numba.extending import intrinsic
+from numba import njit, prange
+
+from fasteval.kernels._borrow import borrow as _borrow
 
 NONPOOL = -1
 UNJUDGED = -2
@@ -27,26 +27,6 @@ MIN_GEO_MEAN = 0.00001
 INFAP_EPSILON = 0.00001
 
 _JIT = {"cache": True, "error_model": "numpy", "nogil": True}
-
-
-@intrinsic
-def _data_ptr(typingctx, arr):
-    """The data pointer of a contiguous array."""
-    sig = types.CPointer(arr.dtype)(arr)
-
-    def codegen(context, builder, signature, args):
-        return context.make_array(signature.args[0])(context, builder, args[0]).data
-
-    return sig, codegen
-
-
-@njit(cache=True, inline="always")
-def _borrow(a):
-    """A view of contiguous ``a`` without a reference count. Passing an array to a
-    function costs two atomic reference-count updates per call; views made by ``carray``
-    have no owner to count, so the per-(query, slot) calls below pass them for free. Only
-    for arrays that outlive every use of the view (the kernel's own arguments)."""
-    return carray(_data_ptr(a), a.shape)
 
 
 @njit(**_JIT)
