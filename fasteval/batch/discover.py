@@ -59,6 +59,9 @@ class RunSource:
         The table for ``"frame"`` sources.
     duplicates : str
         Policy for duplicate (query, doc) rows: ``"error"`` or ``"keep_best"``.
+    started : tuple or None
+        ``(batch_rows, batches)``: the first file's read, already under way
+        (:func:`fasteval.batch.driver.start_reading`).
     """
 
     name: str
@@ -70,6 +73,7 @@ class RunSource:
     frame: pl.DataFrame | None = None
     columns: list[str] = field(default_factory=list)
     duplicates: str = "error"
+    started: tuple | None = field(default=None, repr=False, compare=False)
 
 
 def _is_parquet(p: Path) -> bool:

@@ -150,15 +150,14 @@ def iter_frames(source: RunSource, batch_rows: int) -> Iterator[pl.DataFrame]:
         for start in range(0, frame.height, batch_rows):
             yield frame.slice(start, batch_rows)
         return
-    import pyarrow.parquet as pq
-
-    for path, hive in zip(source.files, source.hive or [{}] * len(source.files), strict=True):
+    started, source.started = source.started, None
+    for k, (path, hive) in enumerate(zip(source.files, source.hive or [{}] * len(source.files), strict=True)):
         try:
-            meta = pq.read_metadata(path)
-            names = meta.schema.to_arrow_schema().names
-            cols = [c for c in _KEEP if c in names]
-            lf = pl.scan_parquet(path).select(cols)
-            for df in _parquet_batches(lf, batch_rows):
+            if k == 0 and started is not None and started[0] == batch_rows:
+                batches = started[1]
+            else:
+                batches = _file_batches(path, batch_rows)
+            for df in batches:
                 if "run_id" in hive and "run_id" not in df.columns:
                     df = df.with_columns(pl.lit(hive["run_id"], dtype=pl.Utf8).alias("run_id"))
                 yield df
@@ -167,13 +166,34 @@ def iter_frames(source: RunSource, batch_rows: int) -> Iterator[pl.DataFrame]:
             raise InputError(f"could not read parquet data ({first})", source=str(path)) from None
 
 
-def _parquet_batches(lf: pl.LazyFrame, batch_rows: int) -> Iterator[pl.DataFrame]:
-    """A parquet scan as data frames of about ``batch_rows`` rows, in file order.
+def _file_batches(path: Path, batch_rows: int) -> Iterator[pl.DataFrame]:
+    """A parquet file's run columns as data frames of about ``batch_rows`` rows, in file
+    order. The read starts now: polars' streaming engine reads ahead (a bounded number of
+    batches) while the caller scores the previous one."""
+    import pyarrow.parquet as pq
 
-    Polars' streaming engine reads ahead (a bounded number of batches) while the caller
-    scores the previous one.
-    """
-    yield from lf.collect_batches(chunk_size=batch_rows, maintain_order=True)
+    names = pq.read_schema(path).names
+    lf = pl.scan_parquet(path).select([c for c in _KEEP if c in names])
+    return lf.collect_batches(chunk_size=batch_rows, maintain_order=True)
+
+
+def batch_rows_for(max_rows: int) -> int:
+    """Rows per parquet read batch for chunks of ``max_rows`` rows (large batches: row
+    groups decode in parallel)."""
+    return max(1, min(int(max_rows), 8_000_000))
+
+
+def start_reading(source: RunSource, max_rows: int) -> None:
+    """Start reading a parquet source's first file in the background (for example while the
+    qrels are prepared); :func:`run_job` picks the read up when it uses ``max_rows``. A file
+    that cannot be read is left alone here: the job reports it when it gets there."""
+    if source.kind != "parquet" or not source.files:
+        return
+    batch_rows = batch_rows_for(max_rows)
+    try:
+        source.started = (batch_rows, _file_batches(source.files[0], batch_rows))
+    except Exception:  # noqa: BLE001 - reported by the job itself
+        source.started = None
 
 
 def _keys(df: pl.DataFrame) -> list[str]:
@@ -345,7 +365,7 @@ def run_job(
     if isinstance(max_rows_per_chunk, bool) or not isinstance(max_rows_per_chunk, int | np.integer) or max_rows_per_chunk < MIN_ROWS:
         raise ParameterError("max_rows_per_chunk", "a positive integer", max_rows_per_chunk)
     max_rows = int(max_rows_per_chunk)
-    batch_rows = max(1, min(max_rows, 8_000_000))  # large slices: row groups decode in parallel
+    batch_rows = batch_rows_for(max_rows)
     stats = JobStats(max_rows_per_chunk=max_rows)
     measure_names = list(evaluator.measure_names)
     wide_parts: list[pl.DataFrame] = []

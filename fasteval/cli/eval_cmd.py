@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     import fasteval
     from fasteval.batch.api import make_evaluator, write_table_atomic
     from fasteval.batch.discover import discover_all
-    from fasteval.batch.driver import aggregate_wide, run_job
+    from fasteval.batch.driver import DEFAULT_MAX_ROWS, aggregate_wide, run_job, start_reading
     from fasteval.batch.progress import Progress
     from fasteval.batch.sinks import format_from_path, make_sink, to_long
 
@@ -98,6 +98,9 @@ def run(args: argparse.Namespace) -> int:
     t_prep = time.perf_counter()
     duplicates = "keep_best" if args.keep_best_duplicates else "error"
     measures = fasteval.parse_measures(args.measure)
+    sources = discover_all(args.runs)
+    if args.memory_limit is None:  # chunk size known: the first run reads while the qrels load
+        start_reading(sources[0], args.max_rows_per_chunk or DEFAULT_MAX_ROWS)
     evaluator = make_evaluator(
         args.qrels,
         measures,
@@ -119,7 +122,6 @@ def run(args: argparse.Namespace) -> int:
     t_prep = time.perf_counter() - t_prep
     names = list(evaluator.measure_names)
     agg_kind = {m.name: m.aggregation for m in measures}
-    sources = discover_all(args.runs)
     for s in sources:
         s.duplicates = duplicates
 

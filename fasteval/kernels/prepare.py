@@ -231,48 +231,32 @@ def hash_ids(col, n):
     return out
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def run_heads(col, n):
-    """Rows that start a run of equal ids (row 0 and each row unlike the one before)."""
+    """Rows that start a run of equal ids (row 0 and each row unlike the one before).
+
+    One sequential pass: it reads 16 bytes a row and is called once per column chunk, many
+    times in a batch job, where a parallel launch would wait on threads busy reading."""
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     is_int, ints, _, v, data, base = col
-    nch = 256
-    step = (n + nch - 1) // nch
-    flags = np.zeros(n, dtype=np.uint8)
-    counts = np.zeros(nch + 1, dtype=np.int64)
-    for c in prange(nch):
-        lo = max(1, c * step)
-        hi = min(n, (c + 1) * step)
-        k = 0
-        for i in range(lo, hi):
-            if is_int:
-                same = ints[i] == ints[i - 1]
-            else:
-                r = view_eq(np.int64(v[i, 0]), v[i, 1], v[i, 2], v[i, 3], np.int64(v[i - 1, 0]),
-                            v[i - 1, 1], v[i - 1, 2], v[i - 1, 3])
-                if r == 2:
-                    r = 1 if long_eq(data, base[v[i, 2]] + v[i, 3], data,
-                                     base[v[i - 1, 2]] + v[i - 1, 3], np.int64(v[i, 0])) else 0
-                same = r == 1
-            if not same:
-                flags[i] = 1
-                k += 1
-        counts[c + 1] = k
-    counts[0] = 1
-    for c in range(nch):
-        counts[c + 1] += counts[c]
-    heads = np.empty(counts[nch], dtype=np.int64)
+    heads = np.empty(n, dtype=np.int64)
     heads[0] = 0
-    for c in prange(nch):
-        lo = max(1, c * step)
-        hi = min(n, (c + 1) * step)
-        k = counts[c]
-        for i in range(lo, hi):
-            if flags[i]:
-                heads[k] = i
-                k += 1
-    return heads
+    k = 1
+    for i in range(1, n):
+        if is_int:
+            same = ints[i] == ints[i - 1]
+        else:
+            r = view_eq(np.int64(v[i, 0]), v[i, 1], v[i, 2], v[i, 3], np.int64(v[i - 1, 0]),
+                        v[i - 1, 1], v[i - 1, 2], v[i - 1, 3])
+            if r == 2:
+                r = 1 if long_eq(data, base[v[i, 2]] + v[i, 3], data,
+                                 base[v[i - 1, 2]] + v[i - 1, 3], np.int64(v[i, 0])) else 0
+            same = r == 1
+        if not same:
+            heads[k] = i
+            k += 1
+    return heads[:k].copy()
 
 
 @njit(cache=True)
