@@ -367,8 +367,8 @@ def prepare_run(
         labels = np.empty(perm.shape[0], dtype=np.int32)
         dup_at = np.empty(nq, dtype=np.int64)
         key = key_col.to_numpy() if sort else np.zeros(0)
-        K.rank_and_label(perm, offsets, _readonly(key), sort, id_column(doc_col), pq.q_hash,
-                         pq.q_rel, pq.q_start, pq.q_end, pq.doc_col, labels, dup_at,
+        K.rank_and_label(perm, offsets, offsets[:-1], _readonly(key), sort, id_column(doc_col),
+                         pq.q_hash, pq.q_rel, pq.q_start, pq.q_end, pq.doc_col, labels, dup_at,
                          numba.get_num_threads())
     dup_groups = np.flatnonzero(dup_at >= 0)
     if len(dup_groups):
@@ -423,7 +423,12 @@ in the CPU cache while it is sorted, hashed and joined."""
 def _each_query_once(head_codes: np.ndarray, n_queries: int) -> bool:
     """Whether every qrels query of a run is one contiguous run of rows."""
     valid = head_codes[head_codes >= 0]
-    return bool(np.bincount(valid, minlength=n_queries).max(initial=0) <= 1)
+    if len(valid) < 2 or (np.diff(valid) > 0).all():  # the usual dump: queries in code order
+        return True
+    return len(np.unique(valid)) == len(valid)
+
+
+_IDENTITY = np.zeros(0, dtype=np.int64)
 
 
 def _rank_and_label_blocked(pq: PreparedQrels, heads: np.ndarray, head_codes: np.ndarray,
@@ -437,37 +442,38 @@ def _rank_and_label_blocked(pq: PreparedQrels, heads: np.ndarray, head_codes: np
     nh = len(heads)
     ends = np.append(heads[1:], n_rows)
     valid = head_codes >= 0
-    # every query of a block is ranked, those not in the qrels against no judgments (their
-    # labels are dropped below): blocks stay contiguous, no regrouping
-    q_start = np.where(valid, pq.q_start[np.maximum(head_codes, 0)], 0)
-    q_end = np.where(valid, pq.q_end[np.maximum(head_codes, 0)], 0)
-    labels = np.empty(n_rows - int(heads[0]) if nh else 0, dtype=np.int32)
+    lengths = np.where(valid, ends - heads, 0)
+    # each qrels query's labels go next to the previous one's, in run order; queries not in
+    # the qrels are skipped (out_off = -1)
+    out_off = np.cumsum(lengths) - lengths
+    out_off[~valid] = -1
+    codes = np.maximum(head_codes, 0)
+    q_start = pq.q_start[codes]
+    q_end = pq.q_end[codes]
+    labels = np.empty(int(lengths.sum()), dtype=np.int32)
     threads = numba.get_num_threads()
     # cut points: the first head at or after every BLOCK_ROWS rows
     cuts = np.unique(np.searchsorted(heads, np.arange(0, n_rows, BLOCK_ROWS)))
     cuts = np.append(cuts[cuts < nh], nh)
-    first = int(heads[0]) if nh else 0
     for a, b in zip(cuts[:-1], cuts[1:], strict=True):
         r0 = int(heads[a])
         r1 = int(ends[b - 1])
-        perm = np.arange(r1 - r0, dtype=np.int64)
+        if not valid[a:b].any():
+            continue
         offsets = np.append(heads[a:b] - r0, r1 - r0)
         key = key_col.slice(r0, r1 - r0).to_numpy() if sort else np.zeros(0)
         dup_at = np.empty(b - a, dtype=np.int64)
-        K.rank_and_label(perm, offsets, _readonly(key), sort,
+        K.rank_and_label(_IDENTITY, offsets, out_off[a:b], _readonly(key), sort,
                          id_column(doc_col.slice(r0, r1 - r0)), pq.q_hash, pq.q_rel,
-                         q_start[a:b], q_end[a:b], pq.doc_col, labels[r0 - first:r1 - first],
-                         dup_at, threads)
+                         q_start[a:b], q_end[a:b], pq.doc_col, labels, dup_at, threads)
         if (dup_at >= 0).any():
             return None
     gc = head_codes[valid]
-    lengths = (ends - heads)[valid]
-    if not valid.all() or (len(gc) > 1 and not (np.diff(gc) > 0).all()):
-        # queries not in the qrels, or another query order: keep each qrels query's labels,
-        # in code order
+    lengths = lengths[valid]
+    if len(gc) > 1 and not (np.diff(gc) > 0).all():
+        # queries in another order than the qrels: move each one's labels to its code's place
         order = np.argsort(gc, kind="stable")
-        starts = (heads[valid] - first).astype(np.int64)
-        labels = K.gather_slices(labels, starts[order], lengths[order].astype(np.int64))
+        labels = K.gather_slices(labels, out_off[valid][order], lengths[order])
         gc = gc[order]
         lengths = lengths[order]
     offsets = np.zeros(pq.n_queries + 1, dtype=np.int64)

@@ -606,28 +606,30 @@ def _slot(h, shift):
 
 
 @njit(cache=True)
-def rank_and_label(perm, offsets, key, sort, docs, q_hash, q_rel, q_start, q_end, q_docs,
-                   labels, dup_at, n_threads):
+def rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_start, q_end,
+                   q_docs, labels, dup_at, n_threads):
     """Put every query's rows in rank order and label them from its qrels, in one pass.
 
-    ``perm``/``offsets``: rows of query g are ``perm[offsets[g]:offsets[g+1]]``. ``sort``:
-    order them by ``key`` descending, ties by doc id descending (else keep the order).
-    ``docs``: the run's doc id column; ``q_hash``/``q_rel``/``q_docs``: the qrels' doc
-    keys, grades and ids, query g at ``q_start[g]:q_end[g]``. Writes ``labels[i]``: grade
-    of ranked row ``perm[i]``, -1 if not in the qrels, -2 if its grade is negative; and
-    ``dup_at[g]``: a position in query g whose doc repeats an earlier one, else -1.
-    ``n_threads``: ``numba.get_num_threads()`` (one scratch area per thread).
+    ``perm``/``offsets``: rows of query g are ``perm[offsets[g]:offsets[g+1]]`` (an empty
+    ``perm``: rows ``offsets[g]:offsets[g+1]`` themselves). ``sort``: order them by ``key``
+    descending, ties by doc id descending (else keep the order). ``docs``: the run's doc id
+    column; ``q_hash``/``q_rel``/``q_docs``: the qrels' doc keys, grades and ids, query g at
+    ``q_start[g]:q_end[g]``. Writes query g's labels in rank order at
+    ``labels[out_off[g]:]`` (grade, -1 if not in the qrels, -2 if its grade is negative;
+    ``out_off[g] < 0``: query skipped), and ``dup_at[g]``: 1 if a doc of query g repeats,
+    else -1. ``n_threads``: ``numba.get_num_threads()`` (one scratch area per thread).
     """
     ng = offsets.shape[0] - 1
     longest = 1
     for g in range(ng):
         longest = max(longest, offsets[g + 1] - offsets[g])
     width = _table_size(longest)[0]
-    # per-thread scratch: sort buffers, doc keys, and an open-addressing table; allocated
-    # here so that they outlive the parallel pass, which borrows them
+    # per-thread scratch: the query's rows, sort buffers, doc keys and an open-addressing
+    # table; allocated here so that they outlive the parallel pass, which borrows them
     m = longest if sort else 0
-    _rank_and_label(perm, offsets, key, sort, docs, q_hash, q_rel, q_start, q_end, q_docs,
-                    labels, dup_at, np.empty((n_threads, m), dtype=np.float64),
+    _rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_start, q_end,
+                    q_docs, labels, dup_at, np.empty((n_threads, longest), dtype=np.int64),
+                    np.empty((n_threads, m), dtype=np.float64),
                     np.empty((n_threads, m), dtype=np.int64),
                     np.empty((n_threads, m), dtype=np.float64),
                     np.zeros((n_threads, width), dtype=np.int64),
@@ -635,13 +637,15 @@ def rank_and_label(perm, offsets, key, sort, docs, q_hash, q_rel, q_start, q_end
 
 
 @njit(cache=True, parallel=True)
-def _rank_and_label(perm, offsets, key, sort, docs, q_hash, q_rel, q_start, q_end, q_docs,
-                    labels, dup_at, kbuf, pscr, kscr, tables, hbuf):
+def _rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_start, q_end,
+                    q_docs, labels, dup_at, pwork, kbuf, pscr, kscr, tables, hbuf):
     """The parallel pass of :func:`rank_and_label` (scratch given by the caller)."""
     d_int, d_ints, d_v8, dv, d_data, d_base = docs
     _, q_ints, _, qv, q_data, q_base = q_docs
     ng = offsets.shape[0] - 1
+    identity = perm.shape[0] == 0
     # uncounted views (see kernels._borrow): per-query calls and per-thread rows are free
+    pwork = borrow(pwork)
     kbuf = borrow(kbuf)
     pscr = borrow(pscr)
     kscr = borrow(kscr)
@@ -663,52 +667,56 @@ def _rank_and_label(perm, offsets, key, sort, docs, q_hash, q_rel, q_start, q_en
     q_rel = borrow(q_rel)
     for g in prange(ng):
         s = offsets[g]
-        e = offsets[g + 1]
+        n = offsets[g + 1] - s
+        o = out_off[g]
         dup_at[g] = -1
-        if e == s:
+        if n == 0 or o < 0:
             continue
         tid = get_thread_id()
+        pp = pwork[tid]  # the query's rows, in rank order once sorted
+        for k in range(n):
+            pp[k] = s + k if identity else perm[s + k]
         if sort:
             scratch = pscr[tid]
-            ties = _sort_slice_by_key(perm, s, e, key, kbuf[tid], scratch, kscr[tid])
-            i = s if ties else e
-            while i < e:  # runs of equal keys: doc id descending
-                ki = key[perm[i]]
+            ties = _sort_slice_by_key(pp, 0, n, key, kbuf[tid], scratch, kscr[tid])
+            i = 0 if ties else n
+            while i < n:  # runs of equal keys: doc id descending
+                ki = key[pp[i]]
                 j = i + 1
-                while j < e and key[perm[j]] == ki:
+                while j < n and key[pp[j]] == ki:
                     j += 1
                 if j - i > 1:
-                    sort_tie_run(perm, i, j, scratch, d_int, d_ints, d_v8, dv, d_data, d_base)
+                    sort_tie_run(pp, i, j, scratch, d_int, d_ints, d_v8, dv, d_data, d_base)
                 i = j
-        # the query's docs go into this thread's open-addressing table (position + 1;
-        # 0 = empty), which finds repeated docs; then each judged doc of the query is
-        # looked up in it. Equal keys are confirmed on the ids themselves.
-        size, shift = _table_size(e - s)
+        # the query's docs go into this thread's open-addressing table (rank + 1; 0 =
+        # empty), which finds repeated docs; then each judged doc of the query is looked up
+        # in it. Equal keys are confirmed on the ids themselves.
+        size, shift = _table_size(n)
         mask = size - 1
         for k in range(size):
             tables[tid, k] = 0
-        for i in range(s, e):  # keys first: independent rows, no table in the way
-            labels[i] = -1
-            row = perm[i]
+        for k in range(n):  # keys first: independent rows, no table in the way
+            labels[o + k] = -1
+            row = pp[k]
             if d_int:
-                hbuf[tid, i - s] = d_ints[row]
+                hbuf[tid, k] = d_ints[row]
             else:
                 ln = np.int64(dv[row, 0])
                 if ln <= 12:
-                    hbuf[tid, i - s] = inline_hash(ln, dv[row, 1], dv[row, 2], dv[row, 3])
+                    hbuf[tid, k] = inline_hash(ln, dv[row, 1], dv[row, 2], dv[row, 3])
                 else:
-                    hbuf[tid, i - s] = long_hash(d_data, d_base[dv[row, 2]] + dv[row, 3], ln)
-        for i in range(s, e):
-            row = perm[i]
-            h = hbuf[tid, i - s]
+                    hbuf[tid, k] = long_hash(d_data, d_base[dv[row, 2]] + dv[row, 3], ln)
+        for k in range(n):
+            row = pp[k]
+            h = hbuf[tid, k]
             slot = _slot(h, shift)
             while True:
                 t = tables[tid, slot]
                 if t == 0:
-                    tables[tid, slot] = i + 1
+                    tables[tid, slot] = k + 1
                     break
-                if hbuf[tid, t - 1 - s] == h:
-                    other = perm[t - 1]
+                if hbuf[tid, t - 1] == h:
+                    other = pp[t - 1]
                     if d_int:
                         same = 1
                     else:
@@ -720,7 +728,7 @@ def _rank_and_label(perm, offsets, key, sort, docs, q_hash, q_rel, q_start, q_en
                                                 d_base[dv[other, 2]] + dv[other, 3],
                                                 np.int64(dv[row, 0])) else 0
                     if same == 1:
-                        dup_at[g] = i
+                        dup_at[g] = 1
                         break
                 slot = (slot + 1) & mask
             if dup_at[g] >= 0:
@@ -732,8 +740,8 @@ def _rank_and_label(perm, offsets, key, sort, docs, q_hash, q_rel, q_start, q_en
                 t = tables[tid, slot]
                 if t == 0:
                     break
-                if hbuf[tid, t - 1 - s] == h:
-                    row = perm[t - 1]
+                if hbuf[tid, t - 1] == h:
+                    row = pp[t - 1]
                     if d_int:
                         same = 1 if d_ints[row] == q_ints[j] else 0
                     else:
@@ -745,7 +753,7 @@ def _rank_and_label(perm, offsets, key, sort, docs, q_hash, q_rel, q_start, q_en
                                                 np.int64(qv[j, 0])) else 0
                     if same == 1:
                         v = q_rel[j]
-                        labels[t - 1] = v if v >= 0 else -2
+                        labels[o + t - 1] = v if v >= 0 else -2
                         break
                 slot = (slot + 1) & mask
 
