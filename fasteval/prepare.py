@@ -143,11 +143,11 @@ class PreparedQrels:
     query_hash: np.ndarray  # int64 key of each query id (by code)
     qslots: np.ndarray  # open-addressing table key -> code + 1 (see kernels.code_table)
     qshift: int
-    doc_ids: pl.Series  # doc id column in the original row order
+    doc_ids: pl.Series  # doc id column in the original row order (no values if all ids are text)
     doc_col: tuple  # doc ids as the kernels see them (see id_column), in q_hash order
     q_hash: np.ndarray  # int64 doc keys, qrels rows grouped by query (code order)
     q_rel: np.ndarray  # int64 grades in the same order
-    q_row: np.ndarray  # int64 original row of each sorted position
+    q_row: np.ndarray  # int64 original row of each sorted position (empty if all ids are text)
     q_start: np.ndarray  # int64 per query
     q_end: np.ndarray
     grades: np.ndarray  # int32, per query its judged grades sorted descending
@@ -242,16 +242,19 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
     else:
         v8 = _readonly(q_views.view(np.uint8))
         q_docs = (False, doc_col[1], v8, v8.view(np.uint32), doc_col[4], doc_col[5])
+    # the original doc column and row order only serve to re-index integer ids as text
+    # (_qrels_as_text); with text ids on both sides, keep the dtype and drop the values
+    all_text = not query_ids.dtype.is_integer() and not docs.dtype.is_integer()
     return PreparedQrels(
         query_ids=query_ids,
         query_hash=query_hash,
         qslots=qslots,
         qshift=qshift,
-        doc_ids=docs,
+        doc_ids=docs.clear() if all_text else docs,
         doc_col=q_docs,
         q_hash=q_hash,
         q_rel=q_rel,
-        q_row=order,
+        q_row=np.zeros(0, dtype=np.int64) if all_text else order,
         q_start=starts,
         q_end=ends,
         grades=grades,
