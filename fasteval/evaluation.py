@@ -18,6 +18,7 @@ first. ``tie_break="input"`` keeps the order given instead:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -366,6 +367,16 @@ def evaluate(
     >>> fasteval.aggregate(fasteval.evaluate(qrels, runs, "mrr")).rows()
     [('bm25', 'recip_rank', 0.75)]
     """
+    if isinstance(run, str | os.PathLike):
+        # the run file is read on a thread while the qrels are read and prepared (polars
+        # and the kernels release the GIL for most of it); errors surface as they would
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1, thread_name_prefix="fasteval-read") as pool:
+            pending = pool.submit(_load_run, run)
+            evaluator = Evaluator(qrels, measures, **options)
+            run = pending.result()
+        return evaluator.evaluate(run, run_id=run_id)
     return Evaluator(qrels, measures, **options).evaluate(run, run_id=run_id)
 
 

@@ -434,6 +434,31 @@ def _each_query_once(head_codes: np.ndarray, n_queries: int) -> bool:
 _IDENTITY = np.zeros(0, dtype=np.int64)
 
 
+def _block_cuts(heads: np.ndarray, n_rows: int, col: pl.Series) -> np.ndarray:
+    """Blocks of whole queries, as indices into ``heads`` (first of each block, then
+    ``len(heads)``): a cut at the first query starting at or after every BLOCK_ROWS rows and
+    at each boundary between ``col``'s chunks, so that a block's ids are used in place. A
+    query that straddles a chunk boundary is a block of its own (the only ones copied).
+
+    Examples
+    --------
+    >>> heads = np.array([0, 3, 5, 9])
+    >>> col = pl.concat([pl.Series(["x"] * 4), pl.Series(["y"] * 8)], rechunk=False)
+    >>> _block_cuts(heads, 12, col).tolist()  # the query at rows 3-4 straddles row 4
+    [0, 1, 2, 4]
+    """
+    nh = len(heads)
+    sizes = [len(c) for c in col.get_chunks()]
+    bounds = np.cumsum(sizes)[:-1] if len(sizes) > 1 else np.zeros(0, dtype=np.int64)
+    marks = np.concatenate([np.arange(0, n_rows, BLOCK_ROWS), bounds])
+    cuts = np.concatenate([
+        np.searchsorted(heads, marks, side="left"),  # the first query starting at or after
+        np.searchsorted(heads, bounds, side="right") - 1,  # the query holding a boundary row
+    ])
+    cuts = np.unique(cuts)
+    return np.append(cuts[(cuts >= 0) & (cuts < nh)], nh)
+
+
 def _rank_and_label_blocked(pq: PreparedQrels, heads: np.ndarray, head_codes: np.ndarray,
                             n_rows: int, key_col: pl.Series, doc_col: pl.Series,
                             sort: bool) -> tuple[np.ndarray, np.ndarray] | None:
@@ -442,7 +467,6 @@ def _rank_and_label_blocked(pq: PreparedQrels, heads: np.ndarray, head_codes: np
     Returns labels in qrels query order and their offsets per query code, or None when a
     block holds a repeated document (the caller's whole-table path reports it).
     """
-    nh = len(heads)
     ends = np.append(heads[1:], n_rows)
     valid = head_codes >= 0
     lengths = np.where(valid, ends - heads, 0)
@@ -455,9 +479,7 @@ def _rank_and_label_blocked(pq: PreparedQrels, heads: np.ndarray, head_codes: np
     q_end = pq.q_end[codes]
     labels = np.empty(int(lengths.sum()), dtype=np.int32)
     threads = numba.get_num_threads()
-    # cut points: the first head at or after every BLOCK_ROWS rows
-    cuts = np.unique(np.searchsorted(heads, np.arange(0, n_rows, BLOCK_ROWS)))
-    cuts = np.append(cuts[cuts < nh], nh)
+    cuts = _block_cuts(heads, n_rows, doc_col)
     for a, b in zip(cuts[:-1], cuts[1:], strict=True):
         r0 = int(heads[a])
         r1 = int(ends[b - 1])
