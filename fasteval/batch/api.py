@@ -33,25 +33,31 @@ class BatchResult:
     stats: JobStats
 
 
-def make_evaluator(qrels, measures, **options):
+def make_evaluator(qrels, measures, *, after_read=None, **options):
     """An :class:`fasteval.Evaluator` for ``qrels`` (a path or a table).
 
     A qrels file is read while the kernels load on a background thread
     (:func:`fasteval._warmup.warm_up`, joined before the qrels are prepared), and without the
     reader's duplicate check: preparing the qrels finds repeated judgments anyway, and only
     then is the file read again for the reader's message, which names the file and the line.
+    ``after_read`` (optional) is called once the qrels table is in memory, before it is
+    prepared: a job starts reading its first run there, beside the preparation.
     """
     import fasteval
     from fasteval._warmup import warm_up
     from fasteval.errors import DuplicateJudgmentError
 
     if not isinstance(qrels, str | os.PathLike):
+        if after_read is not None:
+            after_read()
         return fasteval.Evaluator(qrels, measures, **options)
     warming = warm_up()
     try:
         table = fasteval.read_qrels(qrels, duplicates="ignore")
     finally:
         warming.join()
+    if after_read is not None:
+        after_read()
     try:
         return fasteval.Evaluator(table, measures, **options)
     except DuplicateJudgmentError:

@@ -99,11 +99,15 @@ def run(args: argparse.Namespace) -> int:
     duplicates = "keep_best" if args.keep_best_duplicates else "error"
     measures = fasteval.parse_measures(args.measure)
     sources = discover_all(args.runs)
-    if args.memory_limit is None:  # chunk size known: the first run reads while the qrels load
-        start_reading(sources[0], args.max_rows_per_chunk or DEFAULT_MAX_ROWS)
+
+    def read_first_run() -> None:  # chunk size known: the first run reads beside the qrels work
+        if args.memory_limit is None:
+            start_reading(sources[0], args.max_rows_per_chunk or DEFAULT_MAX_ROWS)
+
     evaluator = make_evaluator(
         args.qrels,
         measures,
+        after_read=read_first_run,
         relevance_level=args.relevance_level,
         max_docs=args.max_docs,
         complete=args.complete,
