@@ -126,8 +126,8 @@ def check_parquet(path: Path, required: tuple[str, ...] = RUN_COLUMNS) -> tuple[
         raise InputError("empty file (0 bytes), expected a parquet file", source=str(path))
     try:
         meta = pq.read_metadata(path)
-        schema = pl.Schema(pl.from_arrow(meta.schema.to_arrow_schema().empty_table()).schema)
-    except (pa.ArrowException, OSError, ValueError) as exc:
+        schema = pl.Schema(pl.read_parquet_schema(path))
+    except (pa.ArrowException, OSError, ValueError, pl.exceptions.PolarsError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"not a readable parquet file ({first})", source=str(path)) from None
     missing = [c for c in required if c not in schema]
