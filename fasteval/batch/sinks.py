@@ -90,7 +90,8 @@ def long_arrow(wide: pl.DataFrame, measure_names: list[str]):
     """The long table ``(run_id, query_id, measure, value)`` of wide results, as Arrow, with
     the text columns dictionary-encoded: each id and measure name is stored once per chunk
     and the rows only hold indices (what :func:`to_long` spells out string by string).
-    Query-major order; missing values (null) are left out.
+    Query-major order; missing values (null) are left out. Arrays go from numpy to Arrow
+    through polars (``pyarrow.array`` on numpy would import pandas, half a second).
 
     Examples
     --------
@@ -101,31 +102,35 @@ def long_arrow(wide: pl.DataFrame, measure_names: list[str]):
     import numpy as np
     import pyarrow as pa
 
+    def arrow(values: np.ndarray) -> pa.Array:
+        return pl.Series(values).to_arrow()
+
+    def text(col: pl.Series) -> pa.Array:
+        return col.cast(pl.Utf8).to_arrow().cast(pa.string())
+
     n, m = wide.height, len(measure_names)
-    rows = np.repeat(np.arange(n, dtype=np.int32), m)
+    rows = arrow(np.repeat(np.arange(n, dtype=np.int32), m))
 
     def per_query(col: pl.Series) -> pa.Array:
         if col.dtype in (pl.Utf8, pl.Categorical, pl.Enum):
-            dictionary = col.cast(pl.Utf8).to_arrow().cast(pa.string())
-            return pa.DictionaryArray.from_arrays(pa.array(rows), dictionary)
-        return pa.array(col.to_numpy()[rows])
+            return pa.DictionaryArray.from_arrays(rows, text(col))
+        return arrow(col.to_numpy()[np.repeat(np.arange(n), m)])
 
     run = wide.get_column("run_id").cast(pl.Utf8)
     names = run.unique(maintain_order=True)
     if len(names) == 1:
-        run_arr = pa.DictionaryArray.from_arrays(
-            pa.array(np.zeros(n * m, dtype=np.int32)), names.to_arrow().cast(pa.string()))
+        run_arr = pa.DictionaryArray.from_arrays(arrow(np.zeros(n * m, dtype=np.int32)), text(names))
     else:
         run_arr = per_query(run)
     measure = pa.DictionaryArray.from_arrays(
-        pa.array(np.tile(np.arange(m, dtype=np.int32), n)), pa.array(measure_names, pa.string()))
+        arrow(np.tile(np.arange(m, dtype=np.int32), n)), text(pl.Series(measure_names, dtype=pl.Utf8)))
     block = wide.select(measure_names).cast(pl.Float64)
     values = block.to_numpy().reshape(-1) if m else np.empty(0)
     table = pa.table({"run_id": run_arr, "query_id": per_query(wide.get_column("query_id")),
-                      "measure": measure, "value": pa.array(values, pa.float64())})
+                      "measure": measure, "value": arrow(values.astype(np.float64, copy=False))})
     if m and block.null_count().sum_horizontal().item():
         keep = ~np.column_stack([block.get_column(c).is_null().to_numpy() for c in measure_names])
-        table = table.filter(pa.array(keep.reshape(-1)))
+        table = table.filter(arrow(keep.reshape(-1)))
     return table
 
 
