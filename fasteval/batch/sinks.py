@@ -142,7 +142,8 @@ def empty_wide(measure_names: list[str], query_dtype: pl.DataType = pl.Utf8) -> 
 
 
 class Sink:
-    """Base sink: collects nothing. Subclasses override :meth:`write`.
+    """Base sink: collects nothing. Subclasses override :meth:`write`, :meth:`mark` and
+    :meth:`rollback`.
 
     :meth:`mark` and :meth:`rollback` let a job write results as it goes and still take back
     a source's rows when it must score that source again (input found not grouped by query).

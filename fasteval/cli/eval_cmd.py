@@ -101,8 +101,9 @@ def run(args: argparse.Namespace) -> int:
     sources = discover_all(args.runs)
 
     def read_first_run() -> None:  # chunk size known: the first run reads beside the qrels work
-        if args.memory_limit is None:
-            start_reading(sources[0], args.max_rows_per_chunk or DEFAULT_MAX_ROWS)
+        rows = args.max_rows_per_chunk
+        if args.memory_limit is None and (rows is None or rows >= 1):
+            start_reading(sources[0], rows or DEFAULT_MAX_ROWS)
 
     evaluator = make_evaluator(
         args.qrels,
