@@ -369,7 +369,7 @@ def evaluate(
     """
     if isinstance(run, str | os.PathLike):
         # the run file is read on a thread while the qrels are read and prepared (polars
-        # and the kernels release the GIL for most of it); errors surface as they would
+        # reads without holding the GIL); errors surface as they would without the thread
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(1, thread_name_prefix="fasteval-read") as pool:

@@ -238,3 +238,29 @@ def test_parquet_sink_failed_background_write_is_raised(tmp_path):
     sink.abort()
     assert calls == [1, 1]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_aggregate_wide_equals_long_aggregate_exactly():
+    """Wide and long aggregates add the same values in the same (query) order: equal to the
+    last bit, for means, sums (counts) and geometric means, over several runs and nulls."""
+    import fasteval
+
+    rng = np.random.default_rng(7)
+    names = ["map", "num_ret", "gm_map", "P_10"]
+    parts = []
+    for run in ("b", "a"):
+        n = 1001
+        parts.append(pl.DataFrame({
+            "run_id": [run] * n, "query_id": [f"q{i}" for i in range(n)],
+            "map": rng.random(n) / 3, "num_ret": rng.integers(0, 100, n).astype(float),
+            "gm_map": np.where(rng.random(n) < 0.1, 0.0, rng.random(n)),
+            "P_10": pl.Series(rng.random(n)).scatter([3, 500], None),
+        }))
+    wide = pl.concat(parts)
+    got = aggregate_wide(wide, names)
+    expected = fasteval.aggregate(to_long(wide, names))
+    assert got.rows() == expected.rows()  # exact, same order: runs as met, measures as given
+    seq = 0.0
+    for v in wide.filter(pl.col("run_id") == "a").get_column("map").to_list():
+        seq += v  # trec_eval's summation: left to right
+    assert dict(((r, m), v) for r, m, v in got.rows())[("a", "map")] == seq / 1001
