@@ -63,7 +63,8 @@ def format_from_path(path: str | os.PathLike[str] | None, default: str = "table"
 def to_long(wide: pl.DataFrame, measure_names: list[str]) -> pl.DataFrame:
     """Long results ``(run_id, query_id, measure, value)`` from wide ones, query-major order.
 
-    Missing values (null) are left out.
+    Missing values (null) are left out. The layout is :func:`long_arrow`'s, with the text
+    columns decoded.
 
     Examples
     --------
@@ -71,19 +72,12 @@ def to_long(wide: pl.DataFrame, measure_names: list[str]) -> pl.DataFrame:
     >>> to_long(w, ["map", "P@5"]).rows()
     [('r', 'a', 'map', 0.5), ('r', 'a', 'P@5', 0.2), ('r', 'b', 'map', 1.0)]
     """
-    import numpy as np
-
-    n, m = wide.height, len(measure_names)
-    idx = np.repeat(np.arange(n, dtype=np.int64), m)
-    values = wide.select(measure_names).cast(pl.Float64).to_numpy().reshape(-1) if m else np.empty(0)
-    long = wide.select("run_id", "query_id")[idx].with_columns(
-        pl.Series("measure", measure_names * n, dtype=pl.Utf8),
-        pl.Series("value", values, dtype=pl.Float64, nan_to_null=False),
+    long = pl.from_arrow(long_arrow(wide, measure_names))
+    return long.with_columns(
+        pl.col("run_id").cast(pl.Utf8),
+        pl.col("query_id").cast(wide.schema["query_id"]),
+        pl.col("measure").cast(pl.Utf8),
     )
-    if m and wide.select(pl.any_horizontal(pl.col(measure_names).is_null())).to_series().any():
-        isnull = np.column_stack([wide.get_column(c).is_null().to_numpy() for c in measure_names])
-        long = long.filter(pl.Series(~isnull.reshape(-1)))
-    return long
 
 
 def long_arrow(wide: pl.DataFrame, measure_names: list[str]):

@@ -6,9 +6,10 @@ base)``: integer ids as int64 values, text ids as Arrow string views (``v8``/``v
 buffers, buffer ``b`` starting at ``base[b]``). Text is compared byte-wise from those
 buffers, never copied into Python strings.
 
-Doc ids are joined through 64-bit keys computed here from the views (:func:`hash_ids`,
-or the value itself for integers); every key match is confirmed by comparing the ids
-themselves, so a collision can cost time but never change a result.
+Doc ids are joined through 64-bit keys computed here from the views (:func:`inline_hash`
+for ids of up to 12 bytes, :func:`long_hash` for longer ones, the value itself for
+integers); every key match is confirmed by comparing the ids themselves, so a collision
+can cost time but never change a result.
 
 Score ties are broken by the doc id, descending, byte-wise (C ``strcmp``, trec_eval's
 rule). Integer ids are compared through their decimal spelling, so the tie order is the
@@ -212,23 +213,6 @@ def id_eq(a, i, b, j):
         return long_eq(a[4], a[5][va[i, 2]] + va[i, 3], b[4], b[5][vb[j, 2]] + vb[j, 3],
                        np.int64(va[i, 0]))
     return r == 1
-
-
-@njit(cache=True, parallel=True)
-def hash_ids(col, n):
-    """64-bit key of every id: the value of an integer, a hash of the bytes of text."""
-    is_int, ints, _, v, data, base = col
-    out = np.empty(n, dtype=np.int64)
-    for i in prange(n):
-        if is_int:
-            out[i] = ints[i]
-        else:
-            m = np.int64(v[i, 0])
-            if m <= 12:
-                out[i] = inline_hash(m, v[i, 1], v[i, 2], v[i, 3])
-            else:
-                out[i] = long_hash(data, base[v[i, 2]] + v[i, 3], m)
-    return out
 
 
 @njit(cache=True)

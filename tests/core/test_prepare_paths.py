@@ -4,6 +4,7 @@ comparisons on Arrow string views agree with Python's ``bytes`` order."""
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import polars as pl
 import pytest
@@ -145,7 +146,10 @@ ascii_or_not = st.text(alphabet=st.sampled_from(list("ab\u00e9\u4e2d0-")), max_s
 def test_view_comparisons_match_bytes(texts):
     col = P.id_column(pl.Series(texts, dtype=pl.Utf8))
     v8, v = col[2], col[3]
-    hashes = K.hash_ids(col, len(texts))
+    n = len(texts)
+    # the doc keys the qrels index computes (one group holding every text, in row order)
+    hashes = K.index_qrels(np.arange(n, dtype=np.int64), np.array([0, n], dtype=np.int64), col,
+                           np.zeros(n, dtype=np.int64), numba.get_num_threads())[0]
     for i, a in enumerate(texts):
         for j, b in enumerate(texts):
             want = (a.encode() > b.encode()) - (a.encode() < b.encode())
