@@ -85,24 +85,29 @@ _NO_BYTES = _readonly(np.zeros(0, dtype=np.uint8))
 def id_column(s: pl.Series) -> tuple:
     """The kernels' view of an id column: ``(is_int, ints, v8, v32, data, base)``.
 
-    Integer ids as int64 values; text as its Arrow string views (zero-copy from polars)
-    and the out-of-line bytes of all its data buffers.
+    Integer ids as int64 values; text as its Arrow string views (zero-copy from polars for
+    a single chunk; the views of several chunks are put end to end, their buffer numbers
+    shifted) and the out-of-line bytes of all its data buffers.
     """
-    if s.n_chunks() > 1:  # a single chunk is used in place (rechunk would copy a slice)
-        s = s.rechunk()
     if s.dtype.is_integer():
         ints = s.cast(pl.Int64).to_numpy()
         return (True, _readonly(ints), _NO_VIEWS, _NO_VIEWS.view(np.uint32), _NO_BYTES, _NO_INTS)
-    import pyarrow as pa
-
-    arr = s.cast(pl.Utf8).to_arrow(compat_level=pl.CompatLevel.newest())
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if arr.type != pa.string_view():
-        arr = arr.cast(pa.string_view())
-    bufs = arr.buffers()
-    v8 = np.frombuffer(bufs[1], dtype=np.uint8).reshape(-1, 16)[arr.offset:arr.offset + len(arr)]
-    datas = [np.frombuffer(b, dtype=np.uint8) for b in bufs[2:] if b is not None]
+    chunks = [_string_views(c) for c in s.cast(pl.Utf8).get_chunks()]
+    if len(chunks) == 1:
+        v8, datas = chunks[0]
+        v8 = np.ascontiguousarray(v8)
+    else:
+        v8 = np.empty((len(s), 16), dtype=np.uint8)
+        datas = []
+        pos = 0
+        for views, bufs in chunks:
+            n = len(views)
+            v8[pos:pos + n] = views
+            if datas and n:  # out-of-line views name their buffer: count the earlier ones
+                words = v8[pos:pos + n].view(np.uint32)
+                words[words[:, 0] > 12, 2] += len(datas)
+            datas.extend(bufs)
+            pos += n
     base = np.zeros(len(datas), dtype=np.int64)
     if len(datas) == 1:
         data = datas[0]
@@ -111,8 +116,23 @@ def id_column(s: pl.Series) -> tuple:
         data = np.concatenate(datas)
     else:
         data = _NO_BYTES
-    v8 = _readonly(np.ascontiguousarray(v8))
-    return (False, _NO_INTS, v8, v8.view(np.uint32), _readonly(data), _readonly(base))
+    return (False, _NO_INTS, _readonly(v8), _readonly(v8).view(np.uint32), _readonly(data),
+            _readonly(base))
+
+
+def _string_views(chunk: pl.Series) -> tuple[np.ndarray, list[np.ndarray]]:
+    """A one-chunk text column's 16-byte views (as bytes, zero-copy) and its data buffers."""
+    import pyarrow as pa
+
+    arr = chunk.to_arrow(compat_level=pl.CompatLevel.newest())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if arr.type != pa.string_view():
+        arr = arr.cast(pa.string_view())
+    bufs = arr.buffers()
+    views = np.frombuffer(bufs[1], dtype=np.uint8).reshape(-1, 16)[arr.offset:arr.offset + len(arr)]
+    datas = [_NO_BYTES if b is None else np.frombuffer(b, dtype=np.uint8) for b in bufs[2:]]
+    return views, datas
 
 
 def run_heads(s: pl.Series) -> np.ndarray:
@@ -143,13 +163,13 @@ class PreparedQrels:
     query_hash: np.ndarray  # int64 key of each query id (by code)
     qslots: np.ndarray  # open-addressing table key -> code + 1 (see kernels.code_table)
     qshift: int
-    doc_ids: pl.Series  # doc id column in the original row order (no values if all ids are text)
-    doc_col: tuple  # doc ids as the kernels see them (see id_column), in q_hash order
-    q_hash: np.ndarray  # int64 doc keys, qrels rows grouped by query (code order)
-    q_rel: np.ndarray  # int64 grades in the same order
-    q_row: np.ndarray  # int64 original row of each sorted position (empty if all ids are text)
-    q_start: np.ndarray  # int64 per query
-    q_end: np.ndarray
+    doc_ids: pl.Series  # doc id column in row order (no values if all ids are text)
+    doc_col: tuple  # doc ids as the kernels see them (see id_column), in row order
+    q_hash: np.ndarray  # int64 doc key of each position (the positions of a query are adjacent)
+    q_rel: np.ndarray  # int64 grades in row order
+    q_row: np.ndarray  # int64 row of each position (empty: position i is row i)
+    q_start: np.ndarray  # int64 per query: its positions are q_start:q_end (the ranges tile
+    q_end: np.ndarray  # 0..n_rows, in code order or, when queries are runs of rows, in row order
     grades: np.ndarray  # int32, per query its judged grades sorted descending
     g_end: np.ndarray  # int64 per query: judged grades are grades[q_start:g_end]
     max_grade: int
@@ -220,14 +240,24 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
     qslots, qshift, clash = K.code_table(query_hash)
     if clash:  # pragma: no cover - needs a 64-bit collision between two query ids
         raise InputError("two query ids share a 64-bit hash; please report this", source="qrels")
-    order, offsets = K.group_runs(heads, qrels.height, head_codes, len(query_ids))
     docs = qrels.get_column("doc_id")
     doc_col = id_column(docs)
     rel = qrels.get_column("relevance").to_numpy()
-    q_hash, q_ints, q_views, repeat, q_rel, grades, g_end = K.index_qrels(
-        order, offsets, doc_col, rel, numba.get_num_threads())
-    starts = offsets[:-1]
-    ends = offsets[1:]
+    nq = len(query_ids)
+    if len(heads) == nq:
+        # every query one run of rows (sorted or grouped qrels): use the table in place
+        order = _IDENTITY
+        starts = np.empty(nq, dtype=np.int64)
+        ends = np.empty(nq, dtype=np.int64)
+        starts[head_codes] = heads
+        ends[head_codes] = np.append(heads[1:], qrels.height)
+    else:
+        order, offsets = K.group_runs(heads, qrels.height, head_codes, nq)
+        starts = offsets[:-1]
+        ends = offsets[1:]
+    rel = _readonly(rel)
+    q_hash, repeat, grades, g_end = K.index_qrels(order, starts, ends, doc_col, rel,
+                                                  numba.get_num_threads())
     if (repeat >= 0).any():
         rows = qrels.with_row_index("__row").filter(
             pl.struct("query_id", "doc_id").is_duplicated())
@@ -237,11 +267,6 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
         raise DuplicateJudgmentError(
             f"duplicate judgment for query {r[0]!r}, document {r[1]!r}", source="qrels", row=row,
         )
-    if doc_col[0]:
-        q_docs = (True, _readonly(q_ints), doc_col[2], doc_col[3], doc_col[4], doc_col[5])
-    else:
-        v8 = _readonly(q_views.view(np.uint8))
-        q_docs = (False, doc_col[1], v8, v8.view(np.uint32), doc_col[4], doc_col[5])
     # the original doc column and row order only serve to re-index integer ids as text
     # (_qrels_as_text); with text ids on both sides, keep the dtype and drop the values
     all_text = not query_ids.dtype.is_integer() and not docs.dtype.is_integer()
@@ -251,10 +276,10 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
         qslots=qslots,
         qshift=qshift,
         doc_ids=docs.clear() if all_text else docs,
-        doc_col=q_docs,
+        doc_col=doc_col,
         q_hash=q_hash,
-        q_rel=q_rel,
-        q_row=np.zeros(0, dtype=np.int64) if all_text else order,
+        q_rel=rel,
+        q_row=order,
         q_start=starts,
         q_end=ends,
         grades=grades,
@@ -347,6 +372,7 @@ def prepare_run(
         raise InputError(
             f"score is {score[row]!r}; expected a number", source=source, row=row, column="score"
         )
+    given = pq  # integer qrels meet a text run through a text copy (see _qrels_as_text)
     pq, qcol = _harmonize(pq, run.get_column("query_id"), "query")
     pq, doc_col = _harmonize(pq, run.get_column("doc_id"), "doc")
     heads, head_codes, head_ids = _query_groups(pq, qcol)
@@ -371,7 +397,7 @@ def prepare_run(
         dup_at = np.empty(nq, dtype=np.int64)
         key = key_col.to_numpy() if sort else np.zeros(0)
         K.rank_and_label(perm, offsets, offsets[:-1], _readonly(key), sort, id_column(doc_col),
-                         pq.q_hash, pq.q_rel, pq.q_start, pq.q_end, pq.doc_col, labels, dup_at,
+                         pq.q_hash, pq.q_rel, pq.q_row, pq.q_start, pq.q_end, pq.doc_col, labels, dup_at,
                          numba.get_num_threads())
     dup_groups = np.flatnonzero(dup_at >= 0)
     if len(dup_groups):
@@ -394,7 +420,7 @@ def prepare_run(
                 .drop("__row")
             )
             batch = prepare_run(
-                pq, deduped, tie_break=tie_break, max_docs=max_docs, judged_only=judged_only,
+                given, deduped, tie_break=tie_break, max_docs=max_docs, judged_only=judged_only,
                 complete=complete, duplicates="error", source=source,
             )
             batch.report.deduplicated_rows = run.height - deduped.height
@@ -415,6 +441,8 @@ def prepare_run(
         present = np.ones(len(qidx), dtype=bool)
         offsets = np.concatenate([[0], offsets[1:][has]]).astype(np.int64)
     report.evaluated = len(qidx)
+    if pq is not given:  # the text copy's query codes, as codes of the qrels given
+        qidx = _codes_in_given(given, pq)[qidx]
     return Batch(labels=labels, offsets=offsets, qidx=qidx, present=present, report=report)
 
 
@@ -489,7 +517,7 @@ def _rank_and_label_blocked(pq: PreparedQrels, heads: np.ndarray, head_codes: np
         key = key_col.slice(r0, r1 - r0).to_numpy() if sort else np.zeros(0)
         dup_at = np.empty(b - a, dtype=np.int64)
         K.rank_and_label(_IDENTITY, offsets, out_off[a:b], _readonly(key), sort,
-                         id_column(doc_col.slice(r0, r1 - r0)), pq.q_hash, pq.q_rel,
+                         id_column(doc_col.slice(r0, r1 - r0)), pq.q_hash, pq.q_rel, pq.q_row,
                          q_start[a:b], q_end[a:b], pq.doc_col, labels, dup_at, threads)
         if (dup_at >= 0).any():
             return None
@@ -518,15 +546,31 @@ def _find_duplicate(perm, offsets, groups, qcol: pl.Series, docs: pl.Series) -> 
     return int(later["row"][1])
 
 
+def _codes_in_given(given: PreparedQrels, alt: PreparedQrels) -> np.ndarray:
+    """For each query code of ``alt`` (:func:`_qrels_as_text` of ``given``), the code of the
+    same query in ``given`` (their code orders differ: 10 < 9 as numbers, "10" < "9" as text)."""
+    codes = given._alt.get("text_codes")
+    if codes is None:
+        codes = alt.query_ids.replace_strict(
+            given.query_ids.cast(pl.Utf8), pl.int_range(given.n_queries, eager=True),
+            return_dtype=pl.Int64,
+        ).to_numpy()
+        given._alt["text_codes"] = codes
+    return codes
+
+
 def _qrels_as_text(pq: PreparedQrels) -> PreparedQrels:
     """The same qrels with integer ids re-indexed as text (for a run with text ids)."""
     alt = pq._alt.get("text")
     if alt is None:
-        qcodes = np.repeat(np.arange(pq.n_queries), pq.q_end - pq.q_start)
-        orig_q = np.empty(pq.n_rows, dtype=np.int64)
-        orig_q[pq.q_row] = qcodes  # q_row maps sorted position -> original row
-        orig_rel = np.empty(pq.n_rows, dtype=np.int64)
-        orig_rel[pq.q_row] = pq.q_rel
+        by_start = np.argsort(pq.q_start, kind="stable")  # the ranges tile the positions
+        qcodes = np.repeat(by_start, (pq.q_end - pq.q_start)[by_start])
+        if len(pq.q_row):
+            orig_q = np.empty(pq.n_rows, dtype=np.int64)
+            orig_q[pq.q_row] = qcodes  # q_row maps position -> row
+        else:
+            orig_q = qcodes
+        orig_rel = pq.q_rel
         df = pl.DataFrame(
             {
                 "query_id": pq.query_ids.gather(orig_q).cast(pl.Utf8),

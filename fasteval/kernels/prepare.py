@@ -361,34 +361,33 @@ def _table_size(count):
 
 
 @njit(cache=True, parallel=True)
-def index_qrels(order, offsets, col, rel, n_threads):
-    """Doc keys, ids and grades of the qrels in grouped order (``order``/``offsets``: rows
-    of query g are ``order[offsets[g]:offsets[g+1]]``), and per query a position whose doc
-    repeats an earlier one of the same query (-1 if none).
+def index_qrels(order, starts, ends, col, rel, n_threads):
+    """Doc keys and sorted grades of the qrels, and per query a position whose doc repeats
+    an earlier one of the same query (-1 if none).
 
-    Returns ``(q_hash, q_ints, q_views, repeat, q_rel, grades, g_end)``: keys, the ids
-    (integers, or the 16-byte views as four uint32, whose out-of-line bytes stay in
-    ``col``'s buffers), the grades (``rel`` in grouped order), and each query's judged
-    grades (>= 0) sorted descending in ``grades[offsets[g]:g_end[g]]``.
+    Query g holds positions ``starts[g]:ends[g]``; position i is row ``order[i]`` of the
+    table, or row i itself when ``order`` is empty (qrels whose queries are contiguous
+    runs of rows). Ids and grades stay where they are, in the table's row order.
+
+    Returns ``(q_hash, repeat, grades, g_end)``: the key of the doc at every position, and
+    each query's judged grades (>= 0) sorted descending in ``grades[starts[g]:g_end[g]]``.
     """
     is_int, ints, _, v, data, base = col
-    n = order.shape[0]
-    ng = offsets.shape[0] - 1
+    moved = order.shape[0] > 0
+    n = rel.shape[0]
+    ng = starts.shape[0]
     q_hash = np.empty(n, dtype=np.int64)
-    q_ints = np.empty(n if is_int else 0, dtype=np.int64)
-    q_v = np.empty((0 if is_int else n, 4), dtype=np.uint32)
     repeat = np.full(ng, -1, dtype=np.int64)
-    q_rel = np.empty(n, dtype=np.int64)
     grades = np.empty(n, dtype=np.int32)
     g_end = np.empty(ng, dtype=np.int64)
     longest = 1
     for g in range(ng):
-        longest = max(longest, offsets[g + 1] - offsets[g])
+        longest = max(longest, ends[g] - starts[g])
     width = _table_size(longest)[0]
     tables = np.zeros((n_threads, width), dtype=np.int64)
     for g in prange(ng):
-        s = offsets[g]
-        e = offsets[g + 1]
+        s = starts[g]
+        e = ends[g]
         tid = get_thread_id()
         size, shift = _table_size(e - s)
         mask = size - 1
@@ -396,9 +395,8 @@ def index_qrels(order, offsets, col, rel, n_threads):
             tables[tid, x] = 0
         k = s  # judged grades go to grades[s:k], sorted descending (insertion while few)
         for i in range(s, e):
-            r = order[i]
+            r = order[i] if moved else i
             grade = rel[r]
-            q_rel[i] = grade
             if grade >= 0:
                 if k - s < 64:
                     j = k - 1
@@ -411,15 +409,12 @@ def index_qrels(order, offsets, col, rel, n_threads):
                 k += 1
             if is_int:
                 h = ints[r]
-                q_ints[i] = h
             else:
-                for w in range(4):
-                    q_v[i, w] = v[r, w]
-                m = np.int64(v[r, 0])
-                if m <= 12:
-                    h = inline_hash(m, v[r, 1], v[r, 2], v[r, 3])
+                ln = np.int64(v[r, 0])
+                if ln <= 12:
+                    h = inline_hash(ln, v[r, 1], v[r, 2], v[r, 3])
                 else:
-                    h = long_hash(data, base[v[r, 2]] + v[r, 3], m)
+                    h = long_hash(data, base[v[r, 2]] + v[r, 3], ln)
             q_hash[i] = h
             if repeat[g] >= 0:
                 continue
@@ -430,15 +425,15 @@ def index_qrels(order, offsets, col, rel, n_threads):
                     tables[tid, slot] = i + 1
                     break
                 if q_hash[t - 1] == h:
-                    o = order[t - 1]
+                    o = order[t - 1] if moved else t - 1
                     if is_int:
                         same = 1
                     else:
-                        same = view_eq(m, v[r, 1], v[r, 2], v[r, 3], np.int64(v[o, 0]), v[o, 1],
-                                       v[o, 2], v[o, 3])
+                        same = view_eq(np.int64(v[r, 0]), v[r, 1], v[r, 2], v[r, 3],
+                                       np.int64(v[o, 0]), v[o, 1], v[o, 2], v[o, 3])
                         if same == 2:
                             same = 1 if long_eq(data, base[v[r, 2]] + v[r, 3], data,
-                                                base[v[o, 2]] + v[o, 3], m) else 0
+                                                base[v[o, 2]] + v[o, 3], np.int64(v[r, 0])) else 0
                     if same == 1:
                         repeat[g] = i
                         break
@@ -448,7 +443,7 @@ def index_qrels(order, offsets, col, rel, n_threads):
             for i in range(k - s):
                 grades[s + i] = part[k - s - 1 - i]
         g_end[g] = k
-    return q_hash, q_ints, q_v, repeat, q_rel, grades, g_end
+    return q_hash, repeat, grades, g_end
 
 
 @njit(cache=True, inline="always")
@@ -590,15 +585,16 @@ def _slot(h, shift):
 
 
 @njit(cache=True)
-def rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_start, q_end,
-                   q_docs, labels, dup_at, n_threads):
+def rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_row, q_start,
+                   q_end, q_docs, labels, dup_at, n_threads):
     """Put every query's rows in rank order and label them from its qrels, in one pass.
 
     ``perm``/``offsets``: rows of query g are ``perm[offsets[g]:offsets[g+1]]`` (an empty
     ``perm``: rows ``offsets[g]:offsets[g+1]`` themselves). ``sort``: order them by ``key``
     descending, ties by doc id descending (else keep the order). ``docs``: the run's doc id
-    column; ``q_hash``/``q_rel``/``q_docs``: the qrels' doc keys, grades and ids, query g at
-    ``q_start[g]:q_end[g]``. Writes query g's labels in rank order at
+    column; ``q_hash``: the qrels' doc keys by position, query g at ``q_start[g]:q_end[g]``;
+    ``q_rel``/``q_docs``: their grades and ids by row, position j at row ``q_row[j]`` (or j
+    when ``q_row`` is empty). Writes query g's labels in rank order at
     ``labels[out_off[g]:]`` (grade, -1 if not in the qrels, -2 if its grade is negative;
     ``out_off[g] < 0``: query skipped), and ``dup_at[g]``: 1 if a doc of query g repeats,
     else -1. ``n_threads``: ``numba.get_num_threads()`` (one scratch area per thread).
@@ -611,8 +607,8 @@ def rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_sta
     # per-thread scratch: the query's rows, sort buffers, doc keys and an open-addressing
     # table; allocated here so that they outlive the parallel pass, which borrows them
     m = longest if sort else 0
-    _rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_start, q_end,
-                    q_docs, labels, dup_at, np.empty((n_threads, longest), dtype=np.int64),
+    _rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_row, q_start,
+                    q_end, q_docs, labels, dup_at, np.empty((n_threads, longest), dtype=np.int64),
                     np.empty((n_threads, m), dtype=np.float64),
                     np.empty((n_threads, m), dtype=np.int64),
                     np.empty((n_threads, m), dtype=np.float64),
@@ -621,13 +617,14 @@ def rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_sta
 
 
 @njit(cache=True, parallel=True)
-def _rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_start, q_end,
-                    q_docs, labels, dup_at, pwork, kbuf, pscr, kscr, tables, hbuf):
+def _rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_row, q_start,
+                    q_end, q_docs, labels, dup_at, pwork, kbuf, pscr, kscr, tables, hbuf):
     """The parallel pass of :func:`rank_and_label` (scratch given by the caller)."""
     d_int, d_ints, d_v8, dv, d_data, d_base = docs
     _, q_ints, _, qv, q_data, q_base = q_docs
     ng = offsets.shape[0] - 1
     identity = perm.shape[0] == 0
+    q_moved = q_row.shape[0] > 0
     # uncounted views (see kernels._borrow): per-query calls and per-thread rows are free
     pwork = borrow(pwork)
     kbuf = borrow(kbuf)
@@ -649,6 +646,7 @@ def _rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_st
     q_base = borrow(q_base)
     q_hash = borrow(q_hash)
     q_rel = borrow(q_rel)
+    q_row = borrow(q_row)
     for g in prange(ng):
         s = offsets[g]
         n = offsets[g + 1] - s
@@ -726,17 +724,18 @@ def _rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_st
                     break
                 if hbuf[tid, t - 1] == h:
                     row = pp[t - 1]
+                    qr = q_row[j] if q_moved else j
                     if d_int:
-                        same = 1 if d_ints[row] == q_ints[j] else 0
+                        same = 1 if d_ints[row] == q_ints[qr] else 0
                     else:
                         same = view_eq(np.int64(dv[row, 0]), dv[row, 1], dv[row, 2], dv[row, 3],
-                                       np.int64(qv[j, 0]), qv[j, 1], qv[j, 2], qv[j, 3])
+                                       np.int64(qv[qr, 0]), qv[qr, 1], qv[qr, 2], qv[qr, 3])
                         if same == 2:
                             same = 1 if long_eq(d_data, d_base[dv[row, 2]] + dv[row, 3], q_data,
-                                                q_base[qv[j, 2]] + qv[j, 3],
-                                                np.int64(qv[j, 0])) else 0
+                                                q_base[qv[qr, 2]] + qv[qr, 3],
+                                                np.int64(qv[qr, 0])) else 0
                     if same == 1:
-                        v = q_rel[j]
+                        v = q_rel[qr]
                         labels[o + t - 1] = v if v >= 0 else -2
                         break
                 slot = (slot + 1) & mask

@@ -148,8 +148,9 @@ def test_view_comparisons_match_bytes(texts):
     v8, v = col[2], col[3]
     n = len(texts)
     # the doc keys the qrels index computes (one group holding every text, in row order)
-    hashes = K.index_qrels(np.arange(n, dtype=np.int64), np.array([0, n], dtype=np.int64), col,
-                           np.zeros(n, dtype=np.int64), numba.get_num_threads())[0]
+    hashes = K.index_qrels(np.zeros(0, dtype=np.int64), np.array([0], dtype=np.int64),
+                           np.array([n], dtype=np.int64), col, P._readonly(np.zeros(n, dtype=np.int64)),
+                           numba.get_num_threads())[0]
     for i, a in enumerate(texts):
         for j, b in enumerate(texts):
             want = (a.encode() > b.encode()) - (a.encode() < b.encode())
@@ -167,3 +168,36 @@ def test_run_heads_across_chunks():
     assert s.n_chunks() == 5
     assert P.run_heads(s).tolist() == [0, 3, 5, 8]
     assert P.run_heads(pl.Series([3, 3, 4, 3], dtype=pl.Int64)).tolist() == [0, 2, 3]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("ids", ["short", "long", "int"])
+def test_qrels_layouts_agree(seed, ids):
+    """Qrels used in place (every query one run of rows, in any query order) and qrels
+    whose queries are split across the file (indexed through a row order) give the same
+    results; so do integer qrels met by a text run (re-indexed as text, where "10" sorts
+    before "9": the query codes are mapped back)."""
+    qrels, run = random_case(seed, n_queries=40, depth=30, int_ids=ids == "int")
+    if ids == "long":
+        qrels, run = _long_ids(qrels), _long_ids(run)
+    rng = np.random.default_rng(seed)
+    groups = qrels.partition_by("query_id", maintain_order=True)
+    grouped = pl.concat([groups[i] for i in rng.permutation(len(groups))])  # in place
+    split = grouped.sample(fraction=1.0, shuffle=True, seed=seed)  # queries split up
+    assert P.prepare_qrels(grouped).q_row.size == 0
+    assert P.prepare_qrels(split).q_row.size == split.height
+    base = fasteval.evaluate(qrels, run, MEASURES).sort("query_id", "measure")
+    for table in (grouped, _chunked(grouped, 4, seed), split):
+        got = fasteval.evaluate(table, run, MEASURES).sort("query_id", "measure")
+        assert got.equals(base)
+    if ids == "int":  # integer qrels, text run: the qrels are re-indexed as text
+        text_run = run.with_columns(pl.col("query_id").cast(pl.Utf8), pl.col("doc_id").cast(pl.Utf8))
+        text_qrels = qrels.with_columns(pl.col("query_id").cast(pl.Utf8),
+                                        pl.col("doc_id").cast(pl.Utf8))
+        for complete in (False, True):
+            want = fasteval.evaluate(text_qrels, text_run, MEASURES, complete=complete)
+            want = want.sort("query_id", "measure")
+            for table in (qrels, grouped, split):  # (results keep the qrels' integer ids)
+                got = fasteval.evaluate(table, text_run, MEASURES, complete=complete)
+                got = got.with_columns(pl.col("query_id").cast(pl.Utf8)).sort("query_id", "measure")
+                assert got.equals(want)
