@@ -177,10 +177,15 @@ def _file_batches(path: Path, batch_rows: int) -> Iterator[pl.DataFrame]:
     return lf.collect_batches(chunk_size=batch_rows, maintain_order=True)
 
 
+READ_BATCH_ROWS = 2_000_000
+"""Rows per parquet read batch at most: a few row groups decode in parallel, and a chunk is
+a few batches put end to end (not copied). Smaller batches let the allocator reuse the
+memory of batches already scored instead of faulting in fresh pages."""
+
+
 def batch_rows_for(max_rows: int) -> int:
-    """Rows per parquet read batch for chunks of ``max_rows`` rows (large batches: row
-    groups decode in parallel)."""
-    return max(1, min(int(max_rows), 8_000_000))
+    """Rows per parquet read batch for chunks of ``max_rows`` rows."""
+    return max(1, min(int(max_rows), READ_BATCH_ROWS))
 
 
 def start_reading(source: RunSource, max_rows: int) -> None:

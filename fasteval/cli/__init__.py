@@ -32,15 +32,43 @@ def console_main() -> int:
     * OpenMP threads that wait passively (``OMP_WAIT_POLICY=PASSIVE``) instead of spinning,
       and no BLAS thread pool (``OPENBLAS_NUM_THREADS=1``; nothing here calls BLAS), which
       leaves the cores to the parquet reader that runs beside the kernels in batch jobs;
-    * glibc's allocator keeps freed memory for reuse (:func:`_keep_freed_memory`), so that
-      every chunk of a batch job does not fault in and zero fresh pages.
+    * the allocators keep freed memory for reuse: glibc's (:func:`_keep_freed_memory`) and
+      polars' jemalloc (``_RJEM_MALLOC_CONF``: freed pages are returned after 10 s rather
+      than polars' 0.5 s), so that every chunk of a batch job does not fault in and zero
+      fresh pages;
+    * numba's import-time probe for a BLAS is answered "none" (:func:`_skip_blas_probe`):
+      with scipy installed it imports ``scipy.linalg`` (a quarter of a second) for
+      ``np.dot`` support that no kernel here uses.
     """
     import os
 
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:10000,muzzy_decay_ms:10000")
     _keep_freed_memory()
+    _skip_blas_probe()
     return main()
+
+
+_BLAS_PROBE = ("scipy", "scipy.linalg", "scipy.linalg.cython_blas")
+
+
+def _skip_blas_probe() -> None:
+    """Make ``scipy.linalg.cython_blas`` (and its packages, if not loaded yet) unimportable
+    while ``numba.np.arraymath`` is being imported, and only then: numba then records that
+    no BLAS is available. Every other import of scipy (by other code, or later by numba
+    itself) is untouched."""
+    import importlib.abc
+
+    class _NoBlasForNumbaProbe(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname, path=None, target=None):
+            probing = sys.modules.get("numba.np.arraymath")
+            if fullname in _BLAS_PROBE and probing is not None and not hasattr(
+                    probing, "_HAVE_BLAS"):
+                raise ImportError("fasteval: numba's BLAS probe skipped (no kernel uses BLAS)")
+            return None
+
+    sys.meta_path.insert(0, _NoBlasForNumbaProbe())
 
 
 def _keep_freed_memory() -> None:
