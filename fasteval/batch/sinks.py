@@ -278,9 +278,13 @@ class ParquetSink(_FileSink):
         import pyarrow.parquet as pq
 
         if self.writer is None:
-            # no Arrow schema in the footer: readers see plain text columns, not dictionaries
+            import pyarrow as pa
+
+            # no Arrow schema in the footer: readers see plain text columns, not dictionaries;
+            # values are not dictionary-encoded (hashing every float costs more than it saves)
+            ids = [f.name for f in table.schema if not pa.types.is_floating(f.type)]
             self.writer = pq.ParquetWriter(str(self.tmp), table.schema, compression="zstd",
-                                           store_schema=False)
+                                           store_schema=False, use_dictionary=ids)
         elif not table.schema.equals(self.writer.schema):
             table = table.cast(self.writer.schema)
         self.writer.write_table(table)

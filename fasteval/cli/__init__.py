@@ -55,20 +55,29 @@ _BLAS_PROBE = ("scipy", "scipy.linalg", "scipy.linalg.cython_blas")
 
 def _skip_blas_probe() -> None:
     """Make ``scipy.linalg.cython_blas`` (and its packages, if not loaded yet) unimportable
-    while ``numba.np.arraymath`` is being imported, and only then: numba then records that
-    no BLAS is available. Every other import of scipy (by other code, or later by numba
-    itself) is untouched."""
+    for numba's import-time check ``numba.np.arraymath._check_blas``, and only for it: numba
+    then records that no BLAS is available. The finder looks for that function on the
+    importing thread's stack, so every other import of scipy is untouched."""
     import importlib.abc
 
     class _NoBlasForNumbaProbe(importlib.abc.MetaPathFinder):
         def find_spec(self, fullname, path=None, target=None):
-            probing = sys.modules.get("numba.np.arraymath")
-            if fullname in _BLAS_PROBE and probing is not None and not hasattr(
-                    probing, "_HAVE_BLAS"):
+            if fullname in _BLAS_PROBE and _in_numba_blas_check():
                 raise ImportError("fasteval: numba's BLAS probe skipped (no kernel uses BLAS)")
             return None
 
     sys.meta_path.insert(0, _NoBlasForNumbaProbe())
+
+
+def _in_numba_blas_check() -> bool:
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "_check_blas" and code.co_filename.replace("\\", "/").endswith(
+                "numba/np/arraymath.py"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _keep_freed_memory() -> None:

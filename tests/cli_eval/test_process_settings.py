@@ -1,0 +1,51 @@
+"""What the ``fasteval`` console entry point sets for its own process (and only there)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+
+import pytest
+
+
+def _run(code: str) -> str:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("scipy") is None, reason="needs scipy installed")
+def test_blas_probe_skipped_only_for_numba():
+    got = _run(
+        "import sys\n"
+        "from fasteval.cli import _skip_blas_probe\n"
+        "_skip_blas_probe()\n"
+        "import numba.np.arraymath as am\n"
+        "print(am._HAVE_BLAS, 'scipy.linalg' in sys.modules)\n"
+        "import scipy.linalg.cython_blas\n"  # any later import works as usual
+        "print(hasattr(scipy.linalg, 'cython_blas'))\n"
+    )
+    assert got.split() == ["False", "False", "True"]
+
+
+def test_blas_probe_untouched_without_the_entry_point():
+    if importlib.util.find_spec("scipy") is None:
+        pytest.skip("needs scipy installed")
+    assert _run("import numba.np.arraymath as am; print(am._HAVE_BLAS)") == "True"
+
+
+def test_console_settings_leave_the_environment_choice():
+    got = _run(
+        "import os\n"
+        "os.environ['OMP_WAIT_POLICY'] = 'ACTIVE'\n"
+        "import fasteval.cli as c\n"
+        "c.main = lambda: 0\n"
+        "c.console_main()\n"
+        "print(os.environ['OMP_WAIT_POLICY'], os.environ['OPENBLAS_NUM_THREADS'], "
+        "os.environ['_RJEM_MALLOC_CONF'])\n"
+        "import numpy as np\n"
+        "a = np.ones(50_000_000); del a; b = np.ones(50_000_000)\n"  # heap reuse works
+        "print(int(b.sum()))\n"
+    )
+    assert got.splitlines() == ["ACTIVE 1 dirty_decay_ms:10000,muzzy_decay_ms:10000", "50000000"]
