@@ -22,6 +22,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numba
 import numpy as np
 import polars as pl
 
@@ -135,7 +136,7 @@ def score_batch(
             batch.labels, batch.offsets, pq.grades, gstart, gend, slots["codes"], slots["cuts"],
             slots["params"], slots["levels"], slots["vec"], slots["voff"], slots["cl"],
             slots["cv"], slots["coff"], slots["ol"], slots["og"], slots["ooff"], compat,
-            float(num_docs), out,
+            float(num_docs), out, numba.get_num_threads(),
         )
     if not batch.present.all():
         # trec_eval 10 -c: a missing query scores 0 everywhere except num_rel / num_q

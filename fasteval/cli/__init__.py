@@ -32,10 +32,11 @@ def console_main() -> int:
     * OpenMP threads that wait passively (``OMP_WAIT_POLICY=PASSIVE``) instead of spinning,
       and no BLAS thread pool (``OPENBLAS_NUM_THREADS=1``; nothing here calls BLAS), which
       leaves the cores to the parquet reader that runs beside the kernels in batch jobs;
-    * the allocators keep freed memory for reuse: glibc's (:func:`_keep_freed_memory`) and
-      polars' jemalloc (``_RJEM_MALLOC_CONF``: freed pages are returned after 10 s rather
-      than polars' 0.5 s), so that every chunk of a batch job does not fault in and zero
-      fresh pages;
+    * the allocators keep freed memory for reuse: glibc's (:func:`_keep_freed_memory`),
+      which Arrow's buffers then use too (``ARROW_DEFAULT_MEMORY_POOL=system``), and polars'
+      jemalloc (``_RJEM_MALLOC_CONF``: freed pages are returned after 10 s rather than
+      polars' 0.5 s), so that every chunk of a batch job does not fault in and zero fresh
+      pages;
     * numba's import-time probe for a BLAS is answered "none" (:func:`_skip_blas_probe`):
       with scipy installed it imports ``scipy.linalg`` (a quarter of a second) for
       ``np.dot`` support that no kernel here uses.
@@ -44,11 +45,17 @@ def console_main() -> int:
 
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:10000,muzzy_decay_ms:10000")
+    if os.environ.get("_RJEM_MALLOC_CONF", _POLARS_JEMALLOC) == _POLARS_JEMALLOC:
+        # unset, or polars' own default inherited from a parent process that imported polars
+        os.environ["_RJEM_MALLOC_CONF"] = "dirty_decay_ms:10000,muzzy_decay_ms:10000"
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     _keep_freed_memory()
     _skip_blas_probe()
     return main()
 
+
+_POLARS_JEMALLOC = "dirty_decay_ms:500,muzzy_decay_ms:1000"
+"""What ``import polars`` puts in ``_RJEM_MALLOC_CONF`` when it is unset (polars 1.x)."""
 
 _BLAS_PROBE = ("scipy", "scipy.linalg", "scipy.linalg.cython_blas")
 

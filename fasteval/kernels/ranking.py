@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import get_thread_id, njit, prange
 
 from fasteval.kernels._borrow import borrow as _borrow
 
@@ -531,9 +531,128 @@ def _one(code, lab, s, e, grades, gs, ge, k, p, level, vec, vs, ve, cl, cv, cs, 
     return np.nan
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+# Slots answered from a query's relevance profile (running count of labels >= level and
+# running sum of precisions at those ranks, in rank order: the same additions, in the same
+# order, as the family's own loop, so the values are identical): 1; from its DCG profile
+# (ndcg_cut, linear or exponential gain): 2; by the family function in _one: 0.
+_MODE_REL = 1
+_MODE_DCG = 2
+_FULL = -1  # depth: the whole ranking
+
+
+@njit(**_JIT)
+def _slot_mode(code):
+    """(mode, needs the whole ranking) of a family code (see above)."""
+    if code == 3 or code == 4 or code == 5 or code == 6 or code == 8 or code == 15:
+        return _MODE_REL, True
+    if code >= 27 and code <= 31:
+        return _MODE_REL, True
+    if code == 10 or code == 12 or code == 24 or code == 25 or code == 26 or code == 42 or (
+            code == 43):
+        return _MODE_REL, False
+    if code == 23 or code == 41:
+        return _MODE_DCG, False
+    return 0, False
+
+
+@njit(**_JIT)
+def _rel_profile(lab, s, d, level, crel, cap):
+    """crel[i] / cap[i]: labels >= level / sum of precisions at them, in the top i (i <= d).
+    Returns the rank (0-based) of the first such label, -1 if none in the top d."""
+    rel = 0
+    total = 0.0
+    first = -1
+    crel[0] = 0
+    cap[0] = 0.0
+    for i in range(d):
+        if lab[s + i] >= level:
+            rel += 1
+            total += rel / (i + 1.0)
+            if first < 0:
+                first = i
+        crel[i + 1] = rel
+        cap[i + 1] = total
+    return first
+
+
+@njit(**_JIT)
+def _from_rel_profile(code, k, p, n, nrel, crel, cap, first):
+    """A slot's value from the relevance profile (see _one for the definitions)."""
+    if code == 3:
+        return float(crel[n])
+    if code == 4 or code == 5:
+        return cap[n] / nrel if nrel else 0.0
+    if code == 6:
+        return crel[min(nrel, n)] / nrel if nrel else 0.0
+    if code == 8:
+        return 1.0 / (first + 1) if first >= 0 else 0.0
+    if code == 10:
+        return crel[min(k, n)] / k
+    if code == 12:
+        return crel[min(k, n)] / nrel if nrel else 0.0
+    if code == 15:
+        cut = int(math.floor(p * nrel + 0.9))
+        return crel[min(cut, n)] / cut if cut > 0 else 0.0
+    if code == 24:
+        return cap[min(k, n)] / nrel if nrel else 0.0
+    if code == 25:
+        d = min(k, nrel)
+        return crel[min(k, n)] / d if d else 0.0
+    if code == 26:
+        return 1.0 if crel[min(k, n)] > 0 else 0.0
+    if code == 42:
+        return 1.0 / (first + 1) if first >= 0 and first < k else 0.0
+    if code == 43:
+        r = crel[min(k, n)]
+        if r == 0 or nrel == 0:
+            return 0.0
+        prec = r / k
+        rec = r / nrel
+        return 2.0 * prec * rec / (prec + rec)
+    nrr = crel[n]  # set measures (27-31)
+    if code == 27:
+        return nrr / n if n > 0 else 0.0
+    if code == 28:
+        d = min(n, nrel)
+        return nrr / d if d > 0 else 0.0
+    if code == 29:
+        return nrr / nrel if nrel > 0 else 0.0
+    if code == 30:
+        if n > 0 and nrel > 0:
+            return (float(nrr) * nrr) / (float(n) * nrel)
+        return 0.0
+    if n > 0 and nrel > 0 and nrr > 0:
+        prec = nrr / n
+        rec = nrr / nrel
+        return (p + 1.0) * prec * rec / (p * prec + rec)
+    return 0.0
+
+
+@njit(**_JIT)
+def _dcg_profile(lab, s, d, grades, gs, gd, exp_gain, cdcg, cidcg):
+    """cdcg[i]: DCG of the top i (i <= d); cidcg[i]: DCG of the best i judged grades
+    (i <= gd), gain = grade (or 2^grade - 1), discount log2(rank + 1) (as _ndcg_cut)."""
+    dcg = 0.0
+    cdcg[0] = 0.0
+    for i in range(d):
+        g = lab[s + i]
+        if g > 0:
+            gain = (2.0**g - 1.0) if exp_gain else float(g)
+            dcg += gain / math.log2(i + 2.0)
+        cdcg[i + 1] = dcg
+    idcg = 0.0
+    cidcg[0] = 0.0
+    for i in range(gd):
+        g = grades[gs + i]
+        if g > 0:
+            gain = (2.0**g - 1.0) if exp_gain else float(g)
+            idcg += gain / math.log2(i + 2.0)
+        cidcg[i + 1] = idcg
+
+
+@njit(cache=True)
 def score_queries(labels, offsets, grades, gstart, gend, codes, cuts, params, levels, vec, voff, cl, cv,
-                  coff, ol, og, ooff, compat, ndocs, out):
+                  coff, ol, og, ooff, compat, ndocs, out, n_threads):
     """Fill ``out[q, j]`` with slot ``j``'s value for query ``q``.
 
     Parameters
@@ -547,7 +666,46 @@ def score_queries(labels, offsets, grades, gstart, gend, codes, cuts, params, le
     compat : 10 or 9 (trec_eval version rules for recall-point rounding).
     ndocs : collection size (trec_eval -N), used by utility.
     out : float64[n_queries, n_slots], preallocated.
+    n_threads : ``numba.get_num_threads()`` (one scratch area per thread).
+
+    Slots of the common families are answered from one scan per query (a running count and
+    precision sum, a running DCG) up to the deepest cutoff asked, instead of one scan per
+    slot; the others call their family function.
     """
+    m = codes.shape[0]
+    modes = np.zeros(m, dtype=np.int64)
+    rdepth = 0  # profile depths: the deepest cutoff, or _FULL
+    ddepth = 0
+    for j in range(m):
+        mode, whole = _slot_mode(codes[j])
+        modes[j] = mode
+        if mode == _MODE_REL:
+            rdepth = _FULL if (whole or rdepth == _FULL) else max(rdepth, cuts[j])
+        elif mode == _MODE_DCG:
+            ddepth = max(ddepth, cuts[j])
+    nq = offsets.shape[0] - 1
+    longest = 0
+    judged = 0
+    for q in range(nq):
+        longest = max(longest, offsets[q + 1] - offsets[q])
+        judged = max(judged, gend[q] - gstart[q])
+    lr = 0 if rdepth == 0 else (longest if rdepth == _FULL else min(longest, rdepth))
+    ld = min(longest, ddepth)
+    threads = n_threads
+    # per-thread scratch, allocated here so that it outlives the parallel pass (see _borrow)
+    _score_queries(labels, offsets, grades, gstart, gend, codes, cuts, params, levels, vec, voff,
+                   cl, cv, coff, ol, og, ooff, compat, ndocs, out, modes, rdepth, ddepth,
+                   np.empty((threads, lr + 1), dtype=np.int64),
+                   np.empty((threads, lr + 1), dtype=np.float64),
+                   np.empty((threads, ld + 1), dtype=np.float64),
+                   np.empty((threads, min(judged, ddepth) + 1), dtype=np.float64))
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _score_queries(labels, offsets, grades, gstart, gend, codes, cuts, params, levels, vec, voff,
+                   cl, cv, coff, ol, og, ooff, compat, ndocs, out, modes, rdepth, ddepth, crel,
+                   cap, cdcg, cidcg):
+    """The parallel pass of :func:`score_queries` (scratch given by the caller)."""
     nq = offsets.shape[0] - 1
     m = codes.shape[0]
     labels = _borrow(labels)
@@ -557,12 +715,45 @@ def score_queries(labels, offsets, grades, gstart, gend, codes, cuts, params, le
     cv = _borrow(cv)
     ol = _borrow(ol)
     og = _borrow(og)
+    crel = _borrow(crel)
+    cap = _borrow(cap)
+    cdcg = _borrow(cdcg)
+    cidcg = _borrow(cidcg)
     for q in prange(nq):
         s = offsets[q]
         e = offsets[q + 1]
+        n = e - s
         gs = gstart[q]
         ge = gend[q]
+        tid = get_thread_id()
+        rel_level = -1  # level of the relevance profile in scratch (-1: none yet)
+        nrel = 0
+        first = -1
+        dcg_exp = -1  # gain of the DCG profile in scratch (-1: none yet)
         for j in range(m):
-            out[q, j] = _one(codes[j], labels, s, e, grades, gs, ge, cuts[j], params[j],
-                             levels[j], vec, voff[j], voff[j + 1], cl, cv, coff[j], coff[j + 1],
-                             ol, og, ooff[j], ooff[j + 1], compat, ndocs)
+            code = codes[j]
+            mode = modes[j]
+            if mode == _MODE_REL:
+                level = levels[j]
+                if rel_level < 0 or level != rel_level:
+                    d = n if rdepth == _FULL else min(n, rdepth)
+                    first = _rel_profile(labels, s, d, level, crel[tid], cap[tid])
+                    nrel = _num_rel(grades, gs, ge, level)
+                    rel_level = level
+                out[q, j] = _from_rel_profile(code, cuts[j], params[j], n, nrel, crel[tid],
+                                              cap[tid], first)
+            elif mode == _MODE_DCG:
+                exp_gain = 1 if code == 41 else 0
+                dd = min(n, ddepth)
+                gd = min(ge - gs, ddepth)
+                if exp_gain != dcg_exp:
+                    _dcg_profile(labels, s, dd, grades, gs, gd, exp_gain == 1, cdcg[tid],
+                                 cidcg[tid])
+                    dcg_exp = exp_gain
+                k = cuts[j]
+                idcg = cidcg[tid, min(k, gd)]
+                out[q, j] = cdcg[tid, min(k, dd)] / idcg if idcg > 0.0 else 0.0
+            else:
+                out[q, j] = _one(code, labels, s, e, grades, gs, ge, cuts[j], params[j],
+                                 levels[j], vec, voff[j], voff[j + 1], cl, cv, coff[j],
+                                 coff[j + 1], ol, og, ooff[j], ooff[j + 1], compat, ndocs)

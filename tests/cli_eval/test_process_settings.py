@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 
@@ -10,7 +11,11 @@ import pytest
 
 
 def _run(code: str) -> str:
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    # a fresh environment: this process imported polars, which sets _RJEM_MALLOC_CONF
+    env = {k: v for k, v in os.environ.items() if k not in (
+        "_RJEM_MALLOC_CONF", "OMP_WAIT_POLICY", "OPENBLAS_NUM_THREADS", "ARROW_DEFAULT_MEMORY_POOL")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=env)
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
 
@@ -43,9 +48,27 @@ def test_console_settings_leave_the_environment_choice():
         "c.main = lambda: 0\n"
         "c.console_main()\n"
         "print(os.environ['OMP_WAIT_POLICY'], os.environ['OPENBLAS_NUM_THREADS'], "
-        "os.environ['_RJEM_MALLOC_CONF'])\n"
+        "os.environ['_RJEM_MALLOC_CONF'], os.environ['ARROW_DEFAULT_MEMORY_POOL'])\n"
         "import numpy as np\n"
         "a = np.ones(50_000_000); del a; b = np.ones(50_000_000)\n"  # heap reuse works
         "print(int(b.sum()))\n"
     )
-    assert got.splitlines() == ["ACTIVE 1 dirty_decay_ms:10000,muzzy_decay_ms:10000", "50000000"]
+    assert got.splitlines() == ["ACTIVE 1 dirty_decay_ms:10000,muzzy_decay_ms:10000 system",
+                                "50000000"]
+
+
+def test_polars_default_inherited_from_a_parent_is_replaced():
+    import polars  # noqa: F401 - sets _RJEM_MALLOC_CONF in this process, as a parent would
+
+    from fasteval.cli import _POLARS_JEMALLOC
+
+    assert os.environ["_RJEM_MALLOC_CONF"].startswith(_POLARS_JEMALLOC)
+    code = ("import os, fasteval.cli as c\nc.main = lambda: 0\nc.console_main()\n"
+            "print(os.environ['_RJEM_MALLOC_CONF'])\n")
+    for given, want in ((_POLARS_JEMALLOC, "dirty_decay_ms:10000,muzzy_decay_ms:10000"),
+                        ("dirty_decay_ms:0", "dirty_decay_ms:0")):  # a user's own choice stays
+        env = {**os.environ, "_RJEM_MALLOC_CONF": given}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=120, env=env)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == want
