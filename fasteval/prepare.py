@@ -136,23 +136,34 @@ def _string_views(chunk: pl.Series) -> tuple[np.ndarray, list[np.ndarray]]:
 
 
 def run_heads(s: pl.Series) -> np.ndarray:
-    """First row of every run of equal ids, chunk by chunk (no copy of the column)."""
+    """First row of every run of equal ids, chunk by chunk (no copy of the column).
+
+    A column of many chunks (a qrels file of many row groups) is scanned on a few threads,
+    a chunk per task; a batch of a job (one or two chunks) on the calling thread.
+    """
+    chunks = [c for c in s.get_chunks() if len(c)]
+    cols = [id_column(c) for c in chunks]
+    sizes = [len(c) for c in chunks]
+    threads = min(numba.get_num_threads(), len(cols))
+    if len(cols) >= _PARALLEL_CHUNKS and threads > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(threads, thread_name_prefix="fasteval-heads") as pool:
+            found = list(pool.map(K.run_heads, cols, sizes))
+    else:
+        found = [K.run_heads(col, n) for col, n in zip(cols, sizes, strict=True)]
     parts = []
     start = 0
-    prev: tuple | None = None
-    prev_last = 0
-    for chunk in s.get_chunks():
-        n = len(chunk)
-        if n == 0:
-            continue
-        col = id_column(chunk)
-        heads = K.run_heads(col, n)
-        if prev is not None and K.id_eq(col, 0, prev, prev_last):
+    for k, (col, n, heads) in enumerate(zip(cols, sizes, found, strict=True)):
+        if k and K.id_eq(col, 0, cols[k - 1], sizes[k - 1] - 1):  # the run goes on
             heads = heads[1:]
         parts.append(heads + start)
-        prev, prev_last = col, n - 1
         start += n
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+_PARALLEL_CHUNKS = 4
+"""Chunks from which :func:`run_heads` scans on several threads."""
 
 
 @dataclass

@@ -36,7 +36,9 @@ def console_main() -> int:
       which Arrow's buffers then use too (``ARROW_DEFAULT_MEMORY_POOL=system``), and polars'
       jemalloc (``_RJEM_MALLOC_CONF``: freed pages are returned after 10 s rather than
       polars' 0.5 s), so that every chunk of a batch job does not fault in and zero fresh
-      pages;
+      pages; and numpy does not ask for transparent huge pages (``NUMPY_MADVISE_HUGEPAGE=0``):
+      where the kernel compacts memory to find them, one large array can stall for most of a
+      second;
     * numba's import-time probe for a BLAS is answered "none" (:func:`_skip_blas_probe`):
       with scipy installed it imports ``scipy.linalg`` (a quarter of a second) for
       ``np.dot`` support that no kernel here uses.
@@ -49,6 +51,7 @@ def console_main() -> int:
         # unset, or polars' own default inherited from a parent process that imported polars
         os.environ["_RJEM_MALLOC_CONF"] = "dirty_decay_ms:10000,muzzy_decay_ms:10000"
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
     _keep_freed_memory()
     _skip_blas_probe()
     return main()

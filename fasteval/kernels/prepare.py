@@ -215,12 +215,13 @@ def id_eq(a, i, b, j):
     return r == 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def run_heads(col, n):
     """Rows that start a run of equal ids (row 0 and each row unlike the one before).
 
     One sequential pass: it reads 16 bytes a row and is called once per column chunk, many
-    times in a batch job, where a parallel launch would wait on threads busy reading."""
+    times in a batch job, where a parallel launch would wait on threads busy reading. It
+    releases the GIL, so that the chunks of a long column can be scanned on several threads."""
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     is_int, ints, _, v, data, base = col

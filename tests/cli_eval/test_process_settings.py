@@ -13,7 +13,8 @@ import pytest
 def _run(code: str) -> str:
     # a fresh environment: this process imported polars, which sets _RJEM_MALLOC_CONF
     env = {k: v for k, v in os.environ.items() if k not in (
-        "_RJEM_MALLOC_CONF", "OMP_WAIT_POLICY", "OPENBLAS_NUM_THREADS", "ARROW_DEFAULT_MEMORY_POOL")}
+        "_RJEM_MALLOC_CONF", "OMP_WAIT_POLICY", "OPENBLAS_NUM_THREADS", "ARROW_DEFAULT_MEMORY_POOL",
+        "NUMPY_MADVISE_HUGEPAGE")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env=env)
     assert out.returncode == 0, out.stderr
@@ -48,12 +49,13 @@ def test_console_settings_leave_the_environment_choice():
         "c.main = lambda: 0\n"
         "c.console_main()\n"
         "print(os.environ['OMP_WAIT_POLICY'], os.environ['OPENBLAS_NUM_THREADS'], "
-        "os.environ['_RJEM_MALLOC_CONF'], os.environ['ARROW_DEFAULT_MEMORY_POOL'])\n"
+        "os.environ['_RJEM_MALLOC_CONF'], os.environ['ARROW_DEFAULT_MEMORY_POOL'], "
+        "os.environ['NUMPY_MADVISE_HUGEPAGE'])\n"
         "import numpy as np\n"
         "a = np.ones(50_000_000); del a; b = np.ones(50_000_000)\n"  # heap reuse works
         "print(int(b.sum()))\n"
     )
-    assert got.splitlines() == ["ACTIVE 1 dirty_decay_ms:10000,muzzy_decay_ms:10000 system",
+    assert got.splitlines() == ["ACTIVE 1 dirty_decay_ms:10000,muzzy_decay_ms:10000 system 0",
                                 "50000000"]
 
 
