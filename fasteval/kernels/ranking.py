@@ -8,8 +8,11 @@ Inputs are flat arrays over all evaluated queries:
   sorted descending (the ideal ranking).
 
 One call computes every requested measure ("slot") for every query: ``prange`` over
-queries, and for each query a loop over the slots while its slice sits in cache. Each
-family is one function taking its parameters (cutoff, fraction, relevance level, gains).
+queries, and for each query a loop over the slots while its slice sits in cache. The
+common families read their values off two per-query profiles computed once (running
+relevant count and precision sum at a relevance level; running DCG), to the deepest cutoff
+asked; each other family is one function taking its parameters (cutoff, fraction,
+relevance level, gains), called from ``_one``.
 """
 
 from __future__ import annotations
@@ -74,20 +77,6 @@ def _round_cut(x, compat):
 
 
 @njit(**_JIT)
-def _average_precision(lab, s, e, k, level, nrel):
-    if nrel == 0:
-        return 0.0
-    stop = min(e, s + k)
-    rel = 0
-    total = 0.0
-    for i in range(s, stop):
-        if lab[i] >= level:
-            rel += 1
-            total += rel / (i - s + 1.0)
-    return total / nrel
-
-
-@njit(**_JIT)
 def _bpref(lab, s, e, level, nrel, n_nonrel):
     nonrel_so_far = 0
     total = 0.0
@@ -105,15 +94,6 @@ def _bpref(lab, s, e, level, nrel, n_nonrel):
     if nrel:
         total /= nrel
     return total
-
-
-@njit(**_JIT)
-def _recip_rank(lab, s, e, k, level):
-    stop = min(e, s + k)
-    for i in range(s, stop):
-        if lab[i] >= level:
-            return 1.0 / (i - s + 1)
-    return 0.0
 
 
 @njit(**_JIT)
@@ -292,27 +272,6 @@ def _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, whi
 
 
 @njit(**_JIT)
-def _ndcg_cut(lab, s, e, k, grades, gs, ge, exp_gain):
-    """nDCG@k with gain = grade (or 2^grade - 1), discount log2(rank + 1)."""
-    stop = min(e, s + k)
-    dcg = 0.0
-    for i in range(s, stop):
-        g = lab[i]
-        if g > 0:
-            gain = (2.0**g - 1.0) if exp_gain else float(g)
-            dcg += gain / math.log2(i - s + 2.0)
-    idcg = 0.0
-    stop = min(ge, gs + k)
-    for i in range(gs, stop):
-        g = grades[i]
-        if g <= 0:
-            break
-        gain = (2.0**g - 1.0) if exp_gain else float(g)
-        idcg += gain / math.log2(i - gs + 2.0)
-    return dcg / idcg if idcg > 0.0 else 0.0
-
-
-@njit(**_JIT)
 def _ndcg_full_exp(lab, s, e, grades, gs, ge):
     dcg = 0.0
     for i in range(s, e):
@@ -417,6 +376,7 @@ def _binG(lab, s, e, level, nrel):
 @njit(**_JIT)
 def _one(code, lab, s, e, grades, gs, ge, k, p, level, vec, vs, ve, cl, cv, cs, ce, ol, og, os_,
          oe, compat, ndocs):
+    """The value of a family that is not answered from a profile (see _slot_mode)."""
     n = e - s
     nrel = _num_rel(grades, gs, ge, level)
     if code == 0:  # num_q
@@ -425,34 +385,13 @@ def _one(code, lab, s, e, grades, gs, ge, k, p, level, vec, vs, ve, cl, cv, cs, 
         return float(n)
     if code == 2:
         return float(nrel)
-    if code == 3:
-        return float(_rel_in_top(lab, s, e, n, level))
-    if code == 4 or code == 5:  # map, gm_map
-        return _average_precision(lab, s, e, n, level, nrel)
-    if code == 6:  # Rprec
-        if nrel == 0:
-            return 0.0
-        return _rel_in_top(lab, s, e, nrel, level) / nrel
     if code == 7 or code == 14:  # bpref, gm_bpref
         return _bpref(lab, s, e, level, nrel, (ge - gs) - nrel)
-    if code == 8:
-        return _recip_rank(lab, s, e, n, level)
     if code == 9:  # iprec_at_recall
         nrr = _rel_in_top(lab, s, e, n, level)
         return _interp_precision(lab, s, e, level, nrel, nrr, p, compat, compat == 10)
-    if code == 10:  # P
-        return _rel_in_top(lab, s, e, k, level) / k
-    if code == 12:  # recall
-        if nrel == 0:
-            return 0.0
-        return _rel_in_top(lab, s, e, k, level) / nrel
     if code == 13:
         return _infap(lab, s, e, level, nrel)
-    if code == 15:  # Rprec_mult
-        cut = int(math.floor(p * nrel + 0.9))
-        if cut <= 0:
-            return 0.0
-        return _rel_in_top(lab, s, e, cut, level) / cut
     if code == 16:  # utility
         nrr = _rel_in_top(lab, s, e, n, level)
         return (vec[vs] * nrr + vec[vs + 1] * (n - nrr) + vec[vs + 2] * (nrel - nrr)
@@ -473,35 +412,6 @@ def _one(code, lab, s, e, grades, gs, ge, k, p, level, vec, vs, ve, cl, cv, cs, 
         return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 1, level)
     if code == 22:
         return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 2, level)
-    if code == 23:
-        return _ndcg_cut(lab, s, e, k, grades, gs, ge, False)
-    if code == 24:  # map_cut
-        return _average_precision(lab, s, e, k, level, nrel)
-    if code == 25:  # relative_P
-        d = min(k, nrel)
-        if d == 0:
-            return 0.0
-        return _rel_in_top(lab, s, e, k, level) / d
-    if code == 26:  # success
-        return 1.0 if _rel_in_top(lab, s, e, k, level) > 0 else 0.0
-    if code >= 27 and code <= 31:  # set measures
-        nrr = _rel_in_top(lab, s, e, n, level)
-        if code == 27:
-            return nrr / n if n > 0 else 0.0
-        if code == 28:
-            d = min(n, nrel)
-            return nrr / d if d > 0 else 0.0
-        if code == 29:
-            return nrr / nrel if nrel > 0 else 0.0
-        if code == 30:
-            if n > 0 and nrel > 0:
-                return (float(nrr) * nrr) / (float(n) * nrel)
-            return 0.0
-        if n > 0 and nrel > 0 and nrr > 0:
-            prec = nrr / n
-            rec = nrr / nrel
-            return (p + 1.0) * prec * rec / (p * prec + rec)
-        return 0.0
     if code == 32:  # num_nonrel_judged_ret
         return float(_count_below(lab, s, e, n, 0, level - 1))
     if code == 33:
@@ -512,17 +422,6 @@ def _one(code, lab, s, e, grades, gs, ge, k, p, level, vec, vs, ve, cl, cv, cs, 
         return _count_below(lab, s, e, k, -2, -1) / k
     if code == 40:
         return _ndcg_full_exp(lab, s, e, grades, gs, ge)
-    if code == 41:
-        return _ndcg_cut(lab, s, e, k, grades, gs, ge, True)
-    if code == 42:
-        return _recip_rank(lab, s, e, k, level)
-    if code == 43:  # F1@k
-        r = _rel_in_top(lab, s, e, k, level)
-        if r == 0 or nrel == 0:
-            return 0.0
-        prec = r / k
-        rec = r / nrel
-        return 2.0 * prec * rec / (prec + rec)
     if code == 44:  # judged@k
         d = min(k, n)
         if d == 0:
@@ -631,7 +530,8 @@ def _from_rel_profile(code, k, p, n, nrel, crel, cap, first):
 @njit(**_JIT)
 def _dcg_profile(lab, s, d, grades, gs, gd, exp_gain, cdcg, cidcg):
     """cdcg[i]: DCG of the top i (i <= d); cidcg[i]: DCG of the best i judged grades
-    (i <= gd), gain = grade (or 2^grade - 1), discount log2(rank + 1) (as _ndcg_cut)."""
+    (i <= gd), gain = grade (or 2^grade - 1), discount log2(rank + 1): ndcg_cut and its
+    exponential-gain variant (ndcg_burges_cut)."""
     dcg = 0.0
     cdcg[0] = 0.0
     for i in range(d):
