@@ -1,5 +1,3 @@
-import sys
-
 from fasteval.cli import console_main
 
-sys.exit(console_main())
+console_main()

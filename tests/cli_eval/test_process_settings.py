@@ -42,18 +42,22 @@ def test_blas_probe_untouched_without_the_entry_point():
 
 
 def test_console_settings_leave_the_environment_choice():
+    # the command (main) runs under the settings; console_main then ends the process
     got = _run(
         "import os\n"
         "os.environ['OMP_WAIT_POLICY'] = 'ACTIVE'\n"
         "import fasteval.cli as c\n"
-        "c.main = lambda: 0\n"
-        "c.console_main()\n"
-        "print(os.environ['OMP_WAIT_POLICY'], os.environ['OPENBLAS_NUM_THREADS'], "
+        "def main():\n"
+        "    print(os.environ['OMP_WAIT_POLICY'], os.environ['OPENBLAS_NUM_THREADS'], "
         "os.environ['_RJEM_MALLOC_CONF'], os.environ['ARROW_DEFAULT_MEMORY_POOL'], "
         "os.environ['NUMPY_MADVISE_HUGEPAGE'])\n"
-        "import numpy as np\n"
-        "a = np.ones(50_000_000); del a; b = np.ones(50_000_000)\n"  # heap reuse works
-        "print(int(b.sum()))\n"
+        "    import numpy as np\n"
+        "    a = np.ones(50_000_000); del a; b = np.ones(50_000_000)\n"  # heap reuse works
+        "    print(int(b.sum()))\n"
+        "    return 0\n"
+        "c.main = main\n"
+        "c.console_main()\n"
+        "print('not reached')\n"
     )
     assert got.splitlines() == ["ACTIVE 1 dirty_decay_ms:10000,muzzy_decay_ms:10000 system 0",
                                 "50000000"]
@@ -65,8 +69,8 @@ def test_polars_default_inherited_from_a_parent_is_replaced():
     from fasteval.cli import _POLARS_JEMALLOC
 
     assert os.environ["_RJEM_MALLOC_CONF"].startswith(_POLARS_JEMALLOC)
-    code = ("import os, fasteval.cli as c\nc.main = lambda: 0\nc.console_main()\n"
-            "print(os.environ['_RJEM_MALLOC_CONF'])\n")
+    code = ("import os, fasteval.cli as c\n"
+            "c.main = lambda: print(os.environ['_RJEM_MALLOC_CONF']) or 0\nc.console_main()\n")
     for given, want in ((_POLARS_JEMALLOC, "dirty_decay_ms:10000,muzzy_decay_ms:10000"),
                         ("dirty_decay_ms:0", "dirty_decay_ms:0")):  # a user's own choice stays
         env = {**os.environ, "_RJEM_MALLOC_CONF": given}
@@ -74,3 +78,13 @@ def test_polars_default_inherited_from_a_parent_is_replaced():
                              timeout=120, env=env)
         assert out.returncode == 0, out.stderr
         assert out.stdout.strip() == want
+
+
+def test_exit_status_and_flushed_output():
+    """console_main ends the process at once with the command's status, output flushed."""
+    code = ("import sys, fasteval.cli as c\n"
+            "c.main = lambda: (sys.stdout.write('x' * 100000), sys.stderr.write('err'), 3)[-1]\n"
+            "c.console_main()\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 3
+    assert out.stdout == "x" * 100000 and out.stderr == "err"
