@@ -528,26 +528,25 @@ def _from_rel_profile(code, k, p, n, nrel, crel, cap, first):
 
 
 @njit(**_JIT)
-def _dcg_profile(lab, s, d, grades, gs, gd, exp_gain, cdcg, cidcg):
-    """cdcg[i]: DCG of the top i (i <= d); cidcg[i]: DCG of the best i judged grades
-    (i <= gd), gain = grade (or 2^grade - 1), discount log2(rank + 1): ndcg_cut and its
-    exponential-gain variant (ndcg_burges_cut)."""
+def _running_dcg(values, start, count, exp_gain, out):
+    """out[i]: DCG of values[start:start + i] (i <= count) as a ranking, gain = grade (or
+    2^grade - 1) for grades > 0, discount log2(rank + 1)."""
     dcg = 0.0
-    cdcg[0] = 0.0
-    for i in range(d):
-        g = lab[s + i]
+    out[0] = 0.0
+    for i in range(count):
+        g = values[start + i]
         if g > 0:
             gain = (2.0**g - 1.0) if exp_gain else float(g)
             dcg += gain / math.log2(i + 2.0)
-        cdcg[i + 1] = dcg
-    idcg = 0.0
-    cidcg[0] = 0.0
-    for i in range(gd):
-        g = grades[gs + i]
-        if g > 0:
-            gain = (2.0**g - 1.0) if exp_gain else float(g)
-            idcg += gain / math.log2(i + 2.0)
-        cidcg[i + 1] = idcg
+        out[i + 1] = dcg
+
+
+@njit(**_JIT)
+def _dcg_profile(lab, s, d, grades, gs, gd, exp_gain, cdcg, cidcg):
+    """cdcg[i]: DCG of the top i (i <= d); cidcg[i]: DCG of the best i judged grades
+    (i <= gd): ndcg_cut and its exponential-gain variant (ndcg_burges_cut)."""
+    _running_dcg(lab, s, d, exp_gain, cdcg)
+    _running_dcg(grades, gs, gd, exp_gain, cidcg)
 
 
 @njit(cache=True)
