@@ -368,17 +368,17 @@ def evaluate(
     >>> fasteval.aggregate(fasteval.evaluate(qrels, runs, "mrr")).rows()
     [('bm25', 'recip_rank', 0.75)]
     """
-    if isinstance(run, str | os.PathLike):
-        # the run file is read on a thread while the qrels are read and prepared (polars
-        # reads without holding the GIL); errors surface as they would without the thread
-        from concurrent.futures import ThreadPoolExecutor
+    if not isinstance(run, str | os.PathLike):
+        return Evaluator(qrels, measures, **options).evaluate(run, run_id=run_id)
+    # the run file is read on a thread while the qrels are read and prepared (polars reads
+    # without holding the GIL); errors surface as they would without the thread
+    from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(1, thread_name_prefix="fasteval-read") as pool:
-            pending = pool.submit(_load_run, run)
-            evaluator = Evaluator(qrels, measures, **options)
-            run = pending.result()
-        return evaluator.evaluate(run, run_id=run_id)
-    return Evaluator(qrels, measures, **options).evaluate(run, run_id=run_id)
+    with ThreadPoolExecutor(1, thread_name_prefix="fasteval-read") as pool:
+        pending = pool.submit(_load_run, run)
+        evaluator = Evaluator(qrels, measures, **options)
+        run = pending.result()
+    return evaluator.evaluate(run, run_id=run_id)
 
 
 def _agg_expr(kind: str, column: str = "value") -> pl.Expr:

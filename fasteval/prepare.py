@@ -253,7 +253,7 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
         raise InputError("two query ids share a 64-bit hash; please report this", source="qrels")
     docs = qrels.get_column("doc_id")
     doc_col = id_column(docs)
-    rel = qrels.get_column("relevance").to_numpy()
+    rel = _readonly(qrels.get_column("relevance").to_numpy())
     nq = len(query_ids)
     if len(heads) == nq:
         # every query one run of rows (sorted or grouped qrels): use the table in place
@@ -266,7 +266,6 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
         order, offsets = K.group_runs(heads, qrels.height, head_codes, nq)
         starts = offsets[:-1]
         ends = offsets[1:]
-    rel = _readonly(rel)
     q_hash, repeat, grades, g_end = K.index_qrels(order, starts, ends, doc_col, rel,
                                                   numba.get_num_threads())
     if (repeat >= 0).any():
@@ -396,7 +395,7 @@ def prepare_run(
         key_col = score
     sort = tie_break != "input"
     blocked = None
-    if run.height >= 2 * BLOCK_ROWS and _each_query_once(head_codes, nq):
+    if run.height >= 2 * BLOCK_ROWS and _each_query_once(head_codes):
         blocked = _rank_and_label_blocked(pq, heads, head_codes, run.height, key_col, doc_col,
                                           sort)
     if blocked is not None:
@@ -453,7 +452,7 @@ def prepare_run(
         offsets = np.concatenate([[0], offsets[1:][has]]).astype(np.int64)
     report.evaluated = len(qidx)
     if pq is not given:  # the text copy's query codes, as codes of the qrels given
-        qidx = _codes_in_given(given, pq)[qidx]
+        qidx = given._alt["text_codes"][qidx]
     return Batch(labels=labels, offsets=offsets, qidx=qidx, present=present, report=report)
 
 
@@ -462,7 +461,7 @@ BLOCK_ROWS = 1 << 18
 in the CPU cache while it is sorted, hashed and joined."""
 
 
-def _each_query_once(head_codes: np.ndarray, n_queries: int) -> bool:
+def _each_query_once(head_codes: np.ndarray) -> bool:
     """Whether every qrels query of a run is one contiguous run of rows."""
     valid = head_codes[head_codes >= 0]
     if len(valid) < 2 or (np.diff(valid) > 0).all():  # the usual dump: queries in code order
@@ -557,21 +556,11 @@ def _find_duplicate(perm, offsets, groups, qcol: pl.Series, docs: pl.Series) -> 
     return int(later["row"][1])
 
 
-def _codes_in_given(given: PreparedQrels, alt: PreparedQrels) -> np.ndarray:
-    """For each query code of ``alt`` (:func:`_qrels_as_text` of ``given``), the code of the
-    same query in ``given`` (their code orders differ: 10 < 9 as numbers, "10" < "9" as text)."""
-    codes = given._alt.get("text_codes")
-    if codes is None:
-        codes = alt.query_ids.replace_strict(
-            given.query_ids.cast(pl.Utf8), pl.int_range(given.n_queries, eager=True),
-            return_dtype=pl.Int64,
-        ).to_numpy()
-        given._alt["text_codes"] = codes
-    return codes
-
-
 def _qrels_as_text(pq: PreparedQrels) -> PreparedQrels:
-    """The same qrels with integer ids re-indexed as text (for a run with text ids)."""
+    """The same qrels with integer ids re-indexed as text (for a run with text ids).
+
+    Its query codes follow the text order ("10" < "9"), not the integers' (9 < 10):
+    ``pq._alt["text_codes"]`` maps each of them to the code of the same query in ``pq``."""
     alt = pq._alt.get("text")
     if alt is None:
         by_start = np.argsort(pq.q_start, kind="stable")  # the ranges tile the positions
@@ -590,5 +579,9 @@ def _qrels_as_text(pq: PreparedQrels) -> PreparedQrels:
             }
         )
         alt = prepare_qrels(df)
+        pq._alt["text_codes"] = alt.query_ids.replace_strict(
+            pq.query_ids.cast(pl.Utf8), pl.int_range(pq.n_queries, eager=True),
+            return_dtype=pl.Int64,
+        ).to_numpy()
         pq._alt["text"] = alt
     return alt

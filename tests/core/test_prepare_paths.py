@@ -95,7 +95,7 @@ def test_query_order_and_split_queries(seed, monkeypatch):
     first = shuffled.filter(pl.col("query_id") == shuffled["query_id"][0]).height
     split = pl.concat([shuffled.slice(1), shuffled.slice(0, 1)])  # first query: both ends
     pq = P.prepare_qrels(qrels)
-    assert P._each_query_once(P._query_groups(pq, split["query_id"])[1], pq.n_queries) == (
+    assert P._each_query_once(P._query_groups(pq, split["query_id"])[1]) == (
         first == 1)
     whole, blocked = _whole_and_blocked(qrels, split, monkeypatch, 16, expect_blocked=False)
     _same(whole, blocked)
