@@ -37,13 +37,17 @@ MEASURES10 = {
 MEASURE_SETS = {"5": MEASURES5, "10": MEASURES10}
 
 
-def dataset(size: str, *, depth: int = 100, runs: int = 1, seed: int = 0, int_ids: bool = False) -> Path:
-    """Directory with ``qrels.parquet`` and ``runs/run_*.parquet`` for ``size`` queries."""
+def dataset(size: str, *, depth: int = 100, runs: int = 1, seed: int = 0, int_ids: bool = False,
+            compression: str = "zstd") -> Path:
+    """Directory with ``qrels.parquet`` and ``runs/run_*.parquet`` for ``size`` queries
+    (parquet ``compression``: the same rows whatever the codec)."""
     from fasteval.datasets import SynthSpec, write_synth
 
     n = SIZES[size] if size in SIZES else int(size)
-    d = BENCH_DIR / f"q{size}_d{depth}_r{runs}_s{seed}{'_int' if int_ids else ''}"
+    codec = "" if compression == "zstd" else f"_{compression}"
+    d = BENCH_DIR / f"q{size}_d{depth}_r{runs}_s{seed}{'_int' if int_ids else ''}{codec}"
     if not (d / "DONE").exists():
-        write_synth(SynthSpec(queries=n, depth=depth, runs=runs, seed=seed, int_ids=int_ids), d)
+        write_synth(SynthSpec(queries=n, depth=depth, runs=runs, seed=seed, int_ids=int_ids), d,
+                    compression=compression)
         (d / "DONE").write_text("ok\n")
     return d

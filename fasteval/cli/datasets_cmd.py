@@ -16,6 +16,8 @@ import json
 import sys
 import time
 
+from fasteval.datasets.synth import COMPRESSIONS
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``datasets`` and its ``synth`` action."""
@@ -39,6 +41,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--int-ids", action="store_true", help="integer query and doc ids")
     s.add_argument("--judged", type=int, default=20, help="judged documents per query (20, ~5 relevant)")
     s.add_argument("--rows-per-group", type=int, default=1_000_000, help="parquet row-group size")
+    s.add_argument("--compression", default="zstd", choices=COMPRESSIONS,
+                   help="parquet codec (zstd: smallest files; snappy, lz4: faster to read)")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--log-json", action="store_true", help="print a JSON summary line on stdout")
     return p
@@ -67,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     bar = Progress(total=spec.queries, unit="queries", enabled=not args.quiet)
     with bar:
         paths = write_synth(
-            spec, args.out, rows_per_group=args.rows_per_group, progress=bar.update_to
+            spec, args.out, rows_per_group=args.rows_per_group,
+            compression=args.compression, progress=bar.update_to
         )
     elapsed = time.perf_counter() - t0
     if args.log_json:

@@ -29,6 +29,24 @@ def test_deterministic_and_row_group_independent(tmp_path, bench):
     assert not other[0].equals(qrels)
 
 
+@pytest.mark.parametrize("codec", ["snappy", "none"])
+def test_compression_changes_the_codec_not_the_data(tmp_path, bench, codec):
+    import pyarrow.parquet as pq
+
+    qrels, runs = bench
+    paths = write_synth(SPEC, tmp_path / codec, compression=codec)
+    meta = pq.ParquetFile(paths["run_0"]).metadata
+    assert meta.row_group(0).column(0).compression == codec.upper().replace("NONE", "UNCOMPRESSED")
+    assert pl.read_parquet(paths["run_0"]).equals(runs["run_0"])
+    assert pl.read_parquet(paths["qrels"]).equals(qrels)
+
+
+def test_compression_is_checked(tmp_path):
+    with pytest.raises(ParameterError, match="compression"):
+        write_synth(SPEC, tmp_path, compression="zip")
+    assert not (tmp_path / "qrels.parquet").exists()
+
+
 def test_qrels_realistic(bench):
     qrels, _ = bench
     grades = set(qrels.get_column("relevance").unique().to_list())
