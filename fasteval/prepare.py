@@ -7,7 +7,9 @@ read: no strings and no dicts past this point.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numba
 import numpy as np
@@ -15,6 +17,8 @@ import polars as pl
 
 from fasteval.errors import DuplicateJudgmentError, InputError, ParameterError
 from fasteval.kernels import prepare as K
+
+T = TypeVar("T")
 
 TIE_BREAKS = ("trec", "rank", "input")
 DUPLICATES = ("error", "keep_best")
@@ -144,14 +148,8 @@ def run_heads(s: pl.Series) -> np.ndarray:
     chunks = [c for c in s.get_chunks() if len(c)]
     cols = [id_column(c) for c in chunks]
     sizes = [len(c) for c in chunks]
-    threads = min(numba.get_num_threads(), len(cols))
-    if len(cols) >= _PARALLEL_CHUNKS and threads > 1:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(threads, thread_name_prefix="fasteval-heads") as pool:
-            found = list(pool.map(K.run_heads, cols, sizes))
-    else:
-        found = [K.run_heads(col, n) for col, n in zip(cols, sizes, strict=True)]
+    found = _on_threads(lambda k: K.run_heads(cols[k], sizes[k]), range(len(cols)),
+                        at_least=_PARALLEL_CHUNKS)
     parts = []
     start = 0
     for k, (col, n, heads) in enumerate(zip(cols, sizes, found, strict=True)):
@@ -164,6 +162,19 @@ def run_heads(s: pl.Series) -> np.ndarray:
 
 _PARALLEL_CHUNKS = 4
 """Chunks from which :func:`run_heads` scans on several threads."""
+
+
+def _on_threads(fn: Callable[[int], T], items: Iterable[int], *, at_least: int = 2) -> list[T]:
+    """``[fn(i) for i in items]``, on ``numba.get_num_threads()`` threads when there are at
+    least ``at_least`` items (``fn`` runs GIL-free kernels on disjoint parts of a table)."""
+    items = list(items)
+    threads = min(numba.get_num_threads(), len(items))
+    if threads < 2 or len(items) < at_least:
+        return [fn(i) for i in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(threads, thread_name_prefix="fasteval-prepare") as pool:
+        return list(pool.map(fn, items))
 
 
 @dataclass
@@ -405,10 +416,19 @@ def prepare_run(
         perm, offsets = K.group_runs(heads, run.height, head_codes, nq)
         labels = np.empty(perm.shape[0], dtype=np.int32)
         dup_at = np.empty(nq, dtype=np.int64)
-        key = key_col.to_numpy() if sort else np.zeros(0)
-        K.rank_and_label(perm, offsets, offsets[:-1], _readonly(key), sort, id_column(doc_col),
-                         pq.q_hash, pq.q_rel, pq.q_row, pq.q_start, pq.q_end, pq.doc_col, labels, dup_at,
-                         numba.get_num_threads())
+        key = _readonly(key_col.to_numpy() if sort else np.zeros(0))
+        docs = id_column(doc_col)
+        # parts of about BLOCK_ROWS rows (whole queries), each ranked by one thread
+        marks = np.arange(0, max(perm.shape[0], 1), BLOCK_ROWS)
+        cuts = np.unique(np.append(np.searchsorted(offsets, marks, side="left"), nq))
+
+        def part(k: int) -> None:
+            a, b = int(cuts[k]), int(cuts[k + 1])
+            K.rank_and_label(perm, offsets[a:b + 1], offsets[a:b], key, sort, docs, pq.q_hash,
+                             pq.q_rel, pq.q_row, pq.q_start[a:b], pq.q_end[a:b], pq.doc_col,
+                             labels, dup_at[a:b])
+
+        _on_threads(part, range(len(cuts) - 1))
     dup_groups = np.flatnonzero(dup_at >= 0)
     if len(dup_groups):
         dup_row = _find_duplicate(perm, offsets, dup_groups, qcol, doc_col)
@@ -516,21 +536,24 @@ def _rank_and_label_blocked(pq: PreparedQrels, heads: np.ndarray, head_codes: np
     q_start = pq.q_start[codes]
     q_end = pq.q_end[codes]
     labels = np.empty(int(lengths.sum()), dtype=np.int32)
-    threads = numba.get_num_threads()
     cuts = _block_cuts(heads, n_rows, doc_col)
-    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+
+    def block(k: int) -> bool:  # on a worker thread: True if a doc repeats in the block
+        a, b = int(cuts[k]), int(cuts[k + 1])
         r0 = int(heads[a])
         r1 = int(ends[b - 1])
         if not valid[a:b].any():
-            continue
+            return False
         offsets = np.append(heads[a:b] - r0, r1 - r0)
         key = key_col.slice(r0, r1 - r0).to_numpy() if sort else np.zeros(0)
         dup_at = np.empty(b - a, dtype=np.int64)
         K.rank_and_label(_IDENTITY, offsets, out_off[a:b], _readonly(key), sort,
                          id_column(doc_col.slice(r0, r1 - r0)), pq.q_hash, pq.q_rel, pq.q_row,
-                         q_start[a:b], q_end[a:b], pq.doc_col, labels, dup_at, threads)
-        if (dup_at >= 0).any():
-            return None
+                         q_start[a:b], q_end[a:b], pq.doc_col, labels, dup_at)
+        return bool((dup_at >= 0).any())
+
+    if any(_on_threads(block, range(len(cuts) - 1))):
+        return None
     gc = head_codes[valid]
     lengths = lengths[valid]
     if len(gc) > 1 and not (np.diff(gc) > 0).all():

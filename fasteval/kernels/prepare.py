@@ -585,9 +585,9 @@ def _slot(h, shift):
     return np.int64((np.uint64(h) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(shift))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_row, q_start,
-                   q_end, q_docs, labels, dup_at, n_threads):
+                   q_end, q_docs, labels, dup_at):
     """Put every query's rows in rank order and label them from its qrels, in one pass.
 
     ``perm``/``offsets``: rows of query g are ``perm[offsets[g]:offsets[g+1]]`` (an empty
@@ -598,40 +598,44 @@ def rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_row
     when ``q_row`` is empty). Writes query g's labels in rank order at
     ``labels[out_off[g]:]`` (grade, -1 if not in the qrels, -2 if its grade is negative;
     ``out_off[g] < 0``: query skipped), and ``dup_at[g]``: 1 if a doc of query g repeats,
-    else -1. ``n_threads``: ``numba.get_num_threads()`` (one scratch area per thread).
+    else -1.
+
+    One thread, without the GIL: callers run parts of a table (disjoint queries, disjoint
+    label ranges) on a few Python threads (see ``fasteval.prepare``). Parts share no
+    scratch and need no coordination, so that two cores stay busy even while the other
+    thread prepares its next part in Python.
     """
     ng = offsets.shape[0] - 1
     longest = 1
     for g in range(ng):
         longest = max(longest, offsets[g + 1] - offsets[g])
     width = _table_size(longest)[0]
-    # per-thread scratch: the query's rows, sort buffers, doc keys and an open-addressing
-    # table; allocated here so that they outlive the parallel pass, which borrows them
+    # scratch: the query's rows, sort buffers, doc keys and an open-addressing table;
+    # allocated here so that they outlive the pass, which borrows them
     m = longest if sort else 0
     _rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_row, q_start,
-                    q_end, q_docs, labels, dup_at, np.empty((n_threads, longest), dtype=np.int64),
-                    np.empty((n_threads, m), dtype=np.float64),
-                    np.empty((n_threads, m), dtype=np.int64),
-                    np.empty((n_threads, m), dtype=np.float64),
-                    np.zeros((n_threads, width), dtype=np.int64),
-                    np.empty((n_threads, longest), dtype=np.int64))
+                    q_end, q_docs, labels, dup_at, np.empty(longest, dtype=np.int64),
+                    np.empty(m, dtype=np.float64), np.empty(m, dtype=np.int64),
+                    np.empty(m, dtype=np.float64), np.zeros(width, dtype=np.int64),
+                    np.empty(longest, dtype=np.int64))
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_row, q_start,
-                    q_end, q_docs, labels, dup_at, pwork, kbuf, pscr, kscr, tables, hbuf):
-    """The parallel pass of :func:`rank_and_label` (scratch given by the caller)."""
+                    q_end, q_docs, labels, dup_at, pp, kbuf, pscr, kscr, table, hbuf):
+    """The pass of :func:`rank_and_label` (scratch given by the caller)."""
     d_int, d_ints, d_v8, dv, d_data, d_base = docs
     _, q_ints, _, qv, q_data, q_base = q_docs
     ng = offsets.shape[0] - 1
     identity = perm.shape[0] == 0
     q_moved = q_row.shape[0] > 0
-    # uncounted views (see kernels._borrow): per-query calls and per-thread rows are free
-    pwork = borrow(pwork)
+    # uncounted views (see kernels._borrow): the per-query calls are free, and threads
+    # sharing the qrels arrays do not bounce their reference counts between cores
+    pp = borrow(pp)
     kbuf = borrow(kbuf)
     pscr = borrow(pscr)
     kscr = borrow(kscr)
-    tables = borrow(tables)
+    table = borrow(table)
     hbuf = borrow(hbuf)
     perm = borrow(perm)
     key = borrow(key)
@@ -648,20 +652,17 @@ def _rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_ro
     q_hash = borrow(q_hash)
     q_rel = borrow(q_rel)
     q_row = borrow(q_row)
-    for g in prange(ng):
+    for g in range(ng):
         s = offsets[g]
         n = offsets[g + 1] - s
         o = out_off[g]
         dup_at[g] = -1
         if n == 0 or o < 0:
             continue
-        tid = get_thread_id()
-        pp = pwork[tid]  # the query's rows, in rank order once sorted
-        for k in range(n):
+        for k in range(n):  # the query's rows, in rank order once sorted
             pp[k] = s + k if identity else perm[s + k]
         if sort:
-            scratch = pscr[tid]
-            ties = _sort_slice_by_key(pp, 0, n, key, kbuf[tid], scratch, kscr[tid])
+            ties = _sort_slice_by_key(pp, 0, n, key, kbuf, pscr, kscr)
             i = 0 if ties else n
             while i < n:  # runs of equal keys: doc id descending
                 ki = key[pp[i]]
@@ -669,36 +670,36 @@ def _rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_ro
                 while j < n and key[pp[j]] == ki:
                     j += 1
                 if j - i > 1:
-                    sort_tie_run(pp, i, j, scratch, d_int, d_ints, d_v8, dv, d_data, d_base)
+                    sort_tie_run(pp, i, j, pscr, d_int, d_ints, d_v8, dv, d_data, d_base)
                 i = j
-        # the query's docs go into this thread's open-addressing table (rank + 1; 0 =
-        # empty), which finds repeated docs; then each judged doc of the query is looked up
-        # in it. Equal keys are confirmed on the ids themselves.
+        # the query's docs go into an open-addressing table (rank + 1; 0 = empty), which
+        # finds repeated docs; then each judged doc of the query is looked up in it. Equal
+        # keys are confirmed on the ids themselves.
         size, shift = _table_size(n)
         mask = size - 1
         for k in range(size):
-            tables[tid, k] = 0
+            table[k] = 0
         for k in range(n):  # keys first: independent rows, no table in the way
             labels[o + k] = -1
             row = pp[k]
             if d_int:
-                hbuf[tid, k] = d_ints[row]
+                hbuf[k] = d_ints[row]
             else:
                 ln = np.int64(dv[row, 0])
                 if ln <= 12:
-                    hbuf[tid, k] = inline_hash(ln, dv[row, 1], dv[row, 2], dv[row, 3])
+                    hbuf[k] = inline_hash(ln, dv[row, 1], dv[row, 2], dv[row, 3])
                 else:
-                    hbuf[tid, k] = long_hash(d_data, d_base[dv[row, 2]] + dv[row, 3], ln)
+                    hbuf[k] = long_hash(d_data, d_base[dv[row, 2]] + dv[row, 3], ln)
         for k in range(n):
             row = pp[k]
-            h = hbuf[tid, k]
+            h = hbuf[k]
             slot = _slot(h, shift)
             while True:
-                t = tables[tid, slot]
+                t = table[slot]
                 if t == 0:
-                    tables[tid, slot] = k + 1
+                    table[slot] = k + 1
                     break
-                if hbuf[tid, t - 1] == h:
+                if hbuf[t - 1] == h:
                     other = pp[t - 1]
                     if d_int:
                         same = 1
@@ -720,10 +721,10 @@ def _rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_ro
             h = q_hash[j]
             slot = _slot(h, shift)
             while True:
-                t = tables[tid, slot]
+                t = table[slot]
                 if t == 0:
                     break
-                if hbuf[tid, t - 1] == h:
+                if hbuf[t - 1] == h:
                     row = pp[t - 1]
                     qr = q_row[j] if q_moved else j
                     if d_int:
