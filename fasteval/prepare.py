@@ -222,6 +222,41 @@ class Batch:
     report: Report
 
 
+def index_qrels(order: np.ndarray, starts: np.ndarray, ends: np.ndarray, col: tuple,
+                rel: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`K.index_qrels` over all queries, parts of about BLOCK_ROWS positions each on a
+    thread. Returns ``(q_hash, repeat, grades, g_end)``."""
+    n = rel.shape[0]
+    ng = starts.shape[0]
+    q_hash = np.empty(n, dtype=np.int64)
+    repeat = np.empty(ng, dtype=np.int64)
+    grades = np.empty(n, dtype=np.int32)
+    g_end = np.empty(ng, dtype=np.int64)
+    cuts = _parts(np.cumsum(ends - starts), ng)
+
+    def part(k: int) -> None:
+        a, b = int(cuts[k]), int(cuts[k + 1])
+        K.index_qrels(order, starts[a:b], ends[a:b], col, rel, q_hash, repeat[a:b], grades,
+                      g_end[a:b])
+
+    _on_threads(part, range(len(cuts) - 1))
+    return q_hash, repeat, grades, g_end
+
+
+def _parts(ends: np.ndarray, n: int) -> np.ndarray:
+    """Cuts ``[0, ..., n]`` of ``n`` items whose sizes end at ``ends`` (cumulative) into
+    parts of about BLOCK_ROWS, each part whole items.
+
+    Examples
+    --------
+    >>> _parts(np.array([100_000, 200_000, 300_000]), 3).tolist()
+    [0, 2, 3]
+    """
+    total = int(ends[-1]) if n else 0
+    marks = np.arange(BLOCK_ROWS, total, BLOCK_ROWS)
+    return np.unique(np.concatenate([[0], np.searchsorted(ends, marks, side="left"), [n]]))
+
+
 def _check_columns(df: pl.DataFrame, needed: tuple[str, ...], what: str) -> None:
     missing = [c for c in needed if c not in df.columns]
     if missing:
@@ -277,8 +312,7 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
         order, offsets = K.group_runs(heads, qrels.height, head_codes, nq)
         starts = offsets[:-1]
         ends = offsets[1:]
-    q_hash, repeat, grades, g_end = K.index_qrels(order, starts, ends, doc_col, rel,
-                                                  numba.get_num_threads())
+    q_hash, repeat, grades, g_end = index_qrels(order, starts, ends, doc_col, rel)
     if (repeat >= 0).any():
         rows = qrels.with_row_index("__row").filter(
             pl.struct("query_id", "doc_id").is_duplicated())
@@ -418,9 +452,7 @@ def prepare_run(
         dup_at = np.empty(nq, dtype=np.int64)
         key = _readonly(key_col.to_numpy() if sort else np.zeros(0))
         docs = id_column(doc_col)
-        # parts of about BLOCK_ROWS rows (whole queries), each ranked by one thread
-        marks = np.arange(0, max(perm.shape[0], 1), BLOCK_ROWS)
-        cuts = np.unique(np.append(np.searchsorted(offsets, marks, side="left"), nq))
+        cuts = _parts(offsets[1:], nq)  # whole queries, each part ranked by one thread
 
         def part(k: int) -> None:
             a, b = int(cuts[k]), int(cuts[k + 1])

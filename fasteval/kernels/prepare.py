@@ -19,7 +19,7 @@ one trec_eval would give the same ids written as text.
 from __future__ import annotations
 
 import numpy as np
-from numba import get_thread_id, njit, prange
+from numba import njit, prange
 
 from fasteval.kernels._borrow import borrow
 
@@ -361,8 +361,8 @@ def _table_size(count):
     return size, shift
 
 
-@njit(cache=True, parallel=True)
-def index_qrels(order, starts, ends, col, rel, n_threads):
+@njit(cache=True, nogil=True)
+def index_qrels(order, starts, ends, col, rel, q_hash, repeat, grades, g_end):
     """Doc keys and sorted grades of the qrels, and per query a position whose doc repeats
     an earlier one of the same query (-1 if none).
 
@@ -370,30 +370,26 @@ def index_qrels(order, starts, ends, col, rel, n_threads):
     table, or row i itself when ``order`` is empty (qrels whose queries are contiguous
     runs of rows). Ids and grades stay where they are, in the table's row order.
 
-    Returns ``(q_hash, repeat, grades, g_end)``: the key of the doc at every position, and
-    each query's judged grades (>= 0) sorted descending in ``grades[starts[g]:g_end[g]]``.
+    Fills, for each query g of ``starts``: ``q_hash[i]``, the key of the doc at each of its
+    positions i; its judged grades (>= 0) sorted descending in ``grades[starts[g]:g_end[g]]``;
+    and ``repeat[g]``. One thread, without the GIL: callers index disjoint sets of queries
+    on a few threads (``q_hash`` and ``grades`` are shared, by position).
     """
     is_int, ints, _, v, data, base = col
     moved = order.shape[0] > 0
-    n = rel.shape[0]
     ng = starts.shape[0]
-    q_hash = np.empty(n, dtype=np.int64)
-    repeat = np.full(ng, -1, dtype=np.int64)
-    grades = np.empty(n, dtype=np.int32)
-    g_end = np.empty(ng, dtype=np.int64)
     longest = 1
     for g in range(ng):
         longest = max(longest, ends[g] - starts[g])
-    width = _table_size(longest)[0]
-    tables = np.zeros((n_threads, width), dtype=np.int64)
-    for g in prange(ng):
+    table = np.zeros(_table_size(longest)[0], dtype=np.int64)
+    for g in range(ng):
         s = starts[g]
         e = ends[g]
-        tid = get_thread_id()
+        repeat[g] = -1
         size, shift = _table_size(e - s)
         mask = size - 1
         for x in range(size):
-            tables[tid, x] = 0
+            table[x] = 0
         k = s  # judged grades go to grades[s:k], sorted descending (insertion while few)
         for i in range(s, e):
             r = order[i] if moved else i
@@ -421,9 +417,9 @@ def index_qrels(order, starts, ends, col, rel, n_threads):
                 continue
             slot = _slot(h, shift)
             while True:
-                t = tables[tid, slot]
+                t = table[slot]
                 if t == 0:
-                    tables[tid, slot] = i + 1
+                    table[slot] = i + 1
                     break
                 if q_hash[t - 1] == h:
                     o = order[t - 1] if moved else t - 1
@@ -444,7 +440,6 @@ def index_qrels(order, starts, ends, col, rel, n_threads):
             for i in range(k - s):
                 grades[s + i] = part[k - s - 1 - i]
         g_end[g] = k
-    return q_hash, repeat, grades, g_end
 
 
 @njit(cache=True, inline="always")

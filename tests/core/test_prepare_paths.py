@@ -4,7 +4,6 @@ comparisons on Arrow string views agree with Python's ``bytes`` order."""
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import polars as pl
 import pytest
@@ -148,9 +147,9 @@ def test_view_comparisons_match_bytes(texts):
     v8, v = col[2], col[3]
     n = len(texts)
     # the doc keys the qrels index computes (one group holding every text, in row order)
-    hashes = K.index_qrels(np.zeros(0, dtype=np.int64), np.array([0], dtype=np.int64),
-                           np.array([n], dtype=np.int64), col, P._readonly(np.zeros(n, dtype=np.int64)),
-                           numba.get_num_threads())[0]
+    hashes = P.index_qrels(np.zeros(0, dtype=np.int64), np.array([0], dtype=np.int64),
+                           np.array([n], dtype=np.int64), col,
+                           P._readonly(np.zeros(n, dtype=np.int64)))[0]
     for i, a in enumerate(texts):
         for j, b in enumerate(texts):
             want = (a.encode() > b.encode()) - (a.encode() < b.encode())
@@ -201,3 +200,35 @@ def test_qrels_layouts_agree(seed, ids):
                 got = fasteval.evaluate(table, text_run, MEASURES, complete=complete)
                 got = got.with_columns(pl.col("query_id").cast(pl.Utf8)).sort("query_id", "measure")
                 assert got.equals(want)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("ids", ["short", "long", "int"])
+def test_parts_on_threads_equal_one_pass(seed, ids, monkeypatch):
+    """Qrels indexing and whole-table ranking cut into many parts (run on threads) give
+    the arrays of one pass over everything."""
+    import numba
+
+    qrels, run = random_case(seed, n_queries=80, depth=30, int_ids=ids == "int")
+    if ids == "long":
+        qrels, run = _long_ids(qrels), _long_ids(run)
+    run = run.sample(fraction=1.0, shuffle=True, seed=seed)  # not grouped: the whole-table path
+    qrels = qrels.sample(fraction=1.0, shuffle=True, seed=seed + 1)  # not grouped either
+    monkeypatch.setattr(P, "BLOCK_ROWS", 1 << 40)
+    one = P.prepare_qrels(qrels)
+    one_run = P.prepare_run(one, run)
+    previous = numba.get_num_threads()
+    monkeypatch.setattr(P, "BLOCK_ROWS", 13)
+    assert len(P._parts(np.cumsum(one.q_end - one.q_start), one.n_queries)) > 3
+    try:
+        for threads in (1, previous):
+            numba.set_num_threads(threads)
+            many = P.prepare_qrels(qrels)
+            for name in ("q_hash", "q_rel", "q_row", "q_start", "q_end", "g_end"):
+                np.testing.assert_array_equal(getattr(many, name), getattr(one, name))
+            for g in range(one.n_queries):  # judged grades (the rest of the array is unused)
+                a, b = one.q_start[g], one.g_end[g]
+                np.testing.assert_array_equal(many.grades[a:b], one.grades[a:b])
+            _same(P.prepare_run(many, run), one_run)
+    finally:
+        numba.set_num_threads(previous)
