@@ -241,8 +241,12 @@ def write_synth(
 ) -> dict[str, Path]:
     """Write a benchmark as parquet under ``out``: ``qrels.parquet`` and ``runs/<name>.parquet``.
 
-    Rows are sorted by query (then by descending score within a run), as dumps usually
-    are. Each file is written to a temporary name and renamed when complete.
+    Run rows are sorted by query, then by descending score, as dumps usually are. Qrels
+    rows are in query order within each block of :data:`BLOCK_QUERIES` queries, except
+    that the block's extra relevant judgments (documents no run can retrieve) follow its
+    other judgments, so a query's judgments may be split in two runs of rows (the layout
+    that :func:`fasteval.prepare.prepare_qrels` reaches through a row order). Each file is
+    written to a temporary name and renamed when complete.
 
     Parameters
     ----------
