@@ -249,7 +249,7 @@ def _parts(ends: np.ndarray, n: int) -> np.ndarray:
 
     Examples
     --------
-    >>> _parts(np.array([100_000, 200_000, 300_000]), 3).tolist()
+    >>> _parts(np.array([5_000, 10_000, 30_000]), 3).tolist()  # parts of 2**14 rows
     [0, 2, 3]
     """
     total = int(ends[-1]) if n else 0
@@ -510,23 +510,33 @@ def prepare_run(
 
 
 BLOCK_ROWS = 1 << 18
-"""Rows per part (a block of whole queries) that one thread ranks or indexes at a time, at
-the least; see :func:`_part_rows`."""
+"""Rows per part (a block of whole queries) that one thread ranks or indexes at a time, as
+a rule (see :func:`_part_rows`); runs of at least twice this, grouped by query, are ranked
+in place block by block."""
 
 
 def _part_rows(n_rows: int) -> int:
-    """Rows per part of a table of ``n_rows``: BLOCK_ROWS, or up to 4 x BLOCK_ROWS while
-    every thread still gets at least four parts. Each part costs some Python (slicing the
-    columns, a kernel call); on the issue-2 run (9.6 M rows, 2 threads) parts of 2^20 rows
-    ranked in 0.166-0.174 s (median of 9) against 0.173-0.196 s for 2^18.
+    """Rows per part of a table of ``n_rows``: about a quarter of a thread's share, at least
+    ``min(BLOCK_ROWS, 2**14)`` and at most 4 x BLOCK_ROWS.
+
+    Each part costs some Python (slicing the columns, a kernel call). On the issue-2 run
+    (9.6 M rows, 2 threads) parts of 2^20 rows ranked in 0.166-0.174 s (median of 9)
+    against 0.173-0.196 s for 2^18; the chunks of a ``--memory-limit`` job (250k rows) are
+    still cut into several parts, so both threads work on them.
 
     Examples
     --------
-    >>> _part_rows(1000) == BLOCK_ROWS
+    >>> _part_rows(1000) == min(BLOCK_ROWS, 2**14)
+    True
+    >>> _part_rows(10**9) == 4 * BLOCK_ROWS
     True
     """
     threads = max(1, numba.get_num_threads())
-    return int(min(4 * BLOCK_ROWS, max(BLOCK_ROWS, n_rows // (4 * threads))))
+    least = min(BLOCK_ROWS, _MIN_PART_ROWS)
+    return int(min(4 * BLOCK_ROWS, max(least, n_rows // (4 * threads))))
+
+
+_MIN_PART_ROWS = 1 << 14
 
 
 def _each_query_once(head_codes: np.ndarray) -> bool:
