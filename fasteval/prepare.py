@@ -224,8 +224,9 @@ class Batch:
 
 def index_qrels(order: np.ndarray, starts: np.ndarray, ends: np.ndarray, col: tuple,
                 rel: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`K.index_qrels` over all queries, parts of about BLOCK_ROWS positions each on a
-    thread. Returns ``(q_hash, repeat, grades, g_end)``."""
+    """:func:`K.index_qrels` over all queries, in parts of whole queries (about
+    :func:`_part_rows` positions each) on threads. Returns ``(q_hash, repeat, grades,
+    g_end)``."""
     n = rel.shape[0]
     ng = starts.shape[0]
     q_hash = np.empty(n, dtype=np.int64)
@@ -537,6 +538,7 @@ def _part_rows(n_rows: int) -> int:
 
 
 _MIN_PART_ROWS = 1 << 14
+"""Smallest part worth a thread of its own (a kernel call costs tens of microseconds)."""
 
 
 def _each_query_once(head_codes: np.ndarray) -> bool:
