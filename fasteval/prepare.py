@@ -554,10 +554,9 @@ _IDENTITY = np.zeros(0, dtype=np.int64)
 
 def _block_cuts(heads: np.ndarray, n_rows: int, col: pl.Series) -> np.ndarray:
     """Blocks of whole queries, as indices into ``heads`` (first of each block, then
-    ``len(heads)``): a cut at the first query starting at or after every
-    :func:`_part_rows` rows and at each boundary between ``col``'s chunks, so that a block's
-    ids are used in place. A query that straddles a chunk boundary is a block of its own
-    (the only ones copied).
+    ``len(heads)``): the parts of :func:`_parts`, also cut at each boundary between
+    ``col``'s chunks, so that a block's ids are used in place. A query that straddles a
+    chunk boundary is a block of its own (the only ones copied).
 
     Examples
     --------
@@ -569,9 +568,9 @@ def _block_cuts(heads: np.ndarray, n_rows: int, col: pl.Series) -> np.ndarray:
     nh = len(heads)
     sizes = [len(c) for c in col.get_chunks()]
     bounds = np.cumsum(sizes)[:-1] if len(sizes) > 1 else np.zeros(0, dtype=np.int64)
-    marks = np.concatenate([np.arange(0, n_rows, _part_rows(n_rows)), bounds])
     cuts = np.concatenate([
-        np.searchsorted(heads, marks, side="left"),  # the first query starting at or after
+        _parts(np.append(heads[1:], n_rows), nh),  # query ends: heads shifted by one
+        np.searchsorted(heads, bounds, side="left"),  # the first query starting at or after
         np.searchsorted(heads, bounds, side="right") - 1,  # the query holding a boundary row
     ])
     cuts = np.unique(cuts)
