@@ -349,6 +349,13 @@ def group_runs(heads, n_rows, head_codes, n_groups):
     return perm, counts
 
 
+_SPREAD = 2
+"""The per-query table of :func:`rank_and_label` has room for this many times the query's
+rows over :func:`_table_size`'s minimum (so at most a quarter full): fewer collisions, fewer
+mispredicted probes. On the issue-2 run (9.6 M rows, 100 a query, one thread) 14.0-14.7 ns
+a row against 16.2-16.3 ns with the table half full; 8 times the rows gained no more."""
+
+
 @njit(cache=True, inline="always")
 def _table_size(count):
     """Slots (a power of two, at least twice ``count``) of an open-addressing table for
@@ -604,7 +611,7 @@ def rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_row
     longest = 1
     for g in range(ng):
         longest = max(longest, offsets[g + 1] - offsets[g])
-    width = _table_size(longest)[0]
+    width = _table_size(_SPREAD * longest)[0]
     # scratch: the query's rows, sort buffers, doc keys and an open-addressing table;
     # allocated here so that they outlive the pass, which borrows them
     m = longest if sort else 0
@@ -670,7 +677,7 @@ def _rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_ro
         # the query's docs go into an open-addressing table (rank + 1; 0 = empty), which
         # finds repeated docs; then each judged doc of the query is looked up in it. Equal
         # keys are confirmed on the ids themselves.
-        size, shift = _table_size(n)
+        size, shift = _table_size(_SPREAD * n)
         mask = size - 1
         for k in range(size):
             table[k] = 0
