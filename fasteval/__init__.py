@@ -43,6 +43,8 @@ _EXPORTS: dict[str, str] = {
     "adjust_pvalues": "fasteval.compare",
     # semantic answer similarity
     "sas": "fasteval.sas",
+    # process-wide settings, opt-in (the fasteval command applies them)
+    "configure_process": "fasteval.runtime",
     # errors
     "FastevalError": "fasteval.errors",
     "InputError": "fasteval.errors",

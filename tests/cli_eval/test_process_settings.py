@@ -25,7 +25,7 @@ def _run(code: str) -> str:
 def test_blas_probe_skipped_only_for_numba():
     got = _run(
         "import sys\n"
-        "from fasteval.cli import _skip_blas_probe\n"
+        "from fasteval.runtime import _skip_blas_probe\n"
         "_skip_blas_probe()\n"
         "import numba.np.arraymath as am\n"
         "print(am._HAVE_BLAS, 'scipy.linalg' in sys.modules)\n"
@@ -66,7 +66,7 @@ def test_console_settings_leave_the_environment_choice():
 def test_polars_default_inherited_from_a_parent_is_replaced():
     import polars  # noqa: F401 - sets _RJEM_MALLOC_CONF in this process, as a parent would
 
-    from fasteval.cli import _POLARS_JEMALLOC
+    from fasteval.runtime import _POLARS_JEMALLOC
 
     assert os.environ["_RJEM_MALLOC_CONF"].startswith(_POLARS_JEMALLOC)
     code = ("import os, fasteval.cli as c\n"
@@ -88,3 +88,54 @@ def test_exit_status_and_flushed_output():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 3
     assert out.stdout == "x" * 100000 and out.stderr == "err"
+
+
+def test_configure_process_opt_in_for_the_api():
+    """The API's opt-in gives a script the command's settings, before polars is imported."""
+    got = _run(
+        "import os, sys, warnings\n"
+        "os.environ['OPENBLAS_NUM_THREADS'] = '4'\n"  # a user's own choice stays
+        "import fasteval\n"
+        "assert 'polars' not in sys.modules\n"
+        "with warnings.catch_warnings():\n"
+        "    warnings.simplefilter('error')\n"
+        "    s = fasteval.configure_process()\n"
+        "    again = fasteval.configure_process()\n"  # idempotent
+        "import polars\n"
+        "print(s == again, s['OMP_WAIT_POLICY'], s['OPENBLAS_NUM_THREADS'], s['malloc'])\n"
+        "print(os.environ['_RJEM_MALLOC_CONF'])\n"
+        "print(sum(type(f).__name__ == '_NoBlasForNumbaProbe' for f in sys.meta_path))\n"
+        "import numpy as np\n"
+        "a = np.ones(50_000_000); del a; b = np.ones(50_000_000)\n"
+        "print(int(b.sum()))\n"
+    )
+    lines = got.splitlines()
+    assert lines[0] == "True PASSIVE 4 keep freed memory"
+    # polars puts its default first and appends ours: jemalloc takes the last value
+    assert lines[1].endswith("dirty_decay_ms:10000,muzzy_decay_ms:10000")
+    assert lines[2:] == ["1", "50000000"]
+
+
+def test_configure_process_after_polars_warns_and_still_sets_the_rest():
+    got = _run(
+        "import os, warnings, numpy, pyarrow as pa, polars\n"
+        "import fasteval\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    s = fasteval.configure_process()\n"
+        "print(len(w), w[0].category.__name__, 'before polars' in str(w[0].message))\n"
+        "print(s['NUMPY_MADVISE_HUGEPAGE'], pa.default_memory_pool().backend_name)\n"
+    )
+    assert got.splitlines() == ["1 RuntimeWarning True", "0 system"]
+
+
+def test_the_library_alone_sets_nothing():
+    got = _run(
+        "import os, sys, fasteval\n"
+        "before = dict(os.environ)\n"
+        "fasteval.evaluate({'q': {'a': 1}}, {'q': {'a': 1.0, 'b': 0.5}}, 'map')\n"
+        "print(before == {k: v for k, v in os.environ.items() if k != '_RJEM_MALLOC_CONF'}, "
+        "os.environ.get('OMP_WAIT_POLICY'), "
+        "any(type(f).__name__ == '_NoBlasForNumbaProbe' for f in sys.meta_path))\n"
+    )
+    assert got == "True None False"

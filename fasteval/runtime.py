@@ -1,0 +1,173 @@
+"""Process-wide settings for a process that evaluates: opt in with :func:`configure_process`.
+
+The library never changes its process on its own. The ``fasteval`` command calls
+:func:`configure_process` because it owns its process; a script, a notebook or a service
+that evaluates many large runs can opt in the same way, as the first thing after
+``import fasteval`` (which imports none of polars, numpy or numba).
+
+What it sets, each only where the environment does not already hold a value of the user's:
+
+* the allocators keep freed memory for reuse: glibc's malloc (no ``mmap`` for large blocks,
+  trimming only above 2 GiB free, see :func:`_keep_freed_memory`), which Arrow's buffers then
+  use too (``ARROW_DEFAULT_MEMORY_POOL=system``), and polars' jemalloc
+  (``_RJEM_MALLOC_CONF``: freed pages are returned after 10 s rather than polars' 0.5 s).
+  Otherwise every evaluation of a large run faults in and zeroes its memory again: on the
+  issue-2 benchmark (9.6 M rows, 2 cores) the kernel's page-fault handling was about a
+  fifth of the process's CPU time;
+* numpy does not ask for transparent huge pages (``NUMPY_MADVISE_HUGEPAGE=0``): where the
+  kernel compacts memory to find them, one large array can stall for most of a second;
+* OpenMP threads wait passively (``OMP_WAIT_POLICY=PASSIVE``) instead of spinning, and there
+  is no BLAS thread pool (``OPENBLAS_NUM_THREADS=1``; no kernel here calls BLAS), which leaves
+  the cores to the parquet reader that runs beside the kernels;
+* numba's import-time probe for a BLAS is answered "none" (:func:`_skip_blas_probe`): with
+  scipy installed it imports ``scipy.linalg`` (a quarter of a second) for ``np.dot`` support
+  that no kernel here uses.
+
+The peak resident memory is unchanged (the same blocks are live at the peak); memory freed
+after an evaluation stays with the process for the next one.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import os
+import sys
+import warnings
+
+_POLARS_JEMALLOC = "dirty_decay_ms:500,muzzy_decay_ms:1000"
+"""What ``import polars`` puts in ``_RJEM_MALLOC_CONF`` when it is unset (polars 1.x, 2.x)."""
+
+_JEMALLOC = "dirty_decay_ms:10000,muzzy_decay_ms:10000"
+
+_ENVIRONMENT = {
+    "OMP_WAIT_POLICY": "PASSIVE",
+    "OPENBLAS_NUM_THREADS": "1",
+    "ARROW_DEFAULT_MEMORY_POOL": "system",
+    "NUMPY_MADVISE_HUGEPAGE": "0",
+}
+
+_BLAS_PROBE = ("scipy", "scipy.linalg", "scipy.linalg.cython_blas")
+
+
+def configure_process() -> dict[str, str]:
+    """Tune this process for evaluating large runs, as the ``fasteval`` command does.
+
+    Call it once, before polars, numpy or numba are imported (right after
+    ``import fasteval``). Settings that the environment already holds are kept. A
+    library must not call it: the settings are the whole process's.
+
+    Returns
+    -------
+    dict
+        The settings in effect afterwards: the environment variables above, and
+        ``"malloc"``: ``"keep freed memory"`` (glibc), or ``"unchanged"`` (not glibc, or
+        ``MALLOC_MMAP_MAX_``/``MALLOC_TRIM_THRESHOLD_`` set by the user).
+
+    Warns
+    -----
+    RuntimeWarning
+        When polars was imported before: its allocator has read its settings already, so
+        freed memory still goes back to the system after 0.5 s.
+
+    Examples
+    --------
+    >>> import fasteval
+    >>> settings = fasteval.configure_process()  # doctest: +SKIP
+    >>> settings["OMP_WAIT_POLICY"]  # doctest: +SKIP
+    'PASSIVE'
+    """
+    late = "polars" in sys.modules
+    if os.environ.get("_RJEM_MALLOC_CONF", _POLARS_JEMALLOC) == _POLARS_JEMALLOC:
+        # unset, or polars' own default inherited from a parent process that imported polars
+        os.environ["_RJEM_MALLOC_CONF"] = _JEMALLOC
+    for name, value in _ENVIRONMENT.items():
+        os.environ.setdefault(name, value)
+    if "numpy" in sys.modules and os.environ["NUMPY_MADVISE_HUGEPAGE"] == "0":
+        _numpy_no_hugepages()  # numpy reads the variable at import: tell it directly
+    if "pyarrow" in sys.modules and os.environ["ARROW_DEFAULT_MEMORY_POOL"] == "system":
+        import pyarrow as pa
+
+        pa.set_memory_pool(pa.system_memory_pool())
+    kept = _keep_freed_memory()
+    _skip_blas_probe()
+    if late:
+        warnings.warn(
+            "configure_process() was called after polars was imported: polars' allocator "
+            "keeps its own settings (call it right after 'import fasteval', before polars)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    settings = {name: os.environ[name] for name in (*_ENVIRONMENT, "_RJEM_MALLOC_CONF")}
+    settings["malloc"] = "keep freed memory" if kept else "unchanged"
+    return settings
+
+
+def _numpy_no_hugepages() -> None:
+    import numpy as np
+
+    core = getattr(np, "_core", None) or np.core
+    setter = getattr(core.multiarray, "_set_madvise_hugepage", None)
+    if setter is not None:
+        setter(False)
+
+
+_KEPT = False
+
+
+def _keep_freed_memory() -> bool:
+    """Ask glibc's malloc to serve large arrays from its heap and keep freed memory there.
+
+    By default an allocation over 32 MiB is a fresh ``mmap`` and its release a ``munmap``:
+    a batch job allocates arrays of that size for every chunk, and the kernel then spends
+    about a fifth of the job's CPU time faulting in and zeroing pages. Without ``mmap``
+    for large blocks and with a high trim threshold, freed blocks are reused instead. The
+    peak resident memory is unchanged (the same blocks are live at the peak). Skipped when
+    the C library is not glibc or when ``MALLOC_MMAP_MAX_``/``MALLOC_TRIM_THRESHOLD_`` are
+    set in the environment. Returns whether the settings are in effect.
+    """
+    global _KEPT
+    if _KEPT:
+        return True
+    if "MALLOC_MMAP_MAX_" in os.environ or "MALLOC_TRIM_THRESHOLD_" in os.environ:
+        return False
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc
+        return False
+    m_trim_threshold, m_top_pad, m_mmap_max = -1, -2, -4
+    mallopt(m_mmap_max, 0)
+    mallopt(m_trim_threshold, 2**31 - 1)  # a C int: trim only above 2 GiB free at the top
+    mallopt(m_top_pad, 64 << 20)
+    _KEPT = True
+    return True
+
+
+def _skip_blas_probe() -> None:
+    """Make ``scipy.linalg.cython_blas`` (and its packages, if not loaded yet) unimportable
+    for numba's import-time check ``numba.np.arraymath._check_blas``, and only for it: numba
+    then records that no BLAS is available. The finder looks for that function on the
+    importing thread's stack, so every other import of scipy is untouched."""
+    if not any(isinstance(f, _NoBlasForNumbaProbe) for f in sys.meta_path):
+        sys.meta_path.insert(0, _NoBlasForNumbaProbe())
+
+
+class _NoBlasForNumbaProbe(importlib.abc.MetaPathFinder):
+    """Meta-path finder behind :func:`_skip_blas_probe`."""
+
+    def find_spec(self, fullname, path=None, target=None):  # noqa: ANN001, ANN201
+        if fullname in _BLAS_PROBE and _in_numba_blas_check():
+            raise ImportError("fasteval: numba's BLAS probe skipped (no kernel uses BLAS)")
+        return None
+
+
+def _in_numba_blas_check() -> bool:
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "_check_blas" and code.co_filename.replace("\\", "/").endswith(
+                "numba/np/arraymath.py"):
+            return True
+        frame = frame.f_back
+    return False
