@@ -49,13 +49,19 @@ def _load_qrels(qrels: Any) -> pl.DataFrame:
 
 
 def _load_run(run: Any) -> pl.DataFrame:
+    return _load_run_checked(run)[0]
+
+
+def _load_run_checked(run: Any) -> tuple[pl.DataFrame, bool]:
+    """The run as a table, and whether :func:`fasteval.read_run` made it (its scores are
+    then known to be numbers: :func:`prepare_run` need not look for NaN again)."""
     if isinstance(run, pl.DataFrame) and {"query_id", "doc_id", "score"} <= set(run.columns):
-        return run
+        return run, False
     from fasteval.io.readers import read_run
 
     # duplicates are found (and reported, or resolved with duplicates="keep_best") by
     # prepare_run on hashed ids, cheaper than a second check in the reader
-    return read_run(run, duplicates="ignore")
+    return read_run(run, duplicates="ignore"), True
 
 
 def plan_slots(measures: list[Measure], relevance_level: int, max_grade: int) -> dict:
@@ -231,8 +237,10 @@ class Evaluator:
         """Canonical names, in output order."""
         return [m.name for m in self.measures]
 
-    def prepare(self, run: pl.DataFrame, *, complete: bool | None = None) -> Batch:
-        """Prepare one run (a table without ``run_id`` partitions)."""
+    def prepare(self, run: pl.DataFrame, *, complete: bool | None = None,
+                check_scores: bool = True) -> Batch:
+        """Prepare one run (a table without ``run_id`` partitions); ``check_scores``: see
+        :func:`fasteval.prepare.prepare_run`."""
         return prepare_run(
             self.qrels,
             run,
@@ -241,6 +249,7 @@ class Evaluator:
             judged_only=self.judged_only,
             complete=self.complete if complete is None else complete,
             duplicates=self.duplicates,
+            check_scores=check_scores,
         )
 
     def score(self, batch: Batch) -> np.ndarray:
@@ -273,10 +282,14 @@ class Evaluator:
         ``run`` may be a table (with an optional ``run_id`` column), anything
         :func:`fasteval.read_run` reads, or a mapping ``{name: run}``.
         """
+        return self._evaluate(_split_runs(run, run_id), complete)
+
+    def _evaluate(self, runs: list[tuple[str, pl.DataFrame, bool]],
+                  complete: bool | None) -> pl.DataFrame:
         frames = []
         reports = []
-        for name, table in _split_runs(run, run_id):
-            batch = self.prepare(table, complete=complete)
+        for name, table, checked in runs:
+            batch = self.prepare(table, complete=complete, check_scores=not checked)
             frames.append(self._to_frame(batch, self.score(batch), name))
             reports.append(batch.report)
         self.report = _merge_reports(reports)
@@ -301,17 +314,21 @@ class Evaluator:
         return self._to_frame(batch, self.score(batch), run_id)
 
 
-def _split_runs(run: Any, run_id: str | None) -> list[tuple[str, pl.DataFrame]]:
+def _split_runs(run: Any, run_id: str | None,
+                checked: bool = False) -> list[tuple[str, pl.DataFrame, bool]]:
+    """``(name, table, checked)`` for each run given; ``checked``: read by read_run (a
+    table given as ``run`` with ``checked=True`` was too)."""
     if isinstance(run, Mapping) and run and all(
         isinstance(v, (pl.DataFrame, str)) or hasattr(v, "columns") or _is_run_dict(v)
         for v in run.values()
     ) and not _is_run_dict(run):
-        return [(str(k), _load_run(v)) for k, v in run.items()]
-    table = _load_run(run)
+        return [(str(k), *_load_run_checked(v)) for k, v in run.items()]
+    table, read = _load_run_checked(run)
+    checked = checked or read
     if "run_id" in table.columns and run_id is None:
         parts = table.partition_by("run_id", maintain_order=True, as_dict=True)
-        return [(str(k[0]), v) for k, v in parts.items()]
-    return [(run_id or "run", table)]
+        return [(str(k[0]), v, checked) for k, v in parts.items()]
+    return [(run_id or "run", table, checked)]
 
 
 def _is_run_dict(d: Any) -> bool:
@@ -378,7 +395,8 @@ def evaluate(
         pending = pool.submit(_load_run, run)
         evaluator = Evaluator(qrels, measures, **options)
         run = pending.result()
-    return evaluator.evaluate(run, run_id=run_id)
+    # read_run has checked the scores (no NaN): prepare need not look again
+    return evaluator._evaluate(_split_runs(run, run_id, checked=True), None)
 
 
 def _agg_expr(kind: str, column: str = "value") -> pl.Expr:

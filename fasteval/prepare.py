@@ -386,6 +386,7 @@ def prepare_run(
     complete: bool = False,
     duplicates: str = "error",
     source: str = "run",
+    check_scores: bool = True,
 ) -> Batch:
     """Group, sort and label one run against prepared qrels.
 
@@ -409,6 +410,10 @@ def prepare_run(
         A document twice in one query is an error (trec_eval), or keep its best-scored row.
     source : str
         Name used in error messages.
+    check_scores : bool
+        Look for null and NaN scores (an error naming the row). ``False`` trusts the
+        caller: a table made by :func:`fasteval.read_run` has been checked already, with
+        the file and line in its message (the check reads every score: 6 ms a 10 M rows).
     """
     if tie_break not in TIE_BREAKS:
         raise ParameterError("tie_break", f"one of {TIE_BREAKS}", tie_break)
@@ -423,7 +428,7 @@ def prepare_run(
     score = run.get_column("score")
     if score.dtype != pl.Float64:
         score = score.cast(pl.Float64)
-    if score.null_count() or score.is_nan().any():
+    if check_scores and (score.null_count() or score.is_nan().any()):
         bad = score.is_nan().fill_null(True)
         row = int(bad.arg_max())
         raise InputError(

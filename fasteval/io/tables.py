@@ -131,10 +131,21 @@ def lazy_ndjson(path: str, kind: Kind, explicit: dict[str, str | None], source: 
     return _select(pl.scan_ndjson(path, infer_schema_length=10_000), kind, explicit, source)
 
 
+def _blank(data: str | bytes) -> bool:
+    """Whether a file (path) or its bytes hold nothing but whitespace."""
+    if isinstance(data, bytes):
+        return not data.strip()
+    with open(data, "rb") as fh:
+        while chunk := fh.read(1 << 16):
+            if chunk.strip():
+                return False
+    return True
+
+
 def read_ndjson(data: str | bytes, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.DataFrame, dict[str, str]]:
     """Read JSON Lines (one object per line)."""
-    if isinstance(data, bytes) and not data.strip():
-        raise InputError("the file is empty", source=source)
+    if _blank(data):
+        raise InputError("the file is empty (no JSON records)", source=source)
     try:
         df = pl.read_ndjson(data, infer_schema_length=10_000)
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:

@@ -232,3 +232,35 @@ def test_parts_on_threads_equal_one_pass(seed, ids, monkeypatch):
             _same(P.prepare_run(many, run), one_run)
     finally:
         numba.set_num_threads(previous)
+
+
+def test_scores_checked_once(tmp_path, monkeypatch):
+    """A run read from a file is checked for NaN by the reader (file and line in the
+    message); prepare_run skips its own check then, and only then."""
+    qrels = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [1, 0]})
+    bad = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"],
+                        "score": [float("nan"), 1.0]})
+    pq = P.prepare_qrels(qrels)
+    with pytest.raises(InputError, match="row 0, column 'score'"):
+        P.prepare_run(pq, bad)
+    P.prepare_run(pq, bad, check_scores=False)  # trusted: no error, no look at the scores
+    calls = []
+    real = P.prepare_run
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs.get("check_scores", True))
+        return real(*args, **kwargs)
+
+    import fasteval.evaluation as EV
+
+    monkeypatch.setattr(EV, "prepare_run", spy)
+    path = tmp_path / "run.parquet"
+    bad.with_columns(pl.lit(0.5).alias("score")).write_parquet(path)
+    cases = [(lambda: fasteval.evaluate(qrels, path, "map"), False),
+             (lambda: fasteval.Evaluator(qrels, "map").evaluate(path), False),
+             (lambda: fasteval.evaluate(qrels, {"r": str(path)}, "map"), False),
+             (lambda: fasteval.evaluate(qrels, pl.read_parquet(path), "map"), True)]
+    for call, checks in cases:
+        calls.clear()
+        assert call()["value"].to_list() == [0.5]  # a tie: "b" ranks first, then "a"
+        assert calls == [checks]
