@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import numba
 import numpy as np
@@ -62,16 +62,6 @@ class Report:
         if self.deduplicated_rows:
             parts.append(f"{self.deduplicated_rows} duplicate rows removed")
         return "; ".join(parts)
-
-
-_SEED = 0x5EED_F00D
-
-
-def id_hashes(s: pl.Series) -> np.ndarray:
-    """64-bit keys for an id column: the value for integers, a seeded hash for text."""
-    if s.dtype.is_integer():
-        return s.cast(pl.Int64).to_numpy()
-    return s.cast(pl.Utf8).hash(seed=_SEED).to_numpy().view(np.int64)
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -145,19 +135,39 @@ def run_heads(s: pl.Series) -> np.ndarray:
     A column of many chunks (a qrels file of many row groups) is scanned on a few threads,
     a chunk per task; a batch of a job (one or two chunks) on the calling thread.
     """
+    return _run_heads(s)[0]
+
+
+def _run_heads(s: pl.Series, pq: PreparedQrels | None = None
+               ) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`run_heads`, and with ``pq`` the qrels code of the id at each head (-1: not
+    in the qrels), looked up in the same task as the chunk's heads are found."""
     chunks = [c for c in s.get_chunks() if len(c)]
     cols = [id_column(c) for c in chunks]
     sizes = [len(c) for c in chunks]
-    found = _on_threads(lambda k: K.run_heads(cols[k], sizes[k]), range(len(cols)),
-                        at_least=_PARALLEL_CHUNKS)
+
+    def task(k: int) -> tuple[np.ndarray, np.ndarray | None]:
+        heads = K.run_heads(cols[k], sizes[k])
+        if pq is None:
+            return heads, None
+        codes = np.empty(len(heads), dtype=np.int64)
+        K.lookup_ids(cols[k], heads, pq.qslots, pq.qshift, pq.query_hash, pq.query_col, codes)
+        return heads, codes
+
+    found = _on_threads(task, range(len(cols)), at_least=_PARALLEL_CHUNKS)
     parts = []
+    coded = []
     start = 0
-    for k, (col, n, heads) in enumerate(zip(cols, sizes, found, strict=True)):
+    for k, (col, n, (heads, codes)) in enumerate(zip(cols, sizes, found, strict=True)):
         if k and K.id_eq(col, 0, cols[k - 1], sizes[k - 1] - 1):  # the run goes on
             heads = heads[1:]
+            codes = None if codes is None else codes[1:]
         parts.append(heads + start)
+        coded.append(codes)
         start += n
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    if not parts:
+        return np.zeros(0, dtype=np.int64), (None if pq is None else np.zeros(0, dtype=np.int64))
+    return np.concatenate(parts), (None if pq is None else np.concatenate(coded))
 
 
 _PARALLEL_CHUNKS = 4
@@ -182,7 +192,8 @@ class PreparedQrels:
     """Qrels interned and indexed for joining (built once, reused for every run)."""
 
     query_ids: pl.Series  # sorted unique query ids (index = query code)
-    query_hash: np.ndarray  # int64 key of each query id (by code)
+    query_col: tuple  # query_ids as the kernels see them (see id_column)
+    query_hash: np.ndarray  # int64 key of each query id (by code; see K.id_keys)
     qslots: np.ndarray  # open-addressing table key -> code + 1 (see kernels.code_table)
     qshift: int
     doc_ids: pl.Series  # doc id column in row order (no values if all ids are text)
@@ -295,7 +306,9 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
     by_id = head_ids.arg_sort().to_numpy().astype(np.int64)
     head_codes, firsts = K.dense_codes(id_column(head_ids), by_id)
     query_ids = head_ids.gather(firsts)
-    query_hash = id_hashes(query_ids)
+    query_col = id_column(query_ids)
+    query_hash = np.empty(len(query_ids), dtype=np.int64)
+    K.id_keys(query_col, np.arange(len(query_ids), dtype=np.int64), query_hash)
     qslots, qshift, clash = K.code_table(query_hash)
     if clash:  # pragma: no cover - needs a 64-bit collision between two query ids
         raise InputError("two query ids share a 64-bit hash; please report this", source="qrels")
@@ -329,6 +342,7 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
     all_text = not query_ids.dtype.is_integer() and not docs.dtype.is_integer()
     return PreparedQrels(
         query_ids=query_ids,
+        query_col=query_col,
         query_hash=query_hash,
         qslots=qslots,
         qshift=qshift,
@@ -358,22 +372,11 @@ def _harmonize(pq: PreparedQrels, col: pl.Series, kind: str) -> tuple[PreparedQr
     return pq, col.cast(pl.Utf8)
 
 
-def _query_groups(pq: PreparedQrels, qcol: pl.Series) -> tuple[np.ndarray, np.ndarray, pl.Series]:
-    """Runs of equal query ids in a run: their first rows, qrels codes (-1 = not in the
-    qrels) and ids. Only one row per run is hashed, and every match is verified."""
-    heads = run_heads(qcol)
-    head_ids = qcol.gather(heads)
-    head_codes = np.empty(len(heads), dtype=np.int64)
-    K.lookup_codes(id_hashes(head_ids), pq.qslots, pq.qshift, pq.query_hash, head_codes)
-    found = head_codes >= 0
-    if found.any():
-        bad = (head_ids.filter(found) != pq.query_ids.gather(head_codes[found])).to_numpy()
-        if bad.any():  # pragma: no cover - 64-bit collision: fall back to exact matching
-            head_codes = head_ids.replace_strict(
-                pq.query_ids, pl.int_range(pq.n_queries, eager=True), default=-1,
-                return_dtype=pl.Int64,
-            ).to_numpy()
-    return heads, head_codes, head_ids
+def _query_groups(pq: PreparedQrels, qcol: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Runs of equal query ids in a run: their first rows and qrels codes (-1 = not in the
+    qrels). Only one row per run is hashed, and every match is confirmed on the ids."""
+    heads, codes = _run_heads(qcol, pq)
+    return heads, cast(np.ndarray, codes)  # (given pq, the codes are always looked up)
 
 
 def prepare_run(
@@ -437,10 +440,11 @@ def prepare_run(
     given = pq  # integer qrels meet a text run through a text copy (see _qrels_as_text)
     pq, qcol = _harmonize(pq, run.get_column("query_id"), "query")
     pq, doc_col = _harmonize(pq, run.get_column("doc_id"), "doc")
-    heads, head_codes, head_ids = _query_groups(pq, qcol)
+    heads, head_codes = _query_groups(pq, qcol)
     nq = pq.n_queries
     if (head_codes < 0).any():
-        report.dropped_not_in_qrels = int(head_ids.filter(head_codes < 0).n_unique())
+        dropped = qcol.gather(heads[head_codes < 0])
+        report.dropped_not_in_qrels = int(dropped.n_unique())
     if tie_break == "rank":
         key_col = -run.get_column("rank").cast(pl.Float64)
     else:

@@ -295,21 +295,60 @@ def code_table(hashes):
     return slots, shift, clash
 
 
-@njit(cache=True, parallel=True)
-def lookup_codes(hashes, slots, shift, table_hash, out):
-    """out[i] = the code whose key is hashes[i] (table from :func:`code_table`), -1 if none."""
+@njit(cache=True, nogil=True)
+def id_keys(col, rows, out):
+    """out[k] = the 64-bit key of the id at row ``rows[k]`` (the value of an integer id;
+    :func:`inline_hash` or :func:`long_hash` of a text), as the doc keys are made."""
+    is_int, ints, _, v, data, base = col
+    for k in range(rows.shape[0]):
+        r = rows[k]
+        if is_int:
+            out[k] = ints[r]
+        else:
+            ln = np.int64(v[r, 0])
+            if ln <= 12:
+                out[k] = inline_hash(ln, v[r, 1], v[r, 2], v[r, 3])
+            else:
+                out[k] = long_hash(data, base[v[r, 2]] + v[r, 3], ln)
+
+
+@njit(cache=True, nogil=True)
+def lookup_ids(col, rows, slots, shift, table_key, table_col, out):
+    """out[k] = the code of the id at row ``rows[k]`` of ``col`` in a table of ids (from
+    :func:`code_table` over their :func:`id_keys`, ``table_col`` holding id ``c`` at row
+    ``c``), -1 if absent. Every key match is confirmed on the ids themselves."""
+    is_int, ints, _, v, data, base = col
+    _, t_ints, _, tv, t_data, t_base = table_col
     mask = slots.shape[0] - 1
-    for i in prange(hashes.shape[0]):
-        h = hashes[i]
+    for k in range(rows.shape[0]):
+        r = rows[k]
+        if is_int:
+            h = ints[r]
+        else:
+            ln = np.int64(v[r, 0])
+            if ln <= 12:
+                h = inline_hash(ln, v[r, 1], v[r, 2], v[r, 3])
+            else:
+                h = long_hash(data, base[v[r, 2]] + v[r, 3], ln)
+        out[k] = -1
         slot = _slot(h, shift)
-        out[i] = -1
         while True:
             c = slots[slot]
             if c == 0:
                 break
-            if table_hash[c - 1] == h:
-                out[i] = c - 1
-                break
+            c -= 1
+            if table_key[c] == h:
+                if is_int:
+                    same = 1 if t_ints[c] == ints[r] else 0
+                else:
+                    same = view_eq(np.int64(v[r, 0]), v[r, 1], v[r, 2], v[r, 3],
+                                   np.int64(tv[c, 0]), tv[c, 1], tv[c, 2], tv[c, 3])
+                    if same == 2:
+                        same = 1 if long_eq(data, base[v[r, 2]] + v[r, 3], t_data,
+                                            t_base[tv[c, 2]] + tv[c, 3], np.int64(v[r, 0])) else 0
+                if same == 1:
+                    out[k] = c
+                    break
             slot = (slot + 1) & mask
 
 
