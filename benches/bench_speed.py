@@ -6,7 +6,9 @@ fasteval side by side with pytrec_eval, ranx and a bare polars read, in one run:
 
 Also measured (in ``extra_info`` and printed): peak RSS of each tool in a fresh process,
 and fasteval's cold start (fresh process, with an empty and with a warm numba cache).
-Set ``FASTEVAL_BENCH_SPEED_SIZE=10k`` for a quick pass.
+Set ``FASTEVAL_BENCH_SPEED_SIZE=10k`` for a quick pass. Every tool runs in the process
+settings of the ``fasteval`` command (``benches/conftest.py``);
+``FASTEVAL_BENCH_PROCESS=library`` measures the library's defaults.
 
 The run file is written with pyarrow's default codec (snappy), whose bare polars read
 matches the ~0.13 s the issue quotes; the read and fasteval's end-to-end time are also
