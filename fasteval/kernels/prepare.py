@@ -200,19 +200,25 @@ def text_cmp(v8a, va, da, ba, i, v8b, vb, db, bb, j):
     return -1 if n < m else 1
 
 
+@njit(cache=True, inline="always")
+def _text_eq(va, da, ba, i, vb, db, bb, j):
+    """Text ``i`` of one view column (views ``va``, bytes ``da``, buffer starts ``ba``)
+    equals text ``j`` of another: the views first, the out-of-line bytes when they must be.
+    Hot loops hand it views from :func:`borrow` (no reference counts per call)."""
+    r = view_eq(np.int64(va[i, 0]), va[i, 1], va[i, 2], va[i, 3], np.int64(vb[j, 0]), vb[j, 1],
+                vb[j, 2], vb[j, 3])
+    if r == 2:
+        return long_eq(da, ba[va[i, 2]] + va[i, 3], db, bb[vb[j, 2]] + vb[j, 3],
+                       np.int64(va[i, 0]))
+    return r == 1
+
+
 @njit(cache=True)
 def id_eq(a, i, b, j):
     """Whether id ``i`` of column ``a`` equals id ``j`` of column ``b`` (not for hot loops)."""
     if a[0]:
         return a[1][i] == b[1][j]
-    va = a[3]
-    vb = b[3]
-    r = view_eq(np.int64(va[i, 0]), va[i, 1], va[i, 2], va[i, 3], np.int64(vb[j, 0]), vb[j, 1],
-                vb[j, 2], vb[j, 3])
-    if r == 2:
-        return long_eq(a[4], a[5][va[i, 2]] + va[i, 3], b[4], b[5][vb[j, 2]] + vb[j, 3],
-                       np.int64(va[i, 0]))
-    return r == 1
+    return _text_eq(a[3], a[4], a[5], i, b[3], b[4], b[5], j)
 
 
 @njit(cache=True, nogil=True)
@@ -225,6 +231,7 @@ def run_heads(col, n):
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     is_int, ints, _, v, data, base = col
+    v, data, base = borrow(v), borrow(data), borrow(base)
     heads = np.empty(n, dtype=np.int64)
     heads[0] = 0
     k = 1
@@ -232,12 +239,7 @@ def run_heads(col, n):
         if is_int:
             same = ints[i] == ints[i - 1]
         else:
-            r = view_eq(np.int64(v[i, 0]), v[i, 1], v[i, 2], v[i, 3], np.int64(v[i - 1, 0]),
-                        v[i - 1, 1], v[i - 1, 2], v[i - 1, 3])
-            if r == 2:
-                r = 1 if long_eq(data, base[v[i, 2]] + v[i, 3], data,
-                                 base[v[i - 1, 2]] + v[i - 1, 3], np.int64(v[i, 0])) else 0
-            same = r == 1
+            same = _text_eq(v, data, base, i, v, data, base, i - 1)
         if not same:
             heads[k] = i
             k += 1
@@ -250,6 +252,7 @@ def dense_codes(col, order):
     with the order. Returns ``(codes, firsts)``: the code of every id (by position), and
     for each code the position of its first id in the order."""
     is_int, ints, _, v, data, base = col
+    v, data, base = borrow(v), borrow(data), borrow(base)
     n = order.shape[0]
     codes = np.empty(n, dtype=np.int64)
     firsts = np.empty(n, dtype=np.int64)
@@ -262,12 +265,7 @@ def dense_codes(col, order):
             if is_int:
                 same = ints[r] == ints[o]
             else:
-                eq = view_eq(np.int64(v[r, 0]), v[r, 1], v[r, 2], v[r, 3], np.int64(v[o, 0]),
-                             v[o, 1], v[o, 2], v[o, 3])
-                if eq == 2:
-                    eq = 1 if long_eq(data, base[v[r, 2]] + v[r, 3], data, base[v[o, 2]] + v[o, 3],
-                                      np.int64(v[r, 0])) else 0
-                same = eq == 1
+                same = _text_eq(v, data, base, r, v, data, base, o)
         if not same:
             code += 1
             firsts[code] = r
@@ -319,17 +317,14 @@ def lookup_ids(col, rows, slots, shift, table_key, table_col, out):
     ``c``), -1 if absent. Every key match is confirmed on the ids themselves."""
     is_int, ints, _, v, data, base = col
     _, t_ints, _, tv, t_data, t_base = table_col
+    v, data, base = borrow(v), borrow(data), borrow(base)
+    tv, t_data, t_base = borrow(tv), borrow(t_data), borrow(t_base)
     mask = slots.shape[0] - 1
+    keys = np.empty(rows.shape[0], dtype=np.int64)
+    id_keys(col, rows, keys)
     for k in range(rows.shape[0]):
         r = rows[k]
-        if is_int:
-            h = ints[r]
-        else:
-            ln = np.int64(v[r, 0])
-            if ln <= 12:
-                h = inline_hash(ln, v[r, 1], v[r, 2], v[r, 3])
-            else:
-                h = long_hash(data, base[v[r, 2]] + v[r, 3], ln)
+        h = keys[k]
         out[k] = -1
         slot = _slot(h, shift)
         while True:
@@ -338,15 +333,8 @@ def lookup_ids(col, rows, slots, shift, table_key, table_col, out):
                 break
             c -= 1
             if table_key[c] == h:
-                if is_int:
-                    same = 1 if t_ints[c] == ints[r] else 0
-                else:
-                    same = view_eq(np.int64(v[r, 0]), v[r, 1], v[r, 2], v[r, 3],
-                                   np.int64(tv[c, 0]), tv[c, 1], tv[c, 2], tv[c, 3])
-                    if same == 2:
-                        same = 1 if long_eq(data, base[v[r, 2]] + v[r, 3], t_data,
-                                            t_base[tv[c, 2]] + tv[c, 3], np.int64(v[r, 0])) else 0
-                if same == 1:
+                if (t_ints[c] == ints[r]) if is_int else _text_eq(v, data, base, r, tv, t_data,
+                                                                   t_base, c):
                     out[k] = c
                     break
             slot = (slot + 1) & mask
@@ -422,6 +410,7 @@ def index_qrels(order, starts, ends, col, rel, q_hash, repeat, grades, g_end):
     on a few threads (``q_hash`` and ``grades`` are shared, by position).
     """
     is_int, ints, _, v, data, base = col
+    v, data, base = borrow(v), borrow(data), borrow(base)
     moved = order.shape[0] > 0
     ng = starts.shape[0]
     longest = 1
@@ -469,15 +458,7 @@ def index_qrels(order, starts, ends, col, rel, q_hash, repeat, grades, g_end):
                     break
                 if q_hash[t - 1] == h:
                     o = order[t - 1] if moved else t - 1
-                    if is_int:
-                        same = 1
-                    else:
-                        same = view_eq(np.int64(v[r, 0]), v[r, 1], v[r, 2], v[r, 3],
-                                       np.int64(v[o, 0]), v[o, 1], v[o, 2], v[o, 3])
-                        if same == 2:
-                            same = 1 if long_eq(data, base[v[r, 2]] + v[r, 3], data,
-                                                base[v[o, 2]] + v[o, 3], np.int64(v[r, 0])) else 0
-                    if same == 1:
+                    if is_int or _text_eq(v, data, base, r, v, data, base, o):
                         repeat[g] = i
                         break
                 slot = (slot + 1) & mask
@@ -693,6 +674,7 @@ def _rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_ro
     q_hash = borrow(q_hash)
     q_rel = borrow(q_rel)
     q_row = borrow(q_row)
+    bdocs = (d_int, d_ints, d_v8, dv, d_data, d_base)  # uncounted, for per-query calls
     for g in range(ng):
         s = offsets[g]
         n = offsets[g + 1] - s
@@ -720,17 +702,9 @@ def _rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_ro
         mask = size - 1
         for k in range(size):
             table[k] = 0
-        for k in range(n):  # keys first: independent rows, no table in the way
+        id_keys(bdocs, pp[:n], hbuf)  # keys first: independent rows, no table in the way
+        for k in range(n):
             labels[o + k] = -1
-            row = pp[k]
-            if d_int:
-                hbuf[k] = d_ints[row]
-            else:
-                ln = np.int64(dv[row, 0])
-                if ln <= 12:
-                    hbuf[k] = inline_hash(ln, dv[row, 1], dv[row, 2], dv[row, 3])
-                else:
-                    hbuf[k] = long_hash(d_data, d_base[dv[row, 2]] + dv[row, 3], ln)
         for k in range(n):
             row = pp[k]
             h = hbuf[k]
@@ -740,21 +714,10 @@ def _rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_ro
                 if t == 0:
                     table[slot] = k + 1
                     break
-                if hbuf[t - 1] == h:
-                    other = pp[t - 1]
-                    if d_int:
-                        same = 1
-                    else:
-                        same = view_eq(np.int64(dv[row, 0]), dv[row, 1], dv[row, 2], dv[row, 3],
-                                       np.int64(dv[other, 0]), dv[other, 1], dv[other, 2],
-                                       dv[other, 3])
-                        if same == 2:
-                            same = 1 if long_eq(d_data, d_base[dv[row, 2]] + dv[row, 3], d_data,
-                                                d_base[dv[other, 2]] + dv[other, 3],
-                                                np.int64(dv[row, 0])) else 0
-                    if same == 1:
-                        dup_at[g] = 1
-                        break
+                if hbuf[t - 1] == h and (d_int or _text_eq(dv, d_data, d_base, row, dv, d_data,
+                                                           d_base, pp[t - 1])):
+                    dup_at[g] = 1
+                    break
                 slot = (slot + 1) & mask
             if dup_at[g] >= 0:
                 break
@@ -768,16 +731,8 @@ def _rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_ro
                 if hbuf[t - 1] == h:
                     row = pp[t - 1]
                     qr = q_row[j] if q_moved else j
-                    if d_int:
-                        same = 1 if d_ints[row] == q_ints[qr] else 0
-                    else:
-                        same = view_eq(np.int64(dv[row, 0]), dv[row, 1], dv[row, 2], dv[row, 3],
-                                       np.int64(qv[qr, 0]), qv[qr, 1], qv[qr, 2], qv[qr, 3])
-                        if same == 2:
-                            same = 1 if long_eq(d_data, d_base[dv[row, 2]] + dv[row, 3], q_data,
-                                                q_base[qv[qr, 2]] + qv[qr, 3],
-                                                np.int64(qv[qr, 0])) else 0
-                    if same == 1:
+                    if (d_ints[row] == q_ints[qr]) if d_int else _text_eq(
+                            dv, d_data, d_base, row, qv, q_data, q_base, qr):
                         v = q_rel[qr]
                         labels[o + t - 1] = v if v >= 0 else -2
                         break
