@@ -48,11 +48,7 @@ def _load_qrels(qrels: Any) -> pl.DataFrame:
     return read_qrels(qrels, duplicates="ignore")
 
 
-def _load_run(run: Any) -> pl.DataFrame:
-    return _load_run_checked(run)[0]
-
-
-def _load_run_checked(run: Any) -> tuple[pl.DataFrame, bool]:
+def _load_run(run: Any) -> tuple[pl.DataFrame, bool]:
     """The run as a table, and whether :func:`fasteval.read_run` made it (its scores are
     then known to be numbers: :func:`prepare_run` need not look for NaN again)."""
     if isinstance(run, pl.DataFrame) and {"query_id", "doc_id", "score"} <= set(run.columns):
@@ -314,17 +310,14 @@ class Evaluator:
         return self._to_frame(batch, self.score(batch), run_id)
 
 
-def _split_runs(run: Any, run_id: str | None,
-                checked: bool = False) -> list[tuple[str, pl.DataFrame, bool]]:
-    """``(name, table, checked)`` for each run given; ``checked``: read by read_run (a
-    table given as ``run`` with ``checked=True`` was too)."""
+def _split_runs(run: Any, run_id: str | None) -> list[tuple[str, pl.DataFrame, bool]]:
+    """``(name, table, checked)`` for each run given; ``checked``: read by read_run."""
     if isinstance(run, Mapping) and run and all(
         isinstance(v, (pl.DataFrame, str)) or hasattr(v, "columns") or _is_run_dict(v)
         for v in run.values()
     ) and not _is_run_dict(run):
-        return [(str(k), *_load_run_checked(v)) for k, v in run.items()]
-    table, read = _load_run_checked(run)
-    checked = checked or read
+        return [(str(k), *_load_run(v)) for k, v in run.items()]
+    table, checked = _load_run(run)
     if "run_id" in table.columns and run_id is None:
         parts = table.partition_by("run_id", maintain_order=True, as_dict=True)
         return [(str(k[0]), v, checked) for k, v in parts.items()]
@@ -392,11 +385,10 @@ def evaluate(
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(1, thread_name_prefix="fasteval-read") as pool:
-        pending = pool.submit(_load_run, run)
+        pending = pool.submit(_split_runs, run, run_id)
         evaluator = Evaluator(qrels, measures, **options)
-        run = pending.result()
-    # read_run has checked the scores (no NaN): prepare need not look again
-    return evaluator._evaluate(_split_runs(run, run_id, checked=True), None)
+        runs = pending.result()
+    return evaluator._evaluate(runs, None)
 
 
 def _agg_expr(kind: str, column: str = "value") -> pl.Expr:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TypeVar, cast
+from typing import TypeVar
 
 import numba
 import numpy as np
@@ -138,36 +138,34 @@ def run_heads(s: pl.Series) -> np.ndarray:
     return _run_heads(s)[0]
 
 
-def _run_heads(s: pl.Series, pq: PreparedQrels | None = None
-               ) -> tuple[np.ndarray, np.ndarray | None]:
+def _run_heads(s: pl.Series, pq: PreparedQrels | None = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`run_heads`, and with ``pq`` the qrels code of the id at each head (-1: not
-    in the qrels), looked up in the same task as the chunk's heads are found."""
+    in the qrels; no codes without ``pq``), looked up in the task that finds the chunk's
+    heads."""
     chunks = [c for c in s.get_chunks() if len(c)]
     cols = [id_column(c) for c in chunks]
     sizes = [len(c) for c in chunks]
 
-    def task(k: int) -> tuple[np.ndarray, np.ndarray | None]:
+    def task(k: int) -> tuple[np.ndarray, np.ndarray]:
         heads = K.run_heads(cols[k], sizes[k])
-        if pq is None:
-            return heads, None
-        codes = np.empty(len(heads), dtype=np.int64)
-        K.lookup_ids(cols[k], heads, pq.qslots, pq.qshift, pq.query_hash, pq.query_col, codes)
+        codes = np.empty(len(heads) if pq is not None else 0, dtype=np.int64)
+        if pq is not None:
+            K.lookup_ids(cols[k], heads, pq.qslots, pq.qshift, pq.query_hash, pq.query_col,
+                         codes)
         return heads, codes
 
     found = _on_threads(task, range(len(cols)), at_least=_PARALLEL_CHUNKS)
-    parts = []
-    coded = []
+    parts = [np.zeros(0, dtype=np.int64)]
+    coded = [np.zeros(0, dtype=np.int64)]
     start = 0
     for k, (col, n, (heads, codes)) in enumerate(zip(cols, sizes, found, strict=True)):
         if k and K.id_eq(col, 0, cols[k - 1], sizes[k - 1] - 1):  # the run goes on
             heads = heads[1:]
-            codes = None if codes is None else codes[1:]
+            codes = codes[1:]
         parts.append(heads + start)
         coded.append(codes)
         start += n
-    if not parts:
-        return np.zeros(0, dtype=np.int64), (None if pq is None else np.zeros(0, dtype=np.int64))
-    return np.concatenate(parts), (None if pq is None else np.concatenate(coded))
+    return np.concatenate(parts), np.concatenate(coded)
 
 
 _PARALLEL_CHUNKS = 4
@@ -308,7 +306,7 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
     query_ids = head_ids.gather(firsts)
     query_col = id_column(query_ids)
     query_hash = np.empty(len(query_ids), dtype=np.int64)
-    K.id_keys(query_col, np.arange(len(query_ids), dtype=np.int64), query_hash)
+    K.id_keys(query_col, _IDENTITY, 0, query_hash)
     qslots, qshift, clash = K.code_table(query_hash)
     if clash:  # pragma: no cover - needs a 64-bit collision between two query ids
         raise InputError("two query ids share a 64-bit hash; please report this", source="qrels")
@@ -375,8 +373,7 @@ def _harmonize(pq: PreparedQrels, col: pl.Series, kind: str) -> tuple[PreparedQr
 def _query_groups(pq: PreparedQrels, qcol: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     """Runs of equal query ids in a run: their first rows and qrels codes (-1 = not in the
     qrels). Only one row per run is hashed, and every match is confirmed on the ids."""
-    heads, codes = _run_heads(qcol, pq)
-    return heads, cast(np.ndarray, codes)  # (given pq, the codes are always looked up)
+    return _run_heads(qcol, pq)
 
 
 def prepare_run(

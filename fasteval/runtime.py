@@ -111,9 +111,6 @@ def _numpy_no_hugepages() -> None:
         setter(False)
 
 
-_KEPT = False
-
-
 def _keep_freed_memory() -> bool:
     """Ask glibc's malloc to serve large arrays from its heap and keep freed memory there.
 
@@ -125,9 +122,6 @@ def _keep_freed_memory() -> bool:
     the C library is not glibc or when ``MALLOC_MMAP_MAX_``/``MALLOC_TRIM_THRESHOLD_`` are
     set in the environment. Returns whether the settings are in effect.
     """
-    global _KEPT
-    if _KEPT:
-        return True
     if "MALLOC_MMAP_MAX_" in os.environ or "MALLOC_TRIM_THRESHOLD_" in os.environ:
         return False
     try:
@@ -139,8 +133,7 @@ def _keep_freed_memory() -> bool:
     m_trim_threshold, m_top_pad, m_mmap_max = -1, -2, -4
     mallopt(m_mmap_max, 0)
     mallopt(m_trim_threshold, 2**31 - 1)  # a C int: trim only above 2 GiB free at the top
-    mallopt(m_top_pad, 64 << 20)
-    _KEPT = True
+    mallopt(m_top_pad, 64 << 20)  # (setting the same values again changes nothing)
     return True
 
 

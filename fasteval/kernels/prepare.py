@@ -294,12 +294,14 @@ def code_table(hashes):
 
 
 @njit(cache=True, nogil=True)
-def id_keys(col, rows, out):
-    """out[k] = the 64-bit key of the id at row ``rows[k]`` (the value of an integer id;
-    :func:`inline_hash` or :func:`long_hash` of a text), as the doc keys are made."""
+def id_keys(col, rows, start, out):
+    """out[k] = the 64-bit key of the id at row ``rows[k]`` (an empty ``rows``: row
+    ``start + k``), for every k of ``out``: the value of an integer id, :func:`inline_hash`
+    or :func:`long_hash` of a text. Doc and query ids are all keyed here."""
     is_int, ints, _, v, data, base = col
-    for k in range(rows.shape[0]):
-        r = rows[k]
+    moved = rows.shape[0] > 0
+    for k in range(out.shape[0]):
+        r = rows[k] if moved else start + k
         if is_int:
             out[k] = ints[r]
         else:
@@ -321,7 +323,7 @@ def lookup_ids(col, rows, slots, shift, table_key, table_col, out):
     tv, t_data, t_base = borrow(tv), borrow(t_data), borrow(t_base)
     mask = slots.shape[0] - 1
     keys = np.empty(rows.shape[0], dtype=np.int64)
-    id_keys(col, rows, keys)
+    id_keys(col, rows, 0, keys)
     for k in range(rows.shape[0]):
         r = rows[k]
         h = keys[k]
@@ -409,8 +411,10 @@ def index_qrels(order, starts, ends, col, rel, q_hash, repeat, grades, g_end):
     and ``repeat[g]``. One thread, without the GIL: callers index disjoint sets of queries
     on a few threads (``q_hash`` and ``grades`` are shared, by position).
     """
-    is_int, ints, _, v, data, base = col
-    v, data, base = borrow(v), borrow(data), borrow(base)
+    is_int, ints, v8, v, data, base = col
+    ints, v, data, base = borrow(ints), borrow(v), borrow(data), borrow(base)
+    bcol = (is_int, ints, v8, v, data, base)  # uncounted, for per-query calls
+    order, q_hash = borrow(order), borrow(q_hash)
     moved = order.shape[0] > 0
     ng = starts.shape[0]
     longest = 1
@@ -425,6 +429,7 @@ def index_qrels(order, starts, ends, col, rel, q_hash, repeat, grades, g_end):
         mask = size - 1
         for x in range(size):
             table[x] = 0
+        id_keys(bcol, order[s:e], s, q_hash[s:e])  # (order empty: position i is row i)
         k = s  # judged grades go to grades[s:k], sorted descending (insertion while few)
         for i in range(s, e):
             r = order[i] if moved else i
@@ -439,15 +444,7 @@ def index_qrels(order, starts, ends, col, rel, q_hash, repeat, grades, g_end):
                 else:
                     grades[k] = grade
                 k += 1
-            if is_int:
-                h = ints[r]
-            else:
-                ln = np.int64(v[r, 0])
-                if ln <= 12:
-                    h = inline_hash(ln, v[r, 1], v[r, 2], v[r, 3])
-                else:
-                    h = long_hash(data, base[v[r, 2]] + v[r, 3], ln)
-            q_hash[i] = h
+            h = q_hash[i]
             if repeat[g] >= 0:
                 continue
             slot = _slot(h, shift)
@@ -702,7 +699,7 @@ def _rank_and_label(perm, offsets, out_off, key, sort, docs, q_hash, q_rel, q_ro
         mask = size - 1
         for k in range(size):
             table[k] = 0
-        id_keys(bdocs, pp[:n], hbuf)  # keys first: independent rows, no table in the way
+        id_keys(bdocs, pp[:n], 0, hbuf[:n])  # keys first: independent rows, no table in the way
         for k in range(n):
             labels[o + k] = -1
         for k in range(n):
