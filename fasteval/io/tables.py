@@ -144,11 +144,11 @@ def _blank(data: str | bytes) -> bool:
 
 def read_ndjson(data: str | bytes, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.DataFrame, dict[str, str]]:
     """Read JSON Lines (one object per line)."""
-    if _blank(data):
-        raise InputError("the file is empty (no JSON records)", source=source)
     try:
         df = pl.read_ndjson(data, infer_schema_length=10_000)
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
+        if _blank(data):  # looked at only on failure: no second read of a good file
+            raise InputError("the file is empty (no JSON records)", source=source) from exc
         raise InputError(f"cannot parse JSON Lines ({_first_line(exc)})", source=source) from exc
     mapping = resolve_columns(df.columns, kind, explicit, source=source)
     return df.select(list(dict.fromkeys(mapping.values()))), mapping
