@@ -759,7 +759,9 @@ def truncate(labels, offsets, max_docs, judged_only):
     k = 0
     for g in range(ng):
         s = offsets[g]
-        e = min(offsets[g + 1], s + max_docs)
+        e = offsets[g + 1]
+        if max_docs < e - s:  # never s + max_docs: "no limit" is the largest int64
+            e = s + max_docs
         for i in range(s, e):
             v = labels[i]
             if judged_only and v < 0:

@@ -28,8 +28,17 @@ NONPOOL = -1
 UNJUDGED = -2
 MIN_GEO_MEAN = 0.00001
 INFAP_EPSILON = 0.00001
+C_NAN = -math.nan
+"""What C's ``0.0 / 0.0`` gives on x86 (the sign bit set): trec_eval prints it as ``-nan``."""
 
 _JIT = {"cache": True, "error_model": "numpy", "nogil": True}
+
+
+@njit(**_JIT)
+def _top_end(s, e, k):
+    """End of the top ``k`` of the slice ``[s, e)``: ``min(e, s + k)`` without computing
+    ``s + k``, which overflows for a huge ``k`` (a cutoff meaning "no limit")."""
+    return s + k if k < e - s else e
 
 
 @njit(**_JIT)
@@ -58,7 +67,7 @@ def _count_level(grades, gs, ge, level):
 
 @njit(**_JIT)
 def _rel_in_top(lab, s, e, k, level):
-    stop = min(e, s + k)
+    stop = _top_end(s, e, k)
     c = 0
     for i in range(s, stop):
         if lab[i] >= level:
@@ -103,7 +112,9 @@ def _interp_precision(lab, s, e, level, nrel, nrr, frac, compat, stop_at_first):
     n = e - s
     if cut > nrr:
         return 0.0
-    int_prec = nrr / n if n > 0 else 0.0
+    if n == 0:  # trec_eval divides 0 by 0 here (x86's default NaN has its sign bit set)
+        return C_NAN
+    int_prec = nrr / n
     rel_so_far = nrr
     i = n
     while i > 0:
@@ -351,7 +362,7 @@ def _rbp_resid(lab, s, e, p):
 @njit(**_JIT)
 def _count_below(lab, s, e, k, lo, hi):
     """Number of labels in the top k with lo <= label <= hi."""
-    stop = min(e, s + k)
+    stop = _top_end(s, e, k)
     c = 0
     for i in range(s, stop):
         v = lab[i]
