@@ -499,9 +499,12 @@ def prepare_run(
     has = counts > 0
     report.run_queries = int(has.sum()) + report.dropped_not_in_qrels
     report.missing_from_run = int((~has).sum())
-    limit = int(max_docs) if max_docs is not None else np.iinfo(np.int64).max
-    if limit < np.iinfo(np.int64).max or judged_only:
+    no_limit = int(np.iinfo(np.int64).max)  # a larger max_docs means the same (atol saturates)
+    limit = min(int(max_docs), no_limit) if max_docs is not None else no_limit
+    if limit < no_limit or judged_only:
         labels, offsets = K.truncate(labels, offsets, limit, judged_only)
+    if complete and not judged_only and report.missing_from_run:
+        labels, offsets = placeholder_rankings(labels, offsets, ~has)
     if complete:
         qidx = np.arange(nq, dtype=np.int64)
         report.filled = report.missing_from_run
@@ -514,6 +517,35 @@ def prepare_run(
     if pq is not given:  # the text copy's query codes, as codes of the qrels given
         qidx = given._alt["text_codes"][qidx]
     return Batch(labels=labels, offsets=offsets, qidx=qidx, present=present, report=report)
+
+
+PLACEHOLDER_LABEL = -1
+"""Label of the one document trec_eval 10 ranks for a query missing from the run (``-c``):
+``ceci_nest_pas_un_docno``, which no qrels judge (not in the pool). ``-J`` removes it."""
+
+
+def placeholder_rankings(
+    labels: np.ndarray, offsets: np.ndarray, missing: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Give each query marked ``missing`` (an empty ranking) trec_eval 10's one-document
+    placeholder ranking (see :data:`PLACEHOLDER_LABEL`).
+
+    trec_eval 10 scores a qrels query that the run lacks (``-c``) against that ranking and
+    then zeroes ``num_ret``, ``utility``, ``unj*`` and ``rbp_resid`` (see
+    :func:`fasteval.evaluation.score_batch`); the other measures keep what the placeholder
+    gives them (0 for each, as no placeholder is relevant, but not NaN as an empty ranking
+    would give interpolated precision).
+
+    >>> placeholder_rankings(np.array([2, 0], np.int32), np.array([0, 0, 2, 2]),
+    ...                      np.array([True, False, True]))
+    (array([-1,  2,  0, -1], dtype=int32), array([0, 1, 3, 4]))
+    """
+    missing = np.asarray(missing, dtype=bool)
+    at = offsets[:-1][missing]
+    labels = np.insert(labels, at, np.int32(PLACEHOLDER_LABEL))
+    shift = np.zeros(len(offsets), dtype=np.int64)
+    np.cumsum(missing, out=shift[1:])
+    return labels, offsets + shift
 
 
 BLOCK_ROWS = 1 << 18

@@ -115,6 +115,11 @@ def _print_usage() -> int:
 def _fmt(name: str, qid: str, value: float, integer: bool) -> str:
     if integer:
         return f"{name:<22}\t{qid}\t{int(value)}"
+    if math.isnan(value):
+        # C's printf keeps the NaN's sign: 0.0 / 0.0 on x86 gives "-nan", a NaN read from
+        # text (a z-score file's "nan") gives "nan"
+        text = "-nan" if math.copysign(1.0, value) < 0 else "nan"
+        return f"{name:<22}\t{qid}\t{text:>6}"
     return f"{name:<22}\t{qid}\t{value:6.4f}"
 
 
@@ -262,7 +267,8 @@ def run_trec_eval(o: Options, out=sys.stdout) -> int:
     ev = Evaluator(read_qrels(qrels_path, format="trec"), numeric or ["num_q"], complete=True,
                    **opts)
     batch = ev.prepare(run.select("query_id", "doc_id", "score"), complete=True)
-    values = ev.score(batch) if numeric else np.zeros((len(batch.qidx), 0))
+    values = (ev.score(batch, trec_eval_names=True) if numeric
+              else np.zeros((len(batch.qidx), 0)))
     present = batch.present
     qids = [str(q) for q in ev.qrels.query_ids.gather(batch.qidx).to_list()]
     if not o.complete and not present.all():
@@ -287,6 +293,10 @@ def run_trec_eval(o: Options, out=sys.stdout) -> int:
                 if m.family == "relstring":
                     s, e = batch.offsets[qi], batch.offsets[qi + 1]
                     rs = _relstring(batch.labels, int(s), int(e), int(m.cutoff or 10))
+                    if not present[qi] and m.base_name == "relstring":
+                        # trec_eval 10 clears the placeholder's string (-c) only when the
+                        # measure is named exactly "relstring": relstring.N keeps its "-"
+                        rs = ""
                     lines.append(f"{m.base_name:<22}\t{qid}\t'{rs}'")
                     continue
                 j = numeric.index(m)
