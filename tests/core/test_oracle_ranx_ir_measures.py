@@ -3,12 +3,14 @@ trec_eval, plus tests that document where they do not."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import polars as pl
 import pytest
 
 import fasteval
+from tests._data import IR_MEASURES
 from tests.core._gen import random_case, to_dicts
 
 RANX_METRICS = [
@@ -84,15 +86,9 @@ def test_matches_ir_measures(seed: int) -> None:
 
 def test_ir_measures_expected_values_cwl() -> None:
     """Numbers ir_measures asserts (from cwl_eval) that follow trec_eval semantics."""
-    import json
-    from pathlib import Path
-
-    here = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "ir_measures"
-    if not here.exists():
-        here = Path("/work/shared/conformance/ir_measures")
-    spec = json.loads((here / "expected_values.json").read_text())["cwl"]
-    qrels = fasteval.read_qrels(here / spec["qrels"])
-    run = fasteval.read_run(here / spec["run"])
+    spec = json.loads((IR_MEASURES / "expected_values.json").read_text())["cwl"]
+    qrels = fasteval.read_qrels(IR_MEASURES / spec["qrels"])
+    run = fasteval.read_run(IR_MEASURES / spec["run"])
     values = spec["trec_eval_compatible"]["values"]
     names = {"rbp_p0.9": "rbp"}
     res = fasteval.evaluate(qrels, run, [names.get(n, n) for n in values])

@@ -12,11 +12,9 @@ import pytest
 import fasteval
 from fasteval.cli.trec_eval_cmd import parse_args, run_trec_eval
 from fasteval.errors import FastevalError, InputError, ParameterError
+from tests._data import trec_eval_file
 
-CONF = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "trec_eval"
-if not CONF.exists():
-    CONF = Path("/work/shared/conformance/trec_eval")
-TIES = json.loads((CONF / "tie_cases.json").read_text())["cases"]
+TIES = json.loads(trec_eval_file("tie_cases.json").read_text())["cases"]
 
 
 @pytest.mark.parametrize("case", TIES, ids=[c["id"] for c in TIES])

@@ -1,4 +1,4 @@
-"""Reading the shared conformance files: every ranx encoding, trec_eval's comment/junk cases."""
+"""Reading the vendored conformance files: every ranx encoding, trec_eval's comment/junk cases."""
 
 from __future__ import annotations
 
@@ -10,31 +10,25 @@ import pytest
 
 from fasteval.io import trec
 from fasteval.io.readers import read_qrels, read_run
-
-CONF = Path(__file__).resolve().parents[3] / "shared" / "conformance"
-SHIPPED = Path(__file__).resolve().parents[2] / "datasets" / "trec"  # a few trec_eval files ship here
-RANX = CONF / "ranx"
+from tests._data import RANX, read_bytes, read_text, trec_eval_file
 
 
 class _TrecEvalDir:
-    """``TE / name``: the shared corpus if present, else the copy in datasets/trec, else skip."""
+    """``TE / name``: trec_eval's test file (tests/data/conformance/trec_eval, plain or .gz,
+    else datasets/trec); a missing file raises FileNotFoundError."""
 
     def __truediv__(self, name: str) -> Path:
-        for base in (CONF / "trec_eval", SHIPPED):
-            if (base / name).is_file():
-                return base / name
-        pytest.skip(f"{name} not available (needs ../shared/conformance)")
+        return trec_eval_file(name)
 
 
 TE = _TrecEvalDir()
-needs_ranx = pytest.mark.skipif(not RANX.is_dir(), reason="shared conformance corpus not present")
+
 
 # Hand-transcribed from ranx/README (q1: d1=1, d2=2, d3=3; q2: d1=1, d2=2).
 RANX_QRELS = [("q1", "d1", 1), ("q1", "d2", 2), ("q1", "d3", 3), ("q2", "d1", 1), ("q2", "d2", 2)]
 RANX_RUN = [("q1", "d3", 0.3), ("q1", "d2", 0.2), ("q1", "d1", 0.1), ("q2", "d2", 0.2), ("q2", "d1", 0.1)]
 
 
-@needs_ranx
 @pytest.mark.parametrize("name", ["qrels.trec", "qrels.trec.gz", "qrels.json", "qrels.parquet"])
 def test_ranx_qrels_every_format(name: str) -> None:
     df = read_qrels(RANX / name)
@@ -43,7 +37,6 @@ def test_ranx_qrels_every_format(name: str) -> None:
     assert sorted(df.rows()) == sorted(RANX_QRELS)
 
 
-@needs_ranx
 @pytest.mark.parametrize("name", ["run.trec", "run.trec.gz", "run.json", "run.parquet"])
 def test_ranx_run_every_format(name: str) -> None:
     df = read_run(RANX / name)
@@ -51,14 +44,12 @@ def test_ranx_run_every_format(name: str) -> None:
     assert sorted(df.select("query_id", "doc_id", "score").rows()) == sorted(RANX_RUN)
 
 
-@needs_ranx
 def test_ranx_trec_run_rank_and_tag() -> None:
     df = read_run(RANX / "run.trec")
     assert df.get_column("rank").to_list() == [1, 2, 3, 1, 2]
     assert df.get_column("tag").to_list() == ["None"] * 5
 
 
-@needs_ranx
 def test_ranx_lz4_not_supported() -> None:
     # ranx's LZ4 run is ranx's own serialisation (LZ4 frame around a custom encoding);
     # we do not read it and say so instead of misreading it.
@@ -78,13 +69,13 @@ def test_qrels_with_comments_equals_plain() -> None:
     a = plain.filter(pl.col("doc_id") != "CR93E-1860")
     b = commented.filter(pl.col("doc_id") != "CR#93E-1860")
     assert a.equals(b)
-    n_comments = sum(1 for line in (TE / "qrels.test.with-comments").read_text().splitlines() if line.startswith("#"))
+    n_comments = sum(1 for line in read_text(TE / "qrels.test.with-comments").splitlines() if line.startswith("#"))
     assert n_comments == 3
 
 
 def test_results_comment_test_hash_docnos() -> None:
     df = read_run(TE / "results.comment.test")
-    lines = [ln.split() for ln in (TE / "results.comment.test").read_text().splitlines() if ln.strip()]
+    lines = [ln.split() for ln in read_text(TE / "results.comment.test").splitlines() if ln.strip()]
     assert df.height == len(lines) == 30100
     assert df.get_column("doc_id").to_list() == [f[2] for f in lines]
     assert df.get_column("doc_id").str.contains("#", literal=True).all()
@@ -92,7 +83,7 @@ def test_results_comment_test_hash_docnos() -> None:
 
 
 def test_results_trunc_junk_after_tag_ignored() -> None:
-    text = (TE / "results.trunc").read_text()
+    text = read_text(TE / "results.trunc")
     lines = [ln.split() for ln in text.splitlines() if ln.strip()]
     assert sum(len(f) > 6 for f in lines) == 5
     df = read_run(TE / "results.trunc")
@@ -105,13 +96,13 @@ def test_results_trunc_junk_after_tag_ignored() -> None:
 
 def test_results_test_matches_whitespace_split() -> None:
     df = read_run(TE / "results.test")
-    lines = [ln.split() for ln in (TE / "results.test").read_text().splitlines()]
+    lines = [ln.split() for ln in read_text(TE / "results.test").splitlines()]
     assert df.rows() == [(f[0], f[2], float(f[4]), int(f[3]), f[5]) for f in lines]
 
 
 def test_graded_qrels_with_negative_grades() -> None:
     df = read_qrels(TE / "qrels.rel_level")
-    lines = [ln.split() for ln in (TE / "qrels.rel_level").read_text().splitlines() if ln.strip()]
+    lines = [ln.split() for ln in read_text(TE / "qrels.rel_level").splitlines() if ln.strip()]
     assert df.rows() == [(f[0], f[2], int(f[3])) for f in lines]
     assert df.get_column("relevance").min() == -1
 
@@ -140,13 +131,15 @@ FILES = [
 
 @pytest.mark.parametrize(("kind", "name"), FILES)
 def test_fast_and_careful_parsers_agree(kind: str, name: str) -> None:
-    path = str(TE / name)
-    careful, _ = trec._read_careful(path, kind, path)
+    path = TE / name
+    # the parsers take a path or (decompressed) bytes: big files are stored gzipped
+    data: str | bytes = read_bytes(path) if path.suffix == ".gz" else str(path)
+    careful, _ = trec._read_careful(data, kind, str(path))
     for sep in (" ", "\t"):
-        fast = trec._read_fast(path, kind, sep)
+        fast = trec._read_fast(data, kind, sep)
         if fast is not None:
             assert fast.equals(careful), sep
-    both, _ = trec.read_trec(path, kind, source=path)
+    both, _ = trec.read_trec(data, kind, source=str(path))
     assert both.equals(careful)
 
 

@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from fasteval.prefs import evaluate_prefs, format_trec_lines
-
-CONF = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "trec_eval"
-CONF = CONF.resolve()
-
-if not (CONF / "cases.json").exists():  # pragma: no cover - shared data not mounted
-    pytest.skip("conformance data not available", allow_module_level=True)
+from tests._data import trec_eval_file as te
 
 
 def _prefs_cases():
-    cases = json.loads((CONF / "cases.json").read_text())
+    cases = json.loads(te("cases.json").read_text())
     out = []
     for c in cases:
         flags = c["flags"]
@@ -26,9 +20,7 @@ def _prefs_cases():
         mode = flags[flags.index("-R") + 1]
         if mode not in ("prefs", "qrels_prefs"):
             continue
-        expected = CONF / c["expected"] if c["version"] == "10.0" else CONF / "v9.0.8" / c["expected"]
-        if not expected.exists():
-            expected = CONF / c["expected"]
+        expected = te(c["expected"])  # the 9.0.8 cases name the shared out.test.prefs
         out.append(pytest.param(c, mode, expected, id=c["id"]))
     return out
 
@@ -46,8 +38,8 @@ def test_byte_exact(case, mode, expected):
     flags = case["flags"]
     measures = [flags[i + 1] for i, f in enumerate(flags) if f == "-m"]
     lines = evaluate_prefs(
-        CONF / case["qrels"],
-        CONF / case["run"],
+        te(case["qrels"]),
+        te(case["run"]),
         mode=mode,
         measures=measures,
         per_query="-q" in flags,
@@ -61,7 +53,7 @@ def test_qrels_prefs_tie_order_is_docno_ascending():
     form_prefs_counts.c breaks score ties by docno ascending, so 58025 ranks first and
     the preference 58055 > 58025 is NOT fulfilled: 7339 fulfilled-retrieved, not 7340.
     """
-    lines = evaluate_prefs(CONF / "qrels.test", CONF / "results.test", mode="qrels_prefs",
+    lines = evaluate_prefs(te("qrels.test"), te("results.test"), mode="qrels_prefs",
                            measures=["prefs_num_prefs_ful_ret"])
     got = {q: v for m, q, v in lines if m == "prefs_num_prefs_ful_ret"}
     assert got == {"301": 7339, "302": 9031, "303": 1494, "all": 17864}
@@ -75,5 +67,5 @@ def test_small_memory_chunks_give_same_output(monkeypatch):
         ("prefs.test", "prefs.results.test", "out.test.prefs", "prefs"),
         ("qrels.test", "results.test", "out.test.qrels_prefs", "qrels_prefs"),
     ]:
-        lines = evaluate_prefs(CONF / judg, CONF / run, mode=mode, measures=["all_prefs"])
-        assert format_trec_lines(lines) == (CONF / exp).read_text()
+        lines = evaluate_prefs(te(judg), te(run), mode=mode, measures=["all_prefs"])
+        assert format_trec_lines(lines) == te(exp).read_text()
