@@ -78,8 +78,8 @@ def plan_slots(measures: list[Measure], relevance_level: int, max_grade: int) ->
     for j, meas in enumerate(measures):
         fam = BY_KEY[meas.family]
         codes[j] = fam.code
-        cuts[j] = meas.cutoff or 0
-        levels[j] = relevance_level if meas.rel is None else meas.rel
+        cuts[j] = meas.depth
+        levels[j] = meas.level(relevance_level)
         if meas.family == "rbp":
             params[j] = 0.9 if meas.param is None else meas.param
         elif meas.family == "set_F":
@@ -89,7 +89,7 @@ def plan_slots(measures: list[Measure], relevance_level: int, max_grade: int) ->
         if fam.params == VECTOR:
             vec.extend(meas.vector or fam.default)
         voff.append(len(vec))
-        custom = dict(meas.gains or ())
+        custom = meas.gain_overrides(range(max_grade + 1))
         for lv, g in custom.items():
             cl.append(lv)
             cv.append(g)

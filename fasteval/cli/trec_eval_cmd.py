@@ -146,17 +146,26 @@ def _plan(o: Options) -> tuple[list[Measure], bool, list[tuple[str, Measure]]]:
                 avgjg.extend((jg, m) for m in parse_measures(_AVGJG[jg] + tail))
                 continue
             plain.append(part)
-    # like trec_eval, a family named again with parameters (-m relstring.20 after
-    # -m all_trec) takes the new parameters; a set never overrides parameters given
+    # like trec_eval, the first -m name.params of a family sets its parameters, over a set
+    # or a bare name, before or after it (-m all_trec -m relstring.20: relstring_20;
+    # -m P.5 -m P.10: P_5 alone); a set only adds families; other spellings (P_5,
+    # ndcg@10) add their members
     by_family: dict[str, list[Measure]] = {}
+    given: set[str] = set()  # families whose parameters a name.params set
     for part in plain:
+        with_params = "." in part and part.partition(".")[0] in BY_KEY
         groups: dict[str, list[Measure]] = {}
         for m in parse_measures(part):
             groups.setdefault(m.family, []).append(m)
         for fam, ms in groups.items():
-            if part in ("official", "all_trec") and fam in by_family:
+            if fam in given or (part in ("official", "all_trec") and fam in by_family):
                 continue
-            by_family[fam] = ms
+            if with_params:
+                given.add(fam)
+                by_family[fam] = ms
+            else:
+                by_family[fam] = by_family.get(fam, []) + [
+                    m for m in ms if m not in by_family.get(fam, [])]
     measures = [m for ms in by_family.values() for m in ms]
     if o.compat == 9:
         measures = [m for m in measures if "v10" not in BY_KEY[m.family].sets]

@@ -283,19 +283,45 @@ def _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, whi
 
 
 @njit(**_JIT)
-def _ndcg_full_exp(lab, s, e, grades, gs, ge):
+def _ndcg_full_exp(lab, s, e, grades, gs, ge, floor):
+    """nDCG of the whole ranking with gain 2^grade - 1 for grades > 0 and >= floor."""
     dcg = 0.0
     for i in range(s, e):
         g = lab[i]
-        if g > 0:
+        if g > 0 and g >= floor:
             dcg += (2.0**g - 1.0) / math.log2(i - s + 2.0)
     idcg = 0.0
     for i in range(gs, ge):
         g = grades[i]
-        if g <= 0:
+        if g <= 0 or g < floor:
             break
         idcg += (2.0**g - 1.0) / math.log2(i - gs + 2.0)
     return dcg / idcg if idcg > 0.0 else 0.0
+
+
+@njit(**_JIT)
+def _rbp_binary(lab, s, e, p, level):
+    """Rank-biased precision with gain 1 for grades >= level, else 0 (ir_measures' rel)."""
+    total = 0.0
+    cur = 1.0
+    for i in range(s, e):
+        if lab[i] >= level:
+            total += cur
+        cur *= p
+    return (1.0 - p) * total
+
+
+@njit(**_JIT)
+def _rbp_raw(lab, s, e, p, floor):
+    """Rank-biased precision with the grade as gain (grades > 0 and >= floor; ranx)."""
+    total = 0.0
+    cur = 1.0
+    for i in range(s, e):
+        g = lab[i]
+        if g > 0 and g >= floor:
+            total += g * cur
+        cur *= p
+    return (1.0 - p) * total
 
 
 @njit(**_JIT)
@@ -425,19 +451,23 @@ def _one(code, lab, s, e, grades, gs, ge, k, p, level, vec, vs, ve, cl, cv, cs, 
         return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 2, level)
     if code == 32:  # num_nonrel_judged_ret
         return float(_count_below(lab, s, e, n, 0, level - 1))
-    if code == 33:
+    if code == 33:  # level -1: trec_eval's graded rbp; else binary at the measure's rel
+        if level >= 0:
+            return _rbp_binary(lab, s, e, p, level)
         return _rbp(lab, s, e, p, grades, gs, ge, cl, cv, cs, ce)
     if code == 34:
         return _rbp_resid(lab, s, e, 0.9)
     if code == 35:  # unj
         return _count_below(lab, s, e, k, -2, -1) / k
     if code == 40:
-        return _ndcg_full_exp(lab, s, e, grades, gs, ge)
+        return _ndcg_full_exp(lab, s, e, grades, gs, ge, level)
     if code == 44:  # judged@k
         d = min(k, n)
         if d == 0:
             return 0.0
         return _count_below(lab, s, e, k, 0, 2147483647) / d
+    if code == 48:  # rbp_raw
+        return _rbp_raw(lab, s, e, p, level)
     return np.nan
 
 
@@ -460,7 +490,9 @@ def _slot_mode(code):
     if code == 10 or code == 12 or code == 24 or code == 25 or code == 26 or code == 42 or (
             code == 43):
         return _MODE_REL, False
-    if code == 23 or code == 41:
+    if code == 45:
+        return _MODE_REL, False
+    if code == 23 or code == 41 or code == 46 or code == 47:
         return _MODE_DCG, False
     return 0, False
 
@@ -512,6 +544,8 @@ def _from_rel_profile(code, k, p, n, nrel, crel, cap, first):
         return 1.0 if crel[min(k, n)] > 0 else 0.0
     if code == 42:
         return 1.0 / (first + 1) if first >= 0 and first < k else 0.0
+    if code == 45:  # hits
+        return float(crel[min(k, n)])
     if code == 43:
         r = crel[min(k, n)]
         if r == 0 or nrel == 0:
@@ -539,25 +573,26 @@ def _from_rel_profile(code, k, p, n, nrel, crel, cap, first):
 
 
 @njit(**_JIT)
-def _running_dcg(values, start, count, exp_gain, out):
+def _running_dcg(values, start, count, exp_gain, floor, out):
     """out[i]: DCG of values[start:start + i] (i <= count) as a ranking, gain = grade (or
-    2^grade - 1) for grades > 0, discount log2(rank + 1)."""
+    2^grade - 1) for grades > 0 and >= floor, discount log2(rank + 1)."""
     dcg = 0.0
     out[0] = 0.0
     for i in range(count):
         g = values[start + i]
-        if g > 0:
+        if g > 0 and g >= floor:
             gain = (2.0**g - 1.0) if exp_gain else float(g)
             dcg += gain / math.log2(i + 2.0)
         out[i + 1] = dcg
 
 
 @njit(**_JIT)
-def _dcg_profile(lab, s, d, grades, gs, gd, exp_gain, cdcg, cidcg):
+def _dcg_profile(lab, s, d, grades, gs, gd, exp_gain, floor, cdcg, cidcg):
     """cdcg[i]: DCG of the top i (i <= d); cidcg[i]: DCG of the best i judged grades
-    (i <= gd): ndcg_cut and its exponential-gain variant (ndcg_burges_cut)."""
-    _running_dcg(lab, s, d, exp_gain, cdcg)
-    _running_dcg(grades, gs, gd, exp_gain, cidcg)
+    (i <= gd): ndcg_cut, dcg and their exponential-gain variants (ndcg_burges_cut,
+    dcg_burges); grades below ``floor`` gain 0 (a measure's ``rel``)."""
+    _running_dcg(lab, s, d, exp_gain, floor, cdcg)
+    _running_dcg(grades, gs, gd, exp_gain, floor, cidcg)
 
 
 @njit(cache=True)
@@ -569,7 +604,10 @@ def score_queries(labels, offsets, grades, gstart, gend, codes, cuts, params, le
     ----------
     labels, offsets : the rankings (see module docstring).
     grades, gstart, gend : judged grades of query q are grades[gstart[q]:gend[q]], descending.
-    codes, cuts, params, levels : per slot: family code, cutoff, float parameter, relevance level.
+    codes, cuts, params, levels : per slot: family code, cutoff, float parameter, relevance level
+        (see :meth:`fasteval.measures.Measure.level`: the threshold of the binary measures;
+        the gain floor of the DCG measures and ``rbp_raw``, 0 for none; for ``rbp``, -1 for
+        trec_eval's graded gains, else gain 1 at or above the level).
     vec, voff : per-slot vector parameters (utility, 11pt_avg) as a flat array + offsets.
     cl, cv, coff : per-slot custom gains (level, gain) + offsets.
     ol, og, ooff : per-slot levels sorted by gain, descending (ideal ranking order) + offsets.
@@ -640,6 +678,7 @@ def _score_queries(labels, offsets, grades, gstart, gend, codes, cuts, params, l
         nrel = 0
         first = -1
         dcg_exp = -1  # gain of the DCG profile in scratch (-1: none yet)
+        dcg_floor = 0  # and its gain floor
         for j in range(m):
             code = codes[j]
             mode = modes[j]
@@ -653,16 +692,21 @@ def _score_queries(labels, offsets, grades, gstart, gend, codes, cuts, params, l
                 out[q, j] = _from_rel_profile(code, cuts[j], params[j], n, nrel, crel[tid],
                                               cap[tid], first)
             elif mode == _MODE_DCG:
-                exp_gain = 1 if code == 41 else 0
+                exp_gain = 1 if code == 41 or code == 47 else 0
+                floor = levels[j]
                 dd = min(n, ddepth)
                 gd = min(ge - gs, ddepth)
-                if exp_gain != dcg_exp:
-                    _dcg_profile(labels, s, dd, grades, gs, gd, exp_gain == 1, cdcg[tid],
-                                 cidcg[tid])
+                if exp_gain != dcg_exp or floor != dcg_floor:
+                    _dcg_profile(labels, s, dd, grades, gs, gd, exp_gain == 1, floor,
+                                 cdcg[tid], cidcg[tid])
                     dcg_exp = exp_gain
+                    dcg_floor = floor
                 k = cuts[j]
-                idcg = cidcg[tid, min(k, gd)]
-                out[q, j] = cdcg[tid, min(k, dd)] / idcg if idcg > 0.0 else 0.0
+                if code == 46 or code == 47:  # dcg, dcg_burges: not normalised
+                    out[q, j] = cdcg[tid, min(k, dd)]
+                else:
+                    idcg = cidcg[tid, min(k, gd)]
+                    out[q, j] = cdcg[tid, min(k, dd)] / idcg if idcg > 0.0 else 0.0
             else:
                 out[q, j] = _one(code, labels, s, e, grades, gs, ge, cuts[j], params[j],
                                  levels[j], vec, voff[j], voff[j + 1], cl, cv, coff[j],

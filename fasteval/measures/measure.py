@@ -4,17 +4,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fasteval.errors import ParameterError
 from fasteval.measures.registry import (
+    BY_KEY,
     FLOAT,
     FLOAT_CUTS,
     GAINS,
     INT_CUTS,
     LENGTH,
     NONE,
+    OPT_CUT,
+    REL_BINARY,
+    REL_FLOOR,
+    REL_NONE,
     VECTOR,
     Family,
     family,
 )
+
+WHOLE_RANKING = 2**62
+"""Kernel cutoff of an :data:`~fasteval.measures.registry.OPT_CUT` measure without one."""
 
 
 @dataclass(frozen=True, order=False)
@@ -37,7 +46,12 @@ class Measure:
     gains : tuple of (int, float) pairs, optional
         Gain overrides per relevance grade (``ndcg``, ``G``, ``ndcg_rel``, ``Rndcg``, ``rbp``).
     rel : int, optional
-        Relevance level for this measure, overriding the evaluation's ``relevance_level``.
+        Relevance level for this measure, overriding the evaluation's ``relevance_level``
+        (binary measures: relevant iff grade >= rel). On gain measures (nDCG, DCG,
+        ``rbp_raw``) grades below it gain 0, as ranx's ``-lN``; ``rbp`` with ``rel``
+        gives gain 1 to grades >= rel, else 0 (ir_measures' ``RBP(rel=k)``).
+        ``num_ret`` with ``rel`` is ``num_rel_ret`` at that level (ir_measures'
+        ``NumRet(rel=k)``); families without a relevance level refuse it.
     text : str, optional
         Parameter text as written in trec_eval's ``-m name.params`` (part of the name).
 
@@ -51,6 +65,8 @@ class Measure:
     True
     >>> parse_measure("P(rel=2)@5").name
     'P_5(rel=2)'
+    >>> Measure("num_ret", rel=2).name
+    'num_rel_ret(rel=2)'
     """
 
     family: str
@@ -60,6 +76,21 @@ class Measure:
     gains: tuple[tuple[int, float], ...] | None = None
     rel: int | None = None
     text: str | None = None
+
+    def __post_init__(self) -> None:
+        spec = BY_KEY.get(self.family)
+        if spec is None:
+            raise ParameterError("family", "a registered measure family", self.family)
+        if self.rel is not None:
+            if isinstance(self.rel, bool) or not isinstance(self.rel, int) or self.rel < 0:
+                raise ParameterError("rel", "an integer >= 0", self.rel)
+            if self.family == "num_ret":  # retrieved documents of grade >= rel
+                object.__setattr__(self, "family", "num_rel_ret")
+            elif spec.rel == REL_NONE:
+                raise ParameterError(
+                    "rel", f"unset: {self.family} has no relevance level", self.rel)
+        if spec.params == FLOAT and self.param is None:
+            object.__setattr__(self, "param", float(spec.default[0]))
 
     @property
     def spec(self) -> Family:
@@ -74,6 +105,8 @@ class Measure:
             return self.family
         if kind == INT_CUTS:
             return f"{self.family}_{self.cutoff}"
+        if kind == OPT_CUT:
+            return self.family if self.cutoff is None else f"{self.family}_{self.cutoff}"
         if kind == FLOAT_CUTS:
             return f"{self.family}_{self.param:.2f}"
         if kind in (VECTOR, GAINS, FLOAT, LENGTH):
@@ -85,6 +118,55 @@ class Measure:
         """Canonical name (round-trips through :func:`fasteval.parse_measure`)."""
         base = self.base_name
         return base if self.rel is None else f"{base}(rel={self.rel})"
+
+    @property
+    def depth(self) -> int:
+        """Rank cutoff handed to the kernels (0: none; the whole ranking for an optional
+        cutoff left out)."""
+        if self.cutoff is not None:
+            return self.cutoff
+        return WHOLE_RANKING if self.spec.params == OPT_CUT else 0
+
+    def level(self, relevance_level: int) -> int:
+        """Relevance level handed to the kernels.
+
+        ``rel`` when given; else the evaluation's ``relevance_level``, except for the
+        gain measures that read the level as a floor (0: none) and ``rbp`` (-1: graded).
+
+        Examples
+        --------
+        >>> from fasteval import parse_measure
+        >>> [parse_measure(n).level(2) for n in ("P@5", "P(rel=3)@5", "ndcg@10", "rbp")]
+        [2, 3, 0, -1]
+        """
+        if self.rel is not None:
+            return self.rel
+        mode = self.spec.rel
+        if mode == REL_BINARY:
+            return -1
+        if mode == REL_FLOOR and self.spec.params != GAINS:
+            return 0
+        return relevance_level
+
+    def gain_overrides(self, judged: list[int]) -> dict[int, float]:
+        """Custom gains per grade: the given ``gains`` (the first one of a level wins, as in
+        trec_eval), over gain 0 for the judged grades below ``rel`` (a gain-family floor).
+
+        Examples
+        --------
+        >>> from fasteval import parse_measure
+        >>> parse_measure("ndcg(rel=2)").gain_overrides([0, 1, 2, 3])
+        {0: 0.0, 1: 0.0}
+        >>> parse_measure("ndcg.1=5").gain_overrides([0, 1, 2])
+        {1: 5.0}
+        """
+        out: dict[int, float] = {}
+        for lv, g in self.gains or ():
+            out.setdefault(lv, g)
+        if self.rel is not None and self.spec.params == GAINS and self.spec.rel == REL_FLOOR:
+            floor = {lv: 0.0 for lv in judged if lv < self.rel}
+            out = floor | out
+        return out
 
     @property
     def aggregation(self) -> str:

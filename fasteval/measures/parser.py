@@ -1,27 +1,58 @@
 """One grammar for measure names in three dialects.
 
-* trec_eval: ``P_5``, ``ndcg_cut_10``, ``map``, ``P.5,10`` (a list), ``ndcg.1=3,2=9``,
-  ``utility_2,-1,0,0``, named sets ``all_trec`` and ``official``;
+* trec_eval: ``P``, ``map``, ``P.5,10`` (a list), ``ndcg_cut.10``, ``ndcg.1=3,2=9``,
+  ``rbp.p=0.5``, ``utility.2,-1,0,0``, ``relstring.20``, ``success.1,5``, named sets
+  ``all_trec`` and ``official``; fasteval's canonical names (``P_5``, ``ndcg_cut_10``,
+  ``rbp_p=0.5``) and ``<family>@k`` for every cutoff family (``relative_P@5``);
 * ir_measures: ``nDCG@10``, ``P(rel=2)@5``, ``AP``, ``RR@10``, ``R@100``, ``Judged@10``,
-  ``nDCG(dcg='exp-log2')@10``, ``IPrec@0.5``, ``RBP(p=0.8)``;
-* ranx: ``ndcg@10``, ``map@100``, ``mrr``, ``recall@100``, ``precision@5``,
-  ``hit_rate@10``, ``r-precision``, ``f1@10``, ``ndcg_burges@10``.
+  ``nDCG(dcg='exp-log2')@10``, ``IPrec@0.5``, ``RBP(p=0.8, rel=2)``, ``NumRet(rel=2)``;
+* ranx: ``ndcg@10``, ``map@100``, ``mrr``, ``precision@5``, ``precision``, ``hits@10``,
+  ``dcg@10``, ``dcg_burges@10``, ``hit_rate@10``, ``r-precision``, ``f1@10``,
+  ``ndcg_burges@10``, ``rbp.95`` and the relevance-level suffix ``-lN`` (``ndcg@10-l2``).
 
 Grammar::
 
-    measure  := base [ "(" args ")" ] [ "@" cutoff ]
-    base     := trec_family [ ("_" | ".") params ]  |  alias
+    measure  := base [ "(" args ")" ] [ "@" cutoff ] [ "-l" level ]
+    base     := family "." params        (trec_eval: the name is everything before the
+                                          first ".", the rest its parameter list)
+              | family [ "_" params ]    (canonical names)
+              | alias                    (ir_measures / ranx names, any case)
     args     := key "=" value { "," key "=" value }
+
+trec_eval's parameter lists, by kind of family (what trec_eval 10 does with ``-m``):
+
+* cutoffs (``P.5,10``): integers (C ``atol``: ``23.4`` is 23), sorted; a cutoff <= 0 or
+  a repeated one is an error;
+* fractions (``iprec_at_recall.0.1,0.5``): numbers, sorted; a repeated one is an error;
+* number lists (``utility.1,-1,0,0``, ``11pt_avg.0.2,0.5``, ``set_F.0.5``,
+  ``relstring.20``): numbers; ``set_F`` and ``relstring`` use the first, ``utility``
+  needs four; the name keeps the text as written (``utility_1,-1,0,0``);
+* ``level=value`` pairs (``ndcg.1=3,2=9``, ``rbp.p=0.5``): integer levels set gains,
+  ``p`` sets rbp's persistence; other names are ignored (with a warning), as trec_eval
+  ignores them;
+* families without parameters (``rbp_resid.p=0.5``, ``map.5``): trec_eval accepts the
+  list and ignores it, and so does fasteval (with a warning): the measure is the plain
+  family, named as trec_eval prints it.
+
+Where trec_eval reads a parameter that is not a number as 0 (C ``atof``), fasteval
+refuses it. Where the dialects spell different measures alike, trec_eval's meaning wins:
+``recall`` alone is trec_eval's family (``recall_5`` ... ``recall_1000``), not ranx's
+whole-ranking recall (``set_recall``); ``rbp`` is trec_eval's (p = 0.9), ``RBP``
+ir_measures' (p = 0.8).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import functools
 import math
 import re
+import sys
+import warnings
 from collections.abc import Iterable
 
-from fasteval.errors import UnknownMeasureError
+from fasteval.errors import FastevalError, UnknownMeasureError
 from fasteval.measures.measure import Measure
 from fasteval.measures.registry import (
     BY_KEY,
@@ -32,16 +63,20 @@ from fasteval.measures.registry import (
     INT_CUTS,
     LENGTH,
     NONE,
+    OPT_CUT,
     ORDER,
     VECTOR,
 )
 
-_FORM = re.compile(r"^(?P<base>[^()@]+?)\s*(?:\((?P<args>[^()]*)\))?\s*(?:@\s*(?P<cut>[0-9.]+))?$")
+_FORM = re.compile(
+    r"^(?P<base>[^()@]+?)\s*(?:\((?P<args>[^()]*)\))?\s*(?:@\s*(?P<cut>[^()@\s]+?))?"
+    r"(?:-l(?P<level>\d+))?$"
+)
 
 # alias (lower case) -> (family without cutoff, family with cutoff)
 _ALIASES: dict[str, tuple[str | None, str | None]] = {
     "p": ("P", "P"),
-    "precision": ("P", "P"),
+    "precision": ("set_P", "P"),  # ranx: no cutoff = the whole ranking
     "ap": ("map", "map_cut"),
     "map": ("map", "map_cut"),
     "rr": ("recip_rank", "recip_rank_cut"),
@@ -49,6 +84,9 @@ _ALIASES: dict[str, tuple[str | None, str | None]] = {
     "recip_rank": ("recip_rank", "recip_rank_cut"),
     "ndcg": ("ndcg", "ndcg_cut"),
     "ndcg_burges": ("ndcg_burges", "ndcg_burges_cut"),
+    "dcg": ("dcg", "dcg"),
+    "dcg_burges": ("dcg_burges", "dcg_burges"),
+    "hits": ("hits", "hits"),
     "r": ("recall", "recall"),
     "recall": ("recall", "recall"),
     "rprec": ("Rprec", None),
@@ -79,115 +117,333 @@ _ALIASES: dict[str, tuple[str | None, str | None]] = {
     "unj": (None, "unj"),
 }
 
+# ir_measures' RBP persistence when none is given (trec_eval's rbp: 0.9)
+_IR_MEASURES_RBP_P = 0.8
+
 SETS = ("all_trec", "official")
 
 
-def _atol(text: str) -> int:
-    """C ``atol``: leading integer part of the text (``"23.4"`` -> 23)."""
-    m = re.match(r"\s*([+-]?\d+)", text)
+class _Bad(Exception):
+    """A name the grammar refuses; :func:`_parse_one` turns it into UnknownMeasureError."""
+
+    def __init__(self, why: str | None = None) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+_LONG = re.compile(r"\s*([+-]?\d+)")
+_DOUBLE = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
+
+
+def _c_long(item: str) -> int:
+    """C ``atol`` on a parameter that starts with an integer (``"23.4"`` -> 23)."""
+    m = _LONG.match(item)
     if m is None:
-        raise ValueError(text)
+        raise _Bad(f"parameters must be integers, got {item!r}")
     return int(m.group(1))
 
 
-def _floats(text: str) -> tuple[float, ...]:
-    return tuple(float(t) for t in text.split(",") if t != "")
+def _c_double(item: str) -> float:
+    """C ``atof`` on a parameter that starts with a number (``".25"`` -> 0.25)."""
+    m = _DOUBLE.match(item)
+    if m is None:
+        raise _Bad(f"parameters must be numbers, got {item!r}")
+    return float(m.group(1))
 
 
-def _fail(name: str, why: str | None = None) -> UnknownMeasureError:
-    close = difflib.get_close_matches(name, known_names(), n=4, cutoff=0.6)
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    why = f" ({why})" if why else ""
-    return UnknownMeasureError(f"measure {name!r} is not known{why}{hint}")
+def _ignored(name: str, what: str) -> None:
+    """Warn, at the caller's line, of parameters that trec_eval accepts and ignores."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame, level = frame.f_back, level + 1
+    warnings.warn(f"measure {name!r}: trec_eval ignores {what}, and so does fasteval",
+                  UserWarning, stacklevel=level)
 
 
-def known_names() -> list[str]:
-    """Names offered as suggestions: family keys, default members, aliases and sets."""
-    names = set(BY_KEY) | set(_ALIASES) | set(SETS)
-    for fam in FAMILIES:
-        if fam.params == INT_CUTS:
-            names.update(f"{fam.key}_{k}" for k in fam.default)
-            names.update(f"{fam.key}@{k}" for k in fam.default)
-    names.update(f"{a}@10" for a, (_, cut) in _ALIASES.items() if cut)
-    return sorted(names)
+def _sorted_unique(values: list, kind: str) -> list:
+    out = sorted(values)
+    for a, b in zip(out, out[1:], strict=False):
+        if a == b:
+            raise _Bad(f"{kind} must not repeat, got {a!r} twice")
+    return out
 
 
-def _family_with_params(fam_key: str, text: str | None, name: str) -> list[Measure]:
-    """Members of a trec_eval family given the parameter text after ``_`` or ``.``."""
+def _family_with_params(fam_key: str, text: str | None, name: str, sep: str) -> list[Measure]:
+    """Members of a family given the parameter text after ``.`` (trec_eval) or ``_``."""
     fam = BY_KEY[fam_key]
     kind = fam.params
-    try:
-        if kind == NONE:
-            if text:
-                raise _fail(name, f"{fam_key} takes no parameters")
-            return [Measure(fam_key)]
-        if kind == INT_CUTS:
-            cuts = fam.default if not text else tuple(_atol(t) for t in text.split(",") if t)
-            if any(k <= 0 for k in cuts):
-                raise _fail(name, "cutoffs must be positive integers")
-            return [Measure(fam_key, cutoff=k) for k in sorted(set(cuts))]
-        if kind == FLOAT_CUTS:
-            vals = fam.default if not text else _floats(text)
-            return [Measure(fam_key, param=float(v)) for v in sorted(set(vals))]
-        if kind == VECTOR:
-            if not text:
-                return [Measure(fam_key, vector=tuple(float(v) for v in fam.default))]
-            vec = _floats(text)
-            if fam_key == "utility" and len(vec) != 4:
-                raise _fail(name, "utility takes exactly 4 coefficients")
-            return [Measure(fam_key, vector=vec, text=text)]
-        if kind == FLOAT:
-            if not text:
-                return [Measure(fam_key, param=float(fam.default[0]))]
-            return [Measure(fam_key, param=float(text), text=text)]
-        if kind == LENGTH:
-            if not text:
-                return [Measure(fam_key, cutoff=int(fam.default[0]))]
-            return [Measure(fam_key, cutoff=_atol(text), text=text)]
-        if kind == GAINS:
-            if not text:
-                return [Measure(fam_key)]
-            gains: list[tuple[int, float]] = []
-            p = None
-            for item in text.split(","):
-                if "=" not in item:
-                    raise _fail(name, "gains are written level=gain")
-                key, val = item.split("=", 1)
-                if key == "p" and fam_key == "rbp":
-                    p = float(val)
-                    continue
-                gains.append((int(key), float(val)))
-            return [Measure(fam_key, gains=tuple(gains) or None, param=p, text=text)]
-    except (ValueError, TypeError) as exc:
-        if isinstance(exc, UnknownMeasureError):
-            raise
-        raise _fail(name, f"cannot read parameters {text!r}") from None
-    raise AssertionError(kind)  # pragma: no cover
+    if text is None:
+        return _defaults(fam_key)
+    if text == "":
+        raise _Bad(f"parameters after {fam_key + sep!r} must not be empty")
+    items = text.split(",")
+    if kind == NONE:
+        if sep != ".":
+            raise _Bad(f"{fam_key} takes no parameters")
+        _ignored(name, f"the parameters of {fam_key} ({text!r})")
+        return [Measure(fam_key)]
+    if kind in (INT_CUTS, OPT_CUT):
+        cuts = _sorted_unique([_c_long(t) for t in items], "cutoffs")
+        if cuts[0] <= 0:
+            raise _Bad(f"cutoffs must be positive integers, got {cuts[0]}")
+        return [Measure(fam_key, cutoff=k) for k in cuts]
+    if kind == FLOAT_CUTS:
+        vals = _sorted_unique([_finite(_c_double(t)) for t in items], "fractions")
+        return [Measure(fam_key, param=v) for v in vals]
+    if kind == GAINS:
+        return [_gains(fam_key, text, name, sep)]
+    vals = [_finite(_c_double(t)) for t in items]
+    if kind == VECTOR:
+        if fam_key == "utility" and len(vals) != 4:
+            raise _Bad(f"utility takes exactly 4 coefficients, got {len(vals)}")
+        return [Measure(fam_key, vector=tuple(vals), text=text)]
+    if kind == FLOAT:
+        return [Measure(fam_key, param=vals[0], text=text)]
+    if kind == LENGTH:
+        return [Measure(fam_key, cutoff=int(vals[0]), text=text)]
+    raise AssertionError(kind)  # pragma: no cover - registry invariant
 
 
-def _split_trec(name: str) -> tuple[str, str | None, str] | None:
-    """Split a trec_eval spelling into (family, parameter text, separator)."""
-    if name in BY_KEY:
-        return name, None, ""
+def _defaults(fam_key: str) -> list[Measure]:
+    """The members a bare family name stands for (trec_eval: every default cutoff)."""
+    fam = BY_KEY[fam_key]
+    kind = fam.params
+    if kind == INT_CUTS:
+        return [Measure(fam_key, cutoff=k) for k in fam.default]
+    if kind == FLOAT_CUTS:
+        return [Measure(fam_key, param=float(v)) for v in fam.default]
+    if kind == VECTOR:
+        return [Measure(fam_key, vector=tuple(float(v) for v in fam.default))]
+    if kind == LENGTH:
+        return [Measure(fam_key, cutoff=int(fam.default[0]))]
+    return [Measure(fam_key)]  # NONE, OPT_CUT (whole ranking), GAINS, FLOAT (default)
+
+
+def _gains(fam_key: str, text: str, name: str, sep: str) -> Measure:
+    """``level=value`` pairs, checked as trec_eval checks them; ranx's ``rbp.95``."""
+    if fam_key == "rbp" and sep == "." and text.isdigit():
+        p = float(f"0.{text}")  # ranx: rbp.95 is p = 0.95, gains = grades
+        return Measure("rbp_raw", param=p, text=repr(p))
+    # trec_eval: '=' and ',' alternate, starting with '=' and ending with it
+    seps = re.sub(r"[^=,]", "", text)
+    if not seps or seps[-1] != "=" or "==" in seps or ",," in seps or seps[0] != "=":
+        raise _Bad(f"parameters must be level=value pairs, got {text!r}")
+    gains: list[tuple[int, float]] = []
+    p = None
+    ignored = []
+    for item in text.split(","):
+        key, val = item.split("=", 1)
+        value = _finite(_c_double(val))
+        if re.fullmatch(r"[+-]?\d+", key):
+            gains.append((int(key), value))
+        elif key == "p" and fam_key == "rbp":
+            p = value  # the last one, as trec_eval
+        else:
+            ignored.append(key)
+    if ignored:
+        _ignored(name, f"the parameter name(s) {', '.join(map(repr, ignored))} of {fam_key}")
+    return Measure(fam_key, gains=tuple(gains) or None, param=p, text=text)
+
+
+def _finite(x: float) -> float:
+    if math.isnan(x) or math.isinf(x):
+        raise _Bad(f"parameters must be finite numbers, got {x!r}")
+    return x
+
+
+def _split_underscore(base: str) -> tuple[str, str] | None:
+    """A canonical ``family_params`` spelling: the longest family key followed by ``_``."""
     best = None
     for key in BY_KEY:
-        for sep in ("_", "."):
-            if name.startswith(key + sep) and (best is None or len(key) > len(best[0])):
-                best = (key, name[len(key) + 1 :], sep)
+        if base.startswith(key + "_") and (best is None or len(key) > len(best[0])):
+            best = (key, base[len(key) + 1 :])
     return best
 
 
-def _parse_args(args: str, name: str) -> dict[str, str]:
+def _parse_args(args: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in args.split(","):
         item = item.strip()
         if not item:
             continue
         if "=" not in item:
-            raise _fail(name, f"argument {item!r} is not key=value")
+            raise _Bad(f"arguments must be key=value, got {item!r}")
         k, v = item.split("=", 1)
         out[k.strip().lower()] = v.strip().strip("'\"")
     return out
+
+
+def _with_cutoff(fam_key: str, cut_text: str) -> Measure:
+    """``family@cut``: a rank cutoff, or a fraction for iprec_at_recall / Rprec_mult."""
+    if BY_KEY[fam_key].params == FLOAT_CUTS:
+        try:
+            return Measure(fam_key, param=_finite(float(cut_text)))
+        except ValueError:
+            raise _Bad(f"the cutoff of {fam_key} must be a number, got {cut_text!r}") from None
+    if not cut_text.isdigit() or int(cut_text) <= 0:
+        raise _Bad(f"the cutoff must be a positive integer, got {cut_text!r}")
+    return Measure(fam_key, cutoff=int(cut_text))
+
+
+_CUT_KINDS = (INT_CUTS, OPT_CUT, FLOAT_CUTS)
+
+
+def _base_measures(base: str, cut_text: str | None, name: str) -> tuple[list[Measure], str]:
+    """The measures a base name (and ``@cut``) stands for, and the alias used ("" if none)."""
+    key = base.lower()
+    if cut_text is not None:
+        if key in _ALIASES and _ALIASES[key][1] is not None:
+            return [_with_cutoff(_ALIASES[key][1], cut_text)], key
+        if base in BY_KEY and BY_KEY[base].params in _CUT_KINDS:
+            return [_with_cutoff(base, cut_text)], ""
+        if base in BY_KEY or key in _ALIASES:
+            raise _Bad(f"{base} takes no cutoff")
+        raise _Bad()
+    head, dot, params = base.partition(".")
+    if dot and head in BY_KEY:  # trec_eval's -m name.params
+        return _family_with_params(head, params, name, "."), ""
+    if base in BY_KEY:
+        return _defaults(base), ""
+    if key in _ALIASES:
+        plain, with_cut = _ALIASES[key]
+        if plain is None:
+            raise _Bad(f"{base} needs a cutoff, e.g. {base}@10")
+        return _defaults(plain), key
+    split = _split_underscore(base)
+    if split is not None:
+        return _family_with_params(split[0], split[1], name, "_"), ""
+    raise _Bad()
+
+
+def _parse_one(item: str | Measure) -> list[Measure]:
+    if isinstance(item, Measure):
+        return [item]
+    if not isinstance(item, str):
+        raise UnknownMeasureError(f"measure must be a string or Measure, got {item!r}")
+    name = item.strip()
+    try:
+        return _parse_name(name)
+    except _Bad as bad:
+        raise _unknown(name, bad.why) from None
+
+
+def _parse_name(name: str) -> list[Measure]:
+    if name in SETS:
+        return _expand_set(name)
+    m = _FORM.match(name)
+    if m is None:
+        raise _Bad()
+    base, args_text, cut_text = m.group("base").strip(), m.group("args"), m.group("cut")
+    args = _parse_args(args_text) if args_text else {}
+    rel = None
+    if "rel" in args:
+        try:
+            rel = int(args.pop("rel"))
+        except ValueError:
+            raise _Bad("rel must be an integer") from None
+    if m.group("level") is not None:
+        if rel is not None:
+            raise _Bad("the relevance level is given twice (rel= and -l)")
+        rel = int(m.group("level"))
+    dcg = args.pop("dcg", None)
+    p = args.pop("p", None)
+    beta = args.pop("beta", None)
+    cutoff_arg = args.pop("cutoff", None)
+    if cutoff_arg is not None:
+        if cut_text is not None:
+            raise _Bad("the cutoff is given twice (cutoff= and @)")
+        cut_text = cutoff_arg
+    if args:
+        raise _Bad(f"unsupported argument(s) {', '.join(sorted(args))}")
+
+    if dcg is not None:
+        if base.lower() != "ndcg":
+            raise _Bad("dcg= applies to nDCG only")
+        if dcg in ("exp-log2", "exp_log2", "burges"):
+            base = "ndcg_burges"
+        elif dcg != "log2":
+            raise _Bad(f"dcg must be 'log2' or 'exp-log2', got {dcg!r}")
+    measures, alias = _base_measures(base, cut_text, name)
+    if alias == "rbp" and p is None:
+        p = repr(_IR_MEASURES_RBP_P)
+    if p is not None:
+        measures = [_with_p(x, p) for x in measures]
+    if beta is not None:
+        if any(x.family != "set_F" for x in measures):
+            raise _Bad("beta= applies to SetF only")
+        b = _number("beta", beta)
+        measures = [Measure("set_F", param=b, text=repr(b)) for _ in measures]
+    if rel is not None:
+        if rel < 0:
+            raise _Bad(f"rel must be an integer >= 0, got {rel}")
+        try:
+            measures = [dataclasses.replace(x, rel=rel) for x in measures]
+        except FastevalError as exc:
+            raise _Bad(str(exc)) from None
+    return measures
+
+
+def _number(what: str, text: str) -> float:
+    try:
+        return _finite(float(text))
+    except ValueError:
+        raise _Bad(f"{what} must be a number, got {text!r}") from None
+
+
+def _with_p(x: Measure, p: str) -> Measure:
+    value = _number("p", p)
+    if x.family == "rbp":
+        return Measure("rbp", param=value, gains=x.gains, text=f"p={value!r}")
+    if x.family == "rbp_raw":
+        return Measure("rbp_raw", param=value, text=repr(value))
+    raise _Bad("p= applies to RBP only")
+
+
+def _unknown(name: str, why: str | None = None) -> UnknownMeasureError:
+    close = difflib.get_close_matches(name, known_names(), n=4, cutoff=0.6)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    why = f" ({why})" if why else ""
+    return UnknownMeasureError(f"measure {name!r} is not known{why}{hint}")
+
+
+@functools.lru_cache(maxsize=1)
+def _known() -> tuple[str, ...]:
+    candidates = set(SETS)
+    for fam in FAMILIES:
+        candidates.add(fam.key)
+        if fam.params in (INT_CUTS, OPT_CUT):
+            ks = fam.default or (10,)
+            candidates.update(f"{fam.key}_{k}" for k in ks)
+            candidates.update(f"{fam.key}@{k}" for k in ks)
+        elif fam.params == FLOAT_CUTS:
+            candidates.add(f"{fam.key}@0.5")
+    for alias, (_plain, with_cut) in _ALIASES.items():
+        candidates.add(alias)
+        if with_cut is not None:
+            cut = "0.5" if BY_KEY[with_cut].params == FLOAT_CUTS else "10"
+            candidates.add(f"{alias}@{cut}")
+    ok = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for c in sorted(candidates):
+            try:
+                _parse_name(c)
+            except _Bad:
+                continue
+            ok.append(c)
+    return tuple(ok)
+
+
+def known_names() -> list[str]:
+    """Names offered as suggestions: family keys, default members, ``family@k``, aliases
+    and sets; every one of them parses.
+
+    Examples
+    --------
+    >>> "relative_P@5" in known_names() and "hit_rate" not in known_names()
+    True
+    """
+    return list(_known())
 
 
 def parse_measures(names: str | Measure | Iterable[str | Measure]) -> list[Measure]:
@@ -203,6 +459,8 @@ def parse_measures(names: str | Measure | Iterable[str | Measure]) -> list[Measu
     ['ndcg_cut_10', 'P_5', 'P_10']
     >>> parse_measures("mrr")[0].name
     'recip_rank'
+    >>> [m.name for m in parse_measures(["precision", "hits@10-l2", "NumRet(rel=2)"])]
+    ['set_P', 'hits_10(rel=2)', 'num_rel_ret(rel=2)']
     """
     if isinstance(names, (str, Measure)):
         names = [names]
@@ -223,8 +481,10 @@ def parse_measure(name: str | Measure) -> Measure:
     --------
     >>> parse_measure("P(rel=2)@5")
     Measure('P_5(rel=2)')
-    >>> parse_measure("ndcg_cut_10") == parse_measure("ndcg@10")
+    >>> parse_measure("ndcg_cut_10") == parse_measure("ndcg@10") == parse_measure("ndcg_cut@10")
     True
+    >>> parse_measure("rbp.95"), parse_measure("RBP(rel=2)")
+    (Measure('rbp_raw_0.95'), Measure('rbp_p=0.8(rel=2)'))
     """
     ms = _parse_one(name)
     if len(ms) != 1:
@@ -238,92 +498,8 @@ def _expand_set(name: str) -> list[Measure]:
     fams = [f for f in FAMILIES if ("official" if name == "official" else "all_trec") in f.sets]
     out: list[Measure] = []
     for f in fams:
-        out.extend(_family_with_params(f.key, None, name))
+        out.extend(_defaults(f.key))
     return out
-
-
-def _parse_one(item: str | Measure) -> list[Measure]:
-    if isinstance(item, Measure):
-        return [item]
-    if not isinstance(item, str):
-        raise UnknownMeasureError(f"measure must be a string or Measure, got {item!r}")
-    name = item.strip()
-    if name in SETS:
-        return _expand_set(name)
-    m = _FORM.match(name)
-    if m is None:
-        raise _fail(name)
-    base, args_text, cut_text = m.group("base").strip(), m.group("args"), m.group("cut")
-    args = _parse_args(args_text, name) if args_text else {}
-    rel = None
-    if "rel" in args:
-        try:
-            rel = int(args.pop("rel"))
-        except ValueError:
-            raise _fail(name, "rel must be an integer") from None
-    dcg = args.pop("dcg", None)
-    p = args.pop("p", None)
-    beta = args.pop("beta", None)
-    cutoff_arg = args.pop("cutoff", None)
-    if cutoff_arg is not None and cut_text is None:
-        cut_text = cutoff_arg
-    if args:
-        raise _fail(name, f"unsupported argument(s) {', '.join(sorted(args))}")
-
-    measures: list[Measure]
-    if cut_text is None and (split := _split_trec(base)) is not None and (
-        base in BY_KEY or split[1] is not None
-    ):
-        fam_key, text, _sep = split
-        measures = _family_with_params(fam_key, text, name)
-    else:
-        key = base.lower()
-        if key not in _ALIASES:
-            raise _fail(name)
-        plain, with_cut = _ALIASES[key]
-        if dcg is not None:
-            if key != "ndcg":
-                raise _fail(name, "dcg= applies to nDCG only")
-            if dcg in ("exp-log2", "exp_log2", "burges"):
-                plain, with_cut = "ndcg_burges", "ndcg_burges_cut"
-            elif dcg not in ("log2",):
-                raise _fail(name, f"dcg must be 'log2' or 'exp-log2', got {dcg!r}")
-        if cut_text is not None:
-            if with_cut is None:
-                raise _fail(name, f"{base} takes no cutoff")
-            fam = BY_KEY[with_cut]
-            if fam.params == FLOAT_CUTS:
-                measures = [Measure(with_cut, param=float(cut_text))]
-            else:
-                try:
-                    k = int(cut_text)
-                except ValueError:
-                    raise _fail(name, "the cutoff must be a positive integer") from None
-                if k <= 0:
-                    raise _fail(name, "the cutoff must be a positive integer")
-                measures = [Measure(with_cut, cutoff=k)]
-        else:
-            if plain is None:
-                raise _fail(name, f"{base} needs a cutoff, e.g. {base}@10")
-            measures = _family_with_params(plain, None, name)
-    if p is not None:
-        if any(x.family != "rbp" for x in measures):
-            raise _fail(name, "p= applies to RBP only")
-        measures = [Measure("rbp", param=float(p), gains=x.gains, text=f"p={p}") for x in measures]
-    if beta is not None:
-        if any(x.family != "set_F" for x in measures):
-            raise _fail(name, "beta= applies to SetF only")
-        measures = [Measure("set_F", param=float(beta), text=str(float(beta))) for x in measures]
-    if rel is not None:
-        if rel < 0:
-            raise _fail(name, "rel must be >= 0")
-        measures = [
-            Measure(x.family, x.cutoff, x.param, x.vector, x.gains, rel, x.text) for x in measures
-        ]
-    for x in measures:
-        if x.param is not None and (math.isnan(x.param) or math.isinf(x.param)):
-            raise _fail(name, "parameter must be finite")
-    return measures
 
 
 def trec_order(measures: Iterable[Measure]) -> list[Measure]:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import re
+import warnings
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import fasteval
-from fasteval.errors import UnknownMeasureError
-from fasteval.measures import FAMILIES, Measure, parse_measure, parse_measures
+from fasteval.errors import FastevalError, ParameterError, UnknownMeasureError
+from fasteval.measures import FAMILIES, Measure, known_names, parse_measure, parse_measures
+from fasteval.measures.registry import FLOAT_CUTS, INT_CUTS, OPT_CUT, REL_NONE
 
 SAME = [
     ("ndcg_cut_10", "nDCG@10", "ndcg@10"),
@@ -20,7 +24,17 @@ SAME = [
     ("Rprec", "Rprec", "r-precision"),
     ("success_10", "Success@10", "hit_rate@10"),
     ("ndcg_burges_cut_10", "nDCG(dcg='exp-log2')@10", "ndcg_burges@10"),
-    ("iprec_at_recall_0.50", "IPrec@0.5", "iprec_at_recall_0.50"),
+    ("iprec_at_recall_0.50", "IPrec@0.5", "iprec_at_recall@0.5"),
+    ("relative_P_5", "relative_P@5", "relative_P.5"),
+    ("map_cut_10", "map_cut@10", "map_cut.10"),
+    ("recip_rank_cut_10", "recip_rank_cut@10", "RR@10"),
+    ("set_P", "SetP", "precision"),
+    ("hits_10", "hits@10", "hits.10"),
+    ("num_rel_ret(rel=2)", "NumRet(rel=2)", "num_ret(rel=2)"),
+    ("ndcg_cut_10(rel=2)", "ndcg@10-l2", "nDCG(rel=2)@10"),
+    ("rbp_raw_0.95", "rbp.95", "rbp_raw.0.95"),
+    ("rbp_p=0.8", "RBP", "RBP(p=0.8)"),
+    ("rbp_p=0.5(rel=1)", "RBP(p=0.5,rel=1)", "rbp.p=0.5-l1"),
 ]
 
 
@@ -33,6 +47,9 @@ def test_dialects_agree(names) -> None:
 
 def test_lists_and_sets() -> None:
     assert [m.name for m in parse_measures("P.5,7,3")] == ["P_3", "P_5", "P_7"]
+    # trec_eval's P (and recall) alone is the cutoff set, in every spelling that is its name
+    assert [m.name for m in parse_measures("P")][:2] == ["P_5", "P_10"]
+    assert len(parse_measures("recall")) == 9 and len(parse_measures("P")) == 9
     assert [m.name for m in parse_measures("ndcg_cut.10,20,23.4")] == [
         "ndcg_cut_10", "ndcg_cut_20", "ndcg_cut_23"]
     official = parse_measures("official")
@@ -48,7 +65,17 @@ def test_relevance_override_and_params() -> None:
 
 
 @pytest.mark.parametrize("bad", ["ndgc@10", "P@0", "P@x", "foo", "Rprec@10", "map(rel=x)",
-                                 "nDCG(dcg='exp')@10", "P(judged_only=True)@5"])
+                                 "nDCG(dcg='exp')@10", "P(judged_only=True)@5",
+                                 # trec_eval refuses these too
+                                 "P.5,5", "P.0", "P.", "P.5,", "ndcg.1", "ndcg.1=3,",
+                                 "ndcg.1==3", "utility.1,-1,0", "iprec_at_recall.0.5,0.5",
+                                 # a parameter that is not a number (trec_eval: 0)
+                                 "P.x", "set_F.beta", "ndcg.1=x",
+                                 # canonical spellings take no parameters where trec_eval has none
+                                 "map_5", "rbp_resid_0.5",
+                                 # no relevance level to set; set twice
+                                 "unj(rel=2)@10", "judged@10-l2", "num_q-l1", "rbp_resid-l2",
+                                 "P(rel=2)@5-l3", "hit_rate"])
 def test_unknown_names_error_clearly(bad: str) -> None:
     with pytest.raises(UnknownMeasureError) as info:
         parse_measure(bad)
@@ -58,12 +85,147 @@ def test_unknown_names_error_clearly(bad: str) -> None:
 def test_suggestions() -> None:
     with pytest.raises(UnknownMeasureError, match="did you mean 'ndcg@10'"):
         parse_measure("ndgc@10")
+    with pytest.raises(UnknownMeasureError, match="did you mean 'relative_P@5'"):
+        parse_measure("relativeP@5")
+
+
+def _suggestions(message: str) -> list[str]:
+    m = re.search(r"did you mean (.*)\?$", message)
+    return re.findall(r"'([^']*)'", m.group(1)) if m else []
+
+
+def test_every_known_name_parses() -> None:
+    """known_names() is where suggestions come from: each of them must parse."""
+    names = known_names()
+    assert {"relative_P@5", "map_cut@10", "ndcg_cut@10", "recip_rank_cut@10", "hits@10",
+            "rbp_resid", "hit_rate@10"} <= set(names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for name in names:
+            assert parse_measures(name), name
+
+
+_NAME_CHARS = "PRabcdeghiklmnoprstuyFGJ_.@,=-()0123456789"
+
+
+@given(st.one_of(st.text(_NAME_CHARS, min_size=1, max_size=24),
+                 st.sampled_from(known_names()).map(lambda n: n[:-1] + "x")))
+def test_suggestions_always_parse(name: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            parse_measures(name)
+        except UnknownMeasureError as exc:
+            for hint in _suggestions(str(exc)):
+                assert parse_measures(hint), (name, hint)
+
+
+_CUT_FAMILIES = [f.key for f in FAMILIES if f.params in (INT_CUTS, OPT_CUT)]
+_FRACTION_FAMILIES = [f.key for f in FAMILIES if f.params == FLOAT_CUTS]
+
+
+@given(st.sampled_from(_CUT_FAMILIES), st.integers(1, 10**6))
+def test_at_k_is_the_trec_eval_member(family: str, k: int) -> None:
+    at = parse_measure(f"{family}@{k}")
+    assert at == parse_measure(f"{family}_{k}") == parse_measure(f"{family}.{k}")
+    assert (at.family, at.cutoff, at.name) == (family, k, f"{family}_{k}")
+
+
+@given(st.sampled_from(_FRACTION_FAMILIES), st.integers(0, 200))
+def test_at_fraction_is_the_trec_eval_member(family: str, hundredths: int) -> None:
+    x = hundredths / 100
+    at = parse_measure(f"{family}@{x}")
+    assert at == parse_measure(f"{family}.{x}") == parse_measure(f"{family}_{x:.2f}")
+    assert at.param == x
+
+
+# trec_eval 10's -m parameter syntax, one row per kind of family:
+# (spelling, canonical names, (family, cutoff, param, vector, gains) of the first member)
+TREC_PARAMS = [
+    ("P.5,10", ["P_5", "P_10"], ("P", 5, None, None, None)),
+    ("P.10,5", ["P_5", "P_10"], ("P", 5, None, None, None)),  # sorted
+    ("ndcg_cut.5", ["ndcg_cut_5"], ("ndcg_cut", 5, None, None, None)),
+    ("ndcg_cut.10,20,23.4", ["ndcg_cut_10", "ndcg_cut_20", "ndcg_cut_23"],
+     ("ndcg_cut", 10, None, None, None)),  # C atol
+    ("success.1,5", ["success_1", "success_5"], ("success", 1, None, None, None)),
+    ("unj.3", ["unj_3"], ("unj", 3, None, None, None)),
+    ("iprec_at_recall..10,.5", ["iprec_at_recall_0.10", "iprec_at_recall_0.50"],
+     ("iprec_at_recall", None, 0.1, None, None)),
+    ("Rprec_mult.2.0,0.5", ["Rprec_mult_0.50", "Rprec_mult_2.00"],
+     ("Rprec_mult", None, 0.5, None, None)),
+    ("utility.2,-1,0,0", ["utility_2,-1,0,0"], ("utility", None, None, (2.0, -1.0, 0.0, 0.0), None)),
+    ("11pt_avg..25,.5,.75", ["11pt_avg_.25,.5,.75"],
+     ("11pt_avg", None, None, (0.25, 0.5, 0.75), None)),
+    ("set_F.0.5", ["set_F_0.5"], ("set_F", None, 0.5, None, None)),
+    ("set_F.0.5,3", ["set_F_0.5,3"], ("set_F", None, 0.5, None, None)),  # the first one
+    ("relstring.20", ["relstring_20"], ("relstring", 20, None, None, None)),
+    ("ndcg.1=3,2=9,4=4.5", ["ndcg_1=3,2=9,4=4.5"],
+     ("ndcg", None, None, None, ((1, 3.0), (2, 9.0), (4, 4.5)))),
+    ("Rndcg.0=1", ["Rndcg_0=1"], ("Rndcg", None, None, None, ((0, 1.0),))),
+    ("rbp.p=0.5", ["rbp_p=0.5"], ("rbp", None, 0.5, None, None)),
+    ("rbp.p=0.5,2=1", ["rbp_p=0.5,2=1"], ("rbp", None, 0.5, None, ((2, 1.0),))),
+]
+
+
+@pytest.mark.parametrize(("spelling", "names", "first"), TREC_PARAMS)
+def test_trec_eval_parameter_syntax(spelling: str, names: list[str], first: tuple) -> None:
+    got = parse_measures(spelling)
+    assert [m.name for m in got] == names
+    m = got[0]
+    assert (m.family, m.cutoff, m.param, m.vector, m.gains) == first
+    for x in got:  # each canonical name reads back as the same measure
+        assert parse_measure(x.name) == x
+
+
+@pytest.mark.parametrize(("spelling", "family"), [
+    ("rbp_resid.p=0.5", "rbp_resid"), ("map.5", "map"), ("num_q.1", "num_q"),
+])
+def test_parameters_of_a_family_without_any_are_ignored(spelling: str, family: str) -> None:
+    """trec_eval 10 accepts `-m rbp_resid.p=0.5` and ignores the list (rbp_resid keeps
+    p = 0.9 and prints as `rbp_resid`); fasteval does the same, and says so."""
+    with pytest.warns(UserWarning, match="trec_eval ignores"):
+        assert parse_measures(spelling) == [Measure(family)]
+
+
+def test_ignored_pair_names_warn() -> None:
+    with pytest.warns(UserWarning, match="'x'"):
+        m = parse_measure("ndcg.1=3,x=2")
+    assert (m.gains, m.name) == (((1, 3.0),), "ndcg_1=3,x=2")
+
+
+def test_relevance_levels() -> None:
+    assert parse_measure("ndcg@10-l2") == parse_measure("nDCG(rel=2)@10")
+    assert parse_measure("precision@5-l3") == parse_measure("P(rel=3)@5")
+    assert parse_measure("r-precision-l2").name == "Rprec(rel=2)"
+    assert parse_measure("rbp.8-l2") == Measure("rbp_raw", param=0.8, rel=2, text="0.8")
+    # NumRet(rel=k) counts retrieved documents of grade >= k: num_rel_ret at level k
+    assert parse_measure("NumRet(rel=2)") == Measure("num_rel_ret", rel=2)
+    assert Measure("num_ret", rel=3) == Measure("num_rel_ret", rel=3)
+    assert parse_measure("NumRet") == Measure("num_ret")
+    for fam in (f.key for f in FAMILIES if f.rel == REL_NONE):
+        with pytest.raises(ParameterError, match="rel must be unset"):
+            Measure(fam, rel=1)
+    with pytest.raises(ParameterError, match="rel must be an integer >= 0, got -1"):
+        Measure("P", cutoff=5, rel=-1)
+    with pytest.raises(FastevalError, match="family"):
+        Measure("no_such_family")
+
+
+def test_dialect_collisions() -> None:
+    """Where the dialects spell different measures alike, trec_eval's meaning wins."""
+    assert len(parse_measures("recall")) == 9  # trec_eval; ranx's bare recall is set_recall
+    assert parse_measure("rbp") == Measure("rbp")  # trec_eval: p = 0.9
+    assert parse_measure("RBP").param == 0.8  # ir_measures' default
+    assert parse_measure("rbp.5") == Measure("rbp_raw", param=0.5, text="0.5")  # ranx
+    assert parse_measure("hits") == Measure("hits")  # whole ranking (ranx)
 
 
 members = st.sampled_from(
     [m for f in FAMILIES for m in parse_measures(f.key)]
     + parse_measures(["P(rel=2)@5", "ndcg.1=3,2=9", "utility.2,-1,0,0", "rbp.p=0.8",
-                      "11pt_avg..25,.5,.75", "set_F.0.5", "relstring.20"])
+                      "11pt_avg..25,.5,.75", "set_F.0.5", "relstring.20", "hits@5-l2",
+                      "dcg_burges@3", "rbp.95-l3", "RBP(rel=2)", "NumRet(rel=2)",
+                      "ndcg-l2", "ndcg_burges-l3", "dcg"])
 )
 
 
