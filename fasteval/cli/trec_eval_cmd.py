@@ -301,7 +301,7 @@ def run_trec_eval(o: Options, out=sys.stdout) -> int:
                     continue
                 if m.family == "relstring":
                     s, e = batch.offsets[qi], batch.offsets[qi + 1]
-                    rs = _relstring(batch.labels, int(s), int(e), int(m.cutoff or 10))
+                    rs = _relstring(batch.labels, int(s), int(e), int(m.cutoff))
                     if not present[qi] and m.base_name == "relstring":
                         # trec_eval 10 clears the placeholder's string (-c) only when the
                         # measure is named exactly "relstring": relstring.N keeps its "-"

@@ -91,6 +91,8 @@ class Measure:
                     "rel", f"unset: {self.family} has no relevance level", self.rel)
         if spec.params == FLOAT and self.param is None:
             object.__setattr__(self, "param", float(spec.default[0]))
+        if spec.params == LENGTH and self.cutoff is None:
+            object.__setattr__(self, "cutoff", int(spec.default[0]))
 
     @property
     def spec(self) -> Family:

@@ -186,3 +186,12 @@ def test_trec_eval_command_parameter_syntax(flag: str, first: str) -> None:
 def test_trec_eval_command_first_parameters_win(flags: list[str], names: list[str]) -> None:
     lines = _trec_eval(*flags).splitlines()
     assert [ln.split("\t")[0].strip() for ln in lines if ln.startswith("P_")] == names
+
+
+def test_trec_eval_command_relstring_length() -> None:
+    """relstring.N prints the first N labels; trec_eval's relstring.0 prints ''."""
+    lines = _trec_eval("-q", "-m", "relstring.0").splitlines()
+    assert lines[0] == "relstring_0           \t301\t''"
+    first = _trec_eval("-q", "-m", "relstring.3").splitlines()[0]
+    assert first.endswith("\t'" + _trec_eval("-q", "-m", "relstring").splitlines()[0]
+                          .split("'")[1][:3] + "'")
