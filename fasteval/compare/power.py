@@ -1,0 +1,263 @@
+"""Topic-set size design: how many topics a test collection needs (Sakai 2014, 2016).
+
+Given the variance of a measure across topics (estimated from a pilot collection), the
+smallest difference worth detecting, the significance level and the power wanted, find
+the smallest number of topics ``n`` at which the test reaches that power.
+
+* ``design="t"`` (paired t-test, two systems): differences with standard deviation
+  ``sd``; the test statistic follows a noncentral t with ``n - 1`` degrees of freedom and
+  noncentrality ``sqrt(n) * min_diff / sd``. Power is the probability of rejecting with
+  the two-sided (or one-sided) critical value.
+* ``design="anova"`` (``n_systems = m`` systems, topic-blocked two-way ANOVA F test):
+  ``min_diff`` is the minimum detectable range (the best and the worst system differ by
+  it, the others in between: the least favourable case); with per-score error variance
+  ``sigma2`` the noncentrality is ``n * min_diff**2 / (2 * sigma2)``, and F has ``m - 1``
+  and ``(m - 1)(n - 1)`` degrees of freedom.
+
+Variance from a pilot (:func:`pilot_variance`): the residual variance ``V_E`` of the
+two-way (system x topic) ANOVA of the pilot runs on their common topics. ``sigma2 = V_E``
+for the ANOVA design; the variance of a paired difference is ``2 V_E`` (with two pilot
+runs, exactly the variance of their differences).
+
+Examples
+--------
+>>> topic_set_size(0.05, sd=0.15)  # paired t, alpha = 0.05, power 0.8
+73
+>>> round(power(73, 0.05, sd=0.15), 3)
+0.802
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from fasteval.errors import InputError, ParameterError
+
+DESIGNS = ("t", "anova")
+
+
+def _check(
+    min_diff: float,
+    sd: float | None,
+    alpha: float,
+    design: str,
+    n_systems: int | None,
+    alternative: str,
+) -> None:
+    for name, v in (("min_diff", min_diff), ("sd", sd)):
+        if name == "sd" and v is None:
+            continue
+        if (
+            not isinstance(v, (int, float, np.floating, np.integer))
+            or isinstance(v, bool)
+            or not math.isfinite(v)
+            or v <= 0
+        ):
+            raise ParameterError(name, "a finite number > 0", v)
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+        raise ParameterError("alpha", "a number between 0 and 1", alpha)
+    if design not in DESIGNS:
+        raise ParameterError("design", "'t' or 'anova'", design)
+    if design == "anova":
+        if (
+            not isinstance(n_systems, (int, np.integer))
+            or isinstance(n_systems, bool)
+            or n_systems < 2
+        ):
+            raise ParameterError("n_systems", "an integer >= 2 for design='anova'", n_systems)
+        if alternative != "two-sided":
+            raise ParameterError("alternative", "'two-sided' for design='anova'", alternative)
+    if alternative not in ("two-sided", "greater", "less"):
+        raise ParameterError("alternative", "'two-sided', 'greater' or 'less'", alternative)
+
+
+def power(
+    n_topics: int,
+    min_diff: float,
+    sd: float,
+    *,
+    alpha: float = 0.05,
+    design: str = "t",
+    n_systems: int | None = None,
+    alternative: str = "two-sided",
+) -> float:
+    """Power of the test with ``n_topics`` topics to detect a difference of ``min_diff``.
+
+    Parameters
+    ----------
+    n_topics : int
+        Number of topics (at least 2).
+    min_diff : float
+        Difference (``design="t"``) or range of system means (``"anova"``) to detect.
+    sd : float
+        Standard deviation of a paired difference (``"t"``) or of the ANOVA error
+        (``"anova"``, ``sqrt(V_E)``).
+    alpha : float
+        Significance level.
+    design : {"t", "anova"}
+    n_systems : int, optional
+        Number of systems (``"anova"``).
+    alternative : {"two-sided", "greater", "less"}
+        ``"t"`` only; one-sided tests put all of ``alpha`` in the direction of the effect.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(power(20, 0.1, sd=0.2), 4)
+    0.5645
+    >>> round(power(50, 0.1, sd=0.1, design="anova", n_systems=5), 4)
+    0.9876
+    """
+    from scipy import stats
+
+    _check(min_diff, sd, alpha, design, n_systems, alternative)
+    if not isinstance(n_topics, (int, np.integer)) or isinstance(n_topics, bool) or n_topics < 2:
+        raise ParameterError("n_topics", "an integer >= 2", n_topics)
+    n = int(n_topics)
+    if design == "t":
+        df = n - 1
+        nc = math.sqrt(n) * min_diff / sd
+        if alternative == "two-sided":
+            crit = stats.t.ppf(1 - alpha / 2, df)
+            return float(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc))
+        crit = stats.t.ppf(1 - alpha, df)
+        return float(stats.nct.sf(crit, df, nc))
+    m = int(n_systems)  # type: ignore[arg-type]
+    df1, df2 = m - 1, (m - 1) * (n - 1)
+    lam = n * min_diff**2 / (2 * sd**2)
+    crit = stats.f.ppf(1 - alpha, df1, df2)
+    return float(stats.ncf.sf(crit, df1, df2, lam))
+
+
+def topic_set_size(
+    min_diff: float,
+    sd: float,
+    *,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    design: str = "t",
+    n_systems: int | None = None,
+    alternative: str = "two-sided",
+    max_topics: int = 10**7,
+) -> int:
+    """Smallest number of topics at which the test reaches ``power``.
+
+    Parameters are those of :func:`power` (``power`` is the target, e.g. 0.8).
+
+    Raises
+    ------
+    ParameterError
+        For invalid parameters, or when more than ``max_topics`` topics would be needed.
+
+    Examples
+    --------
+    >>> topic_set_size(0.1, sd=0.2)
+    34
+    >>> topic_set_size(0.1, sd=0.1, design="anova", n_systems=5)
+    26
+    """
+    _check(min_diff, sd, alpha, design, n_systems, alternative)
+    if not (isinstance(power, (int, float)) and 0 < power < 1):
+        raise ParameterError("power", "a number between 0 and 1", power)
+    target = float(power)
+    kw: dict[str, Any] = {
+        "alpha": alpha,
+        "design": design,
+        "n_systems": n_systems,
+        "alternative": alternative,
+    }
+
+    def pw(n: int) -> float:
+        return globals()["power"](n, min_diff, sd, **kw)
+
+    lo, hi = 2, 2
+    while pw(hi) < target:
+        lo = hi + 1
+        hi *= 2
+        if hi > max_topics:
+            if pw(max_topics) < target:
+                raise ParameterError(
+                    "min_diff",
+                    f"large enough to be detected with at most {max_topics} topics "
+                    f"(power {pw(max_topics):.3f} there)",
+                    min_diff,
+                )
+            hi = max_topics
+            break
+    while lo < hi:  # power grows with the number of topics
+        mid = (lo + hi) // 2
+        if pw(mid) >= target:
+            hi = mid
+        else:
+            lo = mid + 1
+    return hi
+
+
+def pilot_variance(results: Any, measures: Any = None) -> pl.DataFrame:
+    """Variance estimates for topic-set size design from pilot per-query results.
+
+    Parameters
+    ----------
+    results : DataFrame, path, list of paths or mapping
+        Per-query results of two or more pilot runs (anything :func:`fasteval.compare`
+        reads).
+    measures : str or list of str, optional
+        Measures to use (default: all).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``measure, n_runs, n_topics, residual_variance`` (``V_E`` of the two-way ANOVA over
+        the topics every run has) and ``sd_diff`` (``sqrt(2 V_E)``, the standard deviation of
+        a paired difference).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> pilot = {"a": pl.DataFrame({"query_id": [1, 2, 3], "map": [0.2, 0.5, 0.6]}),
+    ...          "b": pl.DataFrame({"query_id": [1, 2, 3], "map": [0.3, 0.4, 0.9]})}
+    >>> [round(v, 6) if isinstance(v, float) else v for v in pilot_variance(pilot).row(0)]
+    ['map', 2, 3, 0.02, 0.2]
+    """
+    from fasteval.compare._data import load_results, pair_all
+    from fasteval.compare.anova import two_way_anova
+    from fasteval.compare.core import _resolve_measures
+
+    long = load_results(results)
+    systems = long.get_column("run_id").unique(maintain_order=True).to_list()
+    if len(systems) < 2:
+        raise InputError(
+            f"need at least two pilot runs to estimate the residual variance, got {systems}",
+            source="results",
+        )
+    available = long.get_column("measure").unique(maintain_order=True).to_list()
+    names = _resolve_measures(measures, available)
+    paired = pair_all(long, systems, names, "drop")
+    rows = []
+    for m in names:
+        x = paired[m].scores
+        if x.shape[1] < 2:
+            raise InputError(
+                f"measure {m!r}: {x.shape[1]} topic(s) common to every pilot run; need 2 or more",
+                source="results",
+            )
+        ve = two_way_anova(x)["ms_residual"]
+        rows.append((m, len(systems), int(x.shape[1]), ve, math.sqrt(2 * ve)))
+    return pl.DataFrame(
+        rows,
+        schema={
+            "measure": pl.Utf8,
+            "n_runs": pl.Int64,
+            "n_topics": pl.Int64,
+            "residual_variance": pl.Float64,
+            "sd_diff": pl.Float64,
+        },
+        orient="row",
+    )

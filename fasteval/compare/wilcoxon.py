@@ -1,0 +1,277 @@
+"""Wilcoxon signed-rank test on tie-merged paired differences, with its behaviour pinned.
+
+What is computed, whatever scipy version is installed (scipy is used only for the normal
+distribution and for ranking):
+
+* **Differences**: ``d = run - versus`` computed once, rounding ties merged
+  (:mod:`fasteval.compare.ties`), so equal metric differences are equal ranks.
+* **Zeros** (``zero_method``): ``"wilcox"`` (default) drops zero differences before ranking;
+  ``"pratt"`` ranks them with the others and then leaves their ranks out of both sums.
+* **Ranks**: mid-ranks of ``|d|`` for tied magnitudes.
+* **Statistic**: ``W+`` is the sum of the ranks of the positive differences. The reported
+  statistic is ``min(W+, W-)`` for the two-sided test and ``W+`` for a one-sided one
+  (scipy's convention).
+* **Null distribution** (``method``):
+
+  - ``"exact"``: the exact conditional distribution of ``W+`` given the ranks (every sign
+    pattern of the non-zero differences equally likely), enumerated by dynamic
+    programming over the doubled mid-ranks, so it is exact with ties and with Pratt's
+    zeros, at any number of queries;
+  - ``"approx"``: normal approximation with mean ``sum(r) / 2`` and variance
+    ``sum(r**2) / 4`` over the non-zero ranks ``r`` (the tie- and zero-corrected variance),
+    with a continuity correction of 1/2 towards the mean when ``correction=True``;
+  - ``"auto"`` (default): exact when there are at most 50 queries and no ties and no
+    zeros; the exact conditional distribution when there are at most 13 queries; the
+    normal approximation otherwise (the rule of ``scipy.stats.wilcoxon`` since 1.15, whose
+    permutation test for 13 queries or fewer enumerates the same conditional
+    distribution).
+
+* **p-value**: one-sided tail of the distribution, or ``min(1, 2 * smaller tail)``.
+  A comparison whose differences are all zero gets ``W = 0, p = 1``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fasteval.errors import ParameterError
+
+ZERO_METHODS = ("wilcox", "pratt")
+METHODS = ("auto", "exact", "approx")
+ALTERNATIVES = ("two-sided", "greater", "less")
+_METHOD_ALIASES = {
+    "auto": "auto",
+    "exact": "exact",
+    "approx": "approx",
+    "asymptotic": "approx",
+    "normal": "approx",
+}
+
+
+def check_zero_method(zero_method: str) -> str:
+    """Validate ``zero_method`` (``"wilcox"`` or ``"pratt"``).
+
+    Examples
+    --------
+    >>> check_zero_method("Pratt")
+    'pratt'
+    """
+    key = zero_method.lower() if isinstance(zero_method, str) else zero_method
+    if key not in ZERO_METHODS:
+        raise ParameterError("zero_method", "'wilcox' or 'pratt'", zero_method)
+    return key
+
+
+def check_method(method: str | bool) -> str:
+    """Validate the null-distribution choice: ``"auto"``, ``"exact"``/``True`` or
+    ``"approx"``/``False``.
+
+    Examples
+    --------
+    >>> check_method(True), check_method("asymptotic")
+    ('exact', 'approx')
+    """
+    if method is True:
+        return "exact"
+    if method is False:
+        return "approx"
+    key = method.lower() if isinstance(method, str) else method
+    if key not in _METHOD_ALIASES:
+        raise ParameterError("method", "'auto', 'exact' (True) or 'approx' (False)", method)
+    return _METHOD_ALIASES[key]
+
+
+def check_alternative(alternative: str) -> str:
+    """Validate ``alternative`` (``"two-sided"``, ``"greater"`` or ``"less"``).
+
+    Examples
+    --------
+    >>> check_alternative("greater")
+    'greater'
+    """
+    key = alternative.lower() if isinstance(alternative, str) else alternative
+    if key in ("two_sided", "twosided"):
+        key = "two-sided"
+    if key not in ALTERNATIVES:
+        raise ParameterError("alternative", "'two-sided', 'greater' or 'less'", alternative)
+    return key
+
+
+def _midranks(x: np.ndarray) -> np.ndarray:
+    """Mid-ranks (1-based) of ``x``; exact equality defines ties."""
+    from scipy.stats import rankdata
+
+    return rankdata(x, method="average")
+
+
+def exact_distribution(ranks2: np.ndarray) -> np.ndarray:
+    """Null probabilities of ``2 W+`` for doubled ranks ``ranks2`` (non-negative integers).
+
+    ``out[k]`` is the probability that the doubled ranks with a plus sign sum to ``k`` when
+    every sign is + or - with probability 1/2 independently.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> (exact_distribution(np.array([2, 4, 6])) * 8).tolist()  # ranks 1, 2, 3
+    [1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0]
+    """
+    ranks2 = np.asarray(ranks2, dtype=np.int64)
+    total = int(ranks2.sum())
+    dist = np.zeros(total + 1)
+    dist[0] = 1.0
+    top = 0
+    for r in np.sort(ranks2):
+        r = int(r)
+        if r == 0:
+            continue
+        # new[k] = (old[k] + old[k - r]) / 2, over the reachable range only
+        dist[r : top + r + 1] += dist[: top + 1]
+        dist[: top + r + 1] *= 0.5
+        top += r
+    return dist
+
+
+def signed_rank(
+    d: np.ndarray,
+    *,
+    zero_method: str = "wilcox",
+    correction: bool = False,
+    method: str | bool = "auto",
+    alternative: str = "two-sided",
+) -> tuple[float, float, str]:
+    """Wilcoxon signed-rank test of one series of tie-merged differences.
+
+    Parameters
+    ----------
+    d : ndarray, shape (n,)
+        Differences ``run - versus``, ties already merged (:func:`fasteval.compare.ties.snap`).
+    zero_method : {"wilcox", "pratt"}
+        Drop zeros before ranking, or rank them and leave their ranks out of the sums.
+    correction : bool
+        Continuity correction of the normal approximation.
+    method : {"auto", "exact", "approx"}
+        Null distribution (see the module notes).
+    alternative : {"two-sided", "greater", "less"}
+        ``"greater"``: the run scores higher than ``versus``.
+
+    Returns
+    -------
+    statistic : float
+        ``min(W+, W-)`` (two-sided) or ``W+``.
+    p_value : float
+    method : str
+        ``"exact"`` or ``"approx"``: the null distribution used (``"none"`` when every
+        difference is zero).
+
+    Examples
+    --------
+    The tie-aware test on twenty P@10-like pairs (normal approximation, as ``"auto"``
+    chooses with ties and 20 queries):
+
+    >>> import numpy as np
+    >>> from fasteval.compare.ties import differences
+    >>> a = np.array([.1, .8, .8, 1, .9, 1, .8, .4, .8, .4, .6, 1, .2, 1, .9, .9, .8, .9, 0, .9])
+    >>> b = np.array([.4, .6, 1, .7, .6, .7, .5, .8, .4, .6, .6, 0, .1, .8, .7, .5, .6, 0, .3, .6])
+    >>> w, p, how = signed_rank(differences(a, b))
+    >>> float(w), round(p, 4), how
+    (47.0, 0.0511, 'approx')
+    >>> w, p, how = signed_rank(differences(a, b), method="exact")
+    >>> float(w), round(p, 6), how  # all 2**19 sign patterns of the non-zero differences
+    (47.0, 0.051102, 'exact')
+    """
+    zero_method = check_zero_method(zero_method)
+    method = check_method(method)
+    alternative = check_alternative(alternative)
+    d = np.asarray(d, dtype=np.float64)
+    n = d.size
+    nonzero = d != 0
+    if not nonzero.any():
+        return 0.0, 1.0, "none"
+    if zero_method == "wilcox":
+        ranks = _midranks(np.abs(d[nonzero]))
+        positive = d[nonzero] > 0
+        ranked = np.abs(d[nonzero])
+    else:
+        all_ranks = _midranks(np.abs(d))
+        ranks = all_ranks[nonzero]
+        positive = d[nonzero] > 0
+        ranked = np.abs(d)
+    w_plus = float(ranks[positive].sum())
+    total = float(ranks.sum())
+    w_minus = total - w_plus
+    if method == "auto":
+        has_ties = np.unique(ranked).size < ranked.size
+        if n > 50:
+            method = "approx"
+        elif not has_ties and nonzero.all():
+            method = "exact"
+        else:
+            method = "exact" if n <= 13 else "approx"
+    if method == "exact":
+        ranks2 = np.rint(2.0 * ranks).astype(np.int64)
+        dist = exact_distribution(ranks2)
+        k = int(round(2.0 * w_plus))
+        cdf = float(dist[: k + 1].sum())
+        sf = float(dist[k:].sum())
+        if alternative == "greater":
+            p = sf
+        elif alternative == "less":
+            p = cdf
+        else:
+            p = 2.0 * min(cdf, sf)
+    else:
+        from scipy.stats import norm
+
+        mean = total / 2.0
+        sd = float(np.sqrt((ranks**2).sum() / 4.0))
+        diff = w_plus - mean
+        if correction:
+            if alternative == "greater":
+                diff -= 0.5
+            elif alternative == "less":
+                diff += 0.5
+            else:
+                diff -= 0.5 * np.sign(diff)
+        z = diff / sd
+        if alternative == "greater":
+            p = float(norm.sf(z))
+        elif alternative == "less":
+            p = float(norm.cdf(z))
+        else:
+            p = float(2.0 * norm.sf(abs(z)))
+    stat = min(w_plus, w_minus) if alternative == "two-sided" else w_plus
+    return float(stat), float(min(1.0, p)), method
+
+
+def signed_rank_rows(
+    d: np.ndarray,
+    *,
+    zero_method: str = "wilcox",
+    correction: bool = False,
+    method: str | bool = "auto",
+    alternative: str = "two-sided",
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """:func:`signed_rank` for every row of ``d`` (shape ``(rows, n)``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> stat, p, how = signed_rank_rows(np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]))
+    >>> stat.tolist(), p.tolist(), how
+    ([0.0, 0.0], [0.25, 1.0], ['exact', 'none'])
+    """
+    d = np.atleast_2d(np.asarray(d, dtype=np.float64))
+    stat = np.empty(d.shape[0])
+    p = np.empty(d.shape[0])
+    how = []
+    for k in range(d.shape[0]):
+        stat[k], p[k], used = signed_rank(
+            d[k],
+            zero_method=zero_method,
+            correction=correction,
+            method=method,
+            alternative=alternative,
+        )
+        how.append(used)
+    return stat, p, how

@@ -1,0 +1,172 @@
+"""Bootstrap-t test and intervals against a float64 numpy reference on the same resamples."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+
+from fasteval.compare.bootstrap import check_ci_method, min_pvalue, paired_bootstrap
+from fasteval.compare.kernels import bootstrap_counts
+from fasteval.compare.ties import differences
+from fasteval.errors import ParameterError
+
+stats = pytest.importorskip("scipy.stats")
+
+
+def _keys(R: int, seed: int = 1) -> np.ndarray:
+    return np.random.default_rng(seed).bit_generator.random_raw(R).astype(np.uint64)
+
+
+def _counts(keys: np.ndarray, n: int) -> np.ndarray:
+    c = np.empty((keys.size, n), dtype=np.float32)
+    bootstrap_counts(keys, c)
+    return c.astype(np.float64)
+
+
+def _reference(v: np.ndarray, counts: np.ndarray, level: float, method: str):
+    """Textbook bootstrap-t / percentile / BCa in float64 from explicit resample counts."""
+    R, n = counts.shape
+    m, s = v.mean(), v.std(ddof=1)
+    se = s / np.sqrt(n)
+    ms = counts @ v / n
+    var = (counts * (v[None, :] - ms[:, None]) ** 2).sum(axis=1) / (n - 1)
+    with np.errstate(all="ignore"):
+        ts = (ms - m) / np.sqrt(var / n)
+    flat = var <= 1e-20
+    ts[flat] = np.where(np.abs(ms[flat] - m) < 1e-12, 0.0, np.sign(ms[flat] - m) * np.inf)
+    a = (1 - level) / 2
+    if method == "t":
+        hi_q, lo_q = np.quantile(ts, [1 - a, a])
+        lo, hi = m - hi_q * se, m - lo_q * se
+    elif method == "percentile":
+        lo, hi = np.quantile(ms, [a, 1 - a])
+    else:
+        below = (ms < m - 1e-12).sum() + 0.5 * (np.abs(ms - m) <= 1e-12).sum()
+        z0 = stats.norm.ppf(below / R)
+        e = v - m
+        acc = (e**3).sum() / (6 * (e**2).sum() ** 1.5)
+        z = stats.norm.ppf([a, 1 - a])
+        lo, hi = np.quantile(ms, stats.norm.cdf(z0 + (z0 + z) / (1 - acc * (z0 + z))))
+    p = (1 + (np.abs(ts) >= abs(m / se) * (1 - 1e-9)).sum()) / (R + 1)
+    return lo, hi, p, m / se
+
+
+@pytest.mark.parametrize("method", ["t", "percentile", "bca"])
+@pytest.mark.parametrize("n", [7, 25, 120])
+def test_equals_float64_reference_on_same_resamples(method, n):
+    rng = np.random.default_rng(n)
+    a = rng.integers(0, 11, n) / 10  # P@10-like: ties in scores and differences
+    b = np.clip(a + rng.integers(-4, 4, n) / 10, 0, 1)
+    R = 3000
+    keys = _keys(R, n)
+    counts = _counts(keys, n)
+    d = a - b
+    res = paired_bootstrap(
+        d[None], differences(a, b)[None], np.stack([a, b]), keys, level=0.9, ci_method=method
+    )
+    lo, hi, p, t = _reference(d, counts, 0.9, method)
+    assert res.statistic[0] == pytest.approx(stats.ttest_rel(a, b).statistic, rel=1e-12)
+    assert res.statistic[0] == pytest.approx(t, rel=1e-12)
+    assert abs(res.p_value[0] - max(p, res.min_p[0])) <= 2 / (R + 1)
+    assert res.ci_low[0] == pytest.approx(lo, abs=1e-12)
+    assert res.ci_high[0] == pytest.approx(hi, abs=1e-12)
+    for k, v in enumerate((a, b)):  # per-run intervals of the mean
+        lo, hi, _, _ = _reference(v, counts, 0.9, method)
+        assert res.mean_low[k] == pytest.approx(lo, abs=1e-12)
+        assert res.mean_high[k] == pytest.approx(hi, abs=1e-12)
+
+
+def test_bca_agrees_with_scipy_bootstrap():
+    rng = np.random.default_rng(5)
+    d = np.round(rng.gamma(1.0, 0.1, 40) - 0.05, 2)  # skewed, ties
+    R = 20000
+    res = paired_bootstrap(d[None], d[None], np.empty((0, 40)), _keys(R), ci_method="bca")
+    ref = stats.bootstrap((d,), np.mean, n_resamples=R, method="BCa", random_state=3)
+    se = d.std(ddof=1) / np.sqrt(d.size)
+    assert abs(res.ci_low[0] - ref.confidence_interval.low) < 0.1 * se
+    assert abs(res.ci_high[0] - ref.confidence_interval.high) < 0.1 * se
+
+
+def test_exact_bounds_are_not_rounding_noise():
+    # resamples that draw only the zero differences have mean exactly 0
+    d = np.array([[0.0, 0.0, 0.3]])
+    res = paired_bootstrap(d, d, np.array([[0.1, 0.1, 0.1]]), _keys(4000), ci_method="percentile")
+    assert res.ci_low[0] == 0.0 and res.ci_high[0] == pytest.approx(0.3, abs=1e-16)
+    mean = np.mean([0.1, 0.1, 0.1])  # a constant run: [mean, mean], the table's mean
+    assert res.mean_low[0] == mean and res.mean_high[0] == mean
+
+
+def test_small_samples_cannot_claim_significance():
+    keys = _keys(10000)
+    one = paired_bootstrap(np.array([[0.3]]), np.array([[0.3]]), np.empty((0, 1)), keys)
+    assert np.isnan(one.statistic[0]) and np.isnan(one.p_value[0])
+    two = paired_bootstrap(np.array([[0.3, 0.1]]), np.array([[0.3, 0.1]]), np.empty((0, 2)), keys)
+    assert two.min_p[0] == 0.5 and 0.5 <= two.p_value[0] < 0.52
+    d3 = np.array([[0.3, 0.1, 0.25]])
+    three = paired_bootstrap(d3, d3, np.empty((0, 3)), keys)
+    assert three.min_p[0] == pytest.approx(3 / 27) and three.p_value[0] >= 3 / 27
+    assert min_pvalue(np.array([0.3, 0.1, 0.25]), "greater") == pytest.approx(2 / 27)
+
+
+def test_zero_variance_is_undefined_and_identical_is_one():
+    keys = _keys(500)
+    d = np.array([[0.4, 0.4, 0.4, 0.4], [0.0, 0.0, 0.0, 0.0]])
+    res = paired_bootstrap(d, d, np.empty((0, 4)), keys)
+    assert np.isnan(res.statistic[0]) and np.isnan(res.p_value[0])
+    assert res.statistic[1] == 0.0 and res.p_value[1] == 1.0
+    assert res.ci_low.tolist() == [0.4, 0.0] and res.ci_high.tolist() == [0.4, 0.0]
+
+
+@pytest.mark.parametrize("n", [5, 10, 20, 50])
+def test_null_calibration_and_coverage(n):
+    """1,000 null data sets (P@10-like differences of two runs from one distribution) share
+    999 resamples: rejection rate at 0.05 within three binomial standard errors (at most, at
+    n = 5, where the test is conservative), bootstrap-t coverage of the true mean 0 likewise."""
+    rng = np.random.default_rng(40 + n)
+    reps = 1000
+    a = rng.integers(0, 11, (reps, n)) / 10
+    b = rng.integers(0, 11, (reps, n)) / 10
+    d = differences(a, b)
+    res = paired_bootstrap(a - b, d, np.empty((0, n)), _keys(999, n), level=0.95)
+    ok = ~np.isnan(res.p_value)
+    rate = float(np.mean(res.p_value[ok] <= 0.05))
+    band = 3 * np.sqrt(0.05 * 0.95 / reps)
+    assert rate <= 0.05 + band
+    if n >= 10:
+        assert rate >= 0.05 - band
+    cover = float(np.mean((res.ci_low[ok] <= 0) & (0 <= res.ci_high[ok])))
+    assert abs(cover - 0.95) <= band or (n == 5 and cover >= 0.95 - 2 * band)
+
+
+def test_one_sided():
+    rng = np.random.default_rng(8)
+    d = rng.normal(0.05, 0.2, 30)
+    keys = _keys(4000)
+    two = paired_bootstrap(d[None], d[None], np.empty((0, 30)), keys)
+    up = paired_bootstrap(d[None], d[None], np.empty((0, 30)), keys, alternative="greater")
+    down = paired_bootstrap(d[None], d[None], np.empty((0, 30)), keys, alternative="less")
+    assert up.p_value[0] < two.p_value[0] < down.p_value[0]
+    assert up.ci_high[0] == np.inf and down.ci_low[0] == -np.inf
+    assert up.ci_low[0] > two.ci_low[0] and down.ci_high[0] < two.ci_high[0]
+
+
+def test_same_result_with_one_and_two_threads():
+    rng = np.random.default_rng(9)
+    d = rng.normal(0, 1, (6, 300))
+    previous = numba.get_num_threads()
+    out = []
+    try:
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            r = paired_bootstrap(d, d, d[:2], _keys(2000), ci_method="bca")
+            out.append(np.concatenate([r.p_value, r.ci_low, r.ci_high, r.mean_low]))
+    finally:
+        numba.set_num_threads(previous)
+    assert np.array_equal(out[0], out[1])
+
+
+def test_ci_method_names():
+    assert check_ci_method("studentized") == "t"
+    with pytest.raises(ParameterError, match="ci_method must be"):
+        check_ci_method("abc")

@@ -1,0 +1,148 @@
+"""Effect sizes (hand-worked and scipy) and topic-set size design (statsmodels)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+from fasteval.compare.anova import two_way_anova
+from fasteval.compare.effects import effect_sizes, hedges_j
+from fasteval.compare.power import pilot_variance, power, topic_set_size
+from fasteval.errors import InputError, ParameterError
+
+stats = pytest.importorskip("scipy.stats")
+
+
+def test_effect_sizes_hand_worked():
+    a = np.array([[0.5, 0.6, 0.9, 0.4, 0.7]])
+    b = np.array([[0.4, 0.6, 0.5, 0.3, 0.5]])
+    d = a - b  # 0.1, 0, 0.4, 0.1, 0.2: mean 0.16, sd 0.151658
+    e = effect_sizes(a, b, d, residual_variance=0.01)
+    sd_d = math.sqrt(((d - 0.16) ** 2).sum() / 4)
+    assert e["cohens_d"][0] == pytest.approx(0.16 / sd_d, rel=1e-12)
+    j = math.gamma(2) / (math.sqrt(2) * math.gamma(1.5))  # J(4)
+    assert e["hedges_g"][0] == pytest.approx(0.16 / sd_d * j, rel=1e-12)
+    assert e["glass_delta"][0] == pytest.approx(0.16 / b.std(ddof=1), rel=1e-12)
+    assert e["sakai_es"][0] == pytest.approx(1.6, rel=1e-12)
+
+
+def test_hedges_j_exact_and_approximation():
+    for df in (2, 5, 10, 50, 200):
+        approx = 1 - 3 / (4 * df - 1)
+        assert abs(hedges_j(df) - approx) < 0.02 / df
+    assert math.isnan(hedges_j(1))
+
+
+def test_sakai_es_with_two_runs_is_sqrt2_dz():
+    rng = np.random.default_rng(1)
+    x = rng.uniform(size=(2, 25))
+    ve = two_way_anova(x)["ms_residual"]
+    d = x[:1] - x[1:]
+    e = effect_sizes(x[:1], x[1:], d, ve)
+    assert e["sakai_es"][0] == pytest.approx(math.sqrt(2) * e["cohens_d"][0], rel=1e-12)
+
+
+def test_zero_variance_effects_are_undefined():
+    a = np.array([[0.5, 0.6, 0.7, 0.8]])
+    b = np.array([[0.1, 0.2, 0.3, 0.4]])
+    d = np.full((1, 4), 0.4)  # tie-merged differences: all equal
+    e = effect_sizes(a, b, d)
+    assert math.isnan(e["cohens_d"][0]) and math.isnan(e["hedges_g"][0])
+    assert e["glass_delta"][0] == pytest.approx(0.4 / b.std(ddof=1))
+    same = effect_sizes(a, a, np.zeros((1, 4)))
+    assert same["cohens_d"][0] == 0.0 and same["hedges_g"][0] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("min_diff", "sd", "alpha", "target", "alternative"),
+    [
+        (0.05, 0.15, 0.05, 0.8, "two-sided"),
+        (0.1, 0.2, 0.05, 0.8, "two-sided"),
+        (0.02, 0.1, 0.01, 0.9, "two-sided"),
+        (0.05, 0.2, 0.05, 0.8, "greater"),
+        (0.3, 0.2, 0.05, 0.8, "two-sided"),
+    ],
+)
+def test_topic_set_size_equals_statsmodels(min_diff, sd, alpha, target, alternative):
+    smp = pytest.importorskip("statsmodels.stats.power")
+    es = min_diff / sd
+    ref = smp.TTestPower().solve_power(
+        effect_size=es,
+        alpha=alpha,
+        power=target,
+        alternative="larger" if alternative == "greater" else "two-sided",
+    )
+    n = topic_set_size(min_diff, sd, alpha=alpha, power=target, alternative=alternative)
+    assert n == max(2, math.ceil(ref - 1e-9))
+    got = power(n, min_diff, sd, alpha=alpha, alternative=alternative)
+    assert got == pytest.approx(
+        smp.TTestPower().power(
+            effect_size=es,
+            nobs=n,
+            alpha=alpha,
+            alternative="larger" if alternative == "greater" else "two-sided",
+        ),
+        abs=1e-10,
+    )
+    assert got >= target and (
+        n == 2 or power(n - 1, min_diff, sd, alpha=alpha, alternative=alternative) < target
+    )
+
+
+@pytest.mark.parametrize(("m", "n"), [(3, 20), (5, 50), (10, 30)])
+def test_anova_power_equals_statsmodels_ftest(m, n):
+    smp = pytest.importorskip("statsmodels.stats.power")
+    min_diff, sd = 0.08, 0.1
+    lam = n * min_diff**2 / (2 * sd**2)
+    df1, df2 = m - 1, (m - 1) * (n - 1)
+    f = math.sqrt(lam / (df1 + df2 + 1))
+    # statsmodels' FTestPower takes the denominator df first (its documented quirk)
+    ref = smp.FTestPower().power(effect_size=f, df_num=df2, df_denom=df1, alpha=0.05)
+    assert power(n, min_diff, sd, design="anova", n_systems=m) == pytest.approx(ref, abs=1e-10)
+    need = topic_set_size(min_diff, sd, design="anova", n_systems=m)
+    assert power(need, min_diff, sd, design="anova", n_systems=m) >= 0.8
+    assert power(need - 1, min_diff, sd, design="anova", n_systems=m) < 0.8
+
+
+def test_pilot_variance_from_results():
+    smf = pytest.importorskip("statsmodels.formula.api")
+    rng = np.random.default_rng(3)
+    topic = rng.uniform(0.2, 0.8, 30)
+    runs = {
+        f"r{k}": pl.DataFrame(
+            {
+                "query_id": list(range(30)),
+                "ndcg_cut_10": np.clip(topic + rng.normal(0, 0.1, 30), 0, 1),
+            }
+        )
+        for k in range(4)
+    }
+    out = pilot_variance(runs, "ndcg@10")
+    row = out.row(0, named=True)
+    long = pl.concat(
+        [df.with_columns(pl.lit(k).alias("run")) for k, df in runs.items()]
+    ).to_pandas()
+    fit = smf.ols("ndcg_cut_10 ~ C(run) + C(query_id)", long).fit()
+    assert row["residual_variance"] == pytest.approx(fit.mse_resid, rel=1e-10)
+    assert row["sd_diff"] == pytest.approx(math.sqrt(2 * fit.mse_resid), rel=1e-10)
+    assert (row["n_runs"], row["n_topics"]) == (4, 30)
+
+
+def test_power_parameter_errors():
+    with pytest.raises(ParameterError, match="min_diff must be a finite number > 0, got -0.1"):
+        topic_set_size(-0.1, 0.2)
+    with pytest.raises(ParameterError, match="sd must be"):
+        power(10, 0.1, float("inf"))
+    with pytest.raises(ParameterError, match="n_systems must be an integer >= 2"):
+        power(10, 0.1, 0.2, design="anova")
+    with pytest.raises(ParameterError, match="power must be a number between 0 and 1"):
+        topic_set_size(0.1, 0.2, power=1.5)
+    with pytest.raises(ParameterError, match="n_topics"):
+        power(1, 0.1, 0.2)
+    with pytest.raises(ParameterError, match="min_diff must be large enough"):
+        topic_set_size(1e-6, 1.0, max_topics=1000)
+    with pytest.raises(InputError, match="two pilot runs"):
+        pilot_variance({"a": pl.DataFrame({"query_id": [1, 2], "map": [0.1, 0.2]})})
