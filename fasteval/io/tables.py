@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from fasteval.errors import InputError
-from fasteval.io._common import Kind, resolve_columns
+from fasteval.io._common import Kind, Locator, resolve_columns
 
 __all__ = [
     "read_parquet",
@@ -29,6 +29,7 @@ __all__ = [
     "lazy_parquet",
     "lazy_delimited",
     "lazy_ndjson",
+    "csv_line_locator",
 ]
 
 _ID_CANONICAL = ("query_id", "doc_id")
@@ -124,6 +125,40 @@ def read_delimited(data: str | bytes, sep: str, kind: Kind, explicit: dict[str, 
         except (pl.exceptions.PolarsError, OSError) as exc:
             raise InputError(f"cannot parse ({_first_line(exc)})", source=source) from exc
     return df, mapping
+
+
+def csv_line_locator(data: str | bytes) -> Locator:
+    """Locator for CSV/TSV files: a data row (0-based, the header not counted) to its 1-based
+    line in the file, following quoted fields that span lines. The file (a path, or its
+    bytes) is looked at only when a message needs a line.
+
+    Examples
+    --------
+    >>> where = csv_line_locator(b'query_id,doc_id,score\\nq,"a\\nb",1\\nq,c,x\\n')
+    >>> where(0), where(1)
+    ({'line': 2}, {'line': 4})
+    """
+    lines: np.ndarray | None = None
+
+    def where(i: int) -> dict:
+        nonlocal lines
+        if lines is None:
+            if isinstance(data, bytes):
+                buf = data
+            else:
+                with open(data, "rb") as fh:
+                    buf = fh.read()
+            a = np.frombuffer(buf, dtype=np.uint8)
+            newlines = np.flatnonzero(a == 10)
+            if a.size and a[-1] != 10:  # the last record has no newline after it
+                newlines = np.append(newlines, a.size)
+            quotes = np.cumsum(a == 34, dtype=np.int64)
+            inside = quotes[np.minimum(newlines, a.size - 1)] % 2 == 1 if a.size else np.zeros(0, bool)
+            ends = np.flatnonzero(~inside)  # newlines that end a record (header first)
+            lines = ends[:-1] + 2  # data row i starts after the newline ending record i
+        return {"line": int(lines[i])} if i < len(lines) else {"row": i}
+
+    return where
 
 
 def lazy_ndjson(path: str, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.LazyFrame, dict[str, str]]:

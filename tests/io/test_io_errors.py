@@ -144,11 +144,17 @@ def test_null_score_and_nan_in_table() -> None:
     assert (e.row, e.column) == (2, "score") and "NaN" in str(e)
 
 
-def test_csv_bad_score_names_row(tmp_path: Path) -> None:
+def test_csv_bad_score_names_line(tmp_path: Path) -> None:
+    """A CSV error names the file's line (1-based, header counted), not the 0-based row;
+    a quoted field that spans lines is followed."""
     p = tmp_path / "run.csv"
     p.write_text("query_id,doc_id,score\nq,a,1.0\nq,b,2.0\nq,c,high\n")
     e = _err(read_run, p)
-    assert (e.source, e.row, e.column) == (str(p), 2, "score") and "'high'" in str(e)
+    assert (e.source, e.line, e.row, e.column) == (str(p), 4, None, "score") and "'high'" in str(e)
+    assert str(e).startswith(f"{p}, line 4, column 'score'")
+    p.write_text('query_id\tdoc_id\tscore\nq\t"a\nb"\t1.0\nq\tc\thigh\n')
+    e = _err(read_run, p, format="tsv")
+    assert (e.line, e.column) == (4, "score")
 
 
 def test_table_relevance_not_integer() -> None:
