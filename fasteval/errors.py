@@ -80,6 +80,30 @@ class ParameterError(FastevalError):
         super().__init__(f"{parameter} must be {constraint}, got {value!r}")
 
 
+class OutputError(FastevalError):
+    """An output cannot be written where it was asked to go (a directory, a full disk, a
+    parent that is a file, no permission).
+
+    Parameters
+    ----------
+    target : str
+        The output as given (``"-"`` is standard output).
+    problem : str
+        What is wrong and what was expected.
+
+    Examples
+    --------
+    >>> str(OutputError("results", "is a directory; expected a file path (or - for standard output)"))
+    "output 'results' is a directory; expected a file path (or - for standard output)"
+    """
+
+    def __init__(self, target: str, problem: str) -> None:
+        self.target = target
+        self.problem = problem
+        where = "standard output" if target == "-" else f"output {target!r}"
+        super().__init__(f"{where} {problem}")
+
+
 class UnknownMeasureError(FastevalError):
     """A measure name that the parser does not understand."""
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import polars as pl
 
@@ -115,12 +114,17 @@ def evaluate_files(
     >>> sorted(res.aggregate.get_column("run_id").unique().to_list())
     ['run_0', 'run_1']
     """
+    from fasteval.io.atomic import check_outputs
+
     complete = bool(options.get("complete", False))
+    specs = runs if isinstance(runs, list | tuple) else [runs]
+    outputs = {"out": out, "aggregate_out": aggregate_out}
+    check_outputs(outputs, [qrels, *specs])  # before anything is read
     if evaluator is None:
         evaluator = make_evaluator(qrels, measures, **options)
     names = list(evaluator.measure_names)
-    specs = runs if isinstance(runs, list | tuple) else [runs]
     sources = discover_all(list(specs))
+    check_outputs(outputs, [f for s in sources for f in s.files])
     sink: Sink
     if out is not None:
         from fasteval.batch.sinks import format_from_path
@@ -161,7 +165,8 @@ def evaluate_files(
 
 
 def write_table_atomic(df: pl.DataFrame, path: str | os.PathLike[str], fmt: str | None = None) -> None:
-    """Write a small table (aggregates) atomically, format from ``fmt`` or the suffix."""
+    """Write a small table (aggregates) atomically, format from ``fmt`` or the suffix
+    (see :func:`fasteval.io.atomic.atomic_path`: devices, FIFOs and ``-`` are written in place)."""
     from fasteval.batch.sinks import format_from_path
     from fasteval.io.atomic import atomic_open, atomic_path
 
@@ -178,17 +183,6 @@ def write_table_atomic(df: pl.DataFrame, path: str | os.PathLike[str], fmt: str 
     else:
         with atomic_open(path, "w") as fh:
             fh.write(render_table(df))
-    _relax_mode(Path(path))
-
-
-def _relax_mode(path: Path) -> None:
-    """Give an atomically written file the usual permissions (mkstemp creates it 0600)."""
-    try:
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(path, 0o666 & ~mask)
-    except OSError:  # pragma: no cover
-        pass
 
 
 def render_table(df: pl.DataFrame) -> str:

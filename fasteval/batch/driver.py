@@ -266,6 +266,9 @@ def stream_chunks(frames: Iterator[pl.DataFrame], max_rows: int) -> Iterator[pl.
         yield pl.concat(buf, how="vertical_relaxed") if len(buf) > 1 else buf[0]
 
 
+_PARTS_STEM = "fasteval-parts-"
+
+
 def partition_chunks(
     frames: Iterator[pl.DataFrame], n_parts: int, tmp_dir: str | None = None
 ) -> Iterator[pl.DataFrame]:
@@ -276,7 +279,11 @@ def partition_chunks(
     import pyarrow as pa
     import pyarrow.ipc as ipc
 
-    with tempfile.TemporaryDirectory(prefix="fasteval-parts-", dir=tmp_dir) as tmp:
+    from fasteval.io.atomic import remove_stale, temp_prefix
+
+    # a job killed hard leaves its folder; the next partitioned job removes it (dead writer)
+    remove_stale(tmp_dir or tempfile.gettempdir(), _PARTS_STEM)
+    with tempfile.TemporaryDirectory(prefix=temp_prefix(_PARTS_STEM), dir=tmp_dir) as tmp:
         writers: dict[int, ipc.RecordBatchFileWriter] = {}
         schema: pa.Schema | None = None
         opts = ipc.IpcWriteOptions(compression="lz4")

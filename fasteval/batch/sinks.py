@@ -3,13 +3,16 @@
 A sink receives per-query results chunk by chunk in wide form
 ``(run_id, query_id, <measure>...)`` and writes them long ``(run_id, query_id, measure, value)``
 or wide, writes them to a temporary file beside the
-destination, and renames it into place only on :meth:`commit`. :meth:`abort` (or a
-killed process) leaves the destination untouched.
+destination, and renames it into place only on :meth:`commit` (standard output, devices
+and FIFOs receive a copy then; see :mod:`fasteval.io.atomic`). :meth:`abort` (or a
+killed process) leaves the destination untouched. A write that fails (a full disk)
+raises :class:`fasteval.errors.OutputError` naming the destination.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from pathlib import Path
 
@@ -192,17 +195,26 @@ class MemorySink(Sink):
 
 class _FileSink(Sink):
     def __init__(self, path: str | os.PathLike[str], *, wide: bool, measure_names: list[str]) -> None:
+        from fasteval.io.atomic import AtomicOutput
+
         self.path = Path(path)
         self.wide = wide
         self.measure_names = list(measure_names)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        import tempfile
-
-        fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        os.close(fd)
-        self.tmp = Path(name)
+        self.output = AtomicOutput(path)
+        self.tmp = self.output.tmp
         self.schema: pl.Schema | None = None
         self.closed = False
+
+    @contextlib.contextmanager
+    def _writing(self):
+        """Turn a failed write into an :class:`OutputError` naming the destination."""
+        try:
+            yield
+        except Exception as exc:
+            failure = self.output.failure(exc)
+            if failure is None:
+                raise
+            raise failure from None
 
     def _shape(self, wide: pl.DataFrame) -> pl.DataFrame:
         df = wide if self.wide else to_long(wide, self.measure_names)
@@ -218,13 +230,14 @@ class _FileSink(Sink):
     def commit(self) -> None:
         if self.closed:
             return
-        self._finish()
-        self.closed = True
         try:
-            os.chmod(self.tmp, 0o644 & ~_umask())
-        except OSError:  # pragma: no cover
-            pass
-        os.replace(self.tmp, self.path)
+            with self._writing():
+                self._finish()
+        except BaseException:
+            self.abort()
+            raise
+        self.closed = True
+        self.output.commit()
 
     def abort(self) -> None:
         if self.closed:
@@ -232,14 +245,18 @@ class _FileSink(Sink):
         with contextlib.suppress(Exception):
             self._finish()
         self.closed = True
-        with contextlib.suppress(FileNotFoundError):
-            self.tmp.unlink()
+        self.output.abort()
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def _write_failures(method):
+    """Run a sink method under :meth:`_FileSink._writing` (a full disk -> OutputError)."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with self._writing():
+            return method(self, *args, **kwargs)
+
+    return wrapper
 
 
 class ParquetSink(_FileSink):
@@ -289,6 +306,7 @@ class ParquetSink(_FileSink):
             table = table.cast(self.writer.schema)
         self.writer.write_table(table)
 
+    @_write_failures
     def write(self, wide: pl.DataFrame) -> None:
         if wide.height == 0:
             return
@@ -301,10 +319,12 @@ class ParquetSink(_FileSink):
         self._pending = self._pool.submit(self._write_table, table)
         self.rows += table.num_rows
 
+    @_write_failures
     def mark(self) -> int:
         self._wait()
         return self.rows
 
+    @_write_failures
     def rollback(self, mark: object) -> None:
         """Keep the first ``mark`` rows: the file so far is rewritten (a rare path)."""
         import pyarrow.parquet as pq
@@ -345,16 +365,19 @@ class CsvSink(_FileSink):
         self.fh = open(self.tmp, "wb")  # noqa: SIM115
         self.header = True
 
+    @_write_failures
     def write(self, wide: pl.DataFrame) -> None:
         if wide.height == 0:
             return
         self._shape(wide).write_csv(self.fh, include_header=self.header)
         self.header = False
 
+    @_write_failures
     def mark(self) -> tuple[int, bool]:
         self.fh.flush()
         return self.fh.tell(), self.header
 
+    @_write_failures
     def rollback(self, mark: object) -> None:
         pos, header = mark  # type: ignore[misc]
         self.fh.flush()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import NoReturn
 
@@ -83,21 +84,57 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _guard(fn) -> int:
+    """Run a subcommand; a user error, a failed read or write (a full disk, a missing file)
+    or a number out of range is one line on stderr and exit status 2, never a traceback.
+    Standard output is flushed here, so that a write that fails is reported too."""
     from fasteval.errors import FastevalError
 
     try:
-        return int(fn() or 0)
+        status = int(fn() or 0)
     except FastevalError as exc:
-        print(f"fasteval: error: {exc}", file=sys.stderr)
-        return 2
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        print(f"fasteval: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc))
     except KeyboardInterrupt:
         print("fasteval: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        return _fail(_os_error_text(exc))
+    except OverflowError as exc:
+        return _fail(f"a number is out of range ({_first_line(exc)})")
+    except MemoryError:
+        return _fail("out of memory (try --memory-limit or --max-rows-per-chunk)")
+    except Exception as exc:
+        polars = sys.modules.get("polars")
+        if polars is not None and isinstance(exc, polars.exceptions.InvalidOperationError):
+            return _fail(_first_line(exc))  # a value that does not fit its type (an id above 2^63...)
+        raise
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        pass
+    except OSError as exc:
+        return _fail(_os_error_text(exc, "standard output"))
+    return status
+
+
+def _fail(message: str) -> int:
+    print(f"fasteval: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _os_error_text(exc: OSError, place: str | None = None) -> str:
+    """``file: reason`` of an operating-system error (``place`` when it names no file)."""
+    from fasteval.io.atomic import _reason
+
+    where = [str(os.fspath(f)) for f in (exc.filename, exc.filename2) if f is not None]
+    place = " -> ".join(where) if where else place
+    return f"{place}: {_reason(exc)}" if place else _reason(exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

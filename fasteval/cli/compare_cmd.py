@@ -218,6 +218,11 @@ def run(args: argparse.Namespace) -> int:
     from fasteval.errors import ParameterError
 
     plots = _plots(args.plot)
+    from fasteval.io.atomic import check_outputs
+
+    outputs = {"-o/--output": args.output, "--details": args.details}
+    outputs.update({f"--plot {kind}": path for kind, path in plots})
+    check_outputs(outputs, [*args.inputs, *(args.results or [])])  # before anything is read
     fmt = args.format
     if fmt is None:
         by_suffix = SUFFIX_FORMATS.get(Path(args.output).suffix.lower()) if args.output else None

@@ -4,7 +4,9 @@ Runs may be TREC/CSV/JSONL files, parquet files, quoted globs, directories of ru
 hive-partitioned directories (see :mod:`fasteval.batch.discover`). Parquet input is
 streamed in query-aligned chunks, so memory is bounded by ``--max-rows-per-chunk`` or
 ``--memory-limit``, not by the input size. Output files are written to a temporary
-name and renamed only when complete.
+name and renamed only when complete; ``-`` (standard output), devices and FIFOs are
+written in place, once the output is complete. An output that is one of the inputs, or
+the same file as the other output, is refused before anything is read.
 
 Examples
 --------
@@ -46,7 +48,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     p.add_argument("-q", "--per-query", action="store_true", help="per-query values instead of aggregates")
     p.add_argument("--format", choices=FORMATS, default=None, help="output format (default: from -o suffix, else table)")
-    p.add_argument("-o", "--output", metavar="OUT", help="write to this file (atomically) instead of stdout")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="write to this file (atomically; - is standard output) instead of stdout")
     p.add_argument("--wide", action="store_true", help="one column per measure")
     p.add_argument("--aggregate-out", metavar="FILE", help="also write the aggregate table here (format by suffix)")
     p.add_argument("-l", "--relevance-level", type=int, default=1, metavar="N",
@@ -90,8 +93,11 @@ def run(args: argparse.Namespace) -> int:
     from fasteval.batch.driver import DEFAULT_MAX_ROWS, aggregate_wide, run_job, start_reading
     from fasteval.batch.progress import Progress
     from fasteval.batch.sinks import format_from_path, make_sink, to_long
+    from fasteval.io.atomic import STDOUT, check_outputs
 
     _check_args(args)
+    outputs = {"-o/--output": args.output, "--aggregate-out": args.aggregate_out}
+    check_outputs(outputs, [args.qrels, *args.runs])  # before anything is read
     _abort_on_sigterm()
     t0 = time.perf_counter()
     fmt = args.format or format_from_path(args.output, default="table")
@@ -99,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
     duplicates = "keep_best" if args.keep_best_duplicates else "error"
     measures = fasteval.parse_measures(args.measure)
     sources = discover_all(args.runs)
+    check_outputs(outputs, [f for s in sources for f in s.files])  # files found in directories, globs
+    output = None if args.output == STDOUT and fmt != "parquet" else args.output
 
     def read_first_run() -> None:  # chunk size known: the first run reads beside the qrels work
         rows = args.max_rows_per_chunk
@@ -130,8 +138,8 @@ def run(args: argparse.Namespace) -> int:
     for s in sources:
         s.duplicates = duplicates
 
-    stream = args.per_query and args.output is not None and fmt in ("parquet", "csv")
-    sink = make_sink(args.output, fmt, wide=args.wide, measure_names=names) if stream else None
+    stream = args.per_query and output is not None and fmt in ("parquet", "csv")
+    sink = make_sink(output, fmt, wide=args.wide, measure_names=names) if stream else None
     total = sum(s.rows for s in sources if s.rows > 0) or None
     bar = Progress(total=total, unit="rows", enabled=not args.quiet)
     try:
@@ -153,12 +161,12 @@ def run(args: argparse.Namespace) -> int:
             sink.commit()
         elif args.per_query:
             table = wide if args.wide else to_long(wide, names)
-            _emit(table, fmt, args.output, per_query=True, agg_kind=agg_kind)
+            _emit(table, fmt, output, per_query=True, agg_kind=agg_kind)
         else:
             table = _agg_wide(agg, names) if args.wide else agg
             if fmt == "table":
                 table = _agg_table(agg, names)
-            _emit(table, fmt, args.output, per_query=False, agg_kind=agg_kind)
+            _emit(table, fmt, output, per_query=False, agg_kind=agg_kind)
         stats.add_time("aggregate+output", time.perf_counter() - t_agg)
     except BaseException:
         if sink is not None:
@@ -262,21 +270,19 @@ def _emit(table, fmt: str, output, *, per_query: bool, agg_kind: dict[str, str])
     else:  # json
         text = table.write_json()
     if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        from fasteval.io.atomic import write_stdout
+
+        write_stdout(text)
     else:
         write_table_atomic_text(text, output)
 
 
 def write_table_atomic_text(text: str, output) -> None:
-    from pathlib import Path
-
-    from fasteval.batch.api import _relax_mode
+    """Write ``text`` to ``output`` (see :func:`fasteval.io.atomic.atomic_open`)."""
     from fasteval.io.atomic import atomic_open
 
     with atomic_open(output, "w") as fh:
         fh.write(text)
-    _relax_mode(Path(output))
 
 
 def _trec_text(table, *, per_query: bool, agg_kind: dict[str, str]) -> str:

@@ -197,6 +197,9 @@ def run(args: argparse.Namespace) -> int:
     from fasteval.judge.errors import JudgeError
 
     _check_output(args.output)
+    from fasteval.io.atomic import check_outputs
+
+    check_outputs({"-o/--output": args.output}, [args.input, args.examples])  # never over an input
     df = _read_table(args.input)
     inputs: dict[str, Any] = {
         "questions": _strings(df, args.question_col, args.input),

@@ -83,11 +83,13 @@ def run(args: argparse.Namespace) -> int:
     import polars as pl
 
     from fasteval.errors import InputError, ParameterError
-    from fasteval.io.atomic import atomic_path
+    from fasteval.io.atomic import atomic_path, check_outputs
     from fasteval.sas import sas
 
     if args.batch_size is not None and args.batch_size < 1:
         raise ParameterError("--batch-size", "a positive integer", args.batch_size)
+    out_path = args.output or str(Path(args.input).with_suffix("")) + ".sas.parquet"
+    check_outputs({"-o/--output": out_path}, [args.input])  # never over the input
     table = _read(args.input)
     if args.gold_sep is not None:
         if args.gold_col not in table.columns:
@@ -96,7 +98,6 @@ def run(args: argparse.Namespace) -> int:
     device = args.device
     if device and "," in device:
         device = [d.strip() for d in device.split(",") if d.strip()]
-    out_path = args.output or str(Path(args.input).with_suffix("")) + ".sas.parquet"
     result, stats = sas(
         table,
         pred_col=args.pred_col,

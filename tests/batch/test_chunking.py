@@ -10,7 +10,7 @@ from fasteval.batch.discover import RunSource, discover_all
 from fasteval.batch.driver import aggregate_wide, parse_memory, run_job, stream_chunks
 from fasteval.batch.sinks import MemorySink, ParquetSink, to_long, to_wide
 from fasteval.datasets import SynthSpec, generate
-from fasteval.errors import ParameterError
+from fasteval.errors import OutputError, ParameterError
 
 from .standin import NAMES, StandinEvaluator, mean_aggregate
 
@@ -233,7 +233,7 @@ def test_parquet_sink_failed_background_write_is_raised(tmp_path):
     sink._write_table = fail_second
     sink.write(pl.DataFrame({"run_id": ["r"], "query_id": ["q"], "m": [1.0]}))
     sink.write(pl.DataFrame({"run_id": ["r"], "query_id": ["q2"], "m": [2.0]}))
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(OutputError, match="o.parquet' cannot be written: disk full"):  # names the output
         sink.commit()
     sink.abort()
     assert calls == [1, 1]

@@ -1,4 +1,5 @@
-"""A `fasteval eval` job killed halfway leaves no output (and no corrupt one); a rerun succeeds."""
+"""A `fasteval eval` job killed halfway leaves no output (and no corrupt one); a rerun succeeds
+and removes what a hard kill left behind."""
 
 from __future__ import annotations
 
@@ -64,6 +65,8 @@ def test_killed_job_leaves_no_output(tmp_path, bench, sig):
     # rerun: succeeds and is complete
     done = subprocess.run(_cmd(bench, out, 100_000), cwd=ROOT, env=_env(), capture_output=True, timeout=600)
     assert done.returncode == 0, done.stderr.decode()[-1000:]
+    # the killed job's temporary files (its process is gone) were removed by the rerun
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["agg.parquet", "per_query.parquet"]
     got = pl.read_parquet(out)
     runs = {p.stem: pl.read_parquet(p) for p in sorted((bench / "runs").glob("*.parquet"))}
     exp = evaluate(pl.read_parquet(bench / "qrels.parquet"), runs, MEASURES)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from fasteval.errors import InputError
+from fasteval.errors import InputError, OutputError
 from fasteval.io.readers import read_qrels, read_run
 from fasteval.io.writers import write_table
 
@@ -123,7 +123,7 @@ def test_writer_is_atomic_on_failure(tmp_path: Path) -> None:
             Path(a[0]).write_bytes(b"partial")
             raise OSError("disk full")
 
-    with pytest.raises(OSError):
+    with pytest.raises(OutputError, match="out.parquet' cannot be written: disk full"):  # names the output
         write_table(Boom({"a": [1]}), target)
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.parquet"]
