@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass
 
 import polars as pl
 
-from fasteval.batch.discover import discover_all
+from fasteval.batch.discover import discover_all, read_once, stream_format
 from fasteval.batch.driver import JobStats, aggregate_wide, run_job
 from fasteval.batch.sinks import MemorySink, Sink, make_sink
 
@@ -40,7 +41,9 @@ def make_evaluator(qrels, measures, *, after_read=None, **options):
     reader's duplicate check: preparing the qrels finds repeated judgments anyway, and only
     then is the file read again for the reader's message, which names the file and the line.
     ``after_read`` (optional) is called once the qrels table is in memory, before it is
-    prepared: a job starts reading its first run there, beside the preparation.
+    prepared: a job starts reading its first run there, beside the preparation. Standard
+    input (``-``), a FIFO or a device is read once into memory
+    (:func:`fasteval.batch.discover.read_once`).
     """
     import fasteval
     from fasteval._warmup import warm_up
@@ -52,7 +55,10 @@ def make_evaluator(qrels, measures, *, after_read=None, **options):
         return fasteval.Evaluator(qrels, measures, **options)
     warming = warm_up()
     try:
-        table = fasteval.read_qrels(qrels, duplicates="ignore")
+        once = read_once(qrels)  # standard input, a FIFO: read once, kept for a second read
+        fmt = stream_format(once.name) if once is not None else None
+        table = fasteval.read_qrels(_again(once) if once is not None else qrels, format=fmt,
+                                    duplicates="ignore")
     finally:
         warming.join()
     if after_read is not None:
@@ -60,8 +66,16 @@ def make_evaluator(qrels, measures, *, after_read=None, **options):
     try:
         return fasteval.Evaluator(table, measures, **options)
     except DuplicateJudgmentError:
-        fasteval.read_qrels(qrels)  # raises the reader's error (file, line, pair)
+        # raises the reader's error (file, line, pair)
+        fasteval.read_qrels(_again(once) if once is not None else qrels, format=fmt)
         raise
+
+
+def _again(data: io.BytesIO) -> io.BytesIO:
+    """A fresh in-memory file with the content and name of ``data``."""
+    copy = io.BytesIO(data.getvalue())
+    copy.name = data.name  # type: ignore[attr-defined]
+    return copy
 
 
 def evaluate_files(

@@ -13,6 +13,10 @@ Rules
     after the file, each sub-directory one run (its files are parts) named after it.
 * Any other file (TREC text, CSV/TSV, JSONL, ``.gz``) is read whole with
   :func:`fasteval.read_run`; its run name is the file name.
+* ``-`` (standard input), a FIFO or a character device (``/dev/stdin`` on a pipe,
+  ``<(command)``) is read once, whole, into memory, and parsed like a file: the format
+  from the name's suffix if it has one, else from the first bytes (TREC text, parquet,
+  JSON, JSON Lines).
 
 Every parquet file is checked before any work starts (readable footer, at least one
 row, the needed columns with compatible types), so a bad file in a directory stops
@@ -22,6 +26,7 @@ the job with a one-line error naming it.
 from __future__ import annotations
 
 import glob as _glob
+import io
 import os
 import re
 from dataclasses import dataclass, field
@@ -203,6 +208,75 @@ def _run_name(path: Path) -> str:
     return name
 
 
+STDIN = "-"
+"""The input name of standard input."""
+_STREAM_FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
+                   ".parquet": "parquet", ".parq": "parquet", ".pq": "parquet", ".txt": "trec",
+                   ".trec": "trec", ".run": "trec", ".qrels": "trec"}
+
+
+def read_once(spec: object) -> io.BytesIO | None:
+    """The whole content of an input that can be read only once (``-`` for standard input, a
+    FIFO, a character device), as an in-memory file named after it; None for anything
+    else (regular files, directories, globs, tables), which are read where they are.
+
+    The readers take the result like an open file: the format is sniffed from the first
+    bytes unless :func:`stream_format` finds it in the name.
+
+    Examples
+    --------
+    >>> import os, tempfile, threading
+    >>> fifo = os.path.join(tempfile.mkdtemp(), "run.txt")
+    >>> os.mkfifo(fifo)
+    >>> t = threading.Thread(target=lambda: open(fifo, "w").write("q1 Q0 d1 1 2.0 r\\n"))
+    >>> t.start(); data = read_once(fifo); t.join()
+    >>> os.path.basename(data.name), data.read()
+    ('run.txt', b'q1 Q0 d1 1 2.0 r\\n')
+    >>> read_once(__file__) is None
+    True
+    """
+    import stat
+    import sys
+
+    if not isinstance(spec, str | os.PathLike):
+        return None
+    text = os.fspath(spec)
+    if text == STDIN:
+        stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
+        content = stdin.read()
+        data = io.BytesIO(content.encode() if isinstance(content, str) else content)
+        data.name = "<stdin>"  # type: ignore[attr-defined]
+        return data
+    try:
+        mode = os.stat(text).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    try:
+        with open(text, "rb") as fh:
+            data = io.BytesIO(fh.read())
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror or exc})", source=text) from None
+    data.name = text  # type: ignore[attr-defined]
+    return data
+
+
+def stream_format(name: str) -> str | None:
+    """The format an input's name gives by its suffix (``.gz`` looked through), else None
+    (the readers then look at the first bytes).
+
+    Examples
+    --------
+    >>> stream_format("/dev/fd/63"), stream_format("runs.csv.gz")
+    (None, 'csv')
+    """
+    lower = name.lower()
+    if lower.endswith(".gz"):
+        lower = lower[:-3]
+    return _STREAM_FORMATS.get(Path(lower).suffix)
+
+
 def discover(spec: str | os.PathLike[str]) -> list[RunSource]:
     """Turn one command-line run argument into run sources (see the module rules).
 
@@ -217,6 +291,8 @@ def discover(spec: str | os.PathLike[str]) -> list[RunSource]:
     """
     text = os.fspath(spec)
     path = Path(text)
+    if text == STDIN:
+        return [RunSource(name="stdin", kind="file", files=[path])]
     if any(ch in text for ch in _GLOB_CHARS) and not path.exists():
         matches = sorted(Path(m) for m in _glob.glob(text, recursive=True))
         files = [m for m in matches if m.is_file() and _is_parquet(m)]
@@ -228,6 +304,8 @@ def discover(spec: str | os.PathLike[str]) -> list[RunSource]:
         return [parquet_source(name or text, files)]
     if not path.exists():
         raise FileNotFoundError(2, "No such file or directory", text)
+    if not path.is_dir() and not path.is_file():  # a FIFO, /dev/stdin on a pipe: read once
+        return [RunSource(name=_run_name(path), kind="file", files=[path])]
     if path.is_file():
         if _is_parquet(path):
             return [parquet_source(_run_name(path), [path])]

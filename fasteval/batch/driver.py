@@ -142,9 +142,7 @@ def iter_frames(source: RunSource, batch_rows: int) -> Iterator[pl.DataFrame]:
             yield frame.slice(start, batch_rows)
         return
     if source.kind == "file":
-        import fasteval
-
-        frame = fasteval.read_run(source.files[0], duplicates=source.duplicates)
+        frame = source.frame if source.frame is not None else _read_file(source)
         source.rows = frame.height
         source.has_run_id = "run_id" in frame.columns
         for start in range(0, frame.height, batch_rows):
@@ -164,6 +162,22 @@ def iter_frames(source: RunSource, batch_rows: int) -> Iterator[pl.DataFrame]:
         except (pl.exceptions.PolarsError, OSError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputError(f"could not read parquet data ({first})", source=str(path)) from None
+
+
+def _read_file(source: RunSource) -> pl.DataFrame:
+    """A non-parquet run file, read whole. Standard input, a FIFO or a device is read once
+    (:func:`fasteval.batch.discover.read_once`) and the table kept on the source, for a
+    second pass (a job that restarts partitioned)."""
+    import fasteval
+    from fasteval.batch.discover import read_once, stream_format
+
+    path = source.files[0]
+    data = read_once(path)
+    if data is None:
+        return fasteval.read_run(path, duplicates=source.duplicates)
+    frame = fasteval.read_run(data, format=stream_format(data.name), duplicates=source.duplicates)
+    source.frame = frame
+    return frame
 
 
 def _file_batches(path: Path, batch_rows: int) -> Iterator[pl.DataFrame]:

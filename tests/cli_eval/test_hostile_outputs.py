@@ -14,6 +14,7 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -377,3 +378,36 @@ def test_end_to_end_stdout_on_a_full_disk(trec):
     assert done.returncode == 2
     assert done.stderr.decode().splitlines() == [
         "fasteval: error: standard output cannot be written: No space left on device (disk full)"]
+
+
+# ------------------------------------------------------------------ inputs that can be read once
+
+
+def _feed_fifo(path: Path, data: bytes) -> threading.Thread:
+    def write() -> None:
+        with open(path, "wb") as fh:
+            fh.write(data)
+
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    return t
+
+
+def test_fifo_run_and_fifo_qrels_are_read(tmp_path, capsys, expected_map):
+    run_fifo, qrels_fifo = tmp_path / "bm25", tmp_path / "qrels"
+    os.mkfifo(run_fifo)
+    os.mkfifo(qrels_fifo)
+    _feed_fifo(run_fifo, (TREC / "results.test").read_bytes())
+    _feed_fifo(qrels_fifo, (TREC / "qrels.test").read_bytes())
+    assert main(["eval", str(qrels_fifo), str(run_fifo), "-m", "map", "--format", "csv", "--quiet"]) == 0
+    assert pl.read_csv(io.StringIO(capsys.readouterr().out)).rows() == [
+        ("bm25", "map", pytest.approx(expected_map, abs=1e-12))]
+
+
+def test_parquet_run_on_standard_input(tmp_path, capsys, monkeypatch, expected_map):
+    buf = io.BytesIO()
+    fasteval.read_run(TREC / "results.test").write_parquet(buf)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(buf.getvalue())))
+    assert main(["eval", str(TREC / "qrels.test"), "-", "-m", "map", "--format", "csv", "--quiet"]) == 0
+    assert pl.read_csv(io.StringIO(capsys.readouterr().out)).rows() == [
+        ("stdin", "map", pytest.approx(expected_map, abs=1e-12))]
