@@ -104,6 +104,9 @@ class JobStats:
     max_rows_per_chunk: int = 0
     report: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    oversized: tuple[str, object, int] | None = None
+    """``(run, query, rows)`` of the largest query that alone had more rows than a chunk
+    may hold (it is scored whole, so memory goes past the bound); None if there was none."""
 
     def add_time(self, key: str, seconds: float) -> None:
         self.timings[key] = self.timings.get(key, 0.0) + seconds
@@ -420,6 +423,7 @@ def run_job(
             outs, seen, rows, queries, chunks = _score(
                 evaluator, stream_chunks(iter_frames(source, batch_rows), max_rows),
                 source, measure_names, check_grouped=True, progress=progress, emit=emit_timed, stats=stats,
+                max_rows=max_rows,
             )
         except _NotGrouped:
             if sink is not None:
@@ -431,6 +435,7 @@ def run_job(
             outs, seen, rows, queries, chunks = _score(
                 evaluator, partition_chunks(iter_frames(source, batch_rows), n_parts, tmp_dir),
                 source, measure_names, check_grouped=False, progress=progress, emit=emit_timed, stats=stats,
+                max_rows=max_rows,
             )
         for rep in outs:  # per-chunk counts that add up; "missing" ones are per run, below
             if rep:
@@ -459,12 +464,13 @@ def run_job(
 
 def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped: bool, progress,
            emit: Callable[[pl.DataFrame], None],
-           stats: JobStats | None = None):
+           stats: JobStats | None = None, max_rows: int | None = None):
     """Score chunks; each chunk's results (wide frames) are passed to ``emit``.
 
     Returns ``(reports, seen, rows, queries, n_chunks)`` where ``seen`` maps each run name to
     the query ids met in it. With ``check_grouped``, a query met in two chunks raises
-    :class:`_NotGrouped`.
+    :class:`_NotGrouped`. A query alone larger than ``max_rows`` is recorded in
+    ``stats.oversized``.
     """
     fast = _fast_path(evaluator)
     nq = len(evaluator.qrels.query_ids) if fast else 0
@@ -496,8 +502,11 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
             else:
                 st = chunk.select(keys).unique(maintain_order=True)
             starts_parts.append(st)
+        if max_rows is not None and stats is not None and chunk.height > max_rows:
+            _note_oversized(chunk, keys, source.name, max_rows, stats)
         produced = []
         try:
+            _check_integer_ids(chunk)
             for name, wide, rep, qidx in _evaluate_chunk(evaluator, chunk, source.name, measure_names):
                 if fast:
                     mask = masks.setdefault(name, np.zeros(nq, dtype=bool))
@@ -535,6 +544,42 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
         starts = starts.unique(maintain_order=True)
         queries = starts.height
     return reports, _seen_by_run(starts, source.name), rows, queries, n
+
+
+def _note_oversized(chunk: pl.DataFrame, keys: list[str], default_run: str, max_rows: int,
+                    stats: JobStats) -> None:
+    """Record the chunk's largest query in ``stats.oversized`` when it alone has more than
+    ``max_rows`` rows (only chunks over the bound get here: one query, or a partition)."""
+    sizes = chunk.group_by(keys).len(name="_rows").sort("_rows", descending=True)
+    top = sizes.row(0, named=True)
+    rows = int(top["_rows"])
+    if rows > max_rows and (stats.oversized is None or rows > stats.oversized[2]):
+        stats.oversized = (str(top.get("run_id", default_run)), top["query_id"], rows)
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+_FITS_INT64 = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
+
+
+def _check_integer_ids(chunk: pl.DataFrame) -> None:
+    """Refuse integer ids outside the signed 64-bit range (unsigned 64-bit parquet columns):
+    the kernels key integer ids as int64, where they would wrap onto other ids."""
+    for col in ("query_id", "doc_id"):
+        if col not in chunk.columns:
+            continue
+        s = chunk.get_column(col)
+        if not s.dtype.is_integer() or s.dtype in _FITS_INT64 or not len(s):
+            continue
+        bad = s > _INT64[1]
+        if s.dtype.is_signed_integer():
+            bad = bad | (s < _INT64[0])
+        if bad.any():
+            i = int(bad.arg_true()[0])
+            raise InputError(
+                f"{col} does not fit in a signed 64-bit integer: {s[i]}; integer ids must lie "
+                f"within {_INT64[0]}..{_INT64[1]} (store larger ids as text)",
+                row=i, column=col,
+            )
 
 
 def _label(source: RunSource) -> str:

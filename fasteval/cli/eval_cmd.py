@@ -176,6 +176,8 @@ def run(args: argparse.Namespace) -> int:
     rep = stats.report
     if not args.quiet:
         print(f"fasteval: {_note(stats, args.complete)} in {elapsed:.2f}s", file=sys.stderr)
+        if stats.oversized is not None:
+            print(f"fasteval: note: {_oversized_note(stats, args)}", file=sys.stderr)
     if args.log_json:
         summary = {
             "event": "eval",
@@ -239,6 +241,19 @@ def _note(stats, complete: bool) -> str:
         parts.append(f"{missing} qrels queries missing from a run left out (use -c to count them)")
     parts.append(f"{rep.get('deduplicated_rows', 0)} duplicate rows removed")
     return "; ".join(parts)
+
+
+def _oversized_note(stats, args: argparse.Namespace) -> str:
+    """Why memory may have gone past the bound: one query larger than a chunk."""
+    from fasteval.batch.driver import BYTES_PER_ROW
+
+    run, query, rows = stats.oversized
+    bound = (f"--memory-limit {args.memory_limit}" if args.max_rows_per_chunk is None and args.memory_limit
+             else "--max-rows-per-chunk" if args.max_rows_per_chunk is not None else "the default chunk size")
+    return (f"query {query!r} of run {run!r} alone has {rows} rows, more than the "
+            f"{stats.max_rows_per_chunk} rows per chunk that {bound} allows; a query is scored whole, "
+            f"so memory may have peaked above the bound (about {rows * BYTES_PER_ROW / 2**30:.1f} GiB "
+            "for that query)")
 
 
 def _agg_wide(agg, names):

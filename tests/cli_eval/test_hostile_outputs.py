@@ -411,3 +411,56 @@ def test_parquet_run_on_standard_input(tmp_path, capsys, monkeypatch, expected_m
     assert main(["eval", str(TREC / "qrels.test"), "-", "-m", "map", "--format", "csv", "--quiet"]) == 0
     assert pl.read_csv(io.StringIO(capsys.readouterr().out)).rows() == [
         ("stdin", "map", pytest.approx(expected_map, abs=1e-12))]
+
+
+# ------------------------------------------------------------------ integer ids, memory bound
+
+
+def test_unsigned_ids_above_int64_are_an_error(tmp_path, capsys):
+    """2^64 - 1 would wrap to -1 and match the judged document -1 (map 1.0 instead of 0.25)."""
+    qrels, run = tmp_path / "qrels.parquet", tmp_path / "run.parquet"
+    pl.DataFrame({"query_id": [1, 1], "doc_id": [-1, 5], "relevance": [1, 1]}).write_parquet(qrels)
+    pl.DataFrame({"query_id": [1, 1], "doc_id": pl.Series([2**64 - 1, 5], dtype=pl.UInt64),
+                  "score": [1.0, 0.5]}).write_parquet(run)
+    assert main(["eval", str(qrels), str(run), "-m", "map", "--quiet"]) == 2
+    assert _err_line(capsys) == (
+        f"fasteval: error: {run}, row 0, column 'doc_id': doc_id does not fit in a signed 64-bit integer: "
+        "18446744073709551615; integer ids must lie within -9223372036854775808..9223372036854775807 "
+        "(store larger ids as text)")
+
+
+def _one_big_query(tmp_path: Path, rows: int) -> tuple[Path, Path]:
+    qrels, run = tmp_path / "qrels.parquet", tmp_path / "run.parquet"
+    pl.DataFrame({"query_id": ["small", "big"], "doc_id": ["d0", "d1"], "relevance": [1, 1]}).write_parquet(qrels)
+    pl.DataFrame({
+        "query_id": ["small"] * 3 + ["big"] * rows,
+        "doc_id": [f"d{i}" for i in range(3)] + [f"d{i}" for i in range(rows)],
+        "score": [float(-i) for i in range(3 + rows)],
+    }).write_parquet(run)
+    return qrels, run
+
+
+def test_note_when_one_query_exceeds_the_chunk_bound(tmp_path, capsys):
+    qrels, run = _one_big_query(tmp_path, 40)
+    assert main(["eval", str(qrels), str(run), "-m", "map", "--max-rows-per-chunk", "10"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    notes = [x for x in err if x.startswith("fasteval: note: ")]
+    assert notes == ["fasteval: note: query 'big' of run 'run' alone has 40 rows, more than the 10 rows per "
+                     "chunk that --max-rows-per-chunk allows; a query is scored whole, so memory may have "
+                     "peaked above the bound (about 0.0 GiB for that query)"]
+
+
+def test_note_names_the_memory_limit(tmp_path, capsys, monkeypatch):
+    import fasteval.batch.driver as driver
+
+    monkeypatch.setattr(driver, "MIN_AUTO_ROWS", 10)  # 1KiB leaves nothing: chunks of 10 rows
+    qrels, run = _one_big_query(tmp_path, 40)
+    assert main(["eval", str(qrels), str(run), "-m", "map", "--memory-limit", "1KiB"]) == 0
+    notes = [x for x in capsys.readouterr().err.splitlines() if "alone has" in x]
+    assert len(notes) == 1 and "alone has 40 rows, more than the 10 rows per chunk that --memory-limit 1KiB" in notes[0]
+
+
+def test_no_note_when_every_query_fits(tmp_path, capsys):
+    qrels, run = _one_big_query(tmp_path, 5)
+    assert main(["eval", str(qrels), str(run), "-m", "map", "--max-rows-per-chunk", "10"]) == 0
+    assert "alone has" not in capsys.readouterr().err
