@@ -9,16 +9,11 @@ import math
 import pytest
 
 import fasteval
-from tests.core._gen import random_case, to_dicts
+from tests.core._gen import PYTREC_FAMILIES, random_case, to_dicts
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
-FAMILIES = [
-    "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank",
-    "iprec_at_recall", "P", "recall", "infAP", "Rprec_mult", "utility", "11pt_avg", "binG",
-    "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
-    "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
-]
+FAMILIES = PYTREC_FAMILIES
 
 
 def _compare(seed: int, level: int, **gen) -> int:
