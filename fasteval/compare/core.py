@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -12,13 +11,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from fasteval.compare import kernels
+from fasteval.compare import procedures
 from fasteval.compare._data import Paired, load_results, pair_all
-from fasteval.compare.corrections import adjust_pvalues, correction_name
+from fasteval.compare.corrections import correction_name
 from fasteval.errors import InputError, ParameterError
 
 #: test names in report order, and the spellings accepted for them
-TESTS = ("t", "wilcoxon", "randomization", "bootstrap", "tukey")
+TESTS = ("t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey")
 _TEST_ALIASES = {
     "t": "t",
     "ttest": "t",
@@ -32,17 +31,24 @@ _TEST_ALIASES = {
     "permutation": "randomization",
     "fisher": "randomization",
     "bootstrap": "bootstrap",
+    "bootstrap-t": "bootstrap",
     "tukey": "tukey",
     "tukey-hsd": "tukey",
     "tukey_hsd": "tukey",
     "hsd": "tukey",
+    "randomized-tukey": "randomized-tukey",
+    "randomised-tukey": "randomized-tukey",
+    "randomized_tukey": "randomized-tukey",
+    "rtukey": "randomized-tukey",
+    "randomized-hsd": "randomized-tukey",
 }
 TEST_LABELS = {
     "t": "paired t-test",
     "wilcoxon": "Wilcoxon signed-rank test",
     "randomization": "randomization test",
-    "bootstrap": "paired bootstrap test",
-    "tukey": "Tukey's HSD",
+    "bootstrap": "paired bootstrap-t test",
+    "tukey": "Tukey's HSD (topic-blocked two-way ANOVA)",
+    "randomized-tukey": "randomised Tukey HSD",
 }
 
 
@@ -95,15 +101,24 @@ class Comparison:
     means : polars.DataFrame
         ``run_id, measure, mean, n_used, n_present, n_missing``: mean over the paired queries,
         how many queries were paired, how many the run has, how many it lacks (of the queries
-        any compared run has for that measure).
+        any compared run has for that measure); ``ci_low, ci_high``: bootstrap interval of
+        the run's mean (null without ``ci``).
     effects : polars.DataFrame
         One row per (measure, run, versus): ``n_queries, mean_run, mean_versus, mean_diff``
-        (``run - versus``), ``ci_low, ci_high`` (bootstrap percentile interval of the mean
-        difference; null without bootstrap), ``cohens_d`` (paired: mean / sd of the
-        differences), ``wins, ties, losses`` (queries where ``run`` is higher / equal / lower).
+        (``run - versus``), ``ci_low, ci_high`` (bootstrap interval of the mean
+        difference, ``ci_method``; null without ``ci``), effect sizes ``cohens_d`` (d_z: mean
+        / sd of the differences), ``hedges_g`` (d_z with the small-sample correction),
+        ``glass_delta`` (mean / sd of ``versus``), ``sakai_es`` (mean / sqrt of the two-way
+        ANOVA residual variance), see :mod:`fasteval.compare.effects`; ``wins, ties,
+        losses`` (queries where ``run`` is higher / equal / lower, ties by the rule of
+        :mod:`fasteval.compare.ties`).
     tests : polars.DataFrame
         One row per (measure, run, versus, test): ``statistic, p_value, p_adjusted,
-        significant`` (``p_adjusted < alpha``).
+        significant`` (``p_adjusted <= alpha``), ``note`` (why a statistic is undefined, or
+        that the test cannot reach significance with these queries; null otherwise).
+    anova : polars.DataFrame
+        Two-way ANOVA (system x topic) per measure: ``measure, source, ss, df, ms, f,
+        p_value`` for the sources ``system``, ``topic`` and ``residual``.
     """
 
     means: pl.DataFrame
@@ -121,6 +136,14 @@ class Comparison:
     missing: str
     paired: dict[str, Paired] = field(repr=False, default_factory=dict)
     ci: float = 0.95
+    alternative: str = "two-sided"
+    ci_method: str = "t"
+    zero_method: str = "wilcox"
+    continuity: bool = False
+    family: str = "report"
+    anova: pl.DataFrame | None = field(repr=False, default=None)
+    #: null distributions used per test ("exact" / "approx" / "sampled")
+    test_methods: dict[str, tuple[str, ...]] = field(repr=False, default_factory=dict)
 
     def table(self, format: str = "text", **options: Any) -> str:
         """Render the means table (see :func:`fasteval.compare.report.render`).
@@ -170,34 +193,6 @@ class Comparison:
         return self.table("text")
 
 
-def _ttest(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    from scipy import stats
-
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = stats.ttest_rel(a, b, axis=-1)
-    stat = np.atleast_1d(np.asarray(res.statistic, dtype=np.float64)).copy()
-    p = np.atleast_1d(np.asarray(res.pvalue, dtype=np.float64)).copy()
-    same = np.all(a == b, axis=-1)
-    stat[same] = 0.0
-    p[same] = 1.0
-    return stat, p
-
-
-def _wilcoxon(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    from scipy import stats
-
-    stat = np.full(a.shape[0], np.nan)
-    p = np.full(a.shape[0], np.nan)
-    for k in range(a.shape[0]):
-        if np.all(a[k] == b[k]):
-            stat[k], p[k] = 0.0, 1.0
-            continue
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = stats.wilcoxon(a[k], b[k])
-        stat[k], p[k] = float(res.statistic), float(res.pvalue)
-    return stat, p
 
 
 def compare(
@@ -215,6 +210,10 @@ def compare(
     ci: float | None = 0.95,
     family: str = "report",
     mark_test: str | None = None,
+    alternative: str = "two-sided",
+    ci_method: str = "t",
+    zero_method: str = "wilcox",
+    continuity: bool = False,
 ) -> Comparison:
     """Compare runs on per-query results with paired significance tests and effect sizes.
 
@@ -233,13 +232,18 @@ def compare(
         Measures to compare (default: all in the results, in order of appearance).
     tests : str or sequence of str
         Any of ``"t"`` (Student's paired t-test, :func:`scipy.stats.ttest_rel`),
-        ``"wilcoxon"`` (:func:`scipy.stats.wilcoxon`), ``"randomization"`` (Fisher's
-        sign-flip permutation test on the mean difference), ``"bootstrap"`` (paired
-        bootstrap test: resampled mean differences shifted to the null), ``"tukey"``
-        (Tukey's HSD over all runs per measure, :func:`scipy.stats.tukey_hsd`; it treats runs
-        as independent groups and is already family-wise, so ``correction`` leaves it alone).
-    correction : {"holm", "bonferroni", "bh", "none"}
-        Multiple-testing correction across the comparisons of the report (per test).
+        ``"wilcoxon"`` (signed-rank test on tie-merged differences,
+        :mod:`fasteval.compare.wilcoxon`), ``"randomization"`` (Fisher's sign-flip
+        permutation test on the mean difference), ``"bootstrap"`` (studentized paired
+        bootstrap-t test, :mod:`fasteval.compare.bootstrap`), ``"tukey"`` (Tukey's HSD on the
+        residual of the topic-blocked two-way ANOVA of all runs), ``"randomized-tukey"``
+        (Sakai's randomised Tukey HSD, :mod:`fasteval.compare.anova`). The two HSD tests are
+        family-wise over all pairs of runs already, so ``correction`` leaves them alone.
+    correction : {"holm", "bonferroni", "bh", "maxt", "stepdown", "none"}
+        Multiple-testing correction within each ``family`` (per test). ``"maxt"``
+        (single-step permutation max-T; Dunnett-style with a baseline) and ``"stepdown"``
+        (Westfall-Young step-down max-T) use the randomization test's shared sign flips
+        (:mod:`fasteval.compare.randomization`) and need ``tests=["randomization"]``.
     alpha : float
         Significance level for the ``significant`` column and the report's marks.
     n_resamples : int
@@ -251,16 +255,29 @@ def compare(
         ``"drop"`` pairs only queries every run has (per measure); ``"zero"`` pairs every
         query any run has, scoring the absent ones 0.
     exact : bool or "auto"
-        Randomization test by full enumeration of the ``2**n`` sign flips. ``"auto"``: when
-        ``2**n <= n_resamples``.
+        Exact null distributions. Randomization test: full enumeration of the ``2**n`` sign
+        flips (``"auto"``: when ``2**n <= n_resamples``). Wilcoxon: ``True`` the exact
+        conditional distribution given the tied ranks, ``False`` the normal approximation,
+        ``"auto"`` the rule of :mod:`fasteval.compare.wilcoxon`.
     ci : float or None
-        Level of the bootstrap confidence interval of the mean difference (computed from
-        the bootstrap resamples; ``None`` skips it, and the resampling too unless
-        ``"bootstrap"`` is among ``tests``).
+        Level of the bootstrap confidence intervals of the mean differences and of each
+        run's mean (computed from the bootstrap resamples; ``None`` skips them, and the
+        resampling too unless ``"bootstrap"`` is among ``tests``).
     family : {"report", "measure"}
         Correction family: all comparisons of the report, or those of each measure.
     mark_test : str, optional
         Test whose adjusted p-values drive the report's marks (default: first in ``tests``).
+    alternative : {"two-sided", "greater", "less"}
+        ``"greater"``: ``run`` scores higher than ``versus``. Applies to the t, Wilcoxon,
+        randomization and bootstrap tests and to the intervals (one-sided intervals leave
+        one bound infinite); the HSD tests are two-sided only.
+    ci_method : {"t", "bca", "percentile"}
+        Bootstrap interval: bootstrap-t (default), BCa, or percentile.
+    zero_method : {"wilcox", "pratt"}
+        Wilcoxon's zero differences: dropped before ranking, or ranked and left out of the
+        sums (Pratt).
+    continuity : bool
+        Continuity correction of Wilcoxon's normal approximation.
 
     Returns
     -------
@@ -279,6 +296,16 @@ def compare(
     [('dense', 'bm25', 0.125, 3, 1, 0)]
     >>> cmp.tests.filter(pl.col("test") == "randomization")["p_value"].to_list()  # exact: 2**4 flips
     [0.25]
+
+    Differences that are all equal leave the t statistic undefined, and four queries are too
+    few for the randomization test to reach 0.05:
+
+    >>> runs = {"a": pl.DataFrame({"query_id": [1, 2, 3, 4], "map": [0.5, 0.6, 0.7, 0.8]}),
+    ...         "b": pl.DataFrame({"query_id": [1, 2, 3, 4], "map": [0.1, 0.2, 0.3, 0.4]})}
+    >>> for row in compare(runs, tests=["t", "randomization"]).tests.iter_rows(named=True):
+    ...     print(row["test"], row["statistic"], row["p_value"], row["note"])
+    t nan nan every query has the same difference (0.4): zero variance, the statistic is undefined
+    randomization 0.4 0.125 cannot reach p <= 0.05 with these 4 queries (smallest attainable p = 0.125)
     """
     test_list = _test_names(tests)
     correction = correction_name(correction)
@@ -304,6 +331,10 @@ def compare(
         mark_test = _test_names([mark_test])[0]
         if mark_test not in test_list:
             raise ParameterError("mark_test", f"one of the tests run ({test_list})", mark_test)
+
+    alternative, ci_method, zero_method = procedures.check_options(
+        test_list, correction, family, alternative, ci_method, zero_method, continuity
+    )
 
     long = load_results(results)
     systems = long.get_column("run_id").unique(maintain_order=True).to_list()
@@ -337,106 +368,32 @@ def compare(
                 source="results",
             )
 
-    # group measures whose paired query sets coincide: one kernel pass per group
-    groups: list[list[str]] = []
-    for m in measure_list:
-        for g in groups:
-            if np.array_equal(paired[g[0]].columns, paired[m].columns):
-                g.append(m)
-                break
-        else:
-            groups.append([m])
-
-    seq = np.random.SeedSequence(seed)
-    flip_ss, boot_ss = seq.spawn(2)
-    rng_flip = np.random.Generator(np.random.PCG64(flip_ss))
-    rng_boot = np.random.Generator(np.random.PCG64(boot_ss))
-    need_boot = "bootstrap" in test_list or ci is not None
-
+    out = procedures.run(
+        paired,
+        systems,
+        measure_list,
+        pi,
+        pj,
+        test_list,
+        correction=correction,
+        family=family,
+        alpha=float(alpha),
+        n_resamples=int(n_resamples),
+        seed=seed,
+        exact=exact,
+        ci=ci,
+        ci_method=ci_method,
+        alternative=alternative,
+        zero_method=zero_method,
+        continuity=bool(continuity),
+    )
     P = len(pairs)
     S = len(systems)
-    res_p: dict[str, dict[str, np.ndarray]] = {t: {} for t in test_list}
-    res_stat: dict[str, dict[str, np.ndarray]] = {t: {} for t in test_list}
-    ci_lo: dict[str, np.ndarray] = {}
-    ci_hi: dict[str, np.ndarray] = {}
-    for g in groups:
-        n = paired[g[0]].scores.shape[1]
-        X = np.stack([paired[m].scores for m in g])  # (M, S, n)
-        D = (X[:, pi, :] - X[:, pj, :]).reshape(len(g) * P, n)
-        if "randomization" in test_list:
-            use_exact = (2**n <= n_resamples) if exact == "auto" else bool(exact)
-            if use_exact and n > 30:
-                raise ParameterError("exact", "False or 'auto' for more than 30 queries", exact)
-            obs, ext, total = kernels.signflip_null(D, n_resamples, rng_flip, exact=use_exact)
-            pv = ext / total if use_exact else (ext + 1.0) / (total + 1.0)
-            pv = np.minimum(pv, 1.0).reshape(len(g), P)
-            for k, m in enumerate(g):
-                res_p["randomization"][m] = pv[k]
-                res_stat["randomization"][m] = obs.reshape(len(g), P)[k] / n
-        if need_boot:
-            if S < P:  # resample the runs' scores, difference afterwards
-                _, tot = kernels.bootstrap_totals(X.reshape(len(g) * S, n), n_resamples, rng_boot)
-                tot = tot.reshape(n_resamples, len(g), S)
-                boot_d = (tot[:, :, pi] - tot[:, :, pj]) / n  # (R, M, P)
-            else:
-                _, tot = kernels.bootstrap_totals(D, n_resamples, rng_boot)
-                boot_d = tot.reshape(n_resamples, len(g), P) / n
-            Dg = D.reshape(len(g), P, n)
-            obs_d = Dg.mean(axis=2)
-            boot_d[:, ~np.any(Dg != 0, axis=2)] = 0.0  # identical on every paired query
-            level = 0.95 if ci is None else ci
-            lo, hi = np.quantile(boot_d, [(1 - level) / 2, (1 + level) / 2], axis=0)
-            # bootstrap totals carry ~1e-7 relative error (single-precision products)
-            tol = 1e-6 * np.abs(Dg).mean(axis=2)
-            ext = (np.abs(boot_d - obs_d) >= np.abs(obs_d) - tol).sum(axis=0)
-            pv = np.minimum(1.0, (ext + 1.0) / (n_resamples + 1.0))
-            for k, m in enumerate(g):
-                if ci is not None:
-                    ci_lo[m], ci_hi[m] = lo[k], hi[k]
-                if "bootstrap" in test_list:
-                    res_p["bootstrap"][m] = pv[k]
-                    res_stat["bootstrap"][m] = obs_d[k]
-
-    for m in measure_list:
-        X = paired[m].scores
-        A, B = X[pi], X[pj]
-        if "t" in test_list:
-            res_stat["t"][m], res_p["t"][m] = _ttest(A, B)
-        if "wilcoxon" in test_list:
-            res_stat["wilcoxon"][m], res_p["wilcoxon"][m] = _wilcoxon(A, B)
-        if "tukey" in test_list:
-            from scipy import stats
-
-            if X.shape[1] < 2:
-                res_stat["tukey"][m] = np.full(P, np.nan)
-                res_p["tukey"][m] = np.full(P, np.nan)
-            else:
-                with np.errstate(all="ignore"), warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    th = stats.tukey_hsd(*X)
-                tp = np.asarray(th.pvalue)[pi, pj].astype(np.float64)
-                same = np.all(A == B, axis=1)
-                tp[same] = 1.0  # all runs identical: scipy gives 0/0
-                ts = np.asarray(th.statistic)[pi, pj].astype(np.float64)
-                ts[same] = 0.0
-                res_stat["tukey"][m] = ts
-                res_p["tukey"][m] = tp
-
-    # corrections
-    adj: dict[str, dict[str, np.ndarray]] = {t: {} for t in test_list}
-    for t in test_list:
-        if t == "tukey" or correction == "none":
-            adj[t] = {m: res_p[t][m].copy() for m in measure_list}
-        elif family == "report":
-            flat = adjust_pvalues(np.concatenate([res_p[t][m] for m in measure_list]), correction)
-            for k, m in enumerate(measure_list):
-                adj[t][m] = flat[k * P : (k + 1) * P]
-        else:
-            adj[t] = {m: adjust_pvalues(res_p[t][m], correction) for m in measure_list}
 
     names = np.array(systems, dtype=object)
     run_col = names[pi].tolist()
     vs_col = names[pj].tolist()
+    effect_cols = ("cohens_d", "hedges_g", "glass_delta", "sakai_es")
     eff_rows: dict[str, list] = {
         k: []
         for k in (
@@ -449,7 +406,7 @@ def compare(
             "mean_diff",
             "ci_low",
             "ci_high",
-            "cohens_d",
+            *effect_cols,
             "wins",
             "ties",
             "losses",
@@ -466,10 +423,21 @@ def compare(
             "p_value",
             "p_adjusted",
             "significant",
+            "note",
         )
     }
     mean_rows: dict[str, list] = {
-        k: [] for k in ("run_id", "measure", "mean", "n_used", "n_present", "n_missing")
+        k: []
+        for k in (
+            "run_id",
+            "measure",
+            "mean",
+            "ci_low",
+            "ci_high",
+            "n_used",
+            "n_present",
+            "n_missing",
+        )
     }
     for m in measure_list:
         pm = paired[m]
@@ -480,16 +448,12 @@ def compare(
             mean_rows["run_id"].append(systems[s])
             mean_rows["measure"].append(m)
             mean_rows["mean"].append(float(means[s]))
+            mean_rows["ci_low"].append(float(out.mean_low[m][s]) if m in out.mean_low else None)
+            mean_rows["ci_high"].append(float(out.mean_high[m][s]) if m in out.mean_high else None)
             mean_rows["n_used"].append(n)
             mean_rows["n_present"].append(int(pm.n_present[s]))
             mean_rows["n_missing"].append(int(pm.n_union - pm.n_present[s]))
-        d = X[pi] - X[pj]
-        md = d.mean(axis=1)
-        with np.errstate(all="ignore"):
-            sd = d.std(axis=1, ddof=1) if n > 1 else np.full(P, np.nan)
-            cd = np.where(sd > 0, md / sd, np.where(md == 0, 0.0, np.copysign(np.inf, md)))
-        if n < 2:
-            cd = np.where(md == 0, 0.0, np.nan)
+        md = (X[pi] - X[pj]).mean(axis=1) if n else np.zeros(P)
         eff_rows["measure"] += [m] * P
         eff_rows["run_id"] += run_col
         eff_rows["versus"] += vs_col
@@ -497,21 +461,24 @@ def compare(
         eff_rows["mean_run"] += means[pi].tolist()
         eff_rows["mean_versus"] += means[pj].tolist()
         eff_rows["mean_diff"] += md.tolist()
-        eff_rows["ci_low"] += ci_lo[m].tolist() if m in ci_lo else [None] * P
-        eff_rows["ci_high"] += ci_hi[m].tolist() if m in ci_hi else [None] * P
-        eff_rows["cohens_d"] += cd.tolist()
-        eff_rows["wins"] += (d > 0).sum(axis=1).tolist()
-        eff_rows["ties"] += (d == 0).sum(axis=1).tolist()
-        eff_rows["losses"] += (d < 0).sum(axis=1).tolist()
+        eff_rows["ci_low"] += out.ci_low[m].tolist() if m in out.ci_low else [None] * P
+        eff_rows["ci_high"] += out.ci_high[m].tolist() if m in out.ci_high else [None] * P
+        for k in effect_cols:
+            eff_rows[k] += out.effects[m][k].tolist()
+        eff_rows["wins"] += out.wins[m].tolist()
+        eff_rows["ties"] += out.ties[m].tolist()
+        eff_rows["losses"] += out.losses[m].tolist()
         for t in test_list:
             test_rows["measure"] += [m] * P
             test_rows["run_id"] += run_col
             test_rows["versus"] += vs_col
             test_rows["test"] += [t] * P
-            test_rows["statistic"] += np.asarray(res_stat[t][m], dtype=np.float64).tolist()
-            test_rows["p_value"] += res_p[t][m].tolist()
-            test_rows["p_adjusted"] += adj[t][m].tolist()
-            test_rows["significant"] += (adj[t][m] < alpha).tolist()
+            test_rows["statistic"] += np.asarray(out.stat[t][m], dtype=np.float64).tolist()
+            test_rows["p_value"] += out.p[t][m].tolist()
+            test_rows["p_adjusted"] += out.adjusted[t][m].tolist()
+            with np.errstate(invalid="ignore"):  # NaN (undefined) is never significant
+                test_rows["significant"] += (out.adjusted[t][m] <= alpha).tolist()
+            test_rows["note"] += out.notes[t][m]
 
     int_cols = {"n_queries", "wins", "ties", "losses", "n_used", "n_present", "n_missing"}
 
@@ -519,7 +486,7 @@ def compare(
         schema = {
             k: (
                 pl.Utf8
-                if k in ("measure", "run_id", "versus", "test")
+                if k in ("measure", "run_id", "versus", "test", "note")
                 else pl.Int64
                 if k in int_cols
                 else pl.Boolean
@@ -546,4 +513,11 @@ def compare(
         missing=missing,
         paired=paired,
         ci=float(ci) if ci is not None else 0.95,
+        alternative=alternative,
+        ci_method=ci_method,
+        zero_method=zero_method,
+        continuity=bool(continuity),
+        family=family,
+        anova=out.anova,
+        test_methods={t: tuple(sorted(v)) for t, v in out.methods.items()},
     )

@@ -1,4 +1,10 @@
-"""Multiple-testing corrections: Holm, Bonferroni, Benjamini-Hochberg, none."""
+"""Multiple-testing corrections: Holm, Bonferroni, Benjamini-Hochberg, none.
+
+The permutation max-T corrections (``"maxt"``, ``"stepdown"``) are named here too, but they
+need the joint null distribution of a family, which only :func:`fasteval.compare.compare`
+has (through the randomization test's shared sign flips,
+:mod:`fasteval.compare.randomization`); :func:`adjust_pvalues` refuses them.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ import numpy as np
 
 from fasteval.errors import ParameterError
 
-CORRECTIONS = ("holm", "bonferroni", "bh", "none")
+CORRECTIONS = ("holm", "bonferroni", "bh", "maxt", "stepdown", "none")
 _ALIASES = {
     "holm": "holm",
     "holm-bonferroni": "holm",
@@ -15,13 +21,20 @@ _ALIASES = {
     "fdr_bh": "bh",
     "benjamini-hochberg": "bh",
     "fdr": "bh",
+    "maxt": "maxt",
+    "max-t": "maxt",
+    "dunnett": "maxt",
+    "stepdown": "stepdown",
+    "step-down": "stepdown",
+    "westfall-young": "stepdown",
     "none": "none",
     None: "none",
 }
 
 
 def correction_name(method: str | None) -> str:
-    """Canonical correction name (``holm``, ``bonferroni``, ``bh`` or ``none``).
+    """Canonical correction name (``holm``, ``bonferroni``, ``bh``, ``maxt``, ``stepdown`` or
+    ``none``).
 
     Examples
     --------
@@ -59,6 +72,13 @@ def adjust_pvalues(pvalues: np.ndarray, method: str | None = "holm") -> np.ndarr
     [0.03, 0.04, 0.04]
     """
     method = correction_name(method)
+    if method in ("maxt", "stepdown"):
+        raise ParameterError(
+            "method",
+            "holm, bonferroni, bh or none (max-T needs the permutation distribution: "
+            f"compare(..., tests=['randomization'], correction={method!r}))",
+            method,
+        )
     p = np.asarray(pvalues, dtype=np.float64)
     out = p.copy()
     ok = ~np.isnan(p)

@@ -11,6 +11,7 @@ import pytest
 
 from fasteval.compare import adjust_pvalues, compare
 from fasteval.compare.kernels import bootstrap_counts, bootstrap_totals, signflip_null
+from fasteval.compare.ties import differences
 from fasteval.errors import FastevalError, InputError, ParameterError
 
 stats = pytest.importorskip("scipy.stats")
@@ -65,7 +66,9 @@ def test_t_and_wilcoxon_equal_scipy(n):
         ref = stats.ttest_rel(arrays[x], arrays[y])
         assert abs(p - ref.pvalue) <= 1e-12
         assert abs(tstat[("map", x, y)] - ref.statistic) <= 1e-12 * max(1, abs(ref.statistic))
-        assert abs(w[("map", x, y)] - stats.wilcoxon(arrays[x], arrays[y]).pvalue) <= 1e-12
+        # scipy on the tie-merged differences (a and b given apart split the ties)
+        ref_w = stats.wilcoxon(differences(arrays[x], arrays[y])).pvalue
+        assert abs(w[("map", x, y)] - ref_w) <= 1e-12
 
 
 def _enumerate_p(d: np.ndarray) -> float:
@@ -158,16 +161,27 @@ def test_bootstrap_counts_are_uniform_multinomial():
 
 
 def test_bootstrap_pvalue_and_ci_agree_with_numpy_bootstrap():
+    """Bootstrap-t p-value and percentile interval against an independent numpy bootstrap
+    (other draws: agreement within Monte-Carlo error)."""
     rng = np.random.default_rng(2)
     n, R = 50, 20000
     a = rng.uniform(size=n)
     b = np.clip(a - 0.05 + rng.normal(0, 0.2, n), 0, 1)
-    cmp = compare(runs_frame({"a": a, "b": b}), tests="bootstrap", n_resamples=R, ci=0.9)
+    cmp = compare(
+        runs_frame({"a": a, "b": b}),
+        tests="bootstrap",
+        n_resamples=R,
+        ci=0.9,
+        ci_method="percentile",
+    )
     d = a - b
     idx = np.random.default_rng(9).integers(0, n, size=(R, n))
     means = d[idx].mean(axis=1)
-    ref_p = (1 + (np.abs(means - d.mean()) >= abs(d.mean())).sum()) / (R + 1)
+    t_star = (means - d.mean()) / (d[idx].std(axis=1, ddof=1) / np.sqrt(n))
+    t_obs = d.mean() / (d.std(ddof=1) / np.sqrt(n))
+    ref_p = (1 + (np.abs(t_star) >= abs(t_obs)).sum()) / (R + 1)
     p = pvals(cmp, "bootstrap")[("map", "a", "b")]
+    assert pvals(cmp, "bootstrap", "statistic")[("map", "a", "b")] == pytest.approx(t_obs)
     se = np.sqrt(2 * ref_p * (1 - ref_p) / R)
     assert abs(p - ref_p) <= 5 * se + 1e-4
     eff = cmp.effects.row(0, named=True)
@@ -177,13 +191,24 @@ def test_bootstrap_pvalue_and_ci_agree_with_numpy_bootstrap():
     assert eff["ci_low"] < d.mean() < eff["ci_high"]
 
 
-def test_tukey_equals_scipy(three_runs):
-    cmp = compare(runs_frame(three_runs), tests="tukey")
-    ref = stats.tukey_hsd(three_runs["a"], three_runs["b"], three_runs["c"])
-    names = ["a", "b", "c"]
+def test_tukey_is_topic_blocked(three_runs):
+    """Tukey's HSD on the two-way ANOVA residual (statsmodels' residual mean square and the
+    studentized range distribution), not scipy's one-way tukey_hsd."""
+    smf = pytest.importorskip("statsmodels.formula.api")
+    frame = runs_frame(three_runs)
+    cmp = compare(frame, tests=["tukey", "randomized-tukey"], n_resamples=2000)
+    fit = smf.ols("value ~ C(run_id) + C(query_id)", frame.to_pandas()).fit()
+    n = len(three_runs["a"])
+    means = {k: v.mean() for k, v in three_runs.items()}
     for (_, x, y), p in pvals(cmp, "tukey").items():
-        assert abs(p - ref.pvalue[names.index(x), names.index(y)]) <= 1e-12
+        q = (means[x] - means[y]) / np.sqrt(fit.mse_resid / n)
+        assert pvals(cmp, "tukey", "statistic")[("map", x, y)] == pytest.approx(q, rel=1e-10)
+        assert p == pytest.approx(stats.studentized_range.sf(abs(q), 3, fit.df_resid), rel=1e-8)
     assert set(pvals(cmp, "tukey", "p_adjusted").values()) == set(pvals(cmp, "tukey").values())
+    rt = pvals(cmp, "randomized-tukey")
+    assert rt == pvals(cmp, "randomized-tukey", "p_adjusted")  # family-wise already
+    anova = cmp.anova.filter(pl.col("source") == "residual").row(0, named=True)
+    assert anova["ms"] == pytest.approx(fit.mse_resid, rel=1e-10)
 
 
 def test_adjusted_pvalues_hand_computed():
@@ -256,13 +281,21 @@ def test_constant_shift_has_expected_sign():
     e = cmp.effects.row(0, named=True)
     assert e["run_id"] == "up" and e["versus"] == "base"
     assert e["mean_diff"] == pytest.approx(0.125)
-    assert e["cohens_d"] > 0 and (e["wins"], e["losses"]) == (40, 0)
-    stat = pvals(cmp, "t", "statistic")[("map", "up", "base")]
-    assert stat > 0
+    assert (e["wins"], e["ties"], e["losses"]) == (40, 0, 0)
+    # every difference is 0.125 up to rounding: t and d_z would be ratios of rounding noise
+    assert np.isnan(e["cohens_d"]) and np.isnan(e["hedges_g"])
+    t = cmp.tests.filter(pl.col("test") == "t").row(0, named=True)
+    assert np.isnan(t["statistic"]) and np.isnan(t["p_value"]) and not t["significant"]
+    assert "zero variance" in t["note"]
+    boot = cmp.tests.filter(pl.col("test") == "bootstrap").row(0, named=True)
+    assert np.isnan(boot["p_value"]) and "zero variance" in boot["note"]
     assert pvals(cmp, "randomization")[("map", "up", "base")] == pytest.approx(1 / 2001)
     assert e["ci_low"] == pytest.approx(0.125) and e["ci_high"] == pytest.approx(0.125)
-    down = compare(runs_frame({"down": a - 0.125, "base": a}), baseline="base", tests="t")
+    rng2 = np.random.default_rng(6)
+    noisy = a - 0.125 + rng2.normal(0, 0.01, 40)
+    down = compare(runs_frame({"down": noisy, "base": a}), baseline="base", tests="t")
     assert down.effects["mean_diff"][0] < 0 and down.effects["cohens_d"][0] < 0
+    assert pvals(down, "t", "statistic")[("map", "down", "base")] < 0
 
 
 def test_same_pvalues_with_one_and_two_threads():
@@ -395,8 +428,9 @@ def test_public_api_entry_points(three_runs):
 
 def test_ci_none_skips_interval_and_tukey_identical():
     rng = np.random.default_rng(8)
-    a = 0.5 + rng.normal(0, 0.01, size=12)  # Tukey ignores pairing: small spread
-    cmp = compare(runs_frame({"a": a, "b": a + 0.1, "c": a.copy()}), tests=["t", "tukey"], ci=None)
+    a = 0.5 + rng.normal(0, 0.01, size=12)
+    b = a + 0.1 + rng.normal(0, 0.01, size=12)
+    cmp = compare(runs_frame({"a": a, "b": b, "c": a.copy()}), tests=["t", "tukey"], ci=None)
     assert cmp.effects["ci_low"].null_count() == 3
     tk = pvals(cmp, "tukey")
     assert tk[("map", "a", "c")] == 1.0
