@@ -130,11 +130,11 @@ def _first_line(exc: BaseException) -> str:
 
 def _os_error_text(exc: OSError, place: str | None = None) -> str:
     """``file: reason`` of an operating-system error (``place`` when it names no file)."""
-    from fasteval.io.atomic import _reason
+    from fasteval.io.atomic import describe_os_error
 
     where = [str(os.fspath(f)) for f in (exc.filename, exc.filename2) if f is not None]
     place = " -> ".join(where) if where else place
-    return f"{place}: {_reason(exc)}" if place else _reason(exc)
+    return f"{place}: {describe_os_error(exc)}" if place else describe_os_error(exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -54,6 +54,7 @@ __all__ = [
     "atomic_open",
     "atomic_path",
     "check_outputs",
+    "describe_os_error",
     "output_kind",
     "remove_stale",
     "temp_prefix",
@@ -204,7 +205,7 @@ def output_kind(path: str | os.PathLike[str]) -> OutputKind:
         blocker = _first_non_directory(Path(text))
         raise OutputError(text, f"cannot be created: {str(blocker)!r} is a file, not a directory") from None
     except OSError as exc:
-        raise OutputError(text, f"cannot be examined: {_reason(exc)}") from None
+        raise OutputError(text, f"cannot be examined: {describe_os_error(exc)}") from None
     mode = st.st_mode
     if stat.S_ISDIR(mode):
         raise OutputError(text, "is a directory; expected a file path (or - for standard output)")
@@ -215,8 +216,16 @@ def output_kind(path: str | os.PathLike[str]) -> OutputKind:
     raise OutputError(text, "is a socket or another special file; expected a file, a device, a FIFO or -")
 
 
-def _reason(exc: BaseException) -> str:
-    """The operating system's words for a failed write (``(disk full)`` added for ENOSPC)."""
+def describe_os_error(exc: BaseException) -> str:
+    """The operating system's words for a failed read or write (``(disk full)`` added for
+    ENOSPC), also when a writer (polars, pyarrow) only says ``os error N`` in its text.
+
+    Examples
+    --------
+    >>> import errno
+    >>> describe_os_error(OSError(errno.ENOSPC, "No space left on device"))
+    'No space left on device (disk full)'
+    """
     code = getattr(exc, "errno", None)
     if not isinstance(code, int):
         m = _OS_ERROR_TEXT.search(str(exc))
@@ -273,7 +282,7 @@ class AtomicOutput:
             try:
                 dest.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise OutputError(self.target, f"cannot be created: {_reason(exc)}") from None
+                raise OutputError(self.target, f"cannot be created: {describe_os_error(exc)}") from None
             self.dest = dest
             directory, name = dest.parent, dest.name
         else:
@@ -284,7 +293,7 @@ class AtomicOutput:
         try:
             fd, tmp = tempfile.mkstemp(prefix=temp_prefix(f".{name}."), suffix=".tmp", dir=directory)
         except OSError as exc:
-            raise OutputError(self.target, f"cannot be written: {_reason(exc)}") from None
+            raise OutputError(self.target, f"cannot be written: {describe_os_error(exc)}") from None
         os.close(fd)
         self.tmp = Path(tmp)
         self.closed = False
@@ -307,7 +316,7 @@ class AtomicOutput:
         except OSError as exc:
             if isinstance(exc, BrokenPipeError):
                 raise
-            raise OutputError(self.target, f"cannot be written: {_reason(exc)}") from None
+            raise OutputError(self.target, f"cannot be written: {describe_os_error(exc)}") from None
         finally:
             with contextlib.suppress(FileNotFoundError):
                 self.tmp.unlink()
@@ -349,7 +358,7 @@ class AtomicOutput:
         """``exc`` (raised while the temporary file was written) as an :class:`OutputError`
         naming the destination when it is a write failure (a full disk...), else None."""
         if _write_failure(exc, self.tmp):
-            return OutputError(self.target, f"cannot be written: {_reason(exc)}")
+            return OutputError(self.target, f"cannot be written: {describe_os_error(exc)}")
         return None
 
 
@@ -418,7 +427,7 @@ def write_stdout(text: str) -> None:
     except BrokenPipeError:
         raise
     except OSError as exc:
-        raise OutputError(STDOUT, f"cannot be written: {_reason(exc)}") from None
+        raise OutputError(STDOUT, f"cannot be written: {describe_os_error(exc)}") from None
 
 
 def _identity(path: str) -> tuple:
@@ -458,10 +467,10 @@ def check_outputs(
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "run.txt").write_text("q1 Q0 d1 1 1.0 r\\n")
     >>> try:
-    ...     check_outputs({"-o": str(d / "." / "run.txt")}, [str(d / "run.txt")])
+    ...     check_outputs({"-o": f"{d}/./run.txt"}, [str(d / "run.txt")])
     ... except ParameterError as exc:
-    ...     print(str(exc).split(" (")[0])
-    -o must be a file other than the input '.../run.txt'
+    ...     print(str(exc).replace(str(d), "D"))
+    -o must be a file other than the input 'D/run.txt' (writing it would replace that input), got 'D/./run.txt'
     """
     ins: list[tuple[str, tuple]] = []
     for p in inputs:
