@@ -60,8 +60,35 @@ def _load_run(run: Any) -> tuple[pl.DataFrame, bool]:
     return read_run(run, duplicates="ignore"), True
 
 
-def plan_slots(measures: list[Measure], relevance_level: int, max_grade: int) -> dict:
-    """Turn measures into the per-slot parameter arrays of :func:`score_queries`."""
+def plan_slots(measures: list[Measure], relevance_level: int,
+               grades: Iterable[int] | int) -> dict:
+    """Turn measures into the per-slot parameter arrays of :func:`score_queries`.
+
+    Parameters
+    ----------
+    measures : list of Measure
+        The slots, in output order.
+    relevance_level : int
+        Level of the measures that do not set their own ``rel``.
+    grades : iterable of int, or int
+        The distinct judged grades (>= 0) of the qrels
+        (:meth:`fasteval.prepare.PreparedQrels.judged_levels`), or the largest grade, meaning
+        every grade from 0 to it. The gain measures' ideal order lists only these grades and
+        the levels of custom gains: its size (and the kernels' walk through it) follows the
+        number of distinct grades, not the largest one (a grade of 10**8 once built a list
+        of 10**8 levels). Levels absent from a query's judgments are skipped by the kernel,
+        so both spellings give the same values.
+
+    Examples
+    --------
+    >>> from fasteval.measures import parse_measures
+    >>> slots = plan_slots(parse_measures(["ndcg"]), 1, [0, 1, 10**12])
+    >>> slots["ol"].tolist(), slots["og"].tolist()
+    ([1000000000000, 1, 0], [1000000000000.0, 1.0, 0.0])
+    """
+    if isinstance(grades, (int, np.integer)):
+        grades = range(int(grades) + 1)
+    judged = [int(g) for g in grades]
     m = len(measures)
     codes = np.zeros(m, dtype=np.int64)
     cuts = np.zeros(m, dtype=np.int64)
@@ -95,7 +122,7 @@ def plan_slots(measures: list[Measure], relevance_level: int, max_grade: int) ->
             cv.append(g)
         coff.append(len(cl))
         if fam.params == GAINS:
-            pairs = {lv: float(lv) for lv in range(max_grade + 1)}
+            pairs = {lv: float(lv) for lv in judged}
             pairs.update(custom)
             # ideal order: gain descending (trec_eval walks its gain-sorted list from the top)
             for lv, g in sorted(pairs.items(), key=lambda t: (-t[1], -t[0])):
@@ -128,7 +155,8 @@ def score_batch(
     num_docs: float = 0.0,
 ) -> np.ndarray:
     """Values ``[n_queries, n_measures]`` for a prepared batch (one kernel call)."""
-    slots = plan_slots(measures, relevance_level, pq.max_grade)
+    slots = plan_slots(measures, relevance_level,
+                       pq.judged_levels() if _needs_levels(measures) else ())
     n = len(batch.qidx)
     out = np.empty((n, len(measures)), dtype=np.float64)
     gstart = pq.q_start[batch.qidx]
@@ -147,6 +175,10 @@ def score_batch(
             if meas.family == "utility":
                 out[missing, j] = 0.0
     return out
+
+
+def _needs_levels(measures: list[Measure]) -> bool:
+    return any(BY_KEY[m.family].params == GAINS for m in measures)
 
 
 def _check_options(relevance_level: int, compat: int) -> None:

@@ -215,6 +215,26 @@ class PreparedQrels:
     def doc_is_text(self) -> bool:
         return not self.doc_ids.dtype.is_integer()
 
+    def judged_levels(self) -> np.ndarray:
+        """The distinct grades >= 0 of the judgments, ascending (computed once, kept).
+
+        Examples
+        --------
+        >>> pq = prepare_qrels(pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"],
+        ...                                  "relevance": [10**9, -1, 2]}))
+        >>> pq.judged_levels().tolist()
+        [2, 1000000000]
+        """
+        levels = self._alt.get("levels")
+        if levels is None:
+            rel = self.q_rel[self.q_rel >= 0]
+            if self.max_grade <= 4 * len(rel) + 1024:  # counting costs no more than the rows
+                levels = np.flatnonzero(np.bincount(rel, minlength=1)).astype(np.int64)
+            else:
+                levels = np.unique(rel)
+            self._alt["levels"] = levels
+        return levels
+
     def num_rel_all(self) -> int:
         """Judged documents with grade > 0 over the whole qrels (trec_eval's -c num_rel)."""
         return int((self.q_rel > 0).sum())
