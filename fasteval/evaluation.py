@@ -30,9 +30,16 @@ from fasteval.errors import InputError, ParameterError
 from fasteval.kernels.ranking import MIN_GEO_MEAN, score_queries
 from fasteval.measures import Measure, parse_measure, parse_measures
 from fasteval.measures.registry import BY_KEY, GAINS, LENGTH, VECTOR
-from fasteval.prepare import Batch, PreparedQrels, Report, prepare_qrels, prepare_run
+from fasteval.prepare import (
+    Batch,
+    PreparedQrels,
+    Report,
+    check_run_table,
+    prepare_qrels,
+    prepare_run,
+)
 
-__all__ = ["Evaluator", "evaluate", "aggregate", "plan_slots", "score_batch"]
+__all__ = ["Evaluator", "evaluate", "aggregate", "check_measure_values", "plan_slots", "score_batch"]
 
 RESULT_COLUMNS = ("run_id", "query_id", "measure", "value")
 
@@ -181,11 +188,61 @@ def _needs_levels(measures: list[Measure]) -> bool:
     return any(BY_KEY[m.family].params == GAINS for m in measures)
 
 
+_INT32_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
+
+
 def _check_options(relevance_level: int, compat: int) -> None:
-    if not isinstance(relevance_level, (int, np.integer)) or relevance_level < 0:
-        raise ParameterError("relevance_level", "an integer >= 0", relevance_level)
+    if (not isinstance(relevance_level, (int, np.integer)) or isinstance(relevance_level, bool)
+            or not 0 <= relevance_level <= _INT32_MAX):
+        raise ParameterError("relevance_level", f"an integer from 0 to {_INT32_MAX}",
+                             relevance_level)
     if compat not in (9, 10):
         raise ParameterError("compat", "9 or 10", compat)
+
+
+def check_measure_values(measures: list[Measure]) -> None:
+    """Refuse parameter values that no kernel can use, before any work.
+
+    Cutoffs must fit in 64 bits, ``rel=`` levels in the 32 bits of grades, ``set_F``'s
+    beta must be >= 0 and ``rbp``'s persistence p lie strictly between 0 and 1; gains and
+    vector parameters must be finite.
+
+    Raises
+    ------
+    ParameterError
+        Naming the measure and the constraint.
+
+    Examples
+    --------
+    >>> from fasteval.measures import parse_measures
+    >>> check_measure_values(parse_measures(["set_F(beta=-1)"]))
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: set_F's beta must be a number >= 0, got -1.0
+    """
+    for m in measures:
+        if m.cutoff is not None and not 0 < m.cutoff <= _INT64_MAX:
+            raise ParameterError(f"{m.family}'s cutoff", f"an integer from 1 to {_INT64_MAX}",
+                                 m.cutoff)
+        if m.rel is not None and not 0 <= m.rel <= _INT32_MAX:
+            raise ParameterError(f"{m.family}'s rel", f"an integer from 0 to {_INT32_MAX}",
+                                 m.rel)
+        if m.param is not None:
+            p = float(m.param)
+            if not np.isfinite(p):
+                raise ParameterError(f"{m.family}'s parameter", "a finite number", m.param)
+            if m.family == "set_F" and p < 0:
+                raise ParameterError("set_F's beta", "a number >= 0", m.param)
+            if m.family.startswith("rbp") and not 0 < p < 1:
+                raise ParameterError(f"{m.family}'s p", "a number between 0 and 1 (exclusive)",
+                                     m.param)
+        values = list(m.vector or ()) + [g for _, g in (m.gains or ())]
+        if not all(np.isfinite(float(v)) for v in values):
+            raise ParameterError(f"{m.name}'s parameters", "finite numbers", values)
+        if any(not -_INT64_MAX <= lv <= _INT64_MAX for lv, _ in (m.gains or ())):
+            raise ParameterError(f"{m.name}'s gain levels", "64-bit integers",
+                                 [lv for lv, _ in m.gains or ()])
 
 
 class Evaluator:
@@ -242,6 +299,7 @@ class Evaluator:
         parsed = parse_measures(measures)
         if not parsed:
             raise ParameterError("measures", "at least one measure name", measures)
+        check_measure_values(parsed)
         text_only = [m.name for m in parsed if BY_KEY[m.family].params == LENGTH]
         if text_only:
             raise ParameterError(
@@ -343,16 +401,25 @@ class Evaluator:
 
 
 def _split_runs(run: Any, run_id: str | None) -> list[tuple[str, pl.DataFrame, bool]]:
-    """``(name, table, checked)`` for each run given; ``checked``: read by read_run."""
+    """``(name, table, checked)`` for each run given; ``checked``: its scores are known to
+    be numbers (read by read_run, or checked here before the split, where the rows still
+    have their numbers in the table given)."""
     if isinstance(run, Mapping) and run and all(
         isinstance(v, (pl.DataFrame, str)) or hasattr(v, "columns") or _is_run_dict(v)
         for v in run.values()
     ) and not _is_run_dict(run):
-        return [(str(k), *_load_run(v)) for k, v in run.items()]
+        names = [str(k) for k in run]
+        if len(set(names)) < len(names):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise InputError(f"run name(s) {twice} given twice (keys equal as text)",
+                             source="run")
+        return [(name, *_load_run(v)) for name, v in zip(names, run.values(), strict=True)]
     table, checked = _load_run(run)
     if "run_id" in table.columns and run_id is None:
+        # checked on the whole table: a row number in a part would point at the wrong row
+        check_run_table(table, "run", scores=not checked)
         parts = table.partition_by("run_id", maintain_order=True, as_dict=True)
-        return [(str(k[0]), v, checked) for k, v in parts.items()]
+        return [(str(k[0]), v, True) for k, v in parts.items()]
     return [(run_id or "run", table, checked)]
 
 

@@ -288,13 +288,84 @@ def _parts(ends: np.ndarray, n: int) -> np.ndarray:
     return np.unique(np.concatenate([[0], np.searchsorted(ends, marks, side="left"), [n]]))
 
 
-def _check_columns(df: pl.DataFrame, needed: tuple[str, ...], what: str) -> None:
+def _check_columns(df: pl.DataFrame, needed: tuple[str, ...], what: str,
+                   source: str | None = None) -> None:
     missing = [c for c in needed if c not in df.columns]
     if missing:
         raise InputError(
             f"{what} table lacks column(s) {', '.join(missing)}; it has {', '.join(df.columns)}",
-            source=what,
+            source=source or what,
         )
+
+
+def _first_null(s: pl.Series) -> int:
+    """Row of the first null of a column that holds one."""
+    return int(s.is_null().arg_max())
+
+
+def check_run_table(run: pl.DataFrame, source: str = "run", *, scores: bool = True,
+                    run_id: bool = True) -> None:
+    """Refuse a run table that cannot be scored as given: a null ``query_id``, ``doc_id`` or
+    (with ``run_id``, for a table split into runs by that column) ``run_id`` (a null id
+    would be counted in a neighbouring query, or as a run named ``"None"``), and with
+    ``scores`` a null or NaN ``score``.
+
+    The one check of every path that scores a table (:func:`prepare_run`, the run split of
+    :func:`fasteval.evaluate`, the chunks of :mod:`fasteval.batch`). Nulls cost nothing to
+    count (Arrow keeps the count); the NaN test reads the scores (6 ms a 10 M rows), which
+    is why a table made by :func:`fasteval.read_run`, checked there already, skips it.
+
+    Raises
+    ------
+    InputError
+        Naming ``source``, the column and the first offending row.
+
+    Examples
+    --------
+    >>> run = pl.DataFrame({"query_id": ["1", None], "doc_id": ["a", "b"], "score": [1.0, 0.5]})
+    >>> check_run_table(run)
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.InputError: run, row 1, column 'query_id': query_id is null; every row needs one
+    """
+    for col in ("query_id", "doc_id", "run_id") if run_id else ("query_id", "doc_id"):
+        if col in run.columns:
+            s = run.get_column(col)
+            if s.null_count():
+                raise InputError(f"{col} is null; every row needs one", source=source,
+                                 row=_first_null(s), column=col)
+    if scores and "score" in run.columns:
+        score = run.get_column("score")
+        if score.null_count() or (score.dtype.is_float() and score.is_nan().any()):
+            bad = (score.is_nan() if score.dtype.is_float() else score.is_null()).fill_null(True)
+            row = int(bad.arg_max())
+            raise InputError(f"score is {score[row]!r}; expected a number", source=source,
+                             row=row, column="score")
+
+
+def check_qrels_table(qrels: pl.DataFrame, source: str = "qrels") -> pl.DataFrame:
+    """``query_id``, ``doc_id`` and ``relevance`` (Int64) of a qrels table, refusing null
+    ids, null or non-integer grades and grades outside 32 bits (they would wrap around in
+    the kernels' int32 grades: 2**32 would count as 0).
+
+    Examples
+    --------
+    >>> q = pl.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [2**32]})
+    >>> check_qrels_table(q)
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.InputError: qrels, row 0, column 'relevance': relevance 4294967296 is outside the 32-bit range of grades (-2147483648 to 2147483647)
+    """
+    from fasteval.io._common import normalize_relevance, row_locator
+
+    _check_columns(qrels, ("query_id", "doc_id", "relevance"), "qrels", source)
+    for col in ("query_id", "doc_id"):
+        s = qrels.get_column(col)
+        if s.null_count():
+            raise InputError(f"{col} is null; every judgment needs one", source=source,
+                             row=_first_null(s), column=col)
+    rel = normalize_relevance(qrels.get_column("relevance"), source=source, where=row_locator())
+    return qrels.select("query_id", "doc_id").with_columns(rel)
 
 
 def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
@@ -311,11 +382,7 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
     _check_columns(qrels, ("query_id", "doc_id", "relevance"), "qrels")
     if qrels.height == 0:
         raise InputError("qrels are empty: no judgments to evaluate against", source="qrels")
-    qrels = qrels.select("query_id", "doc_id", pl.col("relevance").cast(pl.Int64))
-    for col in ("query_id", "doc_id"):
-        if qrels.get_column(col).null_count():
-            row = int(qrels.get_column(col).is_null().arg_max())
-            raise InputError(f"{col} is missing", source="qrels", row=row, column=col)
+    qrels = check_qrels_table(qrels)
     qcol = qrels.get_column("query_id")
     # qrels are usually grouped by query: work on runs of equal ids, not on every row.
     # Query codes follow the sorted ids; equal neighbours in that order share a code.
@@ -444,16 +511,11 @@ def prepare_run(
     _check_columns(run, ("query_id", "doc_id", "score"), source)
     if tie_break == "rank" and "rank" not in run.columns:
         raise InputError("tie_break='rank' needs a 'rank' column", source=source, column="rank")
+    check_run_table(run, source, scores=check_scores, run_id=False)
     report = Report()
     score = run.get_column("score")
     if score.dtype != pl.Float64:
         score = score.cast(pl.Float64)
-    if check_scores and (score.null_count() or score.is_nan().any()):
-        bad = score.is_nan().fill_null(True)
-        row = int(bad.arg_max())
-        raise InputError(
-            f"score is {score[row]!r}; expected a number", source=source, row=row, column="score"
-        )
     given = pq  # integer qrels meet a text run through a text copy (see _qrels_as_text)
     pq, qcol = _harmonize(pq, run.get_column("query_id"), "query")
     pq, doc_col = _harmonize(pq, run.get_column("doc_id"), "doc")

@@ -141,6 +141,7 @@ def iter_frames(source: RunSource, batch_rows: int) -> Iterator[pl.DataFrame]:
     """Yield a source's rows as data frames of about ``batch_rows`` rows, in file order."""
     if source.kind == "frame":
         frame = source.frame
+        _check_rows(frame, source.name, 0)
         for start in range(0, frame.height, batch_rows):
             yield frame.slice(start, batch_rows)
         return
@@ -158,13 +159,28 @@ def iter_frames(source: RunSource, batch_rows: int) -> Iterator[pl.DataFrame]:
                 batches = started[1]
             else:
                 batches = _file_batches(path, batch_rows)
+            offset = 0
             for df in batches:
                 if "run_id" in hive and "run_id" not in df.columns:
                     df = df.with_columns(pl.lit(hive["run_id"], dtype=pl.Utf8).alias("run_id"))
+                _check_rows(df, str(path), offset)
+                offset += df.height
                 yield df
         except (pl.exceptions.PolarsError, OSError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputError(f"could not read parquet data ({first})", source=str(path)) from None
+
+
+def _check_rows(df: pl.DataFrame, source: str, offset: int) -> None:
+    """Null ids or run ids, before the rows are cut into queries (a null would join a
+    neighbouring query); ``offset``: the rows of ``source`` before ``df``."""
+    from fasteval.prepare import check_run_table
+
+    try:
+        check_run_table(df, source, scores=False)
+    except InputError as exc:
+        raise InputError(exc.message, source=source, row=(exc.row or 0) + offset,
+                         column=exc.column) from None
 
 
 def _read_file(source: RunSource) -> pl.DataFrame:
@@ -612,12 +628,15 @@ def _evaluate_chunk(evaluator, chunk: pl.DataFrame, default_run: str, measure_na
         long = evaluator.evaluate(chunk, run_id=run_id, complete=False)
         yield default_run, to_wide(long, measure_names), _copy_report(getattr(evaluator, "report", None)), None
         return
+    from fasteval.prepare import check_run_table
+
+    check_run_table(chunk)  # null ids / run_id, NaN scores: rows counted in the chunk (_relabel)
     if "run_id" in chunk.columns:
         parts = [(str(k[0]), v) for k, v in chunk.partition_by("run_id", as_dict=True, maintain_order=True).items()]
     else:
         parts = [(default_run, chunk)]
     for name, table in parts:
-        batch = evaluator.prepare(table, complete=False)
+        batch = evaluator.prepare(table, complete=False, check_scores=False)
         values = evaluator.score(batch)
         n = values.shape[0]
         cols = {

@@ -200,27 +200,69 @@ def normalize_score(s: pl.Series, *, source: str, where: Locator) -> pl.Series:
     return s.rename("score")
 
 
+#: Grades the kernels hold (int32): anything outside would wrap around (2**32 -> 0).
+GRADE_MIN, GRADE_MAX = -(2**31), 2**31 - 1
+
+
+def check_grades(s: pl.Series, *, source: str, where: Locator) -> pl.Series:
+    """Refuse grades outside :data:`GRADE_MIN`..:data:`GRADE_MAX`, naming the first one.
+
+    Every reader and :func:`fasteval.prepare.prepare_qrels` send their grades here.
+
+    Examples
+    --------
+    >>> check_grades(pl.Series([0, 2**31]), source="q", where=row_locator())
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.InputError: q, row 1, column 'relevance': relevance 2147483648 is outside the 32-bit range of grades (-2147483648 to 2147483647)
+    """
+    if len(s) and s.dtype.is_integer():
+        lo, hi = s.min(), s.max()
+        if lo < GRADE_MIN or hi > GRADE_MAX:  # type: ignore[operator]
+            i = first_true((s < GRADE_MIN) | (s > GRADE_MAX))
+            raise InputError(
+                f"relevance {s[i]} is outside the 32-bit range of grades ({GRADE_MIN} to {GRADE_MAX})",
+                source=source, column="relevance", **where(i),
+            )
+    return s
+
+
 def normalize_relevance(s: pl.Series, *, source: str, where: Locator) -> pl.Series:
-    """Return relevance grades as Int64, raising on nulls and non-integers."""
+    """Return relevance grades as Int64, raising on nulls, non-integers and grades outside
+    32 bits (see :func:`check_grades`)."""
     if s.null_count():
         i = first_true(s.is_null())
         raise InputError("relevance is missing (null)", source=source, column="relevance", **where(i))
     if s.dtype.is_integer() or s.dtype == pl.Boolean:
-        return s.cast(pl.Int64).rename("relevance")
+        if s.dtype == pl.UInt64:  # checked before the cast, which would fail past 2**63
+            check_grades(s, source=source, where=where)
+        return check_grades(s.cast(pl.Int64).rename("relevance"), source=source, where=where)
     if s.dtype == pl.String:
         out = s.cast(pl.Int64, strict=False)
         if out.null_count():
             i = first_true(out.is_null())
+            if s[i].strip().lstrip("+-").isdigit():
+                raise InputError(
+                    f"relevance {_fmt(s[i])} is outside the 32-bit range of grades "
+                    f"({GRADE_MIN} to {GRADE_MAX})", source=source, column="relevance", **where(i),
+                )
             raise InputError(
                 f"relevance must be an integer, got {_fmt(s[i])}", source=source, column="relevance", **where(i)
             )
-        return out.rename("relevance")
+        return check_grades(out.rename("relevance"), source=source, where=where)
     if s.dtype.is_float():
         bad = s.is_nan() | s.is_infinite() | (s != s.floor())
         if bad.any():
             i = first_true(bad)
             raise InputError(
                 f"relevance must be an integer, got {s[i]!r}", source=source, column="relevance", **where(i)
+            )
+        huge = (s < GRADE_MIN) | (s > GRADE_MAX)
+        if huge.any():
+            i = first_true(huge)
+            raise InputError(
+                f"relevance {s[i]!r} is outside the 32-bit range of grades ({GRADE_MIN} to {GRADE_MAX})",
+                source=source, column="relevance", **where(i),
             )
         return s.cast(pl.Int64).rename("relevance")
     raise InputError(f"relevance must be an integer, got {s.dtype}", source=source, column="relevance")
@@ -271,6 +313,11 @@ def normalize_table(
         for extra in ("run_id", "tag"):
             if extra in mapping:
                 s = df.get_column(mapping[extra])
+                if extra == "run_id" and s.null_count():
+                    raise InputError(
+                        "run_id is null; every row of a table with a run_id column needs one",
+                        source=source, column=mapping[extra], **where(first_true(s.is_null())),
+                    )
                 if s.dtype != pl.String:
                     s = s.cast(pl.String)
                 cols.append(s.rename(extra))

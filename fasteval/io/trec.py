@@ -35,7 +35,7 @@ import polars as pl
 import pyarrow as pa
 
 from fasteval.errors import DataWarning, InputError
-from fasteval.io._common import Kind, Locator
+from fasteval.io._common import Kind, Locator, check_grades, normalize_relevance
 
 __all__ = ["read_trec", "scan_trec", "data_line_numbers"]
 
@@ -252,11 +252,7 @@ def _read_careful(data: str | bytes, kind: Kind, source: str) -> tuple[pl.DataFr
     at = _line_locator(data, kind, source)
 
     if kind == "qrels":
-        raw = cols[2]
-        rel = raw.cast(pl.Int64, strict=False).rename("relevance")
-        if rel.null_count():
-            i = int(rel.is_null().arg_true()[0])
-            raise InputError(f"relevance must be an integer, got {raw[i]!r}", source=source, column="relevance", **at(i))
+        rel = normalize_relevance(cols[2], source=source, where=at)
         return pl.DataFrame([query_id, doc_id, rel]), at
 
     rank_raw, raw, tag = cols[2], cols[3], cols[4].rename("tag")
@@ -307,6 +303,8 @@ def read_trec(data: str | bytes, kind: Kind, *, source: str) -> tuple[pl.DataFra
         nan = df.get_column("score").is_nan()
         if nan.any():
             raise InputError("score is NaN (not a number)", source=source, column="score", **where(int(nan.arg_true()[0])))
+    else:
+        check_grades(df.get_column("relevance"), source=source, where=where)
     return df, where
 
 

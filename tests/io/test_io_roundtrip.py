@@ -20,7 +20,7 @@ text_ids = st.text(_chars, min_size=1, max_size=12)
 query_ids = text_ids.filter(lambda s: not s.startswith("#"))
 int_ids = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 scores = st.floats(allow_nan=False, allow_infinity=True, width=64)
-grades = st.integers(min_value=-3, max_value=2**40)
+grades = st.integers(min_value=-3, max_value=2**31 - 1)  # grades are 32-bit (wider ones are refused)
 
 
 @st.composite
