@@ -123,7 +123,7 @@ def plan_slots(measures: list[Measure], relevance_level: int,
         if fam.params == VECTOR:
             vec.extend(meas.vector or fam.default)
         voff.append(len(vec))
-        custom = meas.gain_overrides(range(max_grade + 1))
+        custom = meas.gain_overrides(judged)
         for lv, g in custom.items():
             cl.append(lv)
             cv.append(g)
