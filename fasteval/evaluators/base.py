@@ -7,11 +7,15 @@ classes (importing them does not import Haystack, which takes seconds), yet a
 and this mixin builds those sockets on first access, importing Haystack only then.
 
 Serialization uses Haystack's shape, ``{"type": "<module>.<Class>",
-"init_parameters": {...}}``.  The ``type`` names the module
-``fasteval.evaluators.haystack``, which registers every fasteval evaluator in
-Haystack's component registry when a pipeline file is loaded (pass
-``allowed_modules=["fasteval"]`` to ``Pipeline.loads`` / ``Pipeline.from_dict``:
-Haystack only deserializes classes from trusted modules).
+"init_parameters": {...}}``, with the class's real module as ``type`` (what
+``haystack.core.serialization.default_from_dict`` checks).  Every evaluator class
+is put in Haystack's component registry as soon as both exist: at class creation
+when Haystack is already imported, otherwise the moment Haystack's component module
+finishes importing (a one-shot import hook), so ``Pipeline.loads`` finds the classes
+whatever the import order.  Haystack only deserializes classes from trusted modules:
+pass ``allowed_modules=["fasteval"]`` to ``Pipeline.loads`` / ``Pipeline.from_dict``.
+Files written by earlier versions name ``fasteval.evaluators.haystack.<Class>``; those
+still load.
 
 Examples
 --------
@@ -26,14 +30,19 @@ Examples
 >>> data = Echo(upper=True).to_dict()
 >>> data["init_parameters"]
 {'upper': True}
+>>> data["type"] == f"{Echo.__module__}.Echo"
+True
 >>> Echo.from_dict(data).run("a")
 {'text': 'A'}
 """
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import inspect
 import sys
+import threading
 import types
 import typing
 from typing import Any, ClassVar
@@ -48,33 +57,134 @@ __all__ = [
 ]
 
 HAYSTACK_MODULE = "fasteval.evaluators.haystack"
+"""Module named by the ``type`` of files written before the classes' own modules were used."""
 
+_HAYSTACK_COMPONENT_MODULE = "haystack.core.component.component"
+_HAYSTACK_MODULES = {  # class name -> module in haystack.components.evaluators
+    "DocumentMAPEvaluator": "document_map",
+    "DocumentMRREvaluator": "document_mrr",
+    "DocumentNDCGEvaluator": "document_ndcg",
+    "DocumentRecallEvaluator": "document_recall",
+    "AnswerExactMatchEvaluator": "answer_exact_match",
+    "SASEvaluator": "sas_evaluator",
+    "LLMEvaluator": "llm_evaluator",
+    "FaithfulnessEvaluator": "faithfulness",
+    "ContextRelevanceEvaluator": "context_relevance",
+}
+_components: list[type] = []  # every HaystackComponent subclass, in creation order
 _registered: set[type] = set()
+_lock = threading.RLock()
 
 
 def serialized_type(cls: type) -> str:
-    """The ``type`` string written by ``to_dict`` for an evaluator class.
+    """The ``type`` string written by ``to_dict``: the class's module and name.
+
+    The same string as Haystack's ``generate_qualified_class_name``, so Haystack's
+    ``default_from_dict`` accepts it.
 
     Examples
     --------
     >>> serialized_type(HaystackComponent)
-    'fasteval.evaluators.haystack.HaystackComponent'
+    'fasteval.evaluators.base.HaystackComponent'
     """
-    return f"{HAYSTACK_MODULE}.{cls.__name__}"
+    return f"{cls.__module__}.{cls.__name__}"
+
+
+def _type_names(cls: type) -> list[str]:
+    """Every ``type`` string that names ``cls``: its own, and the legacy module's."""
+    return [serialized_type(cls), f"{HAYSTACK_MODULE}.{cls.__name__}"]
 
 
 def register_with_haystack(*classes: type) -> None:
     """Add evaluator classes to Haystack's component registry (imports Haystack).
 
-    Each class is registered under its own module path and under
-    :func:`serialized_type`, so ``Pipeline.from_dict`` finds it either way.
+    Each class is registered under its module path and under the legacy
+    ``fasteval.evaluators.haystack.<Class>``, so ``Pipeline.from_dict`` finds it either way.
     """
     from haystack.core.component.component import component
 
-    for cls in classes:
-        component.registry[serialized_type(cls)] = cls
-        component.registry[f"{cls.__module__}.{cls.__name__}"] = cls
-        _registered.add(cls)
+    _register_in(component.registry, classes)
+
+
+def _register_in(registry: dict[str, type], classes: typing.Iterable[type]) -> None:
+    with _lock:
+        for cls in classes:
+            for name in _type_names(cls):
+                registry[name] = cls
+            _registered.add(cls)
+
+
+def _haystack_registry() -> dict[str, type] | None:
+    """Haystack's component registry when its module is fully imported, else None."""
+    module = sys.modules.get(_HAYSTACK_COMPONENT_MODULE)
+    component = getattr(module, "component", None) if module is not None else None
+    registry = getattr(component, "registry", None)
+    return registry if isinstance(registry, dict) else None
+
+
+def _on_haystack_loaded(module: types.ModuleType) -> None:
+    registry = getattr(getattr(module, "component", None), "registry", None)
+    if isinstance(registry, dict):
+        with _lock:
+            _register_in(registry, list(_components))
+
+
+class _RegisteringLoader(importlib.abc.Loader):
+    """Runs Haystack's own loader, then registers fasteval's classes; gives the module back
+    its real loader."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__loader__ = self.inner
+        if module.__spec__ is not None:
+            module.__spec__.loader = self.inner
+        self.inner.exec_module(module)
+        _on_haystack_loaded(module)
+
+
+class _HaystackImportHook(importlib.abc.MetaPathFinder):
+    """Waits for Haystack's component module and wraps its loader (see the module docstring)."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname != _HAYSTACK_COMPONENT_MODULE:
+            return None
+        _remove_hook()
+        for finder in list(sys.meta_path):
+            find_spec = getattr(finder, "find_spec", None)
+            spec = find_spec(fullname, path, target) if callable(find_spec) else None
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        spec.loader = _RegisteringLoader(spec.loader)
+        return spec
+
+
+_hook = _HaystackImportHook()
+
+
+def _remove_hook() -> None:
+    with _lock:
+        if _hook in sys.meta_path:
+            sys.meta_path.remove(_hook)
+
+
+def _track(cls: type) -> None:
+    """Remember ``cls`` and register it with Haystack now or when Haystack is imported."""
+    with _lock:
+        _components.append(cls)
+        registry = _haystack_registry()
+        if registry is not None:
+            _register_in(registry, [cls])
+        elif _HAYSTACK_COMPONENT_MODULE not in sys.modules and _hook not in sys.meta_path:
+            sys.meta_path.insert(0, _hook)
 
 
 def _haystack_type(tp: Any, haystack_document: type) -> Any:
@@ -107,6 +217,10 @@ class HaystackComponent:
 
     _output_types: ClassVar[dict[str, Any]] = {}
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _track(cls)
+
     # -- serialization ---------------------------------------------------------------
     def _init_parameters(self) -> dict[str, Any]:
         return {}
@@ -116,6 +230,15 @@ class HaystackComponent:
         return {"type": serialized_type(type(self)), "init_parameters": self._init_parameters()}
 
     @classmethod
+    def _accepted_types(cls) -> set[str]:
+        """``type`` strings :meth:`from_dict` accepts for this class: its own, the legacy
+        module's, the package's, and Haystack's class of the same name."""
+        accepted = {*_type_names(cls), f"fasteval.evaluators.{cls.__name__}"}
+        if cls.__name__ in _HAYSTACK_MODULES:
+            accepted.add(f"haystack.components.evaluators.{_HAYSTACK_MODULES[cls.__name__]}.{cls.__name__}")
+        return accepted
+
+    @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
         """Rebuild an evaluator from :meth:`to_dict` output (or a Haystack pipeline file).
 
@@ -123,7 +246,7 @@ class HaystackComponent:
         """
         if not isinstance(data, dict) or "type" not in data:
             raise InputError(f"expected a dict with a 'type' key, got {data!r}", source="from_dict")
-        accepted = {serialized_type(cls), f"{cls.__module__}.{cls.__name__}", f"fasteval.evaluators.{cls.__name__}"}
+        accepted = cls._accepted_types()
         if data["type"] not in accepted:
             raise InputError(
                 f"type must be one of {sorted(accepted)}, got {data['type']!r}", source="from_dict"

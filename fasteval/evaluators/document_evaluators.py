@@ -50,6 +50,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable
 from enum import Enum
@@ -58,7 +59,12 @@ from typing import Any, ClassVar
 from fasteval.errors import ParameterError
 from fasteval.evaluators.base import HaystackComponent
 from fasteval.evaluators.columnar import MEASURES, DocumentTable, check_pair_lengths
-from fasteval.evaluators.documents import Document, check_comparison_field
+from fasteval.evaluators.documents import (
+    Document,
+    check_comparison_field,
+    comparison_getter,
+    make_normalizer,
+)
 
 __all__ = [
     "RecallMode",
@@ -265,6 +271,87 @@ class DocumentNDCGEvaluator(_DocumentEvaluator):
     _measure = "ndcg"
     _gains = True
     _require_hashable = True
+
+    # -- Haystack's public helpers (one question at a time, plain Python) ------------------
+    @staticmethod
+    def validate_inputs(gt_docs: list[list[Document]], ret_docs: list[list[Document]]) -> None:
+        """Haystack's input checks, with its messages (``ValueError``).
+
+        Raises when either list is empty, when their lengths differ, or when a question's
+        ground truth mixes documents with and without a ``score``.
+
+        Examples
+        --------
+        >>> DocumentNDCGEvaluator.validate_inputs([[Document(content="a")]], [[]])
+        >>> DocumentNDCGEvaluator.validate_inputs([], [])
+        Traceback (most recent call last):
+        ...
+        ValueError: ground_truth_documents and retrieved_documents must be provided.
+        """
+        if len(gt_docs) == 0 or len(ret_docs) == 0:
+            raise ValueError("ground_truth_documents and retrieved_documents must be provided.")
+        if len(gt_docs) != len(ret_docs):
+            raise ValueError("The length of ground_truth_documents and retrieved_documents must be the same.")
+        for docs in gt_docs:
+            scored = [doc.score is not None for doc in docs]
+            if any(scored) and not all(scored):
+                raise ValueError(
+                    "Either none or all documents in each list of ground_truth_documents must have a score."
+                )
+
+    def _relevance_map(self, gt_docs: list[Document]) -> dict[Any, float]:
+        """Comparison value -> gain (the largest for a repeated value); None values skipped."""
+        get = comparison_getter(self.document_comparison_field)
+        mapper = make_normalizer(self.normalize)
+        gains: dict[Any, float] = {}
+        for doc in gt_docs:
+            value = get(doc)
+            if mapper is not None:
+                value = mapper(value)
+            if value is None:
+                continue
+            gain = doc.score if doc.score is not None else 1.0
+            gains[value] = max(gains.get(value, gain), gain)
+        return gains
+
+    def calculate_dcg(self, gt_docs: list[Document], ret_docs: list[Document]) -> float:
+        """Discounted cumulative gain of one question's ranking, ``gain / log2(rank + 1)``.
+
+        Each ground-truth value is credited once, at its first retrieved position; only the
+        first ``top_k`` retrieved documents count when ``top_k`` is set.
+
+        Examples
+        --------
+        >>> ev = DocumentNDCGEvaluator()
+        >>> ev.calculate_dcg([Document(content="d1"), Document(content="d2")],
+        ...                  [Document(content="d2"), Document(content="d3"), Document(content="d1")])
+        1.5
+        """
+        gains = self._relevance_map(gt_docs)
+        get = comparison_getter(self.document_comparison_field)
+        mapper = make_normalizer(self.normalize)
+        ranking = ret_docs if self.top_k is None else ret_docs[: self.top_k]
+        dcg = 0.0
+        for rank, doc in enumerate(ranking, start=1):
+            value = get(doc)
+            if mapper is not None:
+                value = mapper(value)
+            if value is not None and value in gains:
+                dcg += gains.pop(value) / math.log2(rank + 1)
+        return dcg
+
+    def calculate_idcg(self, gt_docs: list[Document]) -> float:
+        """Ideal DCG: the distinct ground-truth gains in decreasing order (``top_k`` cuts only
+        the ranking, as in :meth:`run`).
+
+        Examples
+        --------
+        >>> ev = DocumentNDCGEvaluator()
+        >>> round(ev.calculate_idcg([Document(content="d1"), Document(content="d2")]), 4)
+        1.6309
+        """
+        ideal = sorted(self._relevance_map(gt_docs).values(), reverse=True)
+        return sum((gain / math.log2(rank + 1) for rank, gain in enumerate(ideal, start=1)), 0.0)
 
 
 _NAME_RE = re.compile(r"^(?P<name>[a-z_]+)(?:@(?P<k>\d+))?$")

@@ -1,18 +1,19 @@
-"""Haystack integration: importing this module registers fasteval's evaluators.
+"""Haystack integration: importing this module registers every fasteval evaluator with Haystack.
 
-The evaluators' ``to_dict()`` writes ``type: fasteval.evaluators.haystack.<Class>``;
-when Haystack loads such a pipeline file it imports this module, which imports
-Haystack (already loaded at that point) and adds every fasteval evaluator to
-Haystack's component registry.  Haystack only deserializes trusted modules, so
-load with ``allowed_modules=["fasteval"]``.
+``to_dict()`` writes each class's own module (``fasteval.evaluators.document_evaluators.
+DocumentMAPEvaluator``...), and the classes enter Haystack's component registry by
+themselves (see :mod:`fasteval.evaluators.base`), so this module is not needed to load
+pipeline files. It stays for files written by earlier versions, whose ``type`` names
+``fasteval.evaluators.haystack.<Class>``: Haystack imports this module when it meets such a
+name, and every evaluator is then registered under it too. Haystack only deserializes
+trusted modules, so load with ``allowed_modules=["fasteval"]``.
 
 Examples
 --------
 >>> from haystack import Pipeline  # doctest: +SKIP
->>> from fasteval.evaluators import DocumentMAPEvaluator  # doctest: +SKIP
->>> pipe = Pipeline()  # doctest: +SKIP
->>> pipe.add_component("map", DocumentMAPEvaluator())  # doctest: +SKIP
->>> Pipeline.loads(pipe.dumps(), allowed_modules=["fasteval"])  # doctest: +SKIP
+>>> old = "components:\\n  map:\\n    type: fasteval.evaluators.haystack.DocumentMAPEvaluator\\n"  # doctest: +SKIP
+>>> Pipeline.loads(old, allowed_modules=["fasteval"]).get_component("map")  # doctest: +SKIP
+DocumentMAPEvaluator(document_comparison_field='content')
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ def test_token_f1_hand_worked():
 def test_serialization():
     ev = AnswerExactMatchEvaluator(normalize=True)
     assert ev.to_dict() == {
-        "type": "fasteval.evaluators.haystack.AnswerExactMatchEvaluator",
+        "type": "fasteval.evaluators.answers.AnswerExactMatchEvaluator",
         "init_parameters": {"normalize": True},
     }
     assert AnswerExactMatchEvaluator.from_dict(ev.to_dict()).normalize is True

@@ -142,7 +142,7 @@ def test_serialization_round_trip():
     ev = DocumentRecallEvaluator(mode="multi_hit", document_comparison_field="meta.a", top_k=3)
     data = ev.to_dict()
     assert data == {
-        "type": "fasteval.evaluators.haystack.DocumentRecallEvaluator",
+        "type": "fasteval.evaluators.document_evaluators.DocumentRecallEvaluator",
         "init_parameters": {"mode": "multi_hit", "document_comparison_field": "meta.a", "top_k": 3},
     }
     back = DocumentRecallEvaluator.from_dict(data)

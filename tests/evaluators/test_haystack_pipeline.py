@@ -69,7 +69,7 @@ def test_pipeline_yaml_round_trip():
     pipe.add_component("recall", DocumentRecallEvaluator(mode="multi_hit", document_comparison_field="meta.a.b"))
     pipe.add_component("ndcg", DocumentNDCGEvaluator(top_k=5))
     text = pipe.dumps()
-    assert "fasteval.evaluators.haystack.DocumentRecallEvaluator" in text
+    assert "fasteval.evaluators.document_evaluators.DocumentRecallEvaluator" in text
     loaded = Pipeline.loads(text, allowed_modules=["fasteval"])
     recall = loaded.get_component("recall")
     assert isinstance(recall, DocumentRecallEvaluator)
