@@ -285,8 +285,6 @@ class LLMEvaluator(HaystackComponent):
 
             chat_generator = OpenAIChatClient(json_mode=True, generation_kwargs={"seed": 42})
         self._chat_generator = chat_generator
-        self._prefix = self._prompt_prefix()
-        self._parse = make_parser(self.outputs, self._validate_reply)
 
     # -- Haystack-compatible validation -------------------------------------------------
     @staticmethod
@@ -366,10 +364,11 @@ class LLMEvaluator(HaystackComponent):
 
         Sections, in order: ``Instructions:``, the output keys as a JSON list, ``Examples:``
         (``Inputs:``/``Outputs:`` pairs as JSON), then ``Inputs:`` with the row's values and a
-        final ``Outputs:`` for the model to continue.
+        final ``Outputs:`` for the model to continue. Built from the current ``instructions``,
+        ``inputs``, ``outputs`` and ``examples`` (changing them after construction counts).
         """
         inputs_section = "{" + ", ".join(f'"{name}": {{{{ {name} }}}}' for name, _ in self.inputs) + "}"
-        return f"{self._prefix}{inputs_section}\nOutputs:"
+        return f"{self._prompt_prefix()}{inputs_section}\nOutputs:"
 
     def render_prompt(self, **row: Any) -> str:
         """The prompt for one row; values print as Haystack's PromptBuilder prints them (``str()``).
@@ -380,8 +379,11 @@ class LLMEvaluator(HaystackComponent):
         >>> ev.render_prompt(texts="Hello").splitlines()[-3:]
         ['Inputs:', '{"texts": Hello}', 'Outputs:']
         """
+        return self._render(self._prompt_prefix(), row)
+
+    def _render(self, prefix: str, row: dict[str, Any]) -> str:
         values = ", ".join(f'"{name}": {_render_value(row.get(name, ""))}' for name, _ in self.inputs)
-        return f"{self._prefix}{{{values}}}\nOutputs:"
+        return f"{prefix}{{{values}}}\nOutputs:"
 
     def _validate_reply(self, obj: dict[str, Any]) -> dict[str, Any]:
         return obj
@@ -424,8 +426,20 @@ class LLMEvaluator(HaystackComponent):
         return {"results": results, "meta": meta or None}
 
     def warm_up(self) -> None:
-        """Warm up the chat generator when it has ``warm_up``."""
+        """Warm up the chat generator when it has ``warm_up``.
+
+        With the default generator this checks the API key: with ``OPENAI_API_KEY`` unset it
+        raises ``ValueError("None of the following authentication environment variables are
+        set: ('OPENAI_API_KEY',)")``, as Haystack does, before any request.
+        """
         if hasattr(self._chat_generator, "warm_up"):
+            self._chat_generator.warm_up()
+
+    async def warm_up_async(self) -> None:
+        """Warm up the chat generator on the running loop: its ``warm_up_async``, else ``warm_up``."""
+        if hasattr(self._chat_generator, "warm_up_async"):
+            await self._chat_generator.warm_up_async()
+        elif hasattr(self._chat_generator, "warm_up"):
             self._chat_generator.warm_up()
 
     def close(self) -> None:
@@ -433,9 +447,24 @@ class LLMEvaluator(HaystackComponent):
         if hasattr(self._chat_generator, "close"):
             self._chat_generator.close()
 
+    async def close_async(self) -> None:
+        """Release the chat generator's async resources: its ``close_async``, else ``close``."""
+        if hasattr(self._chat_generator, "close_async"):
+            await self._chat_generator.close_async()
+        elif hasattr(self._chat_generator, "close"):
+            self._chat_generator.close()
+
+    def _prompts_and_parser(self, rows: list[dict[str, Any]]) -> tuple[list[str], Any]:
+        """Prompts and reply parser from the current ``outputs`` (and prompt settings)."""
+        prefix = self._prompt_prefix()
+        prompts = [self._render(prefix, row) for row in rows]
+        return prompts, make_parser(list(self.outputs), self._validate_reply)
+
     def run(self, **inputs: Any) -> dict[str, Any]:
         """Judge every row; returns ``{"results": [dict | None, ...], "meta": [dict, ...]}``.
 
+        Calls the chat generator's ``run`` (on up to ``max_concurrency`` threads), as
+        Haystack's synchronous ``run`` does, so a patched or mocked ``run`` is what answers.
         Works from scripts and inside a running event loop (the job then runs on a helper thread).
 
         Raises
@@ -446,24 +475,21 @@ class LLMEvaluator(HaystackComponent):
         """
         from fasteval.judge.runner import judge_prompts
 
-        rows = self._rows(inputs)
         self.warm_up()
-        prompts = [self.render_prompt(**row) for row in rows]
-        report = judge_prompts(self._chat_generator, prompts, self._parse, **self._options())
+        rows = self._rows(inputs)
+        prompts, parse = self._prompts_and_parser(rows)
+        report = judge_prompts(self._chat_generator, prompts, parse, **self._options())
         return self._collect(report)
 
     async def run_async(self, **inputs: Any) -> dict[str, Any]:
-        """Like :meth:`run`, on the caller's event loop."""
+        """Like :meth:`run`, on the caller's event loop, calling the generator's ``run_async``
+        (a generator without one runs ``run`` on threads)."""
         from fasteval.judge.runner import judge_prompts_async
 
+        await self.warm_up_async()
         rows = self._rows(inputs)
-        warm = getattr(self._chat_generator, "warm_up_async", None)
-        if callable(warm):
-            await warm()
-        else:
-            self.warm_up()
-        prompts = [self.render_prompt(**row) for row in rows]
-        report = await judge_prompts_async(self._chat_generator, prompts, self._parse, **self._options())
+        prompts, parse = self._prompts_and_parser(rows)
+        report = await judge_prompts_async(self._chat_generator, prompts, parse, **self._options())
         return self._collect(report)
 
     # -- serialization and Haystack sockets ----------------------------------------------
@@ -495,7 +521,7 @@ class LLMEvaluator(HaystackComponent):
         >>> ev = FaithfulnessEvaluator(progress_bar=False, max_concurrency=4)
         >>> data = ev.to_dict()
         >>> data["type"], data["init_parameters"]["chat_generator"]["init_parameters"]["model"]
-        ('fasteval.evaluators.haystack.FaithfulnessEvaluator', 'gpt-5-mini')
+        ('fasteval.evaluators.llm.FaithfulnessEvaluator', 'gpt-5-mini')
         >>> FaithfulnessEvaluator.from_dict(data).max_concurrency
         4
         """

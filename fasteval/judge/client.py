@@ -11,7 +11,7 @@ from typing import Any
 
 from fasteval.errors import ParameterError
 from fasteval.judge.aio import run_sync
-from fasteval.judge.errors import RequestError
+from fasteval.judge.errors import MissingAPIKeyError, RequestError
 from fasteval.judge.protocol import ChatReply
 from fasteval.judge.ratelimit import RateLimiter, backoff_delay, estimate_tokens, parse_retry_after
 
@@ -199,11 +199,30 @@ class OpenAIChatClient:
             retries += 1
             await asyncio.sleep(delay)
 
+    def warm_up(self) -> None:
+        """Check, before any request, that the API key the server needs is set.
+
+        Raises
+        ------
+        MissingAPIKeyError
+            A ``ValueError`` with Haystack's message, when the base URL is OpenAI's and
+            ``api_key_env`` names an unset variable (local servers need no key).
+        """
+        self._headers()
+
+    async def warm_up_async(self) -> None:
+        """:meth:`warm_up`, for async callers (Haystack's ``Pipeline.run_async``)."""
+        self.warm_up()
+
     async def aclose(self) -> None:
         """Close the HTTP connections held for the running event loop."""
         http = self._http.pop(asyncio.get_running_loop(), None)
         if http is not None:
             await http.aclose()
+
+    async def close_async(self) -> None:
+        """Haystack's name for :meth:`aclose`."""
+        await self.aclose()
 
     def close(self) -> None:
         """Close the connections held on fasteval's background loop (used by :meth:`run`)."""
@@ -249,6 +268,8 @@ class OpenAIChatClient:
         if key:
             headers["Authorization"] = f"Bearer {key}"
         elif self.base_url.startswith(DEFAULT_BASE_URL) and "Authorization" not in headers:
+            if self.api_key_env:
+                raise MissingAPIKeyError((self.api_key_env,))
             raise ParameterError(
                 "api_key_env", f"the name of a set environment variable holding an API key for {self.base_url}",
                 self.api_key_env,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fasteval.errors import FastevalError
+from fasteval.errors import FastevalError, ParameterError
 
 
 class JudgeError(FastevalError):
@@ -50,3 +50,25 @@ class ReplyParseError(FastevalError):
     >>> str(ReplyParseError("missing keys ['score']"))
     "missing keys ['score']"
     """
+
+
+class MissingAPIKeyError(ParameterError):
+    """The server needs an API key and none of the environment variables that hold it is set.
+
+    A :class:`ValueError` with the message of Haystack's ``Secret.resolve_value``, so code that
+    expects Haystack's error on ``warm_up()`` gets it from fasteval too.
+
+    Examples
+    --------
+    >>> err = MissingAPIKeyError(("OPENAI_API_KEY",))
+    >>> str(err), isinstance(err, ValueError), err.parameter
+    ("None of the following authentication environment variables are set: ('OPENAI_API_KEY',)", True, 'api_key_env')
+    """
+
+    def __init__(self, env_vars: tuple[str, ...]) -> None:
+        super().__init__("api_key_env", "the name of a set environment variable holding an API key", env_vars)
+        self.env_vars = env_vars
+        self.args = (f"None of the following authentication environment variables are set: {env_vars}",)
+
+    def __str__(self) -> str:
+        return str(self.args[0])

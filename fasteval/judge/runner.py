@@ -102,6 +102,8 @@ async def judge_prompts_async(
     raise_on_failure: bool = True,
     progress_bar: bool = False,
     desc: str | None = None,
+    prefer_async: bool = True,
+    trace_parent: Any = None,
 ) -> JobReport:
     """Judge ``prompts`` (one user message each) with at most ``max_concurrency`` in flight.
 
@@ -132,6 +134,11 @@ async def judge_prompts_async(
         Show a tqdm bar on stderr.
     desc : str, optional
         Progress bar label.
+    prefer_async : bool
+        Call the generator's ``run_async`` when it has one (``True``), or always its ``run``
+        on worker threads (``False``, what :func:`judge_prompts` does).
+    trace_parent : span, optional
+        Parent of the Haystack tracing spans (one per request, when Haystack tracing is on).
 
     Returns
     -------
@@ -143,7 +150,7 @@ async def judge_prompts_async(
         cache = ReplyCache(cache)
     started = time.perf_counter()
     executor = ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="fasteval-judge")
-    backend = Backend(generator, executor)
+    backend = Backend(generator, executor, prefer_async=prefer_async, trace_parent=trace_parent)
     namespace = backend.cache_namespace() if cache is not None else {}
     semaphore = asyncio.Semaphore(max_concurrency)
     bar = _progress(len(prompts), progress_bar, desc)
@@ -240,6 +247,9 @@ def judge_prompts(generator: Any, prompts: Sequence[str], parse: Callable[[str |
                   **options: Any) -> JobReport:
     """Synchronous :func:`judge_prompts_async`; works from scripts and inside a running event loop.
 
+    The generator's ``run`` is called (on up to ``max_concurrency`` worker threads), never its
+    ``run_async``: what a synchronous Haystack component does, so a patched ``run`` is honoured.
+
     Examples
     --------
     >>> from fasteval.judge.parsing import make_parser
@@ -251,4 +261,9 @@ def judge_prompts(generator: Any, prompts: Sequence[str], parse: Callable[[str |
     [{'score': 1}, {'score': 2}]
     """
 
+    from fasteval.judge.tracing import current_span
+
+    # a synchronous caller gets the generator's own ``run`` (threads give the concurrency)
+    options.setdefault("prefer_async", False)
+    options.setdefault("trace_parent", current_span())  # this thread's span, not the loop's
     return run_sync(lambda: judge_prompts_async(generator, prompts, parse, **options))

@@ -349,9 +349,11 @@ def test_plain_protocol_generator_sync_and_async():
             return '{"relevant_statements": ["x"]}' if "alpha" in row_text({"messages": messages}) else \
                 '{"relevant_statements": []}'
 
-    class AsyncJudge:
+    class BothJudge:
+        """run and run_async give different verdicts: each caller must pick its own."""
+
         def run(self, messages):
-            raise AssertionError("run_async is preferred")
+            return '{"relevant_statements": ["from run"]}'
 
         async def run_async(self, messages):
             await asyncio.sleep(0.01)
@@ -360,9 +362,12 @@ def test_plain_protocol_generator_sync_and_async():
     out = ContextRelevanceEvaluator(chat_generator=SyncJudge(), progress_bar=False).run(
         questions=["a", "b"], contexts=[["alpha"], ["gamma"]])
     assert out["individual_scores"] == [1.0, 0.0]
-    out = ContextRelevanceEvaluator(chat_generator=AsyncJudge(), progress_bar=False).run(
-        questions=["a"], contexts=[["alpha"]])
-    assert out["individual_scores"] == [0.0]
+    ev = ContextRelevanceEvaluator(chat_generator=BothJudge(), progress_bar=False)
+    assert ev.run(questions=["a"], contexts=[["alpha"]])["individual_scores"] == [1.0]
+    assert asyncio.run(ev.run_async(questions=["a"], contexts=[["alpha"]]))["individual_scores"] == [0.0]
+    # a generator with run only serves run_async too (on threads)
+    assert asyncio.run(ContextRelevanceEvaluator(chat_generator=SyncJudge(), progress_bar=False).run_async(
+        questions=["a"], contexts=[["alpha"]]))["individual_scores"] == [1.0]
 
 
 def scripted_haystack_generator():
@@ -463,14 +468,17 @@ def test_inside_a_haystack_pipeline(fake_openai):
 
 
 def test_loop_bound_async_generator_survives_repeated_runs():
-    """Async clients (httpx, openai) bind to the loop of their first call; run() must reuse that loop."""
+    """Async clients (httpx, openai) bind to the loop of their first call; run_async on one loop
+    and the sync run() from inside a running loop keep working."""
 
     class LoopBoundJudge:
         def __init__(self):
             self.loop = None
+            self.sync_calls = 0
 
         def run(self, messages):
-            raise AssertionError("run_async is used")
+            self.sync_calls += 1
+            return '{"relevant_statements": ["x"]}'
 
         async def run_async(self, messages):
             loop = asyncio.get_running_loop()
@@ -480,11 +488,21 @@ def test_loop_bound_async_generator_survives_repeated_runs():
                 raise RuntimeError("Event loop is closed")
             return '{"relevant_statements": ["x"]}'
 
-    ev = ContextRelevanceEvaluator(chat_generator=LoopBoundJudge(), progress_bar=False)
-    for _ in range(3):
-        assert ev.run(questions=["a", "b"], contexts=[["x"], ["y"]])["individual_scores"] == [1.0, 1.0]
+    judge = LoopBoundJudge()
+    ev = ContextRelevanceEvaluator(chat_generator=judge, progress_bar=False)
 
     async def cell():
-        return ev.run(questions=["a"], contexts=[["x"]])["score"]
+        a = ev.run(questions=["a"], contexts=[["x"]])["score"]
+        b = [(await ev.run_async(questions=["a", "b"], contexts=[["x"], ["y"]]))["score"] for _ in range(3)]
+        return a, b
 
-    assert asyncio.run(cell()) == 1.0
+    assert asyncio.run(cell()) == (1.0, [1.0, 1.0, 1.0])
+    assert judge.sync_calls == 1
+
+
+def test_own_client_repeated_sync_runs_reuse_one_loop(fake_openai):
+    server = fake_openai(relevance_responder)
+    ev = ContextRelevanceEvaluator(chat_generator=client(server), progress_bar=False)
+    for _ in range(3):
+        assert ev.run(questions=["a", "b"], contexts=[["alpha"], ["zzz"]])["individual_scores"] == [1.0, 0.0]
+    assert server.count == 6
