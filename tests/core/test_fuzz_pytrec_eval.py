@@ -16,7 +16,9 @@ trec_eval's documented semantics (tests/data/conformance/trec_eval/README.md):
 
 fasteval runs with ``compat=9`` (pytrec_eval's recall-point rounding) for every measure, and
 with ``compat=10`` for every measure but ``iprec_at_recall_*`` / ``11pt_avg``, whose cutoffs
-are the only per-query difference between the versions.
+are the only per-query difference between the versions. ``fasteval.aggregate`` must give
+trec_eval's summaries of those values: means, sums for the counts, and gm_map / gm_bpref as
+the geometric mean of max(value, 1e-5) (missing queries under -c as 0).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ MEASURES = [f for f in PYTREC_FAMILIES if f not in _CUT] + [
     f"{f}.1,2,3,5,10" for f in sorted(_CUT)
 ]
 SUMMED = {"num_ret", "num_rel_ret", "num_nonrel_judged_ret"}
+GEOMETRIC = {"gm_map": "map", "gm_bpref": "bpref"}  # summary-only, from the per-query values
 
 
 def _same(got: float, want: float) -> bool:
@@ -60,16 +63,18 @@ def _check(case: FuzzCase, level: int, judged_only: bool, max_docs: int | None,
     if max_docs is not None:
         opts["max_docs"] = max_docs
     for compat in (9, 10):
-        res = fasteval.evaluate(qrels, run, MEASURES, compat=compat, **opts)
+        res = fasteval.evaluate(qrels, run, [*MEASURES, *GEOMETRIC], compat=compat, **opts)
         got: dict[str, dict[str, float]] = {}
         for q, m, v in res.select("query_id", "measure", "value").iter_rows():
             got.setdefault(str(q), {})[m] = v
         assert set(got) == set(want), compat
+        checked = sorted(
+            n for n in names
+            if compat == 9 or not (n.startswith("iprec_at_recall") or n == "11pt_avg")
+        )  # 10.0 rounds the recall points differently
         for qid, values in want.items():
-            assert set(got[qid]) == names, (compat, qid)
-            for name in sorted(names):
-                if compat == 10 and (name.startswith("iprec_at_recall") or name == "11pt_avg"):
-                    continue  # 10.0 rounds the recall points differently
+            assert set(got[qid]) == names | set(GEOMETRIC), (compat, qid)
+            for name in checked:
                 if values is None:  # -c: a qrels query the run lacks
                     if name == "num_rel":
                         continue
@@ -78,17 +83,23 @@ def _check(case: FuzzCase, level: int, judged_only: bool, max_docs: int | None,
                     w = values[name]
                 g = got[qid][name]
                 assert _same(g, w), (f"compat={compat}", qid, name, g, w)
-        if compat == 9:
-            # trec_eval's summary: mean over the reported queries (-c: every qrels query,
-            # missing ones as 0); counts are sums
-            summary = {m: v for _, m, v in fasteval.aggregate(res).iter_rows()}
-            for name in sorted(names - {"num_rel"}):
-                col = [0.0 if vals is None else vals[name] for vals in want.values()]
-                w = math.fsum(col) if name in SUMMED else math.fsum(col) / len(col)
-                if any(math.isnan(x) for x in col):
-                    w = math.nan
-                assert _same(summary[name], w) or math.isclose(summary[name], w, rel_tol=1e-12), (
-                    "summary", name, summary[name], w)
+        # trec_eval's summary: over the reported queries (-c: every qrels query, the missing
+        # ones as 0); counts are sums, gm_* the geometric mean of max(value, 1e-5)
+        summary = {m: v for _, m, v in fasteval.aggregate(res).iter_rows()}
+        for name in [n for n in checked if n != "num_rel"] + list(GEOMETRIC):
+            col = [0.0 if vals is None else vals[GEOMETRIC.get(name, name)]
+                   for vals in want.values()]
+            if name in GEOMETRIC:
+                w = math.exp(math.fsum(math.log(max(x, 1e-5)) for x in col) / len(col))
+            elif name in SUMMED:
+                w = math.fsum(col)
+            else:
+                w = math.fsum(col) / len(col)
+            if any(math.isnan(x) for x in col):
+                w = math.nan
+            g = summary[name]
+            assert _same(g, w) or math.isclose(g, w, rel_tol=1e-12), (
+                f"compat={compat}", "summary", name, g, w)
 
 
 OPTIONS = st.tuples(
