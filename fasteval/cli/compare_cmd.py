@@ -61,19 +61,45 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="TEST",
-        help="t, wilcoxon, randomization, bootstrap, tukey (repeatable; default: t, randomization, bootstrap)",
+        help="t, wilcoxon, randomization, bootstrap (bootstrap-t), tukey (topic-blocked HSD), "
+        "randomized-tukey (repeatable; default: t, randomization, bootstrap)",
     )
     p.add_argument(
         "--correction",
         default="holm",
-        choices=("holm", "bonferroni", "bh", "none"),
-        help="multiple-testing correction across the report's comparisons (holm)",
+        choices=("holm", "bonferroni", "bh", "maxt", "stepdown", "none"),
+        help="multiple-testing correction within each --family (holm); maxt (Dunnett-style "
+        "with --baseline) and stepdown (Westfall-Young) need --test randomization alone",
     )
     p.add_argument(
         "--family",
         default="report",
         choices=("report", "measure"),
         help="correction family: every comparison of the report, or per measure",
+    )
+    p.add_argument(
+        "--alternative",
+        default="two-sided",
+        choices=("two-sided", "greater", "less"),
+        help="greater: a run scores higher than the one it is compared with (two-sided)",
+    )
+    p.add_argument(
+        "--ci-method",
+        default="t",
+        choices=("t", "bca", "percentile"),
+        help="bootstrap interval of mean differences and run means: bootstrap-t, BCa or "
+        "percentile (t)",
+    )
+    p.add_argument(
+        "--zero-method",
+        default="wilcox",
+        choices=("wilcox", "pratt"),
+        help="Wilcoxon: drop zero differences (wilcox) or rank them (pratt)",
+    )
+    p.add_argument(
+        "--continuity",
+        action="store_true",
+        help="Wilcoxon: continuity correction of the normal approximation",
     )
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     p.add_argument(
@@ -109,6 +135,19 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="significance marks (default: dagger with --baseline, else letters)",
     )
     p.add_argument("--digits", type=int, default=4, help="decimals in the table (4)")
+    p.add_argument(
+        "--names",
+        choices=("display", "canonical"),
+        default="display",
+        help="measure names in the table: as papers write them (nDCG@10) or canonical "
+        "(ndcg_cut_10)",
+    )
+    p.add_argument(
+        "--no-caption",
+        action="store_true",
+        help="LaTeX: a bare tabular with the notes as comments instead of a table with a caption",
+    )
+    p.add_argument("--label", default=None, help="LaTeX: \\label of the table")
     p.add_argument(
         "--format",
         choices=FORMATS,
@@ -252,8 +291,18 @@ def run(args: argparse.Namespace) -> int:
         ci=args.ci,
         family=args.family,
         mark_test=args.mark_test,
+        alternative=args.alternative,
+        ci_method=args.ci_method,
+        zero_method=args.zero_method,
+        continuity=args.continuity,
     )
-    options = {"marks": args.marks, "digits": args.digits}
+    options = {
+        "marks": args.marks,
+        "digits": args.digits,
+        "names": args.names,
+        "caption": not args.no_caption,
+        "label": args.label,
+    }
     if args.output:
         if fmt in ("csv", "parquet"):
             write(cmp, args.output, fmt)

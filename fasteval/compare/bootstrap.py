@@ -306,7 +306,12 @@ def paired_bootstrap(
                 else:
                     vals.append(tot_raw / n)
             v0, v1 = sorted(vals)
-            q_val = v0 if w == 0 else v0 + w * (v1 - v0)
+            if w == 0 or v0 == v1:
+                q_val = v0
+            elif np.isinf(v0) or np.isinf(v1):  # no interpolating towards infinity
+                q_val = v0 if w < 0.5 else v1
+            else:
+                q_val = v0 + w * (v1 - v0)
             if ci_method == "t":
                 se = blk.sd[k] / np.sqrt(n)
                 bound = blk.mean[k] - q_val * se  # se > 0: an infinite quantile stays infinite

@@ -9,7 +9,15 @@ from the comparison's ``mark_test`` (adjusted p-values against ``alpha``):
   ``‡`` significantly worse.
 * ``marks="none"``.
 
-The best mean per column is bold (``*`` after the value in plain text).
+The best mean per column is bold (``*`` after the value in plain text). Column headers
+show measures as papers write them (``nDCG@10``, ``MAP``; :mod:`fasteval.compare.names`)
+unless ``names="canonical"``. Every format states how the marks were made (test,
+correction and its family, alpha, sidedness, queries paired and missing): below the table
+in text, Markdown and HTML, in the caption of the LaTeX table (a ``table`` float; with
+``caption=False`` a bare ``tabular`` with the notes as ``%`` comments). LaTeX cells keep
+their decimal points aligned: marks are set in a zero-width box followed by a phantom of
+the column's widest mark, and a bold value overlays a phantom of the same value in the
+regular weight.
 """
 
 from __future__ import annotations
@@ -41,6 +49,8 @@ _CORRECTION_LABEL = {
     "holm": "Holm",
     "bonferroni": "Bonferroni",
     "bh": "Benjamini-Hochberg",
+    "maxt": "permutation max-T (single-step)",
+    "stepdown": "Westfall-Young step-down max-T",
     "none": "no",
 }
 
@@ -54,7 +64,9 @@ def _letter(i: int) -> str:
     return s
 
 
-def cells(cmp: Comparison, marks: str | None = None, digits: int = 4) -> dict:
+def cells(
+    cmp: Comparison, marks: str | None = None, digits: int = 4, names: str = "display"
+) -> dict:
     """The table as plain data: row labels, column names, and per cell value/best/marks.
 
     Examples
@@ -66,7 +78,11 @@ def cells(cmp: Comparison, marks: str | None = None, digits: int = 4) -> dict:
     >>> c = cells(compare(r, tests="randomization"))
     >>> c["rows"], c["grid"][0][0], c["grid"][1][0]
     (['a', 'b'], ('0.9000', True, 'b'), ('0.1000', False, ''))
+    >>> c["columns"]
+    ['MAP']
     """
+    if names not in ("display", "canonical"):
+        raise ParameterError("names", "'display' or 'canonical'", names)
     if marks is None:
         marks = "dagger" if cmp.baseline is not None else "letters"
     if marks not in ("letters", "dagger", "none"):
@@ -113,18 +129,51 @@ def cells(cmp: Comparison, marks: str | None = None, digits: int = 4) -> dict:
     return {
         "rows": list(cmp.systems),
         "labels": labels,
-        "columns": list(cmp.measures),
+        "columns": _headers(cmp.measures, names),
         "grid": grid,
         "marks": marks,
         "notes": _notes(cmp, marks),
     }
 
 
-def _notes(cmp: Comparison, marks: str) -> list[str]:
+def _headers(measures: tuple[str, ...], names: str) -> list[str]:
+    """Column headers: display names, or canonical ones where two would coincide."""
+    if names == "canonical":
+        return list(measures)
+    from fasteval.compare.names import display_name
+
+    shown = [display_name(m) for m in measures]
+    return [m if shown.count(d) > 1 else d for m, d in zip(measures, shown, strict=True)]
+
+
+def _how(cmp: Comparison) -> str:
+    """Test, correction with its family, alpha and sidedness, in words."""
     from fasteval.compare.core import TEST_LABELS
 
-    corr = "" if cmp.mark_test == "tukey" else f", {_CORRECTION_LABEL[cmp.correction]} correction"
-    how = f"{TEST_LABELS[cmp.mark_test]}{corr}, alpha = {cmp.alpha:g}"
+    test = cmp.mark_test
+    parts = [TEST_LABELS[test]]
+    n_tests = cmp.tests.filter(cmp.tests["test"] == test).height
+    per_measure = n_tests // max(1, len(cmp.measures))
+    if test in ("tukey", "randomized-tukey"):
+        parts.append("family-wise over all pairs of runs per measure")
+    elif cmp.correction != "none":
+        if cmp.family == "report":
+            family = (
+                f"over all {n_tests} comparisons of the report" if n_tests > 1 else "(1 comparison)"
+            )
+        else:
+            family = f"within each measure ({per_measure} comparison{'s' * (per_measure > 1)})"
+        parts.append(f"{_CORRECTION_LABEL[cmp.correction]} correction {family}")
+    else:
+        parts.append("no correction")
+    parts.append(f"alpha = {cmp.alpha:g}")
+    if cmp.alternative != "two-sided":
+        parts.append(f"one-sided ({cmp.alternative})")
+    return ", ".join(parts)
+
+
+def _notes(cmp: Comparison, marks: str) -> list[str]:
+    how = _how(cmp)
     notes = []
     if marks == "letters":
         notes.append(
@@ -146,6 +195,20 @@ def _notes(cmp: Comparison, marks: str) -> list[str]:
     missing_txt = ", ".join(f"{r} {k}" for r, k in miss.iter_rows())
     verb = "scored 0" if cmp.missing == "zero" else "dropped"
     notes.append(f"{paired}; missing queries per run ({verb}): {missing_txt}.")
+    if "note" in cmp.tests.columns:
+        flagged = cmp.tests.filter((pl.col("test") == cmp.mark_test) & pl.col("note").is_not_null())
+        undefined = flagged.filter(pl.col("note").str.contains("undefined")).height
+        unreachable = flagged.filter(pl.col("note").str.contains("cannot reach")).height
+        if undefined:
+            notes.append(
+                f"{undefined} comparison(s) have an undefined statistic (zero variance or too "
+                "few queries): not marked."
+            )
+        if unreachable:
+            notes.append(
+                f"{unreachable} comparison(s) have too few queries for the test to reach "
+                f"p <= {cmp.alpha:g}."
+            )
     return notes
 
 
@@ -213,25 +276,53 @@ def latex_escape(s: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in s)
 
 
-def _latex(c: dict) -> str:
-    dag, ddag = "$\\dagger$", "$\\ddagger$"
-    lines = ["% " + latex_escape(n).replace("†", dag).replace("‡", ddag) for n in c["notes"]]
-    lines.append("\\begin{tabular}{l" + "r" * len(c["columns"]) + "}")
-    lines.append("\\toprule")
-    lines.append(" & ".join(["Run", *map(latex_escape, c["columns"])]) + " \\\\")
-    lines.append("\\midrule")
-    for label, row in zip(c["labels"], c["grid"], strict=False):
-        out = [latex_escape(label)]
-        for v, best, mk in row:
-            cell = f"\\textbf{{{v}}}" if best else v
-            if mk:
-                mk_tex = mk.replace("†", "\\dagger").replace("‡", "\\ddagger")
-                cell += f"$^{{{mk_tex}}}$"
-            out.append(cell)
-        lines.append(" & ".join(out) + " \\\\")
-    lines.append("\\bottomrule")
-    lines.append("\\end{tabular}")
-    return "\n".join(lines) + "\n"
+def _latex_mark(mk: str) -> str:
+    return "$^{" + mk.replace("†", "\\dagger").replace("‡", "\\ddagger") + "}$"
+
+
+def _latex_text(text: str) -> str:
+    return (
+        latex_escape(text)
+        .replace("†", "$\\dagger$")
+        .replace("‡", "$\\ddagger$")
+        .replace("alpha = ", "$\\alpha$ = ")
+        .replace("<=", "$\\leq$")
+    )
+
+
+def _latex(c: dict, caption: bool = True, label: str | None = None) -> str:
+    lines = [] if caption else ["% " + _latex_text(n) for n in c["notes"]]
+    body = ["\\begin{tabular}{l" + "r" * len(c["columns"]) + "}", "\\toprule"]
+    body.append(" & ".join(["Run", *map(latex_escape, c["columns"])]) + " \\\\")
+    body.append("\\midrule")
+    widest = [
+        max((row[j][2] for row in c["grid"]), key=len, default="") for j in range(len(c["columns"]))
+    ]
+    for label_text, row in zip(c["labels"], c["grid"], strict=False):
+        out = [latex_escape(label_text)]
+        for j, (v, best, mk) in enumerate(row):
+            # every cell of a column has the same width: the value (bold overlaid on a
+            # regular-weight phantom, its mark in the overlay after the wider digits) plus
+            # the phantom of the column's widest mark; marks themselves take no width
+            mark = _latex_mark(mk) if mk else ""
+            tail = f"\\phantom{{{_latex_mark(widest[j])}}}" if widest[j] else ""
+            if best:
+                cell = f"\\rlap{{\\textbf{{{v}}}{mark}}}\\phantom{{{v}}}"
+            else:
+                cell = v + (f"\\rlap{{{mark}}}" if mark else "")
+            out.append(cell + tail)
+        body.append(" & ".join(out) + " \\\\")
+    body.append("\\bottomrule")
+    body.append("\\end{tabular}")
+    if not caption:
+        return "\n".join(lines + body) + "\n"
+    cols = c["columns"]
+    what = cols[0] if len(cols) == 1 else ", ".join(cols[:-1]) + " and " + cols[-1]
+    text = f"Mean {what} of {len(c['rows'])} runs. " + " ".join(c["notes"])
+    out = ["\\begin{table}[t]", "\\centering", f"\\caption{{{_latex_text(text)}}}"]
+    if label:
+        out.append(f"\\label{{{label}}}")
+    return "\n".join(out + body + ["\\end{table}"]) + "\n"
 
 
 def _html(c: dict) -> str:
@@ -259,11 +350,21 @@ def _html(c: dict) -> str:
 
 
 def render(
-    cmp: Comparison, format: str = "text", *, marks: str | None = None, digits: int = 4
+    cmp: Comparison,
+    format: str = "text",
+    *,
+    marks: str | None = None,
+    digits: int = 4,
+    names: str = "display",
+    caption: bool = True,
+    label: str | None = None,
 ) -> str:
     """Render the means table as ``text``, ``markdown``, ``latex`` (booktabs) or ``html``.
 
-    ``csv`` / ``parquet`` are files: use :func:`write`.
+    ``csv`` / ``parquet`` are files: use :func:`write`. ``names``: ``"display"`` headers
+    (``nDCG@10``) or ``"canonical"`` ones (``ndcg_cut_10``). LaTeX: ``caption=True`` gives
+    a ``table`` float whose caption carries the notes (``label`` adds ``\\label``);
+    ``caption=False`` a bare ``tabular`` with the notes as comments. Needs ``booktabs``.
 
     Examples
     --------
@@ -271,17 +372,20 @@ def render(
     >>> from fasteval.compare import compare
     >>> r = {"a": pl.DataFrame({"query_id": [1, 2], "P_5": [0.2, 0.4]}),
     ...      "b": pl.DataFrame({"query_id": [1, 2], "P_5": [0.2, 0.2]})}
-    >>> print(render(compare(r, baseline="b", tests="t"), "latex").splitlines()[-4])
-    a & \\textbf{0.3000} \\\\
+    >>> tex = render(compare(r, baseline="b", tests="t"), "latex").splitlines()
+    >>> print(tex[-5])
+    a & \\rlap{\\textbf{0.3000}}\\phantom{0.3000} \\\\
+    >>> print(tex[2][:60])
+    \\caption{Mean P@5 of 2 runs. $\\dagger$ / $\\ddagger$: signifi
     """
     fmt = format.lower()
-    c = cells(cmp, marks, digits)
+    c = cells(cmp, marks, digits, names)
     if fmt == "text":
         return _text(c)
     if fmt in ("markdown", "md"):
         return _markdown(c)
     if fmt in ("latex", "tex"):
-        return _latex(c)
+        return _latex(c, caption=caption, label=label)
     if fmt == "html":
         return _html(c)
     raise ParameterError("format", "one of text, markdown, latex, html", format)
@@ -319,7 +423,11 @@ def write(
 
 
 def details_text(cmp: Comparison, digits: int = 4) -> str:
-    """Plain-text list of every comparison: mean difference, CI, Cohen's d, W/T/L, p-values.
+    """Plain-text list of every comparison: mean difference, CI, effect sizes, W/T/L, p-values.
+
+    Effect sizes: ``d_z`` (Cohen's, paired), ``g`` (Hedges'), ``delta`` (Glass's, sd of
+    ``versus``), ``ES`` (Sakai's, two-way ANOVA residual); a legend and the comparisons'
+    notes (undefined statistics, tests that cannot reach significance) follow the list.
 
     Examples
     --------
@@ -328,7 +436,7 @@ def details_text(cmp: Comparison, digits: int = 4) -> str:
     >>> r = {"a": pl.DataFrame({"query_id": [1, 2, 3], "map": [0.5, 0.6, 0.2]}),
     ...      "b": pl.DataFrame({"query_id": [1, 2, 3], "map": [0.4, 0.6, 0.5]})}
     >>> print(details_text(compare(r, tests="t")).splitlines()[0])
-    measure  run  versus     diff             95% CI      d  W/T/L    p(t)  p(t) adj
+    measure  run  versus     diff       95% CI    d_z      g  delta     ES  W/T/L    p(t)  p(t) adj
     """
     wide = cmp.effects
     for t in cmp.test_names:
@@ -349,22 +457,22 @@ def details_text(cmp: Comparison, digits: int = 4) -> str:
             return "-"
         return f"{v:.2e}" if v < 10 ** (-digits) else f"{v:.{digits}f}"
 
-    header = ["measure", "run", "versus", "diff", f"{100 * cmp.ci:g}% CI", "d", "W/T/L"]
+    effect_cols = [
+        (k, h) for k, h in (("cohens_d", "d_z"), ("hedges_g", "g"), ("glass_delta", "delta"),
+                            ("sakai_es", "ES")) if k in cmp.effects.columns
+    ]
+    header = ["measure", "run", "versus", "diff", f"{100 * cmp.ci:g}% CI"]
+    header += [h for _, h in effect_cols] + ["W/T/L"]
     for t in cmp.test_names:
         header += [f"p({t})", f"p({t}) adj"]
     rows = []
     for r in wide.iter_rows(named=True):
         ci = "-" if r["ci_low"] is None else f"[{num(r['ci_low'])}, {num(r['ci_high'])}]"
-        d = r["cohens_d"]
-        row = [
-            r["measure"],
-            r["run_id"],
-            r["versus"],
-            f"{r['mean_diff']:+.{digits}f}",
-            ci,
-            "-" if d is None or d != d else f"{d:+.2f}",
-            f"{r['wins']}/{r['ties']}/{r['losses']}",
-        ]
+        row = [r["measure"], r["run_id"], r["versus"], f"{r['mean_diff']:+.{digits}f}", ci]
+        for k, _ in effect_cols:
+            v = r[k]
+            row.append("-" if v is None or v != v else f"{v:+.2f}")
+        row.append(f"{r['wins']}/{r['ties']}/{r['losses']}")
         for t in cmp.test_names:
             row += [pv(r[f"p({t})"]), pv(r[f"p({t}) adj"])]
         rows.append(row)
@@ -376,4 +484,12 @@ def details_text(cmp: Comparison, digits: int = 4) -> str:
         ).rstrip()
         for r in [header, *rows]
     ]
-    return "\n".join(lines) + "\n"
+    legend = [
+        "d_z: Cohen's d of the paired differences; g: Hedges' g (d_z, small-sample corrected); "
+        "delta: Glass's Delta (sd of versus); ES: Sakai's ES_E (sqrt of the two-way ANOVA "
+        "residual variance)."
+    ]
+    if "note" in cmp.tests.columns:
+        for r in cmp.tests.filter(pl.col("note").is_not_null()).iter_rows(named=True):
+            legend.append(f"{r['measure']} {r['run_id']} vs {r['versus']}, {r['test']}: {r['note']}")
+    return "\n".join(lines + [""] + legend) + "\n"

@@ -140,7 +140,7 @@ def test_table_output_files_and_plots(trec_files, tmp_path, capsys):
     rc, out, err = _cli(argv, capsys)
     assert rc == 0, err
     lines = out.splitlines()
-    assert lines[0].split() == ["run", "P_5"] and lines[2].startswith("bm25 (a)")
+    assert lines[0].split() == ["run", "P@5"] and lines[2].startswith("bm25 (a)")
     assert "p(bootstrap)" in out and "20 queries paired" in out
     assert pl.read_parquet(tmp_path / "det.parquet").height == 2
     assert (tmp_path / "d.png").read_bytes()[:4] == b"\x89PNG"

@@ -86,7 +86,8 @@ def _latex_rows(tex: str) -> list[str]:
 
 
 def test_latex_booktabs_structure(ordered):
-    tex = render(compare(ordered, tests="t"), "latex")
+    tex = render(compare(ordered, tests="t"), "latex", caption=False, names="canonical")
+    assert tex.startswith("% Superscript letters")  # the notes as comments
     lines = [ln for ln in tex.splitlines() if not ln.startswith("%")]
     assert lines[0] == "\\begin{tabular}{lrr}" and lines[-1] == "\\end{tabular}"
     order = [lines.index(x) for x in ("\\toprule", "\\midrule", "\\bottomrule")]
@@ -107,6 +108,36 @@ def test_latex_booktabs_structure(ordered):
     assert tex.count("{") == tex.count("}")
 
 
+def test_latex_caption_names_and_alignment(ordered):
+    cmp = compare(ordered, tests="t")
+    tex = render(cmp, "latex", label="tab:runs")
+    lines = tex.splitlines()
+    assert lines[:2] == ["\\begin{table}[t]", "\\centering"] and lines[-1] == "\\end{table}"
+    caption = lines[2]
+    assert caption.startswith("\\caption{Mean nDCG@10 and MAP of 3 runs. Superscript letters")
+    assert "paired t-test, Holm correction over all 6 comparisons of the report" in caption
+    assert "$\\alpha$ = 0.05" in caption and "40 queries paired" in caption
+    assert lines[3] == "\\label{tab:runs}"
+    assert "Run & nDCG@10 & MAP \\\\" in lines
+    rows = _latex_rows(tex)
+    # every cell ends with the phantom of its column's widest mark ("ac"), marks are
+    # zero-width, and bold values overlay a phantom of the regular-weight value
+    for row in rows:
+        for cell in row.removesuffix(" \\\\").split(" & ")[1:]:
+            assert cell.endswith("\\phantom{$^{ac}$}")
+            value = re.match(r"(?:\\rlap\{\\textbf\{)?([0-9.]+)", cell)[1]
+            if "textbf" in cell:
+                assert cell.startswith(
+                    f"\\rlap{{\\textbf{{{value}}}$^{{ac}}$}}\\phantom{{{value}}}"
+                )
+    assert "\\rlap{$^{c}$}" in rows[0]
+    one_sided = render(
+        compare(ordered, tests="t", alternative="greater", family="measure"), "latex"
+    )
+    assert "within each measure (3 comparisons)" in one_sided
+    assert "one-sided (greater)" in one_sided
+
+
 def test_latex_escape_all_specials():
     assert latex_escape("a_b&c%d$e#f{g}h~i^j\\k") == (
         "a\\_b\\&c\\%d\\$e\\#f\\{g\\}h\\textasciitilde{}i\\textasciicircum{}j\\textbackslash{}k"
@@ -116,9 +147,13 @@ def test_latex_escape_all_specials():
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
 def test_latex_compiles(tmp_path, ordered):  # pragma: no cover - optional
     tex = render(compare(ordered, baseline="low#1", tests="t"), "latex")
+    bare = render(
+        compare(ordered, tests=["randomization"], n_resamples=200), "latex", caption=False
+    )
     doc = (
         "\\documentclass{article}\\usepackage{booktabs}\\begin{document}\n"
         + tex
+        + bare
         + "\\end{document}\n"
     )
     (tmp_path / "t.tex").write_text(doc)
@@ -134,7 +169,7 @@ def test_latex_compiles(tmp_path, ordered):  # pragma: no cover - optional
 def test_markdown_table(ordered):
     md = render(compare(ordered, tests="t"), "markdown")
     lines = md.splitlines()
-    assert lines[0] == "| run | ndcg_cut_10 | map |"
+    assert lines[0] == "| run | nDCG@10 | MAP |"
     assert lines[1] == "|:---|---:|---:|"
     assert lines[3].startswith("| top&best (b) | **") and "<sup>ac</sup>" in lines[3]
     assert all(ln.count("|") == 4 for ln in lines[:5])
@@ -166,13 +201,16 @@ def test_html_table(ordered):
 def test_text_table_and_details(ordered):
     cmp = compare(ordered, tests=["t", "bootstrap"], n_resamples=500)
     text = render(cmp, "text")
-    assert text.splitlines()[0].split() == ["run", "ndcg_cut_10", "map"]
+    assert text.splitlines()[0].split() == ["run", "nDCG@10", "MAP"]
+    canonical = render(cmp, "text", names="canonical")
+    assert canonical.splitlines()[0].split() == ["run", "ndcg_cut_10", "map"]
     assert "*^ac" in text
     det = details_text(cmp)
     head = det.splitlines()[0].split()
     assert head[:4] == ["measure", "run", "versus", "diff"]
-    assert len(det.splitlines()) == 1 + 6
-    assert "40/0/0" in det
+    assert head[6:11] == ["d_z", "g", "delta", "ES", "W/T/L"]
+    assert len(det.splitlines()) == 1 + 6 + 2  # header, rows, blank line, legend
+    assert "40/0/0" in det and "Hedges' g" in det.splitlines()[-1]
 
 
 def test_write_files_atomically(tmp_path, ordered):

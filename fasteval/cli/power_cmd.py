@@ -1,0 +1,142 @@
+"""``fasteval power``: how many topics a test collection needs (topic-set size design).
+
+From pilot per-query results (``--results``, two or more runs; the residual variance of
+their two-way ANOVA estimates the variance) or a given standard deviation (``--sd``),
+prints, per measure and per ``--min-diff``, the smallest number of topics at which the
+paired t-test (or, with ``--design anova --systems M``, the topic-blocked ANOVA F test)
+detects that difference with the requested power; with ``--topics N`` it prints the power
+at ``N`` topics instead. See :mod:`fasteval.compare.power`.
+
+Examples
+--------
+>>> from fasteval.cli import main
+>>> main(["power", "--sd", "0.15", "--min-diff", "0.05"])  # doctest: +NORMALIZE_WHITESPACE
+measure  sd    min_diff  alpha  power  topics
+-        0.15  0.05      0.05   0.802  73
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``fasteval power``."""
+    p = subparsers.add_parser(
+        "power",
+        help="topic-set size: topics needed to detect a difference",
+        description=(
+            "Topic-set size design (Sakai): the number of topics needed to detect a "
+            "difference with a given power, from pilot per-query results (--results, two or "
+            "more runs) or a standard deviation of paired differences (--sd)."
+        ),
+    )
+    p.add_argument(
+        "--results",
+        nargs="+",
+        metavar="FILE",
+        help="pilot per-query result files (fasteval eval -q)",
+    )
+    p.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        default=[],
+        metavar="MEASURE",
+        help="measure(s) of the pilot results to use (default: all)",
+    )
+    p.add_argument(
+        "--sd",
+        type=float,
+        default=None,
+        help="standard deviation of a paired difference (design t) or of the ANOVA error "
+        "(design anova), instead of --results",
+    )
+    p.add_argument(
+        "--min-diff",
+        type=float,
+        action="append",
+        required=True,
+        metavar="D",
+        help="smallest difference (t) or range of system means (anova) to detect; repeatable",
+    )
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
+    p.add_argument("--power", type=float, default=0.8, help="power wanted (0.8)")
+    p.add_argument(
+        "--design",
+        choices=("t", "anova"),
+        default="t",
+        help="paired t-test (two systems) or topic-blocked ANOVA over --systems systems",
+    )
+    p.add_argument("--systems", type=int, default=None, metavar="M", help="systems (anova)")
+    p.add_argument("--alternative", choices=("two-sided", "greater", "less"), default="two-sided")
+    p.add_argument(
+        "--topics", type=int, default=None, metavar="N", help="print the power at N topics"
+    )
+    p.add_argument("--format", choices=("table", "csv"), default="table")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``fasteval power``."""
+    import polars as pl
+
+    from fasteval.compare.power import pilot_variance, power, topic_set_size
+    from fasteval.errors import ParameterError
+
+    if (args.results is None) == (args.sd is None):
+        raise ParameterError("--results/--sd", "exactly one of them", None)
+    if args.results is not None:
+        files = [str(f) for f in args.results]
+        pilot = pilot_variance(files if len(files) > 1 else files[0], args.measure or None)
+        sources = [
+            (r["measure"], r["sd_diff"] if args.design == "t" else r["residual_variance"] ** 0.5)
+            for r in pilot.iter_rows(named=True)
+        ]
+    else:
+        if args.measure:
+            raise ParameterError("-m/--measure", "used with --results only", args.measure)
+        sources = [("-", args.sd)]
+    kw = {
+        "alpha": args.alpha,
+        "design": args.design,
+        "n_systems": args.systems,
+        "alternative": args.alternative,
+    }
+    rows = []
+    for measure, sd in sources:
+        for d in args.min_diff:
+            if args.topics is not None:
+                n = args.topics
+                pw = power(n, d, sd, **kw)
+            else:
+                n = topic_set_size(d, sd, power=args.power, **kw)
+                pw = power(n, d, sd, **kw)
+            rows.append((measure, sd, d, args.alpha, pw, n))
+    table = pl.DataFrame(
+        rows,
+        schema={
+            "measure": pl.Utf8,
+            "sd": pl.Float64,
+            "min_diff": pl.Float64,
+            "alpha": pl.Float64,
+            "power": pl.Float64,
+            "topics": pl.Int64,
+        },
+        orient="row",
+    )
+    if args.format == "csv":
+        sys.stdout.write(table.write_csv())
+        return 0
+    cells = [
+        [m, f"{sd:.4g}", f"{d:g}", f"{a:g}", f"{pw:.3f}", str(n)]
+        for m, sd, d, a, pw, n in table.iter_rows()
+    ]
+    header = list(table.columns)
+    widths = [max(len(r[i]) for r in [header, *cells]) for i in range(len(header))]
+    for r in [header, *cells]:
+        sys.stdout.write("  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())
+        sys.stdout.write("\n")
+    return 0
