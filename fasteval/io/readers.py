@@ -28,6 +28,7 @@ from fasteval.io._common import (
     Kind,
     Locator,
     check_duplicates_param,
+    fix_line_endings,
     handle_duplicates,
     normalize_table,
     resolve_columns,
@@ -214,6 +215,8 @@ def _load_data(
     data: str | bytes, fmt: str, kind: Kind, explicit: dict[str, str | None], name: str
 ) -> tuple[pl.DataFrame, Locator, str]:
     """Read a file (path, or its bytes) of a known format."""
+    if fmt in ("trec", "csv", "tsv", "jsonl"):
+        data = fix_line_endings(data, name)
     if fmt == "trec":
         if explicit:
             raise ParameterError("*_col", "unset for TREC text (its columns are fixed)", sorted(explicit))
@@ -426,7 +429,8 @@ def _scan(source: Source, kind: Kind, format: str | None, **cols: str | None) ->
         if fmt == "parquet":
             lf, mapping = tables.lazy_parquet(path, kind, explicit, path)
             return _lazy_normalize(lf, kind, mapping, path)
-        if not gz:
+        # gzip, and CR-only line endings (converted on the way), are read eagerly below
+        if not gz and not (os.path.isfile(path) and isinstance(fix_line_endings(path, path), bytes)):
             if fmt == "trec" and not explicit:
                 return trec.scan_trec(path, kind)
             if fmt in ("csv", "tsv"):
