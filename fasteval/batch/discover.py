@@ -10,7 +10,13 @@ Rules
   - one table when it is hive-partitioned (``run_id=bm25/part-0.parquet``: the
     ``key=value`` path components become columns) or when its files carry a ``run_id`` column;
   - otherwise a directory of runs: each parquet file directly inside is one run named
-    after the file, each sub-directory one run (its files are parts) named after it.
+    after the file, each sub-directory one run (its files are parts) named after it, and
+    each file of another run format (``.txt``, ``.run``, ``.trec``, ``.csv``, ``.jsonl``,
+    ``.gz`` of these...) directly inside is one run read whole.
+
+  Any other file (a suffix that names no run format, or a non-parquet file where parquet
+  parts are expected) stops the job with the list of such files: nothing is skipped
+  silently. Names starting with ``.`` or ``_`` (``_SUCCESS``) are not runs.
 * Any other file (TREC text, CSV/TSV, JSONL, ``.gz``) is read whole with
   :func:`fasteval.read_run`; its run name is the file name.
 * ``-`` (standard input), a FIFO or a character device (``/dev/stdin`` on a pipe,
@@ -20,7 +26,8 @@ Rules
 
 Every parquet file is checked before any work starts (readable footer, at least one
 row, the needed columns with compatible types), so a bad file in a directory stops
-the job with a one-line error naming it.
+the job with a one-line error naming it. A file reached twice (a run given twice,
+overlapping globs) is refused, as are two runs of one name: their rows would be merged.
 """
 
 from __future__ import annotations
@@ -94,7 +101,8 @@ def _hive_parts(path: Path, root: Path) -> dict[str, str]:
     return parts
 
 
-def _walk_parquet(root: Path) -> list[Path]:
+def _walk_parquet(root: Path, others: list[Path] | None = None) -> list[Path]:
+    """Parquet files under ``root``, in order; the other files go to ``others``."""
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
@@ -104,7 +112,17 @@ def _walk_parquet(root: Path) -> list[Path]:
             p = Path(dirpath) / f
             if _is_parquet(p):
                 found.append(p)
+            elif others is not None:
+                others.append(p)
     return found
+
+
+def _refuse_skipped(skipped: list[Path], root: Path, why: str) -> None:
+    if skipped:
+        names = [str(p.relative_to(root)) for p in skipped]
+        shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+        raise InputError(f"{why}: {shown}; move them out (nothing is skipped silently)",
+                         source=str(root))
 
 
 def check_parquet(path: Path, required: tuple[str, ...] = RUN_COLUMNS) -> tuple[int, pl.Schema]:
@@ -311,11 +329,17 @@ def discover(spec: str | os.PathLike[str]) -> list[RunSource]:
             return [parquet_source(_run_name(path), [path])]
         return [RunSource(name=_run_name(path), kind="file", files=[path])]
     # a directory
-    files = _walk_parquet(path)
-    if not files:
+    from fasteval.io.readers import format_from_name
+
+    others: list[Path] = []
+    files = _walk_parquet(path, others)
+    runs = [f for f in others if f.parent == path and format_from_name(f) is not None]
+    if not files and not runs:
+        _refuse_skipped(others, path, "directory holds no run file, only")
         raise InputError("directory holds no parquet file", source=text)
     hive = any("=" in comp for f in files for comp in f.relative_to(path).parts[:-1])
     if hive:
+        _refuse_skipped(others, path, "hive-partitioned directory also holds non-parquet files")
         return [parquet_source(path.name, files, root=path)]
     direct = [f for f in files if f.parent == path]
     has_run_id = False
@@ -323,8 +347,15 @@ def discover(spec: str | os.PathLike[str]) -> list[RunSource]:
         _, schema = check_parquet(direct[0])
         has_run_id = "run_id" in schema
     if has_run_id:
+        _refuse_skipped(others, path, "directory of parquet parts also holds other files")
         return [parquet_source(path.name, files)]
-    sources = [parquet_source(_run_name(f), [f]) for f in direct]
+    _refuse_skipped([f for f in others if f not in runs], path,
+                    "files of no run format (or not parquet among parquet parts)")
+    sources = [
+        parquet_source(_run_name(f), [f]) if _is_parquet(f)
+        else RunSource(name=_run_name(f), kind="file", files=[f])
+        for f in sorted(direct + runs)
+    ]
     subdirs = sorted({f.relative_to(path).parts[0] for f in files if f.parent != path})
     for sub in subdirs:
         sub_files = [f for f in files if f.relative_to(path).parts[0] == sub]
@@ -335,7 +366,9 @@ def discover(spec: str | os.PathLike[str]) -> list[RunSource]:
 def discover_all(specs: list) -> list[RunSource]:
     """Discover every run argument; in-memory tables become ``"frame"`` sources.
 
-    Duplicate run names are made unique by using the argument as written.
+    Duplicate run names are made unique by using the argument as written. A file reached
+    twice (the same run given twice, overlapping globs) is an error, as are two runs that
+    still share a name: either would merge two tables into one run of doubled rows.
     """
     sources: list[RunSource] = []
     for i, spec in enumerate(specs):
@@ -354,4 +387,18 @@ def discover_all(specs: list) -> list[RunSource]:
     for s in sources:
         if seen[s.name] > 1 and s.files:
             s.name = os.fspath(s.files[0]) if len(s.files) == 1 else os.fspath(s.files[0].parent)
+    owner: dict[Path, str] = {}
+    names: set[str] = set()
+    for s in sources:
+        for f in s.files:
+            key = f.resolve()
+            if key in owner:
+                where = (f"run {s.name!r}" if owner[key] == s.name
+                         else f"runs {owner[key]!r} and {s.name!r}")
+                raise InputError(f"given twice ({where}): its rows would count twice; give each "
+                                 "run file once", source=str(f))
+            owner[key] = s.name
+        if s.name in names:
+            raise InputError(f"two runs are named {s.name!r}; rename one", source=s.name)
+        names.add(s.name)
     return sources

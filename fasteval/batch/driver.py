@@ -460,6 +460,10 @@ def run_job(
         stats.queries += queries
         stats.chunks += chunks
         fast = _fast_path(evaluator)
+        for rid in seen:
+            if rid in stats.runs:  # an earlier input held a run of this name: rows would merge
+                raise InputError(f"run {rid!r} is also in an earlier input; each run may be "
+                                 "given once", source=_label(source))
         for rid, qids in seen.items():
             if rid not in stats.runs:
                 stats.runs.append(rid)

@@ -230,16 +230,31 @@ def _score(args: argparse.Namespace):
         raise ParameterError(
             "-m/--measure", "given at least once when scoring runs (e.g. -m ndcg@10)", None
         )
+    from fasteval.errors import InputError
+
     qrels = fasteval.read_qrels(args.inputs[0])
     run_paths = args.inputs[1:]
+    seen_paths: dict[Path, str] = {}
+    for path in run_paths:
+        key = Path(path).resolve()
+        if key in seen_paths:
+            raise InputError("run file given twice; give each run once", source=path)
+        seen_paths[key] = path
     runs: dict[str, pl.DataFrame] = {}
+
+    def add(name: str, table: pl.DataFrame, path: str) -> None:
+        if name in runs:  # a second table of that name would replace the first, silently
+            raise InputError(f"a second run named {name!r}; each run may be given once",
+                             source=path)
+        runs[name] = table
+
     for name, path in zip(_run_names(run_paths), run_paths, strict=True):
         df = fasteval.read_run(path)
         if "run_id" in df.columns and df.get_column("run_id").n_unique() > 1:
             for (rid,), part in df.group_by("run_id", maintain_order=True):
-                runs[str(rid)] = part.drop("run_id")
+                add(str(rid), part.drop("run_id"), path)
         else:
-            runs[name] = df.drop("run_id") if "run_id" in df.columns else df
+            add(name, df.drop("run_id") if "run_id" in df.columns else df, path)
     options = {"relevance_level": args.relevance_level}
     if args.complete:
         options["complete"] = True

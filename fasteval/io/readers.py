@@ -35,7 +35,7 @@ from fasteval.io._common import (
     row_locator,
 )
 
-__all__ = ["read_qrels", "read_run", "scan_qrels", "scan_run", "detect_format", "FORMATS"]
+__all__ = ["read_qrels", "read_run", "scan_qrels", "scan_run", "detect_format", "format_from_name", "FORMATS"]
 
 #: Formats understood by ``format=`` (``ndjson`` is an alias of ``jsonl``).
 FORMATS = ("trec", "parquet", "csv", "tsv", "jsonl", "json")
@@ -109,6 +109,21 @@ def detect_format(path: str | os.PathLike[str], format: str | None = None) -> st
     if _has_glob(str(path)):
         return "parquet"
     return _sniff(p)
+
+
+def format_from_name(path: str | os.PathLike[str]) -> str | None:
+    """Format of a file judged by its name alone (``.gz`` looked through); None when the
+    name does not say (an unknown or missing suffix) or names an unsupported format.
+
+    Examples
+    --------
+    >>> format_from_name("runs/bm25.txt.gz"), format_from_name("README.md")
+    ('trec', None)
+    """
+    name = Path(path).name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    return _SUFFIX.get(Path(name).suffix)
 
 
 def _sniff(p: Path) -> str:

@@ -1,0 +1,109 @@
+"""Runs given twice, overlapping globs, directories mixing formats, null ids streamed from
+parquet: refused with a one-line error, or read in full, never merged or skipped silently."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import fasteval
+from fasteval.batch.api import evaluate_files
+from fasteval.batch.discover import discover, discover_all
+from fasteval.cli import main
+from fasteval.errors import InputError
+
+QRELS = pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "relevance": [1, 0, 1]})
+RUN = pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+TEXT_RUN = "q1 Q0 b 1 3.0 t\nq1 Q0 a 2 2.0 t\nq2 Q0 x 1 1.0 t\n"  # P@1: 0 and 0
+
+
+def _one_line(err: Exception) -> str:
+    text = str(err)
+    assert "\n" not in text
+    return text
+
+
+def test_the_same_file_twice_is_refused(tmp_path):
+    RUN.write_parquet(tmp_path / "bm25.parquet")
+    with pytest.raises(InputError, match="given twice") as exc:
+        discover_all([tmp_path / "bm25.parquet", str(tmp_path / "bm25.parquet")])
+    assert exc.value.source == str(tmp_path / "bm25.parquet")
+    _one_line(exc.value)
+
+
+def test_overlapping_globs_are_refused(tmp_path):
+    RUN.write_parquet(tmp_path / "bm25.parquet")
+    RUN.write_parquet(tmp_path / "dense.parquet")
+    with pytest.raises(InputError, match="given twice"):
+        discover_all([str(tmp_path / "*.parquet"), str(tmp_path / "b*.parquet")])
+
+
+def test_one_run_name_in_two_inputs_is_refused(tmp_path):
+    RUN.with_columns(pl.lit("bm25").alias("run_id")).write_parquet(tmp_path / "a.parquet")
+    RUN.with_columns(pl.lit("bm25").alias("run_id")).write_parquet(tmp_path / "b.parquet")
+    with pytest.raises(InputError, match="'bm25' is also in an earlier input"):
+        evaluate_files(QRELS, [tmp_path / "a.parquet", tmp_path / "b.parquet"], ["P@1"])
+
+
+def test_a_directory_of_runs_reads_every_run_format(tmp_path):
+    RUN.write_parquet(tmp_path / "dense.parquet")
+    (tmp_path / "bm25.txt").write_text(TEXT_RUN)
+    assert [(s.name, s.kind) for s in discover(tmp_path)] == [("bm25.txt", "file"), ("dense", "parquet")]
+    res = evaluate_files(QRELS, tmp_path, ["P@1", "num_ret"])
+    got = {(r, m): v for r, m, v in res.aggregate.rows()}
+    assert got == {("bm25.txt", "P_1"): 0.0, ("bm25.txt", "num_ret"): 3.0,
+                   ("dense", "P_1"): 1.0, ("dense", "num_ret"): 3.0}
+
+
+def test_files_of_no_run_format_are_listed_not_skipped(tmp_path):
+    RUN.write_parquet(tmp_path / "dense.parquet")
+    (tmp_path / "notes.md").write_text("# runs\n")
+    (tmp_path / "bm25").write_text(TEXT_RUN)  # no suffix: not guessed
+    with pytest.raises(InputError) as exc:
+        discover(tmp_path)
+    text = _one_line(exc.value)
+    assert "bm25" in text and "notes.md" in text and exc.value.source == str(tmp_path)
+
+
+def test_non_parquet_files_among_parquet_parts_are_listed(tmp_path):
+    RUN.with_columns(pl.lit("a").alias("run_id")).write_parquet(tmp_path / "p0.parquet")
+    (tmp_path / "p1.csv").write_text("run_id,query_id,doc_id,score\nb,q1,a,1.0\n")
+    with pytest.raises(InputError, match="p1.csv"):
+        discover(tmp_path)
+
+
+@pytest.mark.parametrize("max_rows", [2, 100])
+def test_null_query_id_in_a_streamed_parquet_run_names_file_row_and_column(tmp_path, max_rows):
+    p = tmp_path / "run.parquet"
+    pl.DataFrame({"query_id": ["q1", "q1", "q2", None, None, "q2"], "doc_id": list("abcdef"),
+                  "score": [6.0, 5.0, 4.0, 3.0, 2.0, 1.0]}).write_parquet(p)
+    with pytest.raises(InputError) as exc:
+        evaluate_files(QRELS, p, ["num_ret"], max_rows_per_chunk=max_rows)
+    assert (exc.value.source, exc.value.column) == (str(p), "query_id")
+    assert exc.value.row == 3  # the first null, counted from the start of the file
+
+
+def test_null_run_id_in_a_streamed_parquet_run_is_refused(tmp_path):
+    p = tmp_path / "runs.parquet"
+    RUN.with_columns(pl.Series("run_id", ["a", None, "a"])).write_parquet(p)
+    with pytest.raises(InputError) as exc:
+        evaluate_files(QRELS, p, ["num_ret"])
+    assert (exc.value.row, exc.value.column) == (1, "run_id")
+
+
+def test_eval_cli_refuses_a_run_given_twice_in_one_line(tmp_path, capsys):
+    q = tmp_path / "qrels.txt"
+    q.write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 1\n")
+    r = tmp_path / "bm25.txt"
+    r.write_text(TEXT_RUN)
+    rc = main(["eval", str(q), str(r), str(r), "-m", "P@1"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "given twice" in err
+
+
+def test_evaluate_files_counts_each_row_once(tmp_path):
+    # the reference: one run scored once in memory
+    RUN.write_parquet(tmp_path / "bm25.parquet")
+    res = evaluate_files(QRELS, tmp_path / "bm25.parquet", ["num_ret"])
+    mem = fasteval.aggregate(fasteval.evaluate(QRELS, {"bm25": RUN}, ["num_ret"]))
+    assert res.aggregate.rows() == mem.rows() == [("bm25", "num_ret", 3.0)]
