@@ -104,10 +104,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     p.add_argument(
         "--resamples",
-        type=int,
-        default=10_000,
+        type=str,
+        default="10000",
         metavar="N",
-        help="randomization and bootstrap resamples (10000)",
+        help="randomization and bootstrap resamples, e.g. 10000 or 1e5 (10000)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the resampling draws (0)")
     p.add_argument(
@@ -206,6 +206,41 @@ def _plots(specs: list[str]) -> list[tuple[str, str]]:
     return out
 
 
+def _count(option: str, text: str) -> int:
+    """A count given as ``10000`` or ``1e4``; anything else is a :class:`ParameterError`."""
+    from fasteval.errors import ParameterError
+
+    try:
+        value = float(text)
+        if value != int(value):
+            raise ValueError(text)
+    except (ValueError, OverflowError):
+        raise ParameterError(option, "a whole number such as 10000 or 1e4", text) from None
+    return int(value)
+
+
+_OPTION_NAMES = {"tests": "--test", "alpha": "--alpha", "ci": "--ci", "n_resamples": "--resamples",
+                 "seed": "--seed", "mark_test": "--mark-test"}
+
+
+def _check_options(args: argparse.Namespace, n_resamples: int) -> None:
+    """Every option checked before any run is read or scored (named as on the command line)."""
+    from fasteval.compare.core import check_options
+    from fasteval.errors import ParameterError
+
+    if not 0 <= args.digits <= 17:
+        raise ParameterError("--digits", "an integer from 0 to 17", args.digits)
+    try:
+        check_options(
+            tests=args.test or ("t", "randomization", "bootstrap"), correction=args.correction,
+            alpha=args.alpha, ci=args.ci, n_resamples=n_resamples, seed=args.seed,
+            missing=args.missing, family=args.family, mark_test=args.mark_test,
+        )
+    except ParameterError as exc:
+        name = _OPTION_NAMES.get(exc.parameter, exc.parameter)
+        raise ParameterError(name, exc.constraint, exc.value) from None
+
+
 def _run_names(paths: list[str]) -> list[str]:
     stems = [Path(p).stem for p in paths]
     if len(set(stems)) == len(stems):
@@ -277,6 +312,8 @@ def run(args: argparse.Namespace) -> int:
     outputs = {"-o/--output": args.output, "--details": args.details}
     outputs.update({f"--plot {kind}": path for kind, path in plots})
     check_outputs(outputs, [*args.inputs, *(args.results or [])])  # before anything is read
+    n_resamples = _count("--resamples", args.resamples)
+    _check_options(args, n_resamples)
     fmt = args.format
     if fmt is None:
         by_suffix = SUFFIX_FORMATS.get(Path(args.output).suffix.lower()) if args.output else None
@@ -300,7 +337,7 @@ def run(args: argparse.Namespace) -> int:
         tests=args.test or ("t", "randomization", "bootstrap"),
         correction=args.correction,
         alpha=args.alpha,
-        n_resamples=args.resamples,
+        n_resamples=n_resamples,
         seed=args.seed,
         missing=args.missing,
         ci=args.ci,

@@ -116,8 +116,9 @@ def load_results(results: Any) -> pl.DataFrame:
     """Read per-query results in any accepted form into one long table.
 
     Rows with a null value are dropped (they count as missing). Raises
-    :class:`~fasteval.errors.InputError` for NaN values (duplicated
-    ``(run_id, query_id, measure)`` rows are reported by :func:`pair_all`).
+    :class:`~fasteval.errors.InputError` for NaN and infinite values and for null run ids,
+    query ids or measure names, naming the row (duplicated ``(run_id, query_id, measure)``
+    rows are reported by :func:`pair_all`).
 
     Examples
     --------
@@ -154,18 +155,27 @@ def load_results(results: Any) -> pl.DataFrame:
         if len(kinds) > 1:
             parts = [p.with_columns(pl.col("query_id").cast(pl.Utf8)) for p in parts]
     long = pl.concat(parts) if len(parts) > 1 else parts[0]
+    for col in ("run_id", "query_id", "measure"):
+        if long.get_column(col).null_count():
+            row = int(long.get_column(col).is_null().arg_max())
+            raise InputError(f"{col} is null; every row needs one", source="results", row=row,
+                             column=col)
+    bad_rows = long.with_row_index("_row").filter(~pl.col("value").is_finite())
     long = long.filter(pl.col("value").is_not_null())
-    nan_rows = long.with_row_index("_row").filter(pl.col("value").is_nan())
-    if nan_rows.height:
-        r = nan_rows.row(0, named=True)
+    if bad_rows.height:
+        r = bad_rows.row(0, named=True)
         raise InputError(
-            f"value is NaN for run {r['run_id']!r}, query {r['query_id']!r}, measure "
-            f"{r['measure']!r}; drop the row or use a number",
+            f"value is {_number_word(r['value'])} for run {r['run_id']!r}, query "
+            f"{r['query_id']!r}, measure {r['measure']!r}; drop the row or use a finite number",
             source="results",
             row=int(r["_row"]),
             column="value",
         )
     return long
+
+
+def _number_word(value: float) -> str:
+    return "NaN" if value != value else ("+inf" if value > 0 else "-inf")
 
 
 @dataclass(frozen=True)

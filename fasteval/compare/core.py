@@ -195,6 +195,102 @@ class Comparison:
 
 
 
+MAX_RESAMPLES = 10**9
+"""Most resamples :func:`compare` accepts (the bootstrap's memory is checked as well)."""
+
+
+def _memory_bytes() -> int:
+    """Physical memory of the machine (0 if unknown)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 0
+
+
+def _check_bootstrap_memory(n_resamples: int, n_measures: int, n_systems: int,
+                            n_pairs: int) -> None:
+    """Refuse a bootstrap whose arrays cannot fit in memory (before allocating them).
+
+    Per resample (:func:`fasteval.compare.bootstrap.paired_bootstrap`), for each measure:
+    the resampled sums and sums of squares of every pair difference and every run, their
+    means and t statistics, and a temporary per pair while counting (float64 each), plus
+    the resample's key.
+    """
+    per_resample = 8 * n_measures * (5 * n_pairs + 4 * n_systems) + 8
+    need = n_resamples * per_resample
+    memory = _memory_bytes()
+    if memory and need > memory // 2:
+        most = max(1, memory // 2 // per_resample)
+        raise ParameterError(
+            "n_resamples",
+            f"at most {most:_} here: the bootstrap of {n_measures} measure(s) and {n_pairs} "
+            f"pair(s) would need {need / 2**30:.1f} GiB ({memory / 2**30:.0f} GiB of memory)",
+            n_resamples,
+        )
+
+
+def check_options(
+    *,
+    tests: Sequence[str] | str = ("t", "randomization", "bootstrap"),
+    correction: str | None = "holm",
+    alpha: float = 0.05,
+    ci: float | None = 0.95,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    missing: str = "drop",
+    family: str = "report",
+    exact: bool | str = "auto",
+    mark_test: str | None = None,
+) -> tuple[list[str], str, str]:
+    """Validate :func:`compare`'s options (before any data is read or scored).
+
+    Returns ``(tests, correction, mark_test)`` in canonical spelling.
+
+    Raises
+    ------
+    ParameterError
+        Naming the option, the constraint and the value.
+
+    Examples
+    --------
+    >>> check_options(tests=["ttest", "hsd"])
+    (['t', 'tukey'], 'holm', 't')
+    >>> check_options(seed=-1)
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: seed must be an integer >= 0 or None, got -1
+    """
+    test_list = _test_names(tests)
+    correction = correction_name(correction)
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+        raise ParameterError("alpha", "a number between 0 and 1", alpha)
+    if ci is not None and not (isinstance(ci, (int, float)) and 0 < ci < 1):
+        raise ParameterError("ci", "a number between 0 and 1, or None", ci)
+    if (
+        not isinstance(n_resamples, (int, np.integer))
+        or isinstance(n_resamples, bool)
+        or not 1 <= n_resamples <= MAX_RESAMPLES
+    ):
+        raise ParameterError("n_resamples", f"an integer from 1 to {MAX_RESAMPLES:_}", n_resamples)
+    if seed is not None and (
+        not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0
+    ):
+        raise ParameterError("seed", "an integer >= 0 or None", seed)
+    if missing not in ("drop", "zero"):
+        raise ParameterError("missing", "'drop' or 'zero'", missing)
+    if family not in ("report", "measure"):
+        raise ParameterError("family", "'report' or 'measure'", family)
+    if exact not in ("auto", True, False):
+        raise ParameterError("exact", "True, False or 'auto'", exact)
+    if mark_test is None:
+        mark_test = test_list[0]
+    else:
+        mark_test = _test_names([mark_test])[0]
+        if mark_test not in test_list:
+            raise ParameterError("mark_test", f"one of the tests run ({test_list})", mark_test)
+    return test_list, correction, mark_test
+
+
 def compare(
     results: Any,
     baseline: str | None = None,
@@ -247,10 +343,11 @@ def compare(
     alpha : float
         Significance level for the ``significant`` column and the report's marks.
     n_resamples : int
-        Sign-flip and bootstrap resamples.
+        Sign-flip and bootstrap resamples, 1 to :data:`MAX_RESAMPLES`; the bootstrap's
+        arrays must also fit in half the machine's memory (checked before any work).
     seed : int or None
-        Seed of the :class:`numpy.random.Generator` the resampling draws come from. The same
-        seed gives the same p-values whatever the number of numba threads.
+        Seed (>= 0) of the :class:`numpy.random.Generator` the resampling draws come from.
+        The same seed gives the same p-values whatever the number of numba threads.
     missing : {"drop", "zero"}
         ``"drop"`` pairs only queries every run has (per measure); ``"zero"`` pairs every
         query any run has, scoring the absent ones 0.
@@ -307,30 +404,10 @@ def compare(
     t nan nan every query has the same difference (0.4): zero variance, the statistic is undefined
     randomization 0.4 0.125 cannot reach p <= 0.05 with these 4 queries (smallest attainable p = 0.125)
     """
-    test_list = _test_names(tests)
-    correction = correction_name(correction)
-    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
-        raise ParameterError("alpha", "a number between 0 and 1", alpha)
-    if ci is not None and not (isinstance(ci, (int, float)) and 0 < ci < 1):
-        raise ParameterError("ci", "a number between 0 and 1, or None", ci)
-    if (
-        not isinstance(n_resamples, (int, np.integer))
-        or isinstance(n_resamples, bool)
-        or n_resamples < 1
-    ):
-        raise ParameterError("n_resamples", "a positive integer", n_resamples)
-    if missing not in ("drop", "zero"):
-        raise ParameterError("missing", "'drop' or 'zero'", missing)
-    if family not in ("report", "measure"):
-        raise ParameterError("family", "'report' or 'measure'", family)
-    if exact not in ("auto", True, False):
-        raise ParameterError("exact", "True, False or 'auto'", exact)
-    if mark_test is None:
-        mark_test = test_list[0]
-    else:
-        mark_test = _test_names([mark_test])[0]
-        if mark_test not in test_list:
-            raise ParameterError("mark_test", f"one of the tests run ({test_list})", mark_test)
+    test_list, correction, mark_test = check_options(
+        tests=tests, correction=correction, alpha=alpha, ci=ci, n_resamples=n_resamples,
+        seed=seed, missing=missing, family=family, exact=exact, mark_test=mark_test,
+    )
 
     alternative, ci_method, zero_method = procedures.check_options(
         test_list, correction, family, alternative, ci_method, zero_method, continuity
@@ -355,6 +432,10 @@ def compare(
         pairs = [(i, j) for i in range(len(systems)) for j in range(i + 1, len(systems))]
     pi = np.array([p[0] for p in pairs])
     pj = np.array([p[1] for p in pairs])
+
+    need_boot = "bootstrap" in test_list or ci is not None
+    if need_boot:
+        _check_bootstrap_memory(int(n_resamples), len(measure_list), len(systems), len(pairs))
 
     paired = pair_all(long, systems, measure_list, missing)
     for m in measure_list:

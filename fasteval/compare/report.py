@@ -89,8 +89,8 @@ def cells(
         raise ParameterError("marks", "'letters', 'dagger' or 'none'", marks)
     if marks == "dagger" and cmp.baseline is None:
         raise ParameterError("marks", "'letters' or 'none' without a baseline", marks)
-    if not isinstance(digits, int) or digits < 0:
-        raise ParameterError("digits", "a non-negative integer", digits)
+    if not isinstance(digits, int) or isinstance(digits, bool) or not 0 <= digits <= 17:
+        raise ParameterError("digits", "an integer from 0 to 17", digits)
     letters = {s: _letter(i) for i, s in enumerate(cmp.systems)}
     means = {(r["run_id"], r["measure"]): r["mean"] for r in cmp.means.iter_rows(named=True)}
     sig = cmp.tests.filter((pl.col("test") == cmp.mark_test) & pl.col("significant"))

@@ -153,7 +153,7 @@ def test_table_output_files_and_plots(trec_files, tmp_path, capsys):
     "extra, message",
     [
         (["--plot", "violin=x.png"], "--plot must be KIND=PATH"),
-        (["--test", "anova"], "tests must be"),
+        (["--test", "anova"], "--test must be"),
         (["--baseline", "nope"], "baseline must be"),
         (["--format", "parquet"], "--format must be used with -o"),
     ],

@@ -1,0 +1,120 @@
+"""compare(): every parameter validated (API and CLI) before any work, and non-finite or
+null results refused with the row they are on."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from fasteval.cli import main
+from fasteval.compare import compare, core
+from fasteval.errors import InputError, ParameterError
+
+RESULTS = {
+    "a": pl.DataFrame({"query_id": [1, 2, 3, 4], "map": [0.2, 0.4, 0.6, 0.8]}),
+    "b": pl.DataFrame({"query_id": [1, 2, 3, 4], "map": [0.1, 0.3, 0.2, 0.5]}),
+}
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    ({"n_resamples": 10**12}, "n_resamples must be an integer from 1 to 1_000_000_000"),
+    ({"n_resamples": 0}, "n_resamples must be"),
+    ({"seed": -1}, "seed must be an integer >= 0 or None"),
+    ({"seed": True}, "seed must be"),
+    ({"seed": 1.5}, "seed must be"),
+    ({"alpha": float("nan")}, "alpha must be"),
+    ({"ci": 1.0}, "ci must be"),
+])
+def test_bad_parameters_are_parameter_errors(kwargs, fragment):
+    with pytest.raises(ParameterError, match=fragment):
+        compare(RESULTS, **kwargs)
+
+
+def test_bootstrap_too_large_for_memory_is_refused_before_allocating(monkeypatch):
+    monkeypatch.setattr(core, "_memory_bytes", lambda: 2**30)  # a 1 GiB machine
+    # 2 runs, 1 pair, 1 measure: 8 * (5 + 8) + 8 = 112 bytes per resample; half of 1 GiB / 112
+    with pytest.raises(ParameterError, match="at most 4_793_490 here") as exc:
+        compare(RESULTS, n_resamples=100_000_000, tests="bootstrap")
+    assert "10.4 GiB" in str(exc.value)
+    # the randomization test alone keeps no array per resample
+    out = compare(RESULTS, n_resamples=2_000, tests="randomization", ci=None)
+    assert out.tests["p_value"].to_list() == [0.125]  # exact: 2 of 16 sign flips
+
+
+def test_seed_zero_and_none_are_accepted():
+    a = compare(RESULTS, tests="bootstrap", n_resamples=500, seed=0)
+    b = compare(RESULTS, tests="bootstrap", n_resamples=500, seed=0)
+    assert a.tests["p_value"].to_list() == b.tests["p_value"].to_list()
+    assert compare(RESULTS, tests="t", seed=None).tests.height == 1
+
+
+@pytest.mark.parametrize("bad, word", [(float("inf"), "+inf"), (float("-inf"), "-inf"),
+                                       (float("nan"), "NaN")])
+@pytest.mark.parametrize("test", ["tukey", "t", "bootstrap"])
+def test_non_finite_values_are_refused_with_their_row(bad, word, test):
+    results = {"a": RESULTS["a"], "b": RESULTS["b"].with_columns(pl.Series("map", [0.1, bad, 0.2, 0.5]))}
+    with pytest.raises(InputError) as exc:
+        compare(results, tests=test)
+    assert f"value is {word} for run 'b', query 2" in str(exc.value)
+    assert (exc.value.row, exc.value.column) == (5, "value")
+
+
+def test_null_ids_in_results_are_refused():
+    long = pl.DataFrame({"run_id": ["a", "a", None, "b"], "query_id": [1, 2, 1, 2],
+                         "measure": ["map"] * 4, "value": [0.1, 0.2, 0.3, 0.4]})
+    with pytest.raises(InputError) as exc:
+        compare(long)
+    assert (exc.value.row, exc.value.column) == (2, "run_id")
+
+
+def _cli(argv, capsys):
+    rc = main(argv)
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+@pytest.fixture
+def result_file(tmp_path):
+    path = tmp_path / "res.parquet"
+    pl.concat([df.with_columns(pl.lit(name).alias("run_id")) for name, df in RESULTS.items()]) \
+        .select("run_id", "query_id", "map").write_parquet(path)
+    return path
+
+
+@pytest.mark.parametrize("extra, fragment", [
+    (["--resamples", "1e12"], "--resamples must be an integer from 1 to 1_000_000_000"),
+    (["--resamples", "1000000000000"], "--resamples must be an integer from 1"),
+    (["--resamples", "1.5"], "--resamples must be a whole number"),
+    (["--seed", "-1"], "--seed must be an integer >= 0"),
+    (["--alpha", "2"], "--alpha must be"),
+    (["--digits", "-1"], "--digits must be an integer from 0 to 17"),
+])
+def test_cli_parameter_errors_are_one_line_exit_2(result_file, capsys, extra, fragment):
+    rc, out, err = _cli(["compare", "--results", str(result_file), *extra], capsys)
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and fragment in err
+
+
+def test_cli_accepts_resamples_in_e_notation(result_file, capsys):
+    rc, out, _ = _cli(["compare", "--results", str(result_file), "--resamples", "2e3",
+                       "--test", "bootstrap", "--format", "csv"], capsys)
+    rc2, out2, _ = _cli(["compare", "--results", str(result_file), "--resamples", "2000",
+                         "--test", "bootstrap", "--format", "csv"], capsys)
+    assert rc == rc2 == 0 and out == out2
+
+
+def test_cli_inf_in_results_with_tukey_is_one_line(tmp_path, capsys):
+    path = tmp_path / "res.csv"
+    path.write_text("run_id,query_id,map\na,1,0.2\na,2,0.4\nb,1,0.1\nb,2,inf\n")
+    rc, _, err = _cli(["compare", "--results", str(path), "--test", "tukey"], capsys)
+    assert rc == 2 and err.count("\n") == 1 and "value is +inf for run 'b', query 2" in err
+
+
+def test_cli_run_given_twice_is_refused(tmp_path, capsys):
+    (tmp_path / "q.txt").write_text("q1 0 a 1\nq2 0 b 1\n")
+    (tmp_path / "r.txt").write_text("q1 Q0 a 1 1.0 r\nq2 Q0 c 1 1.0 r\n")
+    (tmp_path / "s.txt").write_text("q1 Q0 c 1 1.0 s\nq2 Q0 b 1 1.0 s\n")
+    argv = ["compare", str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), str(tmp_path / "s.txt"),
+            str(tmp_path / "r.txt"), "-m", "P@1", "--test", "t"]
+    rc, _, err = _cli(argv, capsys)
+    assert rc == 2 and err.count("\n") == 1 and "given twice" in err
