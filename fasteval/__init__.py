@@ -41,6 +41,7 @@ _EXPORTS: dict[str, str] = {
     "compare": "fasteval.compare",
     "Comparison": "fasteval.compare",
     "adjust_pvalues": "fasteval.compare",
+    "topic_set_size": "fasteval.compare",
     # semantic answer similarity
     "sas": "fasteval.sas",
     # process-wide settings, opt-in (the fasteval command applies them)

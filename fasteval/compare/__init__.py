@@ -20,8 +20,17 @@ import types
 
 from fasteval.compare.core import TESTS, Comparison, compare
 from fasteval.compare.corrections import adjust_pvalues
+from fasteval.compare.power import pilot_variance, power, topic_set_size
 
-__all__ = ["TESTS", "Comparison", "adjust_pvalues", "compare"]
+__all__ = [
+    "TESTS",
+    "Comparison",
+    "adjust_pvalues",
+    "compare",
+    "pilot_variance",
+    "power",
+    "topic_set_size",
+]
 
 
 class _CallableModule(types.ModuleType):
