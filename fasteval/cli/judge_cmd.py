@@ -4,6 +4,9 @@ Reads a table (parquet, JSON lines, JSON, CSV), judges every row against an Open
 chat-completions server, and writes the input columns plus the per-row results. Replies are
 cached (``--cache-dir``), so a job that was interrupted resumes where it stopped and a rerun
 only repeats failed rows. A summary (rows, failures, cache hits, requests, tokens) goes to stderr.
+Failed rows get a NaN score and their reason in ``error``; stderr says how many failed. The exit
+status is 0 when at least one row was judged, 1 when every row failed (the table is written all
+the same) or the job stopped at a failed row (``--raise-on-failure``), 2 for a usage error.
 
 Examples
 --------
@@ -24,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from fasteval.errors import InputError, ParameterError
+
+DEFAULT_MAX_REPLY_BYTES = 8 * 2**20  # fasteval.judge.client.DEFAULT_MAX_REPLY_BYTES (not imported: httpx-free help)
 
 _RESULT_COLUMNS = {
     "faithfulness": ["statements", "statement_scores", "score", "status", "error", "cached"],
@@ -60,8 +65,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         sub.add_argument("--max-concurrency", type=int, default=8, help="rows in flight at once (default: 8)")
         sub.add_argument("--requests-per-minute", type=float, default=None, help="client-side request rate limit")
         sub.add_argument("--tokens-per-minute", type=float, default=None, help="client-side token rate limit")
-        sub.add_argument("--timeout", type=float, default=60.0, help="seconds per HTTP request (default: 60)")
+        sub.add_argument("--timeout", type=float, default=60.0,
+                         help="seconds per HTTP request, reading the whole reply included (default: 60)")
         sub.add_argument("--max-retries", type=int, default=5, help="retries on 429/5xx/timeouts (default: 5)")
+        sub.add_argument("--max-retry-wait", type=float, default=300.0, metavar="SECONDS",
+                         help="longest wait honoured from a server's Retry-After header (default: 300)")
+        sub.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
+                         help="seconds the whole job may take; rows not judged by then fail "
+                              "(a rerun judges them; default: no limit)")
+        sub.add_argument("--max-reply-bytes", type=int, default=DEFAULT_MAX_REPLY_BYTES, metavar="N",
+                         help="largest reply read from the server; a larger one fails its row "
+                              f"(default: {DEFAULT_MAX_REPLY_BYTES}, 8 MiB)")
         sub.add_argument("--temperature", type=float, default=None, help="sampling temperature")
         sub.add_argument("--seed", type=int, default=42, help="sampling seed sent to the server (default: 42)")
         sub.add_argument("--max-tokens", type=int, default=None, help="reply length limit")
@@ -147,12 +161,17 @@ def _build_evaluator(args: argparse.Namespace) -> Any:
         generation["temperature"] = args.temperature
     if args.max_tokens is not None:
         generation["max_tokens"] = args.max_tokens
-    client = OpenAIChatClient(
-        model=args.model, base_url=args.base_url, api_key_env=args.api_key_env or None,
-        json_mode=not args.no_json_mode, generation_kwargs=generation, timeout=args.timeout,
-        max_retries=args.max_retries, requests_per_minute=args.requests_per_minute,
-        tokens_per_minute=args.tokens_per_minute,
-    )
+    try:
+        client = OpenAIChatClient(
+            model=args.model, base_url=args.base_url, api_key_env=args.api_key_env or None,
+            json_mode=not args.no_json_mode, generation_kwargs=generation, timeout=args.timeout,
+            max_retries=args.max_retries, max_retry_after=args.max_retry_wait,
+            max_reply_bytes=args.max_reply_bytes, requests_per_minute=args.requests_per_minute,
+            tokens_per_minute=args.tokens_per_minute,
+        )
+    except ParameterError as exc:  # named as on the command line
+        raise ParameterError(_OPTION_NAMES.get(exc.parameter, exc.parameter), exc.constraint,
+                             exc.value) from None
     examples = None
     if args.examples:
         try:
@@ -165,11 +184,22 @@ def _build_evaluator(args: argparse.Namespace) -> Any:
         return cls(
             examples=examples, progress_bar=not args.no_progress, raise_on_failure=args.raise_on_failure,
             chat_generator=client, max_concurrency=args.max_concurrency, cache_dir=cache_dir,
+            deadline=args.deadline,
         )
     except ValueError as exc:
         if isinstance(exc, ParameterError):
-            raise
+            raise ParameterError(_OPTION_NAMES.get(exc.parameter, exc.parameter), exc.constraint,
+                                 exc.value) from None
         raise InputError(str(exc), source=args.examples or "examples") from exc
+
+
+_OPTION_NAMES = {
+    "model": "--model", "base_url": "--base-url", "timeout": "--timeout",
+    "max_retries": "--max-retries", "max_retry_after": "--max-retry-wait",
+    "max_reply_bytes": "--max-reply-bytes", "requests_per_minute": "--requests-per-minute",
+    "tokens_per_minute": "--tokens-per-minute", "deadline": "--deadline",
+    "max_concurrency": "--max-concurrency",
+}
 
 
 def _check_output(path: str) -> str:
@@ -254,4 +284,9 @@ def run(args: argparse.Namespace) -> int:
                 reasons[key] = reasons.get(key, 0) + 1
         for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:5]:
             print(f"  {n} x {reason}", file=sys.stderr)
+        print(f"fasteval judge: {s['failed']} of {s['rows']} rows failed (score NaN, status "
+              "'error'); rerun to judge them again (accepted rows come from the cache)",
+              file=sys.stderr)
+        if s["failed"] == s["rows"]:  # nothing judged: the job failed, whatever was written
+            return 1
     return 0

@@ -223,6 +223,10 @@ class LLMEvaluator(HaystackComponent):
         Reply cache directory; reruns make no request for rows already judged. ``None``: no cache.
     corrective_retry : bool
         Ask once more, with a corrective message, after an unusable reply.
+    deadline : float, optional
+        Seconds one :meth:`run` may take in all; rows not judged by then fail (``meta[i]
+        ["error"]`` says so), or the run raises with ``raise_on_failure``. ``None``: no limit.
+        (Each request is bounded by the chat generator's own ``timeout``.)
 
     Examples
     --------
@@ -264,12 +268,19 @@ class LLMEvaluator(HaystackComponent):
         max_concurrency: int = 8,
         cache_dir: str | os.PathLike[str] | None = None,
         corrective_retry: bool = True,
+        deadline: float | None = None,
     ) -> None:
         self.validate_init_parameters(inputs, outputs, examples)
         from fasteval.errors import ParameterError
 
         if not isinstance(max_concurrency, int) or isinstance(max_concurrency, bool) or max_concurrency < 1:
             raise ParameterError("max_concurrency", "an integer >= 1", max_concurrency)
+        if deadline is not None and not (
+            isinstance(deadline, (int, float)) and not isinstance(deadline, bool)
+            and 0 < deadline < float("inf")
+        ):
+            raise ParameterError("deadline", "a positive number of seconds or None", deadline)
+        self.deadline = deadline
         self.raise_on_failure = raise_on_failure
         self.instructions = instructions
         self.inputs = inputs
@@ -403,6 +414,7 @@ class LLMEvaluator(HaystackComponent):
             "raise_on_failure": self.raise_on_failure,
             "progress_bar": self.progress_bar,
             "desc": type(self).__name__,
+            "deadline": self.deadline,
         }
 
     def _collect(self, report: Any) -> dict[str, Any]:
@@ -500,6 +512,7 @@ class LLMEvaluator(HaystackComponent):
             max_concurrency=self.max_concurrency,
             cache_dir=self.cache_dir,
             corrective_retry=self.corrective_retry,
+            deadline=self.deadline,
         )
         return params
 
@@ -578,7 +591,7 @@ class FaithfulnessEvaluator(LLMEvaluator):
     examples : list of dict, optional
         Few-shot examples with inputs ``questions``, ``contexts``, ``predicted_answers`` and
         outputs ``statements``, ``statement_scores``; fasteval's own defaults when omitted.
-    progress_bar, raise_on_failure, chat_generator, max_concurrency, cache_dir, corrective_retry
+    progress_bar, raise_on_failure, chat_generator, max_concurrency, cache_dir, corrective_retry, deadline
         As for :class:`LLMEvaluator`.
 
     Examples
@@ -610,6 +623,7 @@ class FaithfulnessEvaluator(LLMEvaluator):
         max_concurrency: int = 8,
         cache_dir: str | os.PathLike[str] | None = None,
         corrective_retry: bool = True,
+        deadline: float | None = None,
     ) -> None:
         super().__init__(
             instructions=_FAITHFULNESS_INSTRUCTIONS,
@@ -622,6 +636,7 @@ class FaithfulnessEvaluator(LLMEvaluator):
             max_concurrency=max_concurrency,
             cache_dir=cache_dir,
             corrective_retry=corrective_retry,
+            deadline=deadline,
         )
 
     def _validate_reply(self, obj: dict[str, Any]) -> dict[str, Any]:
@@ -674,7 +689,7 @@ class ContextRelevanceEvaluator(LLMEvaluator):
     examples : list of dict, optional
         Few-shot examples with inputs ``questions``, ``contexts`` and output
         ``relevant_statements``; fasteval's own defaults when omitted.
-    progress_bar, raise_on_failure, chat_generator, max_concurrency, cache_dir, corrective_retry
+    progress_bar, raise_on_failure, chat_generator, max_concurrency, cache_dir, corrective_retry, deadline
         As for :class:`LLMEvaluator`.
 
     Examples
@@ -707,6 +722,7 @@ class ContextRelevanceEvaluator(LLMEvaluator):
         max_concurrency: int = 8,
         cache_dir: str | os.PathLike[str] | None = None,
         corrective_retry: bool = True,
+        deadline: float | None = None,
     ) -> None:
         super().__init__(
             instructions=_CONTEXT_RELEVANCE_INSTRUCTIONS,
@@ -719,6 +735,7 @@ class ContextRelevanceEvaluator(LLMEvaluator):
             max_concurrency=max_concurrency,
             cache_dir=cache_dir,
             corrective_retry=corrective_retry,
+            deadline=deadline,
         )
 
     def _validate_reply(self, obj: dict[str, Any]) -> dict[str, Any]:

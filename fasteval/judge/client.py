@@ -14,10 +14,21 @@ from fasteval.judge.aio import run_sync
 from fasteval.judge.errors import MissingAPIKeyError, RequestError
 from fasteval.judge.protocol import ChatReply
 from fasteval.judge.ratelimit import RateLimiter, backoff_delay, estimate_tokens, parse_retry_after
+from fasteval.judge.redact import header_secrets, is_sensitive_header, redact, split_credentials
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-5-mini"  # the default of Haystack's OpenAIChatGenerator
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 521, 522, 524, 529})
+DEFAULT_MAX_REPLY_BYTES = 8 * 2**20
+"""Largest reply body read (8 MiB: a chat completion of 100k tokens is well under 1 MiB)."""
+_ERROR_BODY_BYTES = 64 * 2**10  # of an error reply, only the start is read (for the message)
+
+
+class _ReplyTooLarge(Exception):
+    def __init__(self, size: int, declared: bool) -> None:
+        self.size = size
+        self.declared = declared
+        super().__init__(size)
 
 
 class OpenAIChatClient:
@@ -29,7 +40,9 @@ class OpenAIChatClient:
         Model name sent in each request.
     base_url : str, optional
         Server root such as ``http://127.0.0.1:8000/v1`` (``/chat/completions`` is appended
-        unless already there). Default: ``$OPENAI_BASE_URL`` or OpenAI's API.
+        unless already there). Default: ``$OPENAI_BASE_URL`` or OpenAI's API. A
+        ``user:password@`` in it is sent as HTTP Basic authentication; it is never shown
+        (``base_url``, ``repr()``, messages) nor saved by :meth:`to_dict`.
     api_key_env : str or None
         Environment variable holding the API key, read at request time and sent as
         ``Authorization: Bearer``. Nothing is sent when it is unset (local servers), except
@@ -40,18 +53,25 @@ class OpenAIChatClient:
     generation_kwargs : dict, optional
         Extra request fields (``temperature``, ``seed``, ``max_tokens``, ...). Default ``{"seed": 42}``.
     timeout : float
-        Seconds allowed per HTTP request (connect, read, write each).
+        Seconds allowed per HTTP request, all of it: connecting, sending, and reading the
+        whole reply (a server that trickles its reply cannot hold a request longer). A
+        request that runs out of time counts as a timeout and is retried.
     max_retries : int
         Retries after the first attempt on HTTP 408/409/425/429/5xx, timeouts and connection errors.
     backoff_base, backoff_max : float
         Backoff before retry ``i`` is uniform in ``[d/2, d]`` with ``d = min(backoff_max,
         backoff_base * 2**i)``; a ``Retry-After`` (or ``retry-after-ms``) header replaces it.
     max_retry_after : float
-        Longest wait accepted from a ``Retry-After`` header (seconds).
+        Longest wait accepted from a ``Retry-After`` header (seconds); a longer one is cut
+        to it.
+    max_reply_bytes : int
+        Largest reply body read, 8 MiB by default (decoded size); a larger reply fails the
+        request (:class:`RequestError`, not retried) without being read into memory.
     requests_per_minute, tokens_per_minute : float, optional
         Client-side rate limits (token counts are estimated before, corrected after each reply).
     headers : dict, optional
-        Extra HTTP headers.
+        Extra HTTP headers. Those that carry credentials (``Authorization``, ``X-Api-Key``,
+        any name with "key", "token", "auth"...) are not saved by :meth:`to_dict`.
     trust_env : bool
         Read proxy and CA settings from the environment (``HTTPS_PROXY``, ``SSL_CERT_FILE``...).
 
@@ -78,6 +98,7 @@ class OpenAIChatClient:
         backoff_base: float = 0.5,
         backoff_max: float = 30.0,
         max_retry_after: float = 300.0,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         requests_per_minute: float | None = None,
         tokens_per_minute: float | None = None,
         headers: dict[str, str] | None = None,
@@ -85,17 +106,25 @@ class OpenAIChatClient:
     ) -> None:
         if not isinstance(model, str) or not model:
             raise ParameterError("model", "a non-empty string", model)
-        if not timeout or timeout <= 0:
+        if not _positive(timeout):
             raise ParameterError("timeout", "a positive number of seconds", timeout)
-        if not isinstance(max_retries, int) or max_retries < 0:
+        if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0:
             raise ParameterError("max_retries", "an integer >= 0", max_retries)
+        for name, value in (("backoff_base", backoff_base), ("backoff_max", backoff_max),
+                            ("max_retry_after", max_retry_after)):
+            if not (_positive(value) or value == 0):
+                raise ParameterError(name, "a finite number of seconds >= 0", value)
+        if not isinstance(max_reply_bytes, int) or isinstance(max_reply_bytes, bool) or max_reply_bytes < 1:
+            raise ParameterError("max_reply_bytes", "a positive integer (bytes)", max_reply_bytes)
         for name, value in (("requests_per_minute", requests_per_minute), ("tokens_per_minute", tokens_per_minute)):
             if value is not None and not value > 0:
                 raise ParameterError(name, "a positive number or None", value)
         self.model = model
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        # credentials in the URL become Basic auth, kept apart: base_url is safe to show
+        self.base_url, self._auth = split_credentials(url)
         if not self.base_url.startswith(("http://", "https://")):
-            raise ParameterError("base_url", "an http:// or https:// URL", base_url)
+            raise ParameterError("base_url", "an http:// or https:// URL", redact(url))
         self.api_key_env = api_key_env
         self.json_mode = bool(json_mode)
         self.generation_kwargs = dict({"seed": 42} if generation_kwargs is None else generation_kwargs)
@@ -104,6 +133,7 @@ class OpenAIChatClient:
         self.backoff_base = float(backoff_base)
         self.backoff_max = float(backoff_max)
         self.max_retry_after = float(max_retry_after)
+        self.max_reply_bytes = max_reply_bytes
         self.requests_per_minute = requests_per_minute
         self.tokens_per_minute = tokens_per_minute
         self.headers = dict(headers or {})
@@ -156,40 +186,51 @@ class OpenAIChatClient:
             retry_after: float | None = None
             status: int | None = None
             try:
-                response = await http.post(self.url, json=payload, headers=headers)
+                # the whole exchange, reply body included, within one deadline
+                status, reply_headers, body = await asyncio.wait_for(
+                    self._exchange(http, payload, headers), timeout=self.timeout)
+            except _ReplyTooLarge as exc:
+                self.limiter.settle(estimate, 0)
+                size = f"{exc.size} bytes" if exc.declared else f"more than {self.max_reply_bytes} bytes"
+                raise RequestError(
+                    f"reply from {self.url} is too large ({size}; max_reply_bytes="
+                    f"{self.max_reply_bytes}): not read", status=200, attempts=attempts,
+                ) from None
             except Exception as exc:  # httpx.TimeoutException, httpx.TransportError
                 import httpx
 
-                if not isinstance(exc, (httpx.TimeoutException, httpx.TransportError)):
+                if isinstance(exc, asyncio.TimeoutError):
+                    reason = f"request timed out (limit {self.timeout:g} s for the whole request)"
+                elif not isinstance(exc, (httpx.TimeoutException, httpx.TransportError)):
                     raise
-                self.limiter.settle(estimate, 0)
-                if isinstance(exc, httpx.TimeoutException):
+                elif isinstance(exc, httpx.TimeoutException):
                     reason = f"request timed out (limit {self.timeout:g} s): {type(exc).__name__}: {exc}"
                 else:
                     reason = f"connection failed: {type(exc).__name__}: {exc}"
+                self.limiter.settle(estimate, 0)
             else:
-                status = response.status_code
                 if status == 200:
-                    reply = self._read(response, attempts)
+                    reply = self._read(body, status, attempts)
                     if "response_format" in payload:
                         self._json_supported = True
                     total = reply.usage.get("total_tokens")
                     self.limiter.settle(estimate, total)
                     reply.meta["attempts"] = attempts
                     return reply
-                body = response.text[:300]
+                text = body[:300].decode("utf-8", "replace")
                 if status in (400, 404, 422) and "response_format" in payload and self._json_supported is not True:
                     # The server may not know JSON mode: try once without it.
                     payload.pop("response_format")
                     self._json_supported = False
                     continue
-                reason = f"HTTP {status} from {self.url}: {body}"
+                reason = f"HTTP {status} from {self.url}: {text}"
                 if status not in RETRY_STATUS:
-                    raise RequestError(reason, status=status, attempts=attempts)
-                retry_after = parse_retry_after(response.headers)
+                    raise RequestError(self._redact(reason), status=status, attempts=attempts)
+                retry_after = parse_retry_after(reply_headers)
             if retries >= self.max_retries:
                 raise RequestError(
-                    f"gave up after {attempts} attempts; last error: {reason}", status=status, attempts=attempts
+                    self._redact(f"gave up after {attempts} attempts; last error: {reason}"),
+                    status=status, attempts=attempts,
                 )
             if retry_after is not None:
                 retry_after = min(retry_after, self.max_retry_after)
@@ -235,7 +276,17 @@ class OpenAIChatClient:
 
     # -- serialization ------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """Serialize the configuration (never the API key itself)."""
+        """Serialize the configuration without credentials: not the API key (only the name
+        of its variable), not a URL's ``user:password@``, not the headers that carry them.
+
+        Examples
+        --------
+        >>> c = OpenAIChatClient(base_url="http://me:pw@127.0.0.1:8000/v1",
+        ...                      headers={"Authorization": "Bearer t0ken", "X-Team": "ir"})
+        >>> params = c.to_dict()["init_parameters"]
+        >>> params["base_url"], params["headers"]
+        ('http://127.0.0.1:8000/v1', {'X-Team': 'ir'})
+        """
         return {
             "type": f"{type(self).__module__}.{type(self).__qualname__}",
             "init_parameters": {
@@ -249,9 +300,10 @@ class OpenAIChatClient:
                 "backoff_base": self.backoff_base,
                 "backoff_max": self.backoff_max,
                 "max_retry_after": self.max_retry_after,
+                "max_reply_bytes": self.max_reply_bytes,
                 "requests_per_minute": self.requests_per_minute,
                 "tokens_per_minute": self.tokens_per_minute,
-                "headers": self.headers,
+                "headers": {k: v for k, v in self.headers.items() if not is_sensitive_header(k)},
                 "trust_env": self.trust_env,
             },
         }
@@ -276,6 +328,41 @@ class OpenAIChatClient:
             )
         return headers
 
+    def _secrets(self) -> list[str]:
+        """Values to mask in anything shown: the API key, the URL's credentials, and
+        sensitive header values."""
+        found = [p for p in (self._auth or ()) if p]
+        if self.api_key_env:
+            found.append(os.environ.get(self.api_key_env) or "")
+        return [s for s in found + header_secrets(self.headers) if s]
+
+    def _redact(self, text: str) -> str:
+        return redact(text, self._secrets())
+
+    async def _exchange(self, http: Any, payload: dict[str, Any],
+                        headers: dict[str, str]) -> tuple[int, Any, bytes]:
+        """One HTTP request: ``(status, headers, body)``, reading at most
+        ``max_reply_bytes`` of a reply (the start of an error reply)."""
+        async with http.stream("POST", self.url, json=payload, headers=headers,
+                               auth=self._auth) as response:
+            status = response.status_code
+            limit = self.max_reply_bytes if status == 200 else _ERROR_BODY_BYTES
+            declared = response.headers.get("content-length")
+            if (status == 200 and declared and declared.isdigit() and int(declared) > limit
+                    and not response.headers.get("content-encoding")):
+                raise _ReplyTooLarge(int(declared), True)
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > limit:
+                    if status == 200:
+                        raise _ReplyTooLarge(size, False)
+                    chunks.append(chunk[: len(chunk) - (size - limit)])
+                    break
+                chunks.append(chunk)
+            return status, response.headers, b"".join(chunks)
+
     def _client(self) -> Any:
         import httpx
 
@@ -291,16 +378,17 @@ class OpenAIChatClient:
             )
         return http
 
-    def _read(self, response: Any, attempts: int) -> ChatReply:
+    def _read(self, raw: bytes, status: int, attempts: int) -> ChatReply:
         try:
-            body = response.json()
+            body = json.loads(raw)
             choice = body["choices"][0]
             message = choice.get("message") or {}
             text = message.get("content")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+            shown = raw[:200].decode("utf-8", "replace")
             raise RequestError(
-                f"unreadable chat-completions body from {self.url}: {response.text[:200]!r}",
-                status=response.status_code, attempts=attempts,
+                self._redact(f"unreadable chat-completions body from {self.url}: {shown!r}"),
+                status=status, attempts=attempts,
             ) from exc
         usage = body.get("usage") or {}
         meta = {
@@ -311,4 +399,10 @@ class OpenAIChatClient:
         return ChatReply(text if text is None else str(text), meta)
 
     def __repr__(self) -> str:
-        return f"OpenAIChatClient(model={self.model!r}, base_url={self.base_url!r})"
+        return self._redact(f"OpenAIChatClient(model={self.model!r}, base_url={self.base_url!r})")
+
+
+def _positive(value: Any) -> bool:
+    """A finite number > 0 (not a bool)."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and 0 < value < float("inf"))

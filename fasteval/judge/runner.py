@@ -15,6 +15,7 @@ from fasteval.judge.cache import ReplyCache
 from fasteval.judge.errors import JudgeError, ReplyParseError
 from fasteval.judge.parsing import correction_message
 from fasteval.judge.protocol import Backend, ChatReply
+from fasteval.judge.redact import generator_secrets, redact
 
 
 @dataclass
@@ -102,6 +103,7 @@ async def judge_prompts_async(
     raise_on_failure: bool = True,
     progress_bar: bool = False,
     desc: str | None = None,
+    deadline: float | None = None,
     prefer_async: bool = True,
     trace_parent: Any = None,
 ) -> JobReport:
@@ -134,6 +136,10 @@ async def judge_prompts_async(
         Show a tqdm bar on stderr.
     desc : str, optional
         Progress bar label.
+    deadline : float, optional
+        Seconds the whole job may take. Rows not judged by then fail with a message saying
+        so (they are not cached, so a rerun judges them); with ``raise_on_failure`` the job
+        raises :class:`JudgeError` instead. ``None``: no limit.
     prefer_async : bool
         Call the generator's ``run_async`` when it has one (``True``), or always its ``run``
         on worker threads (``False``, what :func:`judge_prompts` does).
@@ -143,9 +149,19 @@ async def judge_prompts_async(
     Returns
     -------
     JobReport
+
+    Notes
+    -----
+    Error messages (``RowOutcome.error``, :class:`JudgeError`) pass through
+    :func:`fasteval.judge.redact.redact`: an API key echoed by a server, a URL's password
+    or a bearer token never reach them.
     """
     if not isinstance(max_concurrency, int) or isinstance(max_concurrency, bool) or max_concurrency < 1:
         raise ParameterError("max_concurrency", "an integer >= 1", max_concurrency)
+    if deadline is not None and not (
+        isinstance(deadline, (int, float)) and not isinstance(deadline, bool) and 0 < deadline < float("inf")
+    ):
+        raise ParameterError("deadline", "a positive number of seconds or None", deadline)
     if cache is not None and not isinstance(cache, ReplyCache):
         cache = ReplyCache(cache)
     started = time.perf_counter()
@@ -154,6 +170,10 @@ async def judge_prompts_async(
     namespace = backend.cache_namespace() if cache is not None else {}
     semaphore = asyncio.Semaphore(max_concurrency)
     bar = _progress(len(prompts), progress_bar, desc)
+    secrets = generator_secrets(generator)
+
+    def failure(text: str) -> str:
+        return redact(text, secrets)
 
     async def call(messages: list[dict[str, str]], outcome: RowOutcome) -> ChatReply:
         async with semaphore:
@@ -186,14 +206,14 @@ async def judge_prompts_async(
         except ParameterError:
             raise  # configuration error (e.g. no API key): fail the job, not the row
         except Exception as exc:
-            outcome.error = f"request failed: {type(exc).__name__}: {exc}"
+            outcome.error = failure(f"request failed: {type(exc).__name__}: {exc}")
             return outcome
         text = reply.text
         try:
             outcome.result = parse(text)
         except ReplyParseError as first:
             if not corrective_retry:
-                outcome.error = f"unusable reply: {first}"
+                outcome.error = failure(f"unusable reply: {first}")
                 return outcome
             follow_up = messages + [
                 {"role": "assistant", "content": text or ""},
@@ -202,13 +222,14 @@ async def judge_prompts_async(
             try:
                 reply = await call(follow_up, outcome)
             except Exception as exc:
-                outcome.error = f"unusable reply: {first}; corrective request failed: {type(exc).__name__}: {exc}"
+                outcome.error = failure(
+                    f"unusable reply: {first}; corrective request failed: {type(exc).__name__}: {exc}")
                 return outcome
             text = reply.text
             try:
                 outcome.result = parse(text)
             except ReplyParseError as second:
-                outcome.error = f"unusable reply: {first}; after the corrective retry: {second}"
+                outcome.error = failure(f"unusable reply: {first}; after the corrective retry: {second}")
                 return outcome
             outcome.corrected = True
         if cache is not None:
@@ -223,15 +244,32 @@ async def judge_prompts_async(
 
     outcomes: list[RowOutcome | None] = [None] * len(prompts)
     tasks = [asyncio.ensure_future(indexed(i)) for i in range(len(prompts))]
+    loop = asyncio.get_running_loop()
+    end = None if deadline is None else loop.time() + deadline
     try:
-        for fut in asyncio.as_completed(tasks):
-            i, outcome = await fut
-            outcomes[i] = outcome
-            if bar is not None:
-                bar.update(1)
-            if outcome.result is None and raise_on_failure:
-                prompt = prompts[i]
-                raise JudgeError(f"row {i}: {outcome.error} (prompt: {prompt[-300:]!r})")
+        pending: set[asyncio.Future] = set(tasks)
+        while pending:
+            wait = None if end is None else max(0.0, end - loop.time())
+            done, pending = await asyncio.wait(pending, timeout=wait,
+                                               return_when=asyncio.FIRST_COMPLETED)
+            if not done:  # the job's deadline: what is still running fails
+                late = sum(o is None for o in outcomes)
+                message = (f"the job's deadline ({deadline:g} s) passed before this row was "
+                           "judged")
+                if raise_on_failure:
+                    raise JudgeError(f"{message}: {late} of {len(prompts)} rows unfinished")
+                for k, o in enumerate(outcomes):
+                    if o is None:
+                        outcomes[k] = RowOutcome(error=message)
+                break
+            finished = [fut.result() for fut in done]  # a configuration error propagates
+            for i, outcome in sorted(finished, key=lambda item: item[0]):
+                outcomes[i] = outcome
+                if bar is not None:
+                    bar.update(1)
+                if outcome.result is None and raise_on_failure:
+                    prompt = prompts[i]
+                    raise JudgeError(failure(f"row {i}: {outcome.error} (prompt: {prompt[-300:]!r})"))
     finally:
         for task in tasks:
             task.cancel()

@@ -24,8 +24,11 @@ class Reply:
     content: Any = None  # message text; dicts/lists are JSON-encoded
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
-    raw: str | None = None  # full body instead of a chat-completions object
+    raw: str | bytes | None = None  # full body instead of a chat-completions object
     usage: dict[str, int] | bool | None = None  # False: no usage field
+    trickle: float = 0.0  # seconds between the body's bytes (sent one at a time)
+    chunked: bool = False  # Transfer-Encoding: chunked, no Content-Length
+    echo_headers: bool = False  # an error body quoting the request's headers (a careless server)
 
 
 def row_text(request: dict) -> str:
@@ -103,16 +106,37 @@ class FakeOpenAI:
                                                        "total_tokens": 120}
                     payload = json.dumps(obj)
                 else:
-                    payload = json.dumps({"error": {"message": f"status {reply.status}"}})
-                data = payload.encode()
+                    message = f"status {reply.status}"
+                    if reply.echo_headers:
+                        message += f"; you sent {dict(self.headers.items())}"
+                    payload = json.dumps({"error": {"message": message}})
+                data = payload if isinstance(payload, bytes) else payload.encode()
                 try:
                     self.send_response(reply.status)
                     self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
+                    if reply.chunked:
+                        self.send_header("Transfer-Encoding", "chunked")
+                    else:
+                        self.send_header("Content-Length", str(len(data)))
                     for k, v in reply.headers.items():
                         self.send_header(k, v)
                     self.end_headers()
-                    self.wfile.write(data)
+                    if reply.trickle:
+                        deadline = time.monotonic() + 4 * MAX_DELAY
+                        for i in range(len(data)):  # until the client hangs up (or 20 s)
+                            self.wfile.write(data[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(reply.trickle)
+                            if time.monotonic() > deadline:
+                                break
+                    elif reply.chunked:
+                        step = 1 << 16
+                        for i in range(0, len(data), step):
+                            part = data[i:i + step]
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                        self.wfile.write(b"0\r\n\r\n")
+                    else:
+                        self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test)
 

@@ -1,0 +1,132 @@
+"""Keep credentials out of everything the judge prints or stores.
+
+One helper, :func:`redact`, is applied to every text that leaves the judge: error messages
+(stderr, the output table's ``error`` column, :class:`fasteval.judge.JudgeError`), and
+``repr()`` / ``to_dict()`` of the client. It removes the secrets it is given (the API key,
+the password of a URL, sensitive header values) wherever they appear, for example in a
+server's reply that echoes the key, and the usual shapes of credentials whatever their
+value: a URL's ``user:password@``, ``Bearer``/``Basic`` tokens, OpenAI-style ``sk-`` keys.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+__all__ = ["MASK", "redact", "split_credentials", "is_sensitive_header", "header_secrets",
+           "generator_secrets"]
+
+MASK = "***"
+
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@?#]+@")
+_AUTH_TOKEN = re.compile(r"(?i)\b(bearer|basic|token)(\s+|=)([A-Za-z0-9._~+/=-]{4,})")
+_KEY_SHAPE = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
+_SENSITIVE_WORDS = ("auth", "key", "token", "secret", "cookie", "password", "credential")
+_MIN_SECRET = 4  # shorter "secrets" would mask ordinary text
+
+
+def is_sensitive_header(name: str) -> bool:
+    """Whether an HTTP header carries credentials (``Authorization``, ``X-Api-Key``...).
+
+    Examples
+    --------
+    >>> is_sensitive_header("Authorization"), is_sensitive_header("X-Request-Id")
+    (True, False)
+    """
+    lowered = name.lower()
+    return any(word in lowered for word in _SENSITIVE_WORDS)
+
+
+def redact(text: Any, secrets: Iterable[str | None] = ()) -> str:
+    """``text`` with credentials replaced by ``***``.
+
+    Parameters
+    ----------
+    text : object
+        Converted with ``str()``.
+    secrets : iterable of str
+        Values to mask wherever they appear (an API key, a password); empty and very short
+        values are ignored.
+
+    Examples
+    --------
+    >>> redact("HTTP 401 from http://me:hunter2@host/v1: bad key sk-abcdefghij12", ["hunter2"])
+    'HTTP 401 from http://***@host/v1: bad key ***'
+    >>> redact("Authorization: Bearer abc.def-123")
+    'Authorization: Bearer ***'
+    """
+    out = str(text)
+    for secret in sorted({s for s in secrets if s and len(s) >= _MIN_SECRET}, key=len,
+                         reverse=True):
+        out = out.replace(secret, MASK)
+    out = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{MASK}@", out)
+    out = _AUTH_TOKEN.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", out)
+    return _KEY_SHAPE.sub(MASK, out)
+
+
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """A URL without its ``user:password@`` part, and that part (``None`` if absent).
+
+    Examples
+    --------
+    >>> split_credentials("http://me:pw@127.0.0.1:8000/v1")
+    ('http://127.0.0.1:8000/v1', ('me', 'pw'))
+    >>> split_credentials("http://127.0.0.1:8000/v1")
+    ('http://127.0.0.1:8000/v1', None)
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, None
+    if "@" not in parts.netloc:
+        return url, None
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    credentials = (unquote(parts.username or ""), unquote(parts.password or ""))
+    return urlunsplit(parts._replace(netloc=netloc)), credentials
+
+
+def generator_secrets(generator: Any) -> list[str]:
+    """Secrets a chat generator knows of: fasteval's client lists its own
+    (``_secrets()``); a Haystack generator's ``api_key`` (a ``Secret``) is resolved."""
+    own = getattr(generator, "_secrets", None)
+    if callable(own):
+        try:
+            return [s for s in own() if s]
+        except Exception:  # noqa: BLE001 - a secret lookup must never fail a job
+            return []
+    found: list[str] = []
+    key = getattr(generator, "api_key", None)
+    resolve = getattr(key, "resolve_value", None)
+    if callable(resolve):
+        try:
+            value = resolve()
+        except Exception:  # noqa: BLE001 - an unset key is not an error here
+            value = None
+        if isinstance(value, str):
+            found.append(value)
+    elif isinstance(key, str):
+        found.append(key)
+    headers = getattr(generator, "headers", None)
+    if isinstance(headers, Mapping):
+        found.extend(header_secrets(headers))
+    return found
+
+
+def header_secrets(headers: Mapping[str, Any]) -> list[str]:
+    """The values of sensitive headers, and the token after ``Bearer``/``Basic`` in them.
+
+    Examples
+    --------
+    >>> header_secrets({"Authorization": "Bearer tok-123", "Accept": "json"})
+    ['Bearer tok-123', 'tok-123']
+    """
+    found = []
+    for name, value in headers.items():
+        if is_sensitive_header(str(name)) and value:
+            text = str(value)
+            found.append(text)
+            if " " in text:
+                found.append(text.split(None, 1)[1])
+    return found
