@@ -593,6 +593,10 @@ class FaithfulnessEvaluator(LLMEvaluator):
         outputs ``statements``, ``statement_scores``; fasteval's own defaults when omitted.
     progress_bar, raise_on_failure, chat_generator, max_concurrency, cache_dir, corrective_retry, deadline
         As for :class:`LLMEvaluator`.
+    instructions : str, optional
+        Replaces fasteval's own instructions (extra, keyword-only; Haystack's text, for
+        scores comparable with Haystack's: ``haystack.components.evaluators.
+        FaithfulnessEvaluator(...).instructions``).
 
     Examples
     --------
@@ -612,6 +616,7 @@ class FaithfulnessEvaluator(LLMEvaluator):
         "results": list[dict[str, Any]],
         "meta": typing.Optional[list[dict[str, Any]]],  # noqa: UP045
     }
+    _default_instructions: typing.ClassVar[str] = _FAITHFULNESS_INSTRUCTIONS
 
     def __init__(
         self,
@@ -624,9 +629,10 @@ class FaithfulnessEvaluator(LLMEvaluator):
         cache_dir: str | os.PathLike[str] | None = None,
         corrective_retry: bool = True,
         deadline: float | None = None,
+        instructions: str | None = None,
     ) -> None:
         super().__init__(
-            instructions=_FAITHFULNESS_INSTRUCTIONS,
+            instructions=_FAITHFULNESS_INSTRUCTIONS if instructions is None else instructions,
             inputs=[("questions", list[str]), ("contexts", list[list[str]]), ("predicted_answers", list[str])],
             outputs=["statements", "statement_scores"],
             examples=examples or _FAITHFULNESS_EXAMPLES,
@@ -674,7 +680,10 @@ class FaithfulnessEvaluator(LLMEvaluator):
         return result
 
     def _own_parameters(self) -> dict[str, Any]:
-        return {"examples": self.examples, "progress_bar": self.progress_bar, "raise_on_failure": self.raise_on_failure}
+        params = {"examples": self.examples, "progress_bar": self.progress_bar, "raise_on_failure": self.raise_on_failure}
+        if self.instructions != self._default_instructions:
+            params["instructions"] = self.instructions
+        return params
 
 
 class ContextRelevanceEvaluator(LLMEvaluator):
@@ -691,6 +700,9 @@ class ContextRelevanceEvaluator(LLMEvaluator):
         ``relevant_statements``; fasteval's own defaults when omitted.
     progress_bar, raise_on_failure, chat_generator, max_concurrency, cache_dir, corrective_retry, deadline
         As for :class:`LLMEvaluator`.
+    instructions : str, optional
+        Replaces fasteval's own instructions (extra, keyword-only; see
+        :class:`FaithfulnessEvaluator`).
 
     Examples
     --------
@@ -711,6 +723,7 @@ class ContextRelevanceEvaluator(LLMEvaluator):
         "results": list[dict[str, Any]],
         "meta": typing.Optional[list[dict[str, Any]]],  # noqa: UP045
     }
+    _default_instructions: typing.ClassVar[str] = _CONTEXT_RELEVANCE_INSTRUCTIONS
 
     def __init__(
         self,
@@ -723,9 +736,10 @@ class ContextRelevanceEvaluator(LLMEvaluator):
         cache_dir: str | os.PathLike[str] | None = None,
         corrective_retry: bool = True,
         deadline: float | None = None,
+        instructions: str | None = None,
     ) -> None:
         super().__init__(
-            instructions=_CONTEXT_RELEVANCE_INSTRUCTIONS,
+            instructions=_CONTEXT_RELEVANCE_INSTRUCTIONS if instructions is None else instructions,
             inputs=[("questions", list[str]), ("contexts", list[list[str]])],
             outputs=["relevant_statements"],
             examples=examples or _CONTEXT_RELEVANCE_EXAMPLES,
@@ -763,7 +777,10 @@ class ContextRelevanceEvaluator(LLMEvaluator):
         return result
 
     def _own_parameters(self) -> dict[str, Any]:
-        return {"examples": self.examples, "progress_bar": self.progress_bar, "raise_on_failure": self.raise_on_failure}
+        params = {"examples": self.examples, "progress_bar": self.progress_bar, "raise_on_failure": self.raise_on_failure}
+        if self.instructions != self._default_instructions:
+            params["instructions"] = self.instructions
+        return params
 
 
 __all__ = ["LLMEvaluator", "FaithfulnessEvaluator", "ContextRelevanceEvaluator"]

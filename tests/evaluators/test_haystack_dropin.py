@@ -491,3 +491,37 @@ def test_no_spans_without_tracing():
     cls = _two_faced_generator()
     ev = fe.LLMEvaluator(**_llm_args(), chat_generator=cls())
     assert ev.run(predicted_answers=["a"])["results"] == [{"score": 1}]
+
+
+# ------------------------------------------------------------------ Haystack's own prompt text
+@pytest.mark.parametrize("name", ["FaithfulnessEvaluator", "ContextRelevanceEvaluator"])
+def test_haystacks_instructions_and_examples_can_be_passed(name):
+    """fasteval's default instructions and examples are its own text; passing Haystack's gives
+    Haystack's prompt, line for line, but for the two sentences of template wording."""
+
+    @component
+    class Capture:
+        def __init__(self):
+            self.prompts: list[str] = []
+
+        @component.output_types(replies=list[ChatMessage])
+        def run(self, messages: list[ChatMessage]):
+            self.prompts.append(messages[0].text)
+            reply = {"statements": ["s"], "statement_scores": [1], "relevant_statements": ["s"]}
+            return {"replies": [ChatMessage.from_assistant(json.dumps(reply))]}
+
+    inputs = {"questions": ["Who made Python?"], "contexts": [["Guido made Python.", "It is old."]]}
+    if name == "FaithfulnessEvaluator":
+        inputs["predicted_answers"] = ["Guido did."]
+    theirs_gen, ours_gen = Capture(), Capture()
+    theirs = getattr(hs, name)(chat_generator=theirs_gen, progress_bar=False)
+    ours = getattr(fe, name)(instructions=theirs.instructions, examples=theirs.examples,
+                             chat_generator=ours_gen, progress_bar=False)
+    assert ours.run(**inputs)["individual_scores"] == theirs.run(**inputs)["individual_scores"]
+    a, b = ours_gen.prompts[0].splitlines(), theirs_gen.prompts[0].splitlines()
+    assert len(a) == len(b) and [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y] == [3, 5]
+    data = ours.to_dict()
+    assert data["init_parameters"]["instructions"] == theirs.instructions
+    assert getattr(fe, name).from_dict(data).instructions == theirs.instructions
+    assert "instructions" not in getattr(fe, name)(chat_generator=Capture()).to_dict()["init_parameters"]
+    assert getattr(fe, name)(chat_generator=Capture()).instructions != theirs.instructions  # our own text
