@@ -78,18 +78,48 @@ def _read(path: str):
         raise InputError(f"cannot read the file ({exc})", source=path) from exc
 
 
+_BACKEND = ("torch", "transformers", "sentence_transformers")
+"""Modules every SAS model needs (torch is not pulled in by the extra: a CPU or GPU build)."""
+
+
+def require_backend() -> None:
+    """Raise a one-line :class:`FastevalError` saying what to install when a module of
+    :data:`_BACKEND` cannot be imported (instead of a traceback from deep inside)."""
+    import importlib
+    import importlib.util
+
+    from fasteval.errors import FastevalError
+
+    missing = []
+    for name in _BACKEND:
+        try:  # torch is imported (a broken build fails here); the others only looked up,
+            # as importing them without torch prints warnings
+            found = importlib.import_module(name) if name == "torch" else importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            missing.append(name.replace("_", "-"))
+    if missing:
+        torch = "pip install torch (the CPU or CUDA build you want, first), then " if "torch" in missing else ""
+        raise FastevalError(
+            f"fasteval sas needs {', '.join(missing)}, not installed here: "
+            f"{torch}pip install 'fasteval[sas]'"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``fasteval sas``."""
     import polars as pl
 
     from fasteval.errors import InputError, ParameterError
     from fasteval.io.atomic import atomic_path, check_outputs
-    from fasteval.sas import sas
 
     if args.batch_size is not None and args.batch_size < 1:
         raise ParameterError("--batch-size", "a positive integer", args.batch_size)
     out_path = args.output or str(Path(args.input).with_suffix("")) + ".sas.parquet"
     check_outputs({"-o/--output": out_path}, [args.input])  # never over the input
+    require_backend()
+    from fasteval.sas import sas
     table = _read(args.input)
     if args.gold_sep is not None:
         if args.gold_col not in table.columns:
