@@ -18,18 +18,24 @@ fasteval runs with ``compat=9`` (pytrec_eval's recall-point rounding) for every 
 with ``compat=10`` for every measure but ``iprec_at_recall_*`` / ``11pt_avg``, whose cutoffs
 are the only per-query difference between the versions. ``fasteval.aggregate`` must give
 trec_eval's summaries of those values: means, sums for the counts, and gm_map / gm_bpref as
-the geometric mean of max(value, 1e-5) (missing queries under -c as 0).
+the geometric mean of max(value, 1e-5) (missing queries under -c as 0). The same cases
+also go through ``fasteval trec-eval --compat 9 -q -m all_trec`` with the flags: which
+queries it prints, every printed value, ``num_q`` and the summary lines.
 """
 
 from __future__ import annotations
 
+import io
 import math
+import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import fasteval
+from fasteval.cli.trec_eval_cmd import parse_args, run_trec_eval
 from tests.core._gen import (
     PYTREC_FAMILIES,
     FuzzCase,
@@ -146,3 +152,76 @@ def test_emulated_cut_matches_trec_eval_order() -> None:
     # descending byte-wise ("d2" > "d10" > "D9"), then the rest
     docs = {"D9": 1.0, "d10": 1.0, "x": 0.5, "d2": 1.0, "top": 2.0, "neg": -0.0, "pos": 0.0}
     assert trec_order(docs) == ["top", "d2", "d10", "D9", "x", "pos", "neg"]
+
+
+def _cli_lines(case: FuzzCase, flags: list[str]) -> tuple[int, dict[tuple[str, str], str]]:
+    """``fasteval trec-eval --compat 9 <flags>`` on the case written as TREC files:
+    status and {(measure, qid): printed value}."""
+    with tempfile.TemporaryDirectory() as tmp:
+        q, r = Path(tmp) / "qrels", Path(tmp) / "run"
+        q.write_text("".join(f"{a} 0 {b} {c}\n" for a, b, c in case.qrels), encoding="utf-8")
+        # repr: the shortest text that reads back as the same double ("-0.0" keeps its sign)
+        r.write_text("".join(f"{a} Q0 {b} 0 {c!r} tag\n" for a, b, c in case.run),
+                     encoding="utf-8")
+        buf = io.StringIO()
+        status = run_trec_eval(parse_args(["--compat", "9", *flags, str(q), str(r)]), out=buf)
+    lines: dict[tuple[str, str], str] = {}
+    for line in buf.getvalue().splitlines():
+        name, qid, value = line.split("\t")
+        assert (name.rstrip(), qid) not in lines, line
+        lines[(name.rstrip(), qid)] = value
+    return status, lines
+
+
+def _printed_as(text: str, value: float, per_query: bool) -> bool:
+    if math.isnan(value):
+        # C prints the NaN's sign ("-nan" for 0/0 on x86); per query it is pytrec_eval's own
+        sign = "-" if math.copysign(1.0, value) < 0 else ""
+        return text.strip() == f"{sign}nan" if per_query else text.strip() in ("nan", "-nan")
+    return abs(float(text) - value) <= 0.5e-4 + 1e-9  # "%6.4f" (counts print as integers)
+
+
+def _check_cli(case: FuzzCase, level: int, judged_only: bool, max_docs: int | None,
+               complete: bool) -> None:
+    want = pytrec_expected(case, PYTREC_FAMILIES, level, judged_only, max_docs, complete)
+    flags = ["-q", "-m", "all_trec", f"-l{level}"]
+    flags += ["-J"] * judged_only + ["-c"] * complete
+    flags += [] if max_docs is None else [f"-M{max_docs}"]
+    status, got = _cli_lines(case, flags)
+    assert status == 0  # 9.0.8 has no "result qid not found" stop
+    evaluated = [q for q, v in want.items() if v is not None]
+    # per query: the evaluated queries only (9.0.8 prints no line for a -c placeholder)
+    assert {q for _, q in got} == {*evaluated, "all"}, flags
+    names = set(want[evaluated[0]])
+    for qid in evaluated:
+        for name in names:
+            assert _printed_as(got[(name, qid)], want[qid][name], True), (
+                flags, qid, name, got[(name, qid)], want[qid][name])
+    assert int(got[("num_q", "all")]) == len(want)  # -c: every qrels query
+    for name in [*sorted(names), *GEOMETRIC]:
+        col = [0.0 if v is None else v[GEOMETRIC.get(name, name)] for v in want.values()]
+        if name in GEOMETRIC:
+            w = math.exp(math.fsum(math.log(max(x, 1e-5)) for x in col) / len(col))
+        elif name in SUMMED or name == "num_rel":
+            w = math.fsum(col)
+        else:
+            w = math.fsum(col) / len(col)
+        if name == "num_rel" and complete:
+            if level != 1:
+                continue  # -c recounts the whole qrels (grade > 0); 9.0.8's -l rule unverified
+            w = sum(1 for _, _, g in case.qrels if g > 0)
+        if any(math.isnan(x) for x in col):
+            w = math.nan
+        assert _printed_as(got[(name, "all")], w, False), (flags, name, got[(name, "all")], w)
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(case=multi_query_cases(), options=OPTIONS)
+@example(case=J_EMPTIES_A_QUERY, options=(1, True, None, True))
+@example(case=SIGNED_ZERO_TIES, options=(2, True, 3, True))
+@example(case=INT_IDS, options=(1, False, 2, True))
+def test_fuzz_trec_eval_command_against_pytrec_eval(case: FuzzCase, options: tuple) -> None:
+    """The drop-in's printed values (``--compat 9 -q -m all_trec`` plus the flags)."""
+    level, judged_only, max_docs, complete = options
+    _check_cli(case, level, judged_only, max_docs, complete)
