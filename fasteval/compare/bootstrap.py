@@ -156,16 +156,9 @@ class _Rows:
         self.const = const
         self.scale = np.abs(self.e).max(axis=1) if n else np.zeros(values.shape[0])
 
-    def series(self) -> np.ndarray:
-        return np.concatenate([self.e, self.e**2])
-
-    def resampled(self, tot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(m* - m, t*)`` per resample and row from the centred sums ``tot``."""
-        rows = self.values.shape[0]
-        s1, s2 = tot[:, :rows], tot[:, rows:]
-        return self.studentize(s1, s2)
-
     def studentize(self, s1: np.ndarray, s2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(m* - m, t*)`` per resample and row from the resampled sums of the deviations
+        ``s1 = sum c e`` and of their squares ``s2 = sum c e**2``."""
         n = self.n
         m = s1 / n
         ms = s2 / n  # mean square deviation from the observed mean
@@ -187,6 +180,7 @@ def paired_bootstrap(
     level: float = 0.95,
     ci_method: str = "t",
     alternative: str = "two-sided",
+    pairs: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> BootstrapResult:
     """Bootstrap-t test and intervals for many comparisons sharing one set of resamples.
 
@@ -205,6 +199,12 @@ def paired_bootstrap(
         Confidence level of the intervals.
     ci_method : {"t", "bca", "percentile"}
     alternative : {"two-sided", "greater", "less"}
+    pairs : (ndarray, ndarray), optional
+        Rows of ``x`` whose difference each row of ``d`` is (``d[k] = x[pairs[0][k]] -
+        x[pairs[1][k]]``). The resampled sums of the differences are then those of the
+        scores, subtracted: only the squared deviations of the differences (and of the
+        scores, for bootstrap-t intervals) need their own products, which is most of the
+        cost with many comparisons.
 
     Returns
     -------
@@ -232,10 +232,27 @@ def paired_bootstrap(
     const_x = np.ptp(x, axis=1) <= xtol if n else np.ones(x.shape[0], dtype=bool)
     D = _Rows(d, const_d)
     X = _Rows(x, const_x)
-    series = np.concatenate([D.series(), X.series()])
-    _, tot = kernels.bootstrap_totals_from_keys(series, keys)
-    mD, tD = D.resampled(tot[:, : 2 * rows])
-    mX, tX = X.resampled(tot[:, 2 * rows :])
+    xr = x.shape[0]
+    x_sq = ci_method == "t" and xr > 0  # the score rows' spread: bootstrap-t intervals only
+    if pairs is not None:
+        # series: scores (centred), their squares if needed, squared difference deviations
+        series = np.concatenate([X.e, X.e**2] if x_sq else [X.e])
+        series = np.concatenate([series, D.e**2])
+        _, tot = kernels.bootstrap_totals_from_keys(series, keys)
+        sx = tot[:, :xr]
+        sd1 = sx[:, pairs[0]] - sx[:, pairs[1]]
+        sd2 = tot[:, xr * (2 if x_sq else 1) :]
+    else:
+        series = np.concatenate([D.e, D.e**2, X.e] + ([X.e**2] if x_sq else []))
+        _, tot = kernels.bootstrap_totals_from_keys(series, keys)
+        sd1, sd2 = tot[:, :rows], tot[:, rows : 2 * rows]
+        sx = tot[:, 2 * rows : 2 * rows + xr]
+    mD, tD = D.studentize(sd1, sd2)
+    if x_sq:
+        sx2 = tot[:, xr : 2 * xr] if pairs is not None else tot[:, 2 * rows + xr :]
+        mX, tX = X.studentize(sx, sx2)
+    else:
+        mX, tX = sx / max(n, 1), np.zeros_like(sx)
 
     # the test
     with np.errstate(all="ignore"):

@@ -291,6 +291,10 @@ def run(
                 level=level,
                 ci_method=ci_method,
                 alternative=alternative,
+                pairs=(
+                    (np.arange(len(g))[:, None] * S + pi[None, :]).reshape(-1),
+                    (np.arange(len(g))[:, None] * S + pj[None, :]).reshape(-1),
+                ),
             )
             for k, m in enumerate(g):
                 sl = slice(k * P, (k + 1) * P)
