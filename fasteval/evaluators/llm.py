@@ -216,7 +216,10 @@ class LLMEvaluator(HaystackComponent):
         ``meta[i]["error"]`` says why.
     chat_generator : object, optional
         A fasteval chat generator (default: :class:`fasteval.judge.OpenAIChatClient` in JSON
-        mode with seed 42, key from ``OPENAI_API_KEY``) or a Haystack chat generator.
+        mode with seed 42, key from ``OPENAI_API_KEY``), a Haystack chat generator, or an
+        ``openai.OpenAI`` / ``openai.AsyncOpenAI`` client object (its base URL, auth, proxies
+        and retries apply; wrapped in :class:`fasteval.judge.OpenAISDKClient` with the default
+        model; wrap it yourself to choose the model).
     max_concurrency : int
         Rows judged at once.
     cache_dir : str or PathLike, optional
@@ -295,7 +298,9 @@ class LLMEvaluator(HaystackComponent):
             from fasteval.judge.client import OpenAIChatClient
 
             chat_generator = OpenAIChatClient(json_mode=True, generation_kwargs={"seed": 42})
-        self._chat_generator = chat_generator
+        from fasteval.judge.openai_sdk import as_chat_generator
+
+        self._chat_generator = as_chat_generator(chat_generator)
 
     # -- Haystack-compatible validation -------------------------------------------------
     @staticmethod

@@ -17,6 +17,7 @@ _EXPORTS: dict[str, str] = {
     "ChatReply": "fasteval.judge.protocol",
     "Backend": "fasteval.judge.protocol",
     "OpenAIChatClient": "fasteval.judge.client",
+    "OpenAISDKClient": "fasteval.judge.openai_sdk",
     "RateLimiter": "fasteval.judge.ratelimit",
     "ReplyCache": "fasteval.judge.cache",
     "default_cache_dir": "fasteval.judge.cache",

@@ -124,8 +124,8 @@ class Backend:
     Parameters
     ----------
     generator : object
-        A fasteval chat generator (e.g. :class:`~fasteval.judge.client.OpenAIChatClient`) or a
-        Haystack chat generator.
+        A fasteval chat generator (e.g. :class:`~fasteval.judge.client.OpenAIChatClient`), a
+        Haystack chat generator, or an ``openai.OpenAI`` / ``AsyncOpenAI`` client object.
     executor : Executor, optional
         Where synchronous ``run`` calls go (so they still run concurrently).
     prefer_async : bool
@@ -159,6 +159,9 @@ class Backend:
         prefer_async: bool = True,
         trace_parent: Any = None,
     ) -> None:
+        from fasteval.judge.openai_sdk import as_chat_generator
+
+        generator = as_chat_generator(generator)  # an openai.OpenAI / AsyncOpenAI client object
         if not callable(getattr(generator, "run", None)):
             from fasteval.errors import ParameterError
 
