@@ -156,7 +156,7 @@ def _line_break_cr(buf: bytes | mmap.mmap) -> int:
 
 
 def fix_line_endings(data: str | bytes, source: str) -> str | bytes:
-    """Text with old-Mac line endings (CR only) as bytes with LF endings; anything else as
+    r"""Text with old-Mac line endings (CR only) as bytes with LF endings; anything else as
     given. A file that mixes them (among LF lines, a CR with text right before and after
     it, as where an old-Mac file was appended to another) is refused. A CR next to other
     whitespace stays whitespace, as in trec_eval (Windows CR LF endings, padding).
