@@ -220,7 +220,8 @@ def _count(option: str, text: str) -> int:
 
 
 _OPTION_NAMES = {"tests": "--test", "alpha": "--alpha", "ci": "--ci", "n_resamples": "--resamples",
-                 "seed": "--seed", "mark_test": "--mark-test"}
+                 "seed": "--seed", "mark_test": "--mark-test", "correction": "--correction",
+                 "family": "--family", "alternative": "--alternative"}
 
 
 def _check_options(args: argparse.Namespace, n_resamples: int) -> None:
@@ -235,6 +236,8 @@ def _check_options(args: argparse.Namespace, n_resamples: int) -> None:
             tests=args.test or ("t", "randomization", "bootstrap"), correction=args.correction,
             alpha=args.alpha, ci=args.ci, n_resamples=n_resamples, seed=args.seed,
             missing=args.missing, family=args.family, mark_test=args.mark_test,
+            alternative=args.alternative, ci_method=args.ci_method,
+            zero_method=args.zero_method, continuity=args.continuity,
         )
     except ParameterError as exc:
         name = _OPTION_NAMES.get(exc.parameter, exc.parameter)

@@ -241,6 +241,10 @@ def check_options(
     family: str = "report",
     exact: bool | str = "auto",
     mark_test: str | None = None,
+    alternative: str = "two-sided",
+    ci_method: str = "t",
+    zero_method: str = "wilcox",
+    continuity: bool = False,
 ) -> tuple[list[str], str, str]:
     """Validate :func:`compare`'s options (before any data is read or scored).
 
@@ -288,6 +292,9 @@ def check_options(
         mark_test = _test_names([mark_test])[0]
         if mark_test not in test_list:
             raise ParameterError("mark_test", f"one of the tests run ({test_list})", mark_test)
+    procedures.check_options(
+        test_list, correction, family, alternative, ci_method, zero_method, continuity
+    )
     return test_list, correction, mark_test
 
 

@@ -79,7 +79,13 @@ def test_compare_maxt_and_latex_options(results_file, tmp_path, capsys):
     tex = out_tex.read_text()
     assert tex.startswith("% ") and "ndcg\\_cut\\_10" in tex and "\\caption" not in tex
     rc, _, err = _cli([*argv[:9], "--test", "t"], capsys)
-    assert rc == 2 and "correction must be used with tests=['randomization']" in err
+    assert rc == 2 and "--correction must be used with tests=['randomization']" in err
+    rc, _, err = _cli(
+        ["compare", "no-qrels.txt", "no-run.txt", "-m", "P@5", "--test", "tukey",
+         "--alternative", "less"],
+        capsys,
+    )  # fmt: skip
+    assert rc == 2 and "--alternative must be 'two-sided' when a Tukey HSD test" in err
 
 
 def test_power_from_pilot_and_from_sd(results_file, capsys):
