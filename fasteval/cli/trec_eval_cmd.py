@@ -18,6 +18,7 @@ import getopt
 import math
 import sys
 from dataclasses import dataclass, field
+from typing import TextIO
 
 import numpy as np
 import polars as pl
@@ -224,27 +225,38 @@ def _relstring(labels: np.ndarray, s: int, e: int, length: int) -> str:
 
 def _read_qrels_jg(path: str) -> pl.DataFrame:
     """qrels_jg text: ``qid jg docno rel`` (the judgment group replaces ``iter``)."""
+    from fasteval.io.readers import _load_bytes
+
     rows = []
-    with open(path, "rb") as fh:
-        for lineno, raw in enumerate(fh, 1):
-            if raw.startswith(b"#") or not raw.strip():
-                continue
-            f = raw.decode("utf-8", "surrogateescape").split()
-            if len(f) != 4:
-                raise InputError(f"expected 4 fields (qid jg docno rel), got {len(f)}",
-                                 source=path, line=lineno)
-            try:
-                rows.append((f[0], f[1], f[2], int(f[3])))
-            except ValueError:
-                raise InputError(f"relevance is not an integer: {f[3]!r}", source=path,
-                                 line=lineno, column="relevance") from None
+    data = _load_bytes(path, path)  # a path, or a gzip file's bytes
+    if isinstance(data, str):
+        try:
+            with open(data, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise InputError(f"cannot read ({exc.strerror})", source=path) from None
+    for lineno, raw in enumerate(data.splitlines(), 1):
+        if raw.startswith(b"#") or not raw.strip():
+            continue
+        f = raw.decode("utf-8", "surrogateescape").split()
+        if len(f) != 4:
+            raise InputError(f"expected 4 fields (qid jg docno rel), got {len(f)}",
+                             source=path, line=lineno)
+        try:
+            rows.append((f[0], f[1], f[2], int(f[3])))
+        except ValueError:
+            raise InputError(f"relevance is not an integer: {f[3]!r}", source=path,
+                             line=lineno, column="relevance") from None
     if not rows:
         raise InputError("no judgments in file", source=path)
     return pl.DataFrame(rows, schema=["query_id", "jg", "doc_id", "relevance"], orient="row")
 
 
-def run_trec_eval(o: Options, out=sys.stdout) -> int:
-    """Evaluate and print; returns the exit status."""
+def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
+    """Evaluate and print to ``out`` (``sys.stdout`` at the time of the call); returns the
+    exit status."""
+    if out is None:
+        out = sys.stdout
     from fasteval.evaluation import Evaluator
     from fasteval.io.readers import read_qrels, read_run
 
