@@ -35,6 +35,7 @@ from fasteval.prepare import (
     PreparedQrels,
     Report,
     check_run_table,
+    placeholder_rankings,
     prepare_qrels,
     prepare_run,
 )
@@ -160,8 +161,23 @@ def score_batch(
     relevance_level: int = 1,
     compat: int = 10,
     num_docs: float = 0.0,
+    trec_eval_names: bool = False,
 ) -> np.ndarray:
-    """Values ``[n_queries, n_measures]`` for a prepared batch (one kernel call)."""
+    """Values ``[n_queries, n_measures]`` for a prepared batch (one kernel call).
+
+    Queries filled by ``complete`` (``batch.present`` False) score as trec_eval scores
+    them. ``compat=10``: against its one-document placeholder ranking (see
+    :func:`fasteval.prepare.placeholder_rankings`), then ``num_ret``, ``utility``,
+    ``unj`` and ``rbp_resid`` are set to 0. ``compat=9``: 0 for every measure (9.0.8
+    does not evaluate them; they count as 0 in the means), except ``num_q`` (1) and
+    ``num_rel`` (their judgments).
+
+    ``trec_eval_names=True`` reproduces a quirk of the trec_eval 10 command: it zeroes
+    ``utility`` only where the measure is named exactly ``utility``, so a parameterised
+    ``utility.a,b,c,d`` keeps the placeholder's value (``b`` for its one nonrelevant
+    document, plus the ``c``/``d`` terms). ``fasteval trec-eval`` passes it; the API
+    gives the intended 0.
+    """
     slots = plan_slots(measures, relevance_level,
                        pq.judged_levels() if _needs_levels(measures) else ())
     n = len(batch.qidx)
@@ -176,12 +192,25 @@ def score_batch(
             float(num_docs), out, numba.get_num_threads(),
         )
     if not batch.present.all():
-        # trec_eval 10 -c: a missing query scores 0 everywhere except num_rel / num_q
-        missing = ~batch.present
-        for j, meas in enumerate(measures):
-            if meas.family == "utility":
-                out[missing, j] = 0.0
+        _score_filled(out, ~batch.present, measures, compat, trec_eval_names)
     return out
+
+
+_PLACEHOLDER_CLEARED = ("num_ret", "utility", "unj", "rbp_resid")
+"""Families whose placeholder values trec_eval 10 sets to 0 for a filled query."""
+
+
+def _score_filled(out: np.ndarray, missing: np.ndarray, measures: list[Measure], compat: int,
+                  trec_eval_names: bool) -> None:
+    """Values of the queries filled by ``complete`` (see :func:`score_batch`)."""
+    for j, meas in enumerate(measures):
+        if compat == 9:
+            if meas.family not in ("num_q", "num_rel"):
+                out[missing, j] = 0.0
+        elif meas.family in _PLACEHOLDER_CLEARED:
+            if trec_eval_names and meas.family == "utility" and meas.base_name != "utility":
+                continue
+            out[missing, j] = 0.0
 
 
 def _needs_levels(measures: list[Measure]) -> bool:
@@ -259,11 +288,17 @@ class Evaluator:
     max_docs : int, optional
         Keep the top ``max_docs`` per query after sorting (trec_eval ``-M``).
     complete : bool, default False
-        Score qrels queries missing from a run as empty rankings, so they count as 0 in
-        the means (trec_eval ``-c``). Without it they are left out (and counted in
-        :attr:`report`).
+        Also score qrels queries missing from a run, so they count in the means (trec_eval
+        ``-c``). As in trec_eval 10, each is ranked as one document nobody judged, then
+        ``num_ret``, ``utility``, ``unj`` and ``rbp_resid`` are set to 0: every measure is
+        0 (``num_rel`` keeps the judgments). With ``compat=9`` they are 0 for every
+        measure, as 9.0.8 divides by the number of qrels queries without evaluating them.
+        Without ``complete`` they are left out (and counted in :attr:`report`).
     judged_only : bool, default False
-        Drop unjudged documents from the rankings (trec_eval ``-J``).
+        Drop unjudged documents from the rankings (trec_eval ``-J``), after ``max_docs``.
+        A ranking left empty gets trec_eval's ``0 / 0`` for ``iprec_at_recall`` and
+        ``11pt_avg`` (NaN, and so a NaN mean); with ``complete``, so does every filled query
+        (``-J`` drops the placeholder document too).
     tie_break : {"trec", "rank", "input"}, default "trec"
         How equal scores are ordered; see :func:`fasteval.prepare.prepare_run`.
     duplicates : {"error", "keep_best"}, default "error"
@@ -338,11 +373,12 @@ class Evaluator:
             check_scores=check_scores,
         )
 
-    def score(self, batch: Batch) -> np.ndarray:
-        """Raw values ``[n_queries, n_measures]`` of a prepared batch."""
+    def score(self, batch: Batch, *, trec_eval_names: bool = False) -> np.ndarray:
+        """Raw values ``[n_queries, n_measures]`` of a prepared batch
+        (``trec_eval_names``: see :func:`score_batch`)."""
         return score_batch(
             self.qrels, batch, self.measures, relevance_level=self.relevance_level,
-            compat=self.compat, num_docs=self.num_docs,
+            compat=self.compat, num_docs=self.num_docs, trec_eval_names=trec_eval_names,
         )
 
     def _to_frame(self, batch: Batch, values: np.ndarray, run_id: str) -> pl.DataFrame:
@@ -390,9 +426,13 @@ class Evaluator:
             seen = seen.cast(self.qrels.query_ids.dtype, strict=False)
         missing = ~self.qrels.query_ids.is_in(seen.implode())
         qidx = np.flatnonzero(missing.to_numpy()).astype(np.int64)
+        labels = np.zeros(0, dtype=np.int32)
+        offsets = np.zeros(len(qidx) + 1, dtype=np.int64)
+        if not self.judged_only:  # trec_eval 10's placeholder document (-J drops it)
+            labels, offsets = placeholder_rankings(labels, offsets, np.ones(len(qidx), bool))
         batch = Batch(
-            labels=np.zeros(0, dtype=np.int32),
-            offsets=np.zeros(len(qidx) + 1, dtype=np.int64),
+            labels=labels,
+            offsets=offsets,
             qidx=qidx,
             present=np.zeros(len(qidx), dtype=bool),
             report=Report(evaluated=len(qidx), filled=len(qidx), missing_from_run=len(qidx)),
