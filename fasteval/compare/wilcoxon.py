@@ -16,7 +16,7 @@ distribution and for ranking):
   - ``"exact"``: the exact conditional distribution of ``W+`` given the ranks (every sign
     pattern of the non-zero differences equally likely), enumerated by dynamic
     programming over the doubled mid-ranks, so it is exact with ties and with Pratt's
-    zeros, at any number of queries;
+    zeros (up to :data:`MAX_EXACT` non-zero differences);
   - ``"approx"``: normal approximation with mean ``sum(r) / 2`` and variance
     ``sum(r**2) / 4`` over the non-zero ranks ``r`` (the tie- and zero-corrected variance),
     with a continuity correction of 1/2 towards the mean when ``correction=True``;
@@ -37,6 +37,9 @@ import numpy as np
 from fasteval.errors import ParameterError
 
 ZERO_METHODS = ("wilcox", "pratt")
+#: most non-zero differences for the exact distribution (its table has ~n**2 entries and
+#: takes ~n**3 / 2 operations to build: about a second at this size)
+MAX_EXACT = 1000
 METHODS = ("auto", "exact", "approx")
 ALTERNATIVES = ("two-sided", "greater", "less")
 _METHOD_ALIASES = {
@@ -209,6 +212,13 @@ def signed_rank(
         else:
             method = "exact" if n <= 13 else "approx"
     if method == "exact":
+        if ranks.size > MAX_EXACT:
+            raise ParameterError(
+                "exact",
+                f"False or 'auto' for the Wilcoxon test with more than {MAX_EXACT} non-zero "
+                f"differences ({ranks.size} here; the normal approximation is accurate there)",
+                True,
+            )
         ranks2 = np.rint(2.0 * ranks).astype(np.int64)
         dist = exact_distribution(ranks2)
         k = int(round(2.0 * w_plus))

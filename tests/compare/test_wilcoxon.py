@@ -167,3 +167,10 @@ def test_parameter_errors():
         signed_rank(d, method="permutation")
     with pytest.raises(ParameterError, match="alternative"):
         signed_rank(d, alternative="bigger")
+
+
+def test_exact_refused_when_too_large():
+    d = np.arange(1, 1100, dtype=float)
+    with pytest.raises(ParameterError, match="exact must be False or 'auto' for the Wilcoxon"):
+        signed_rank(d, method="exact")
+    assert signed_rank(d)[2] == "approx"
