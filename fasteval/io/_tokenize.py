@@ -10,7 +10,8 @@ buffers (int64 offsets + bytes), so no Python object is made per line.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from fasteval.kernels._jit import njit
 
 _WS = np.zeros(256, dtype=np.bool_)
 _WS[[32, 9, 13, 11, 12]] = True  # isspace() in the C locale, minus the newline

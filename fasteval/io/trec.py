@@ -26,6 +26,8 @@ Rules (trec_eval 10 with two deliberate differences, marked *):
 
 from __future__ import annotations
 
+import functools
+import inspect
 import mmap
 import os
 import warnings
@@ -109,6 +111,13 @@ def _contains(data: str | bytes, needle: bytes) -> bool:
             return mm.find(needle) != -1
 
 
+@functools.cache
+def _short_lines_option() -> dict[str, str]:
+    """``read_csv``'s option that reads lines with fewer fields than the schema (qrels have no
+    ``extra`` field) as nulls: polars 2 refuses them unless ``missing_columns="insert"``."""
+    return {"missing_columns": "insert"} if "missing_columns" in inspect.signature(pl.read_csv).parameters else {}
+
+
 def _read_fast(data: str | bytes, kind: Kind, sep: str) -> pl.DataFrame | None:
     """Parse with polars' CSV reader; None when the result cannot be trusted."""
     if _contains(data, b"\x0b") or _contains(data, b"\x0c"):
@@ -127,6 +136,7 @@ def _read_fast(data: str | bytes, kind: Kind, sep: str) -> pl.DataFrame | None:
                 truncate_ragged_lines=True,
                 schema=schema,
                 raise_if_empty=False,
+                **_short_lines_option(),
             )
         except (pl.exceptions.PolarsError, OSError, ValueError):
             return None

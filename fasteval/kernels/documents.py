@@ -33,7 +33,9 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from fasteval.kernels._jit import njit
 
 MEASURES: tuple[str, ...] = ("recall_single_hit", "recall_multi_hit", "mrr", "map", "ndcg")
 FLAG_VALID = np.uint8(1)

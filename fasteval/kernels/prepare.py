@@ -19,9 +19,10 @@ one trec_eval would give the same ids written as text.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from fasteval.kernels._borrow import borrow
+from fasteval.kernels._jit import njit
 
 
 @njit(cache=True)

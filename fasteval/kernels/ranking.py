@@ -20,9 +20,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import get_thread_id, njit, prange
+from numba import get_thread_id, prange
 
 from fasteval.kernels._borrow import borrow as _borrow
+from fasteval.kernels._jit import njit
 
 NONPOOL = -1
 UNJUDGED = -2
@@ -595,9 +596,16 @@ def _dcg_profile(lab, s, d, grades, gs, gd, exp_gain, floor, cdcg, cidcg):
     _running_dcg(grades, gs, gd, exp_gain, floor, cidcg)
 
 
-@njit(cache=True)
+SERIAL_ROWS = 1 << 17
+"""Batches of fewer ranked rows are scored by the serial variant of the pass (see
+:func:`score_queries`): a parallel kernel costs more to compile and to start than such a
+batch takes to score on one core."""
+
+_PASSES: dict[tuple[bool, bool], object] = {}
+
+
 def score_queries(labels, offsets, grades, gstart, gend, codes, cuts, params, levels, vec, voff, cl, cv,
-                  coff, ol, og, ooff, compat, ndocs, out, n_threads):
+                  coff, ol, og, ooff, compat, ndocs, out, n_threads, parallel=None):
     """Fill ``out[q, j]`` with slot ``j``'s value for query ``q``.
 
     Parameters
@@ -615,99 +623,134 @@ def score_queries(labels, offsets, grades, gstart, gend, codes, cuts, params, le
     ndocs : collection size (trec_eval -N), used by utility.
     out : float64[n_queries, n_slots], preallocated.
     n_threads : ``numba.get_num_threads()`` (one scratch area per thread).
+    parallel : run the pass over queries in parallel; None: when the batch has at least
+        :data:`SERIAL_ROWS` ranked rows.
 
     Slots of the common families are answered from one scan per query (a running count and
     precision sum, a running DCG) up to the deepest cutoff asked, instead of one scan per
-    slot; the others call their family function.
+    slot; the others call their family function. Only the variant of the pass that a batch
+    needs is compiled and loaded (:func:`_score_pass`): without the family functions when
+    every slot is answered from a profile, serial for a small batch.
+
+    Examples
+    --------
+    >>> labels = np.array([1, 0, 2], dtype=np.int32)
+    >>> offsets = np.array([0, 3])
+    >>> grades, gs, ge = np.array([2, 1], dtype=np.int32), np.array([0]), np.array([2])
+    >>> codes, cuts = np.array([10]), np.array([2])  # P@2
+    >>> out = np.zeros((1, 1))
+    >>> e, z = np.zeros(0), np.zeros(2, dtype=np.int64)
+    >>> score_queries(labels, offsets, grades, gs, ge, codes, cuts, np.zeros(1),
+    ...               np.array([1]), e, z, np.zeros(0, dtype=np.int64), e, z,
+    ...               np.zeros(0, dtype=np.int64), e, z, 10, 0.0, out, 1)
+    >>> float(out[0, 0])
+    0.5
     """
     m = codes.shape[0]
     modes = np.zeros(m, dtype=np.int64)
     rdepth = 0  # profile depths: the deepest cutoff, or _FULL
     ddepth = 0
     for j in range(m):
-        mode, whole = _slot_mode(codes[j])
+        mode, whole = _slot_mode.py_func(int(codes[j]))
         modes[j] = mode
         if mode == _MODE_REL:
-            rdepth = _FULL if (whole or rdepth == _FULL) else max(rdepth, cuts[j])
+            rdepth = _FULL if (whole or rdepth == _FULL) else max(rdepth, int(cuts[j]))
         elif mode == _MODE_DCG:
-            ddepth = max(ddepth, cuts[j])
+            ddepth = max(ddepth, int(cuts[j]))
     nq = offsets.shape[0] - 1
-    longest = 0
-    judged = 0
-    for q in range(nq):
-        longest = max(longest, offsets[q + 1] - offsets[q])
-        judged = max(judged, gend[q] - gstart[q])
+    longest = max(0, int(np.diff(offsets).max())) if nq > 0 else 0
+    judged = max(0, int((gend[:nq] - gstart[:nq]).max())) if nq > 0 else 0
     lr = 0 if rdepth == 0 else (longest if rdepth == _FULL else min(longest, rdepth))
     ld = min(longest, ddepth)
-    threads = n_threads
+    if parallel is None:
+        parallel = labels.shape[0] >= SERIAL_ROWS
+    threads = max(1, int(n_threads)) if parallel else 1
+    kernel = _score_pass(bool((modes == 0).any()), bool(parallel))
     # per-thread scratch, allocated here so that it outlives the parallel pass (see _borrow)
-    _score_queries(labels, offsets, grades, gstart, gend, codes, cuts, params, levels, vec, voff,
-                   cl, cv, coff, ol, og, ooff, compat, ndocs, out, modes, rdepth, ddepth,
-                   np.empty((threads, lr + 1), dtype=np.int64),
-                   np.empty((threads, lr + 1), dtype=np.float64),
-                   np.empty((threads, ld + 1), dtype=np.float64),
-                   np.empty((threads, min(judged, ddepth) + 1), dtype=np.float64))
+    kernel(labels, offsets, grades, gstart, gend, codes, cuts, params, levels, vec, voff,
+           cl, cv, coff, ol, og, ooff, compat, ndocs, out, modes, rdepth, ddepth,
+           np.empty((threads, lr + 1), dtype=np.int64),
+           np.empty((threads, lr + 1), dtype=np.float64),
+           np.empty((threads, ld + 1), dtype=np.float64),
+           np.empty((threads, min(judged, ddepth) + 1), dtype=np.float64))
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def _score_queries(labels, offsets, grades, gstart, gend, codes, cuts, params, levels, vec, voff,
-                   cl, cv, coff, ol, og, ooff, compat, ndocs, out, modes, rdepth, ddepth, crel,
-                   cap, cdcg, cidcg):
-    """The parallel pass of :func:`score_queries` (scratch given by the caller)."""
-    nq = offsets.shape[0] - 1
-    m = codes.shape[0]
-    labels = _borrow(labels)
-    grades = _borrow(grades)
-    vec = _borrow(vec)
-    cl = _borrow(cl)
-    cv = _borrow(cv)
-    ol = _borrow(ol)
-    og = _borrow(og)
-    crel = _borrow(crel)
-    cap = _borrow(cap)
-    cdcg = _borrow(cdcg)
-    cidcg = _borrow(cidcg)
-    for q in prange(nq):
-        s = offsets[q]
-        e = offsets[q + 1]
-        n = e - s
-        gs = gstart[q]
-        ge = gend[q]
-        tid = get_thread_id()
-        rel_level = -1  # level of the relevance profile in scratch (-1: none yet)
-        nrel = 0
-        first = -1
-        dcg_exp = -1  # gain of the DCG profile in scratch (-1: none yet)
-        dcg_floor = 0  # and its gain floor
-        for j in range(m):
-            code = codes[j]
-            mode = modes[j]
-            if mode == _MODE_REL:
-                level = levels[j]
-                if rel_level < 0 or level != rel_level:
-                    d = n if rdepth == _FULL else min(n, rdepth)
-                    first = _rel_profile(labels, s, d, level, crel[tid], cap[tid])
-                    nrel = _num_rel(grades, gs, ge, level)
-                    rel_level = level
-                out[q, j] = _from_rel_profile(code, cuts[j], params[j], n, nrel, crel[tid],
-                                              cap[tid], first)
-            elif mode == _MODE_DCG:
-                exp_gain = 1 if code == 41 or code == 47 else 0
-                floor = levels[j]
-                dd = min(n, ddepth)
-                gd = min(ge - gs, ddepth)
-                if exp_gain != dcg_exp or floor != dcg_floor:
-                    _dcg_profile(labels, s, dd, grades, gs, gd, exp_gain == 1, floor,
-                                 cdcg[tid], cidcg[tid])
-                    dcg_exp = exp_gain
-                    dcg_floor = floor
-                k = cuts[j]
-                if code == 46 or code == 47:  # dcg, dcg_burges: not normalised
-                    out[q, j] = cdcg[tid, min(k, dd)]
-                else:
-                    idcg = cidcg[tid, min(k, gd)]
-                    out[q, j] = cdcg[tid, min(k, dd)] / idcg if idcg > 0.0 else 0.0
-            else:
-                out[q, j] = _one(code, labels, s, e, grades, gs, ge, cuts[j], params[j],
-                                 levels[j], vec, voff[j], voff[j + 1], cl, cv, coff[j],
-                                 coff[j + 1], ol, og, ooff[j], ooff[j + 1], compat, ndocs)
+def _score_pass(generic: bool, parallel: bool):
+    """The pass of :func:`score_queries` (scratch given by the caller), compiled on first use.
+
+    ``generic``: slots that no profile answers call their family function (``_one``, most of
+    the compile time); without it such slots would be NaN, so it is chosen whenever a slot
+    needs it. ``parallel``: a ``prange`` over queries, else one thread. Each of the four
+    variants has its own cache entry (the flags are closure constants, which numba folds
+    and keys its cache on).
+    """
+    key = (generic, parallel)
+    if key in _PASSES:
+        return _PASSES[key]
+
+    def _pass(labels, offsets, grades, gstart, gend, codes, cuts, params, levels, vec, voff,
+              cl, cv, coff, ol, og, ooff, compat, ndocs, out, modes, rdepth, ddepth, crel,
+              cap, cdcg, cidcg):
+        nq = offsets.shape[0] - 1
+        m = codes.shape[0]
+        labels = _borrow(labels)
+        grades = _borrow(grades)
+        vec = _borrow(vec)
+        cl = _borrow(cl)
+        cv = _borrow(cv)
+        ol = _borrow(ol)
+        og = _borrow(og)
+        crel = _borrow(crel)
+        cap = _borrow(cap)
+        cdcg = _borrow(cdcg)
+        cidcg = _borrow(cidcg)
+        for q in prange(nq):
+            s = offsets[q]
+            e = offsets[q + 1]
+            n = e - s
+            gs = gstart[q]
+            ge = gend[q]
+            tid = get_thread_id() if parallel else 0
+            rel_level = -1  # level of the relevance profile in scratch (-1: none yet)
+            nrel = 0
+            first = -1
+            dcg_exp = -1  # gain of the DCG profile in scratch (-1: none yet)
+            dcg_floor = 0  # and its gain floor
+            for j in range(m):
+                code = codes[j]
+                mode = modes[j]
+                if mode == _MODE_REL:
+                    level = levels[j]
+                    if rel_level < 0 or level != rel_level:
+                        d = n if rdepth == _FULL else min(n, rdepth)
+                        first = _rel_profile(labels, s, d, level, crel[tid], cap[tid])
+                        nrel = _num_rel(grades, gs, ge, level)
+                        rel_level = level
+                    out[q, j] = _from_rel_profile(code, cuts[j], params[j], n, nrel, crel[tid],
+                                                  cap[tid], first)
+                elif mode == _MODE_DCG:
+                    exp_gain = 1 if code == 41 or code == 47 else 0
+                    floor = levels[j]
+                    dd = min(n, ddepth)
+                    gd = min(ge - gs, ddepth)
+                    if exp_gain != dcg_exp or floor != dcg_floor:
+                        _dcg_profile(labels, s, dd, grades, gs, gd, exp_gain == 1, floor,
+                                     cdcg[tid], cidcg[tid])
+                        dcg_exp = exp_gain
+                        dcg_floor = floor
+                    k = cuts[j]
+                    if code == 46 or code == 47:  # dcg, dcg_burges: not normalised
+                        out[q, j] = cdcg[tid, min(k, dd)]
+                    else:
+                        idcg = cidcg[tid, min(k, gd)]
+                        out[q, j] = cdcg[tid, min(k, dd)] / idcg if idcg > 0.0 else 0.0
+                elif generic:
+                    out[q, j] = _one(code, labels, s, e, grades, gs, ge, cuts[j], params[j],
+                                     levels[j], vec, voff[j], voff[j + 1], cl, cv, coff[j],
+                                     coff[j + 1], ol, og, ooff[j], ooff[j + 1], compat, ndocs)
+
+    _pass.__qualname__ = f"_score_pass_{'generic' if generic else 'profiles'}_{'parallel' if parallel else 'serial'}"
+    _pass.__name__ = _pass.__qualname__
+    kernel = njit(cache=True, parallel=parallel, error_model="numpy")(_pass)
+    _PASSES[key] = kernel
+    return kernel

@@ -32,7 +32,9 @@ Output columns (trec_eval print order) are listed in ``fasteval.prefs.PREFS_MEAS
 
 from __future__ import annotations
 
-from numba import njit, prange
+from numba import prange
+
+from fasteval.kernels._jit import njit
 
 N_OUT = 14
 
