@@ -139,12 +139,13 @@ def _plan(o: Options) -> tuple[list[Measure], bool, list[tuple[str, Measure]]]:
             if part == "qrels_jg":
                 plain.append("num_q")
                 for key, base in _AVGJG.items():
-                    avgjg.extend((key, m) for m in parse_measures(base))
+                    avgjg.extend((key, m) for m in parse_measures(base, trec_eval_syntax=True))
                 continue
             jg = next((k for k in _AVGJG if part == k or part.startswith(k + ".")), None)
             if jg is not None:
                 tail = part[len(jg):]
-                avgjg.extend((jg, m) for m in parse_measures(_AVGJG[jg] + tail))
+                avgjg.extend((jg, m) for m in parse_measures(_AVGJG[jg] + tail,
+                                                             trec_eval_syntax=True))
                 continue
             plain.append(part)
     # like trec_eval, the first -m name.params of a family sets its parameters, over a set
@@ -156,7 +157,7 @@ def _plan(o: Options) -> tuple[list[Measure], bool, list[tuple[str, Measure]]]:
     for part in plain:
         with_params = "." in part and part.partition(".")[0] in BY_KEY
         groups: dict[str, list[Measure]] = {}
-        for m in parse_measures(part):
+        for m in parse_measures(part, trec_eval_syntax=True):
             groups.setdefault(m.family, []).append(m)
         for fam, ms in groups.items():
             if fam in given or (part in ("official", "all_trec") and fam in by_family):

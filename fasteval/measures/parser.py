@@ -21,8 +21,9 @@ Grammar::
 
 trec_eval's parameter lists, by kind of family (what trec_eval 10 does with ``-m``):
 
-* cutoffs (``P.5,10``): integers (C ``atol``: ``23.4`` is 23), sorted; a cutoff <= 0 or
-  a repeated one is an error;
+* cutoffs (``P.5,10``): integers, sorted; a cutoff <= 0 or a repeated one is an error
+  (``fasteval trec-eval`` reads each with C's ``atol``, as trec_eval does: ``23.4`` is
+  23; elsewhere it is an error);
 * fractions (``iprec_at_recall.0.1,0.5``): numbers, sorted; a repeated one is an error;
 * number lists (``utility.1,-1,0,0``, ``11pt_avg.0.2,0.5``, ``set_F.0.5``,
   ``relstring.20``): numbers; ``set_F`` and ``relstring`` use the first, ``utility``
@@ -51,6 +52,7 @@ import re
 import sys
 import warnings
 from collections.abc import Iterable
+from contextvars import ContextVar
 
 from fasteval.errors import FastevalError, UnknownMeasureError
 from fasteval.measures.measure import Measure
@@ -135,18 +137,27 @@ _LONG = re.compile(r"\s*([+-]?\d+)")
 _DOUBLE = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
 
 
-def _c_long(item: str) -> int:
-    """C ``atol`` on a parameter that starts with an integer (``"23.4"`` -> 23)."""
+_C_NUMBERS: ContextVar[bool] = ContextVar("_C_NUMBERS", default=False)
+"""True while :func:`parse_measures` reads names for ``fasteval trec-eval``
+(``trec_eval_syntax=True``): a ``.params`` list is then read as C's ``atol`` / ``atof``
+read it (a leading number, the rest ignored: ``ndcg_cut.23.4`` is ``ndcg_cut_23``), so
+that the command prints what trec_eval prints. Everywhere else a parameter must be a
+number as written: ``ndcg_cut.1e9`` and ``P_5.5`` are errors, not ``ndcg_cut_1`` and
+``P_5``."""
+
+
+def _c_long(item: str, lenient: bool = False) -> int:
+    """An integer parameter; with ``lenient``, C ``atol`` (``"23.4"`` -> 23)."""
     m = _LONG.match(item)
-    if m is None:
+    if m is None or not (lenient or m.end() == len(item)):
         raise _Bad(f"parameters must be integers, got {item!r}")
     return int(m.group(1))
 
 
-def _c_double(item: str) -> float:
-    """C ``atof`` on a parameter that starts with a number (``".25"`` -> 0.25)."""
+def _c_double(item: str, lenient: bool = False) -> float:
+    """A number parameter; with ``lenient``, C ``atof`` (``".25x"`` -> 0.25)."""
     m = _DOUBLE.match(item)
-    if m is None:
+    if m is None or not (lenient or m.end() == len(item)):
         raise _Bad(f"parameters must be numbers, got {item!r}")
     return float(m.group(1))
 
@@ -177,22 +188,23 @@ def _family_with_params(fam_key: str, text: str | None, name: str, sep: str) -> 
     if text == "":
         raise _Bad(f"parameters after {fam_key + sep!r} must not be empty")
     items = text.split(",")
+    lenient = sep == "." and _C_NUMBERS.get()
     if kind == NONE:
         if sep != ".":
             raise _Bad(f"{fam_key} takes no parameters")
         _ignored(name, f"the parameters of {fam_key} ({text!r})")
         return [Measure(fam_key)]
     if kind in (INT_CUTS, OPT_CUT):
-        cuts = _sorted_unique([_c_long(t) for t in items], "cutoffs")
+        cuts = _sorted_unique([_c_long(t, lenient) for t in items], "cutoffs")
         if cuts[0] <= 0:
             raise _Bad(f"cutoffs must be positive integers, got {cuts[0]}")
         return [Measure(fam_key, cutoff=k) for k in cuts]
     if kind == FLOAT_CUTS:
-        vals = _sorted_unique([_finite(_c_double(t)) for t in items], "fractions")
+        vals = _sorted_unique([_finite(_c_double(t, lenient)) for t in items], "fractions")
         return [Measure(fam_key, param=v) for v in vals]
     if kind == GAINS:
         return [_gains(fam_key, text, name, sep)]
-    vals = [_finite(_c_double(t)) for t in items]
+    vals = [_finite(_c_double(t, lenient)) for t in items]
     if kind == VECTOR:
         if fam_key == "utility" and len(vals) != 4:
             raise _Bad(f"utility takes exactly 4 coefficients, got {len(vals)}")
@@ -200,6 +212,8 @@ def _family_with_params(fam_key: str, text: str | None, name: str, sep: str) -> 
     if kind == FLOAT:
         return [Measure(fam_key, param=vals[0], text=text)]
     if kind == LENGTH:
+        if not lenient and vals[0] != int(vals[0]):
+            raise _Bad(f"the length must be an integer, got {items[0]!r}")
         return [Measure(fam_key, cutoff=int(vals[0]), text=text)]
     raise AssertionError(kind)  # pragma: no cover - registry invariant
 
@@ -446,12 +460,16 @@ def known_names() -> list[str]:
     return list(_known())
 
 
-def parse_measures(names: str | Measure | Iterable[str | Measure]) -> list[Measure]:
+def parse_measures(names: str | Measure | Iterable[str | Measure], *,
+                   trec_eval_syntax: bool = False) -> list[Measure]:
     """Parse measure names (any dialect) into a de-duplicated list of :class:`Measure`.
 
     trec_eval lists (``P.5,10``), bare trec_eval families (``P`` = all default cutoffs) and
     the sets ``all_trec`` / ``official`` expand to several measures. The result keeps the
     order of first appearance; use :func:`trec_order` for trec_eval's output order.
+    ``trec_eval_syntax=True`` reads ``.params`` lists with C's ``atol``/``atof``, as
+    trec_eval's ``-m`` does (``ndcg_cut.23.4`` is ``ndcg_cut_23``); by default a
+    parameter must be a number as written.
 
     Examples
     --------
@@ -466,11 +484,15 @@ def parse_measures(names: str | Measure | Iterable[str | Measure]) -> list[Measu
         names = [names]
     out: list[Measure] = []
     seen: set[Measure] = set()
-    for item in names:
-        for m in _parse_one(item):
-            if m not in seen:
-                seen.add(m)
-                out.append(m)
+    token = _C_NUMBERS.set(trec_eval_syntax)
+    try:
+        for item in names:
+            for m in _parse_one(item):
+                if m not in seen:
+                    seen.add(m)
+                    out.append(m)
+    finally:
+        _C_NUMBERS.reset(token)
     return out
 
 

@@ -50,7 +50,8 @@ def test_lists_and_sets() -> None:
     # trec_eval's P (and recall) alone is the cutoff set, in every spelling that is its name
     assert [m.name for m in parse_measures("P")][:2] == ["P_5", "P_10"]
     assert len(parse_measures("recall")) == 9 and len(parse_measures("P")) == 9
-    assert [m.name for m in parse_measures("ndcg_cut.10,20,23.4")] == [
+    # C atol, as trec_eval's -m reads it, only in the trec-eval command's syntax
+    assert [m.name for m in parse_measures("ndcg_cut.10,20,23.4", trec_eval_syntax=True)] == [
         "ndcg_cut_10", "ndcg_cut_20", "ndcg_cut_23"]
     official = parse_measures("official")
     assert official[0].name == "num_q" and official[-1].name == "P_1000"
@@ -145,8 +146,6 @@ TREC_PARAMS = [
     ("P.5,10", ["P_5", "P_10"], ("P", 5, None, None, None)),
     ("P.10,5", ["P_5", "P_10"], ("P", 5, None, None, None)),  # sorted
     ("ndcg_cut.5", ["ndcg_cut_5"], ("ndcg_cut", 5, None, None, None)),
-    ("ndcg_cut.10,20,23.4", ["ndcg_cut_10", "ndcg_cut_20", "ndcg_cut_23"],
-     ("ndcg_cut", 10, None, None, None)),  # C atol
     ("success.1,5", ["success_1", "success_5"], ("success", 1, None, None, None)),
     ("unj.3", ["unj_3"], ("unj", 3, None, None, None)),
     ("iprec_at_recall..10,.5", ["iprec_at_recall_0.10", "iprec_at_recall_0.50"],
@@ -233,3 +232,29 @@ members = st.sampled_from(
 def test_canonical_names_round_trip(m: Measure) -> None:
     assert parse_measure(m.name) == m
     assert fasteval.parse_measure(str(m)) == m
+
+
+@pytest.mark.parametrize(("spelling", "trec_eval_reads"), [
+    ("ndcg_cut.10,20,23.4", ["ndcg_cut_10", "ndcg_cut_20", "ndcg_cut_23"]),
+    ("ndcg_cut.1e9", ["ndcg_cut_1"]),
+    ("P.5x", ["P_5"]),
+    ("relstring.2.5", ["relstring_2.5"]),
+    ("iprec_at_recall.0.5x", ["iprec_at_recall_0.50"]),
+])
+def test_c_number_reading_only_in_trec_eval_syntax(spelling: str,
+                                                    trec_eval_reads: list[str]) -> None:
+    """trec_eval's -m reads a parameter with atol/atof (its leading number); fasteval does
+    so in the trec-eval command only, and elsewhere refuses a parameter that is not a
+    number as written rather than quietly use another measure."""
+    assert [m.name for m in parse_measures(spelling, trec_eval_syntax=True)] == trec_eval_reads
+    with pytest.raises(UnknownMeasureError):
+        parse_measures(spelling)
+
+
+@pytest.mark.parametrize("spelling", ["P_5.5", "ndcg_cut_1e9", "P_5x"])
+def test_canonical_names_take_integers_only(spelling: str) -> None:
+    """Canonical names are not trec_eval's -m syntax: no atol there, in either mode
+    (trec_eval itself refuses -m P_5.5: 'P_5' is no measure)."""
+    for syntax in (False, True):
+        with pytest.raises(UnknownMeasureError):
+            parse_measures(spelling, trec_eval_syntax=syntax)
