@@ -487,6 +487,7 @@ def evaluate(
     measures: str | Measure | Iterable[str | Measure],
     *,
     run_id: str | None = None,
+    engine: str = "local",
     **options: Any,
 ) -> pl.DataFrame:
     """Evaluate one or more runs; per-query results in long form.
@@ -500,6 +501,10 @@ def evaluate(
         Measure names in trec_eval, ir_measures or ranx spelling.
     run_id : str, optional
         Name for a single run without a ``run_id`` column (default ``"run"``).
+    engine : {"local", "ray"}
+        ``"ray"`` scores on Ray Data (``pip install "fasteval[ray]"``): ``run`` is then a
+        table, a mapping ``{name: table}``, or parquet paths / globs / directories (the rules
+        of :mod:`fasteval.batch.discover`); the results equal the local ones bit for bit.
     **options
         ``relevance_level``, ``max_docs``, ``complete``, ``judged_only``, ``tie_break``,
         ``duplicates``, ``num_docs``, ``compat``: see :class:`Evaluator`.
@@ -517,6 +522,10 @@ def evaluate(
     >>> fasteval.aggregate(fasteval.evaluate(qrels, runs, "mrr")).rows()
     [('bm25', 'recip_rank', 0.75)]
     """
+    if engine != "local":
+        from fasteval.batch.ray_engine import evaluate_ray
+
+        return evaluate_ray(qrels, run, measures, run_id=run_id, engine=engine, **options)
     if not isinstance(run, str | os.PathLike):
         return Evaluator(qrels, measures, **options).evaluate(run, run_id=run_id)
     # the run file is read on a thread while the qrels are read and prepared (polars reads

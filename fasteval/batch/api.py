@@ -90,6 +90,8 @@ def evaluate_files(
     memory_limit: int | str | None = None,
     progress: bool = False,
     evaluator=None,
+    engine: str = "local",
+    ray_address: str | None = None,
     **options,
 ) -> BatchResult:
     """Score runs given as parquet files, globs or directories with bounded memory.
@@ -114,6 +116,11 @@ def evaluate_files(
         Chunk size, directly or from a memory budget such as ``"1GiB"``.
     progress : bool
         Draw a progress bar on a terminal.
+    engine : {"local", "ray"}
+        ``"ray"`` scores on Ray Data (:mod:`fasteval.batch.ray_engine`; ``out`` is then a
+        parquet directory written by Ray); needs ``pip install "fasteval[ray]"``.
+    ray_address : str, optional
+        Ray cluster to connect to when Ray is not initialised yet (default: a local Ray).
     **options
         ``relevance_level``, ``max_docs``, ``complete``, ``judged_only``, ``tie_break``, ...
         as for :func:`fasteval.evaluate`.
@@ -128,8 +135,11 @@ def evaluate_files(
     >>> sorted(res.aggregate.get_column("run_id").unique().to_list())
     ['run_0', 'run_1']
     """
+    from fasteval.batch.ray_engine import check_engine, require_ray
     from fasteval.io.atomic import check_outputs
 
+    if check_engine(engine) == "ray":
+        require_ray()
     complete = bool(options.get("complete", False))
     specs = runs if isinstance(runs, list | tuple) else [runs]
     outputs = {"out": out, "aggregate_out": aggregate_out}
@@ -139,6 +149,20 @@ def evaluate_files(
     names = list(evaluator.measure_names)
     sources = discover_all(list(specs))
     check_outputs(outputs, [f for s in sources for f in s.files])
+    if engine == "ray":
+        from fasteval.batch.ray_engine import run_job_ray
+
+        wide_res, stats = run_job_ray(evaluator, sources, complete=complete, out=out, wide=wide,
+                                      ray_address=ray_address)
+        agg = aggregate_wide(wide_res, names)
+        if aggregate_out is not None:
+            write_table_atomic(agg, aggregate_out)
+        per_query = None
+        if out is None:
+            from fasteval.batch.sinks import to_long
+
+            per_query = wide_res if wide else to_long(wide_res, names)
+        return BatchResult(per_query=per_query, aggregate=agg, stats=stats)
     sink: Sink
     if out is not None:
         from fasteval.batch.sinks import format_from_path

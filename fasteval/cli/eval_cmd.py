@@ -67,6 +67,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="rows scored at a time (bounds memory)")
     p.add_argument("--memory-limit", default=None, metavar="SIZE",
                    help="peak memory budget, e.g. 1GiB; sets the chunk size")
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local (default) or ray: score on Ray Data (pip install 'fasteval[ray]'); "
+                        "with -q -o OUT.parquet, OUT is a parquet directory written by Ray")
+    p.add_argument("--ray-address", default=None, metavar="ADDR",
+                   help="Ray cluster to connect to with --engine ray (default: a local Ray)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary note on stderr")
     p.add_argument("--log-json", action="store_true", help="print a one-line JSON summary on stderr")
     return p
@@ -96,6 +101,10 @@ def run(args: argparse.Namespace) -> int:
     from fasteval.io.atomic import STDOUT, check_outputs
 
     _check_args(args)
+    if getattr(args, "engine", "local") == "ray":
+        from fasteval.batch.ray_engine import require_ray
+
+        require_ray()
     outputs = {"-o/--output": args.output, "--aggregate-out": args.aggregate_out}
     check_outputs(outputs, [args.qrels, *args.runs])  # before anything is read
     _abort_on_sigterm()
@@ -110,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
 
     def read_first_run() -> None:  # chunk size known: the first run reads beside the qrels work
         rows = args.max_rows_per_chunk
-        if args.memory_limit is None and (rows is None or rows >= 1):
+        if args.memory_limit is None and (rows is None or rows >= 1) and args.engine != "ray":
             start_reading(sources[0], rows or DEFAULT_MAX_ROWS)
 
     evaluator = make_evaluator(
@@ -138,27 +147,40 @@ def run(args: argparse.Namespace) -> int:
     for s in sources:
         s.duplicates = duplicates
 
+    ray_engine = getattr(args, "engine", "local") == "ray"
     stream = args.per_query and output is not None and fmt in ("parquet", "csv")
-    sink = make_sink(output, fmt, wide=args.wide, measure_names=names) if stream else None
+    ray_dir = ray_engine and stream and fmt == "parquet"  # Ray's parquet writer: a directory
+    if ray_engine and stream and not ray_dir:
+        stream = False  # CSV per-query output is written from memory
+    sink = make_sink(output, fmt, wide=args.wide, measure_names=names) if stream and not ray_dir else None
     total = sum(s.rows for s in sources if s.rows > 0) or None
     bar = Progress(total=total, unit="rows", enabled=not args.quiet)
     try:
-        with bar:
-            wide, stats = run_job(
-                evaluator,
-                sources,
-                sink,
-                complete=args.complete,
-                max_rows_per_chunk=args.max_rows_per_chunk,
-                memory_limit=args.memory_limit,
-                progress=lambda r, q: bar.update(rows=r, queries=q),
-            )
+        if ray_engine:
+            from fasteval.batch.ray_engine import run_job_ray
+
+            wide, stats = run_job_ray(evaluator, sources, complete=args.complete,
+                                      out=output if ray_dir else None, wide=args.wide,
+                                      ray_address=args.ray_address)
+        else:
+            with bar:
+                wide, stats = run_job(
+                    evaluator,
+                    sources,
+                    sink,
+                    complete=args.complete,
+                    max_rows_per_chunk=args.max_rows_per_chunk,
+                    memory_limit=args.memory_limit,
+                    progress=lambda r, q: bar.update(rows=r, queries=q),
+                )
         t_agg = time.perf_counter()
         agg = aggregate_wide(wide, names)
         if args.aggregate_out:
             write_table_atomic(agg, args.aggregate_out)
         if sink is not None:
             sink.commit()
+        elif ray_dir:
+            pass  # written by Ray, renamed into place when complete
         elif args.per_query:
             table = wide if args.wide else to_long(wide, names)
             _emit(table, fmt, output, per_query=True, agg_kind=agg_kind)
