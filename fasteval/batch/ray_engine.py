@@ -291,10 +291,10 @@ def run_job_ray(
 
     Examples
     --------
-    >>> import fasteval, polars as pl  # doctest: +SKIP
+    >>> import fasteval
     >>> from fasteval.batch.discover import discover_all
     >>> ev = fasteval.Evaluator({"q": {"d": 1}}, ["P@1"])
-    >>> wide, stats = run_job_ray(ev, discover_all(["run.parquet"]))
+    >>> wide, stats = run_job_ray(ev, discover_all(["run.parquet"]))  # doctest: +SKIP
     """
     ray = require_ray()
     if evaluator.tie_break == "input":
