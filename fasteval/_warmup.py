@@ -10,6 +10,7 @@ so a command line can do both at once: start :func:`warm_up`, read the files, th
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 
 def _run_tiny_job() -> None:
@@ -44,3 +45,56 @@ def warm_up() -> threading.Thread:
     thread = threading.Thread(target=_warm, name="fasteval-warm-up", daemon=True)
     thread.start()
     return thread
+
+
+_PROFILE_MEASURES = ["ndcg@10", "map", "P@10", "recall@100", "recip_rank"]
+"""Answered from the per-query profiles: the score pass without the family functions."""
+
+_GENERIC_MEASURES = ["bpref", "ndcg", "infAP", "rbp", "num_ret"]
+"""Need the family functions: the generic score pass."""
+
+
+def compile_kernels(report: Callable[[str, float], None] | None = None) -> list[str]:
+    """Compile (or load) every kernel variant that ``fasteval eval`` and ``trec-eval`` use,
+    so that the first real job finds them in numba's cache: ``fasteval warmup``.
+
+    Jobs, each timed: the TREC text tokenizer (irregular text; regular files are read by
+    polars), then for text ids and for integer ids, a small job (the serial score passes)
+    and one of 700k rows (the blocked, threaded preparation and the parallel passes), each
+    with measures answered from profiles and with measures that need the family functions.
+    Returns the names of the jobs run; ``report(name, seconds)`` is called after each.
+
+    Examples
+    --------
+    >>> compile_kernels()[0]  # doctest: +SKIP
+    'TREC text tokenizer'
+    """
+    import time
+
+    from fasteval.datasets.synth import SynthSpec, generate
+    from fasteval.evaluation import Evaluator
+    from fasteval.io.trec import read_trec
+
+    done: list[str] = []
+
+    def step(name: str, job: Callable[[], object]) -> None:
+        t = time.perf_counter()
+        job()
+        done.append(name)
+        if report is not None:
+            report(name, time.perf_counter() - t)
+
+    step("TREC text tokenizer", lambda: (
+        read_trec(b"q1 Q0 d1 1 2.5 t\x0bx\nq1 Q0 d2 2 1.5 t\n", "run", source="warmup"),
+        read_trec(b"q1 0 d1 1\nq1  0\x0bd2 0\n", "qrels", source="warmup"),
+    ))
+    for int_ids in (False, True):
+        qrels, runs = generate(SynthSpec(queries=7_000, depth=100, runs=1, seed=1, int_ids=int_ids))
+        run = next(iter(runs.values()))
+        small = run.head(2_000)
+        kind = "integer" if int_ids else "text"
+        for measures, what in ((_PROFILE_MEASURES, "profile"), (_GENERIC_MEASURES, "family")):
+            ev = Evaluator(qrels, measures)
+            step(f"{kind} ids, small run, {what} measures", lambda ev=ev, r=small: ev.evaluate(r))
+            step(f"{kind} ids, {run.height:,} rows, {what} measures", lambda ev=ev, r=run: ev.evaluate(r))
+    return done

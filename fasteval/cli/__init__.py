@@ -1,4 +1,4 @@
-"""Command line: ``fasteval eval | trec-eval | compare | power | sas | judge | datasets``.
+"""Command line: ``fasteval eval | trec-eval | compare | power | sas | judge | datasets | warmup``.
 
 Each subcommand lives in its own module with two functions,
 ``add_parser(subparsers)`` and ``run(args) -> int``. Modules are imported only
@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sas": ("sas_cmd", "semantic answer similarity of predictions against gold answers"),
     "judge": ("judge_cmd", "LLM-judged faithfulness / context relevance"),
     "datasets": ("datasets_cmd", "generate synthetic benchmark datasets"),
+    "warmup": ("warmup_cmd", "compile the kernels once (after installing), so the first job does not pay"),
 }
 
 

@@ -1,0 +1,119 @@
+"""Issue 17 everyday latency: fresh processes, each beside its floor in the same run.
+
+Three rows, each a fresh ``python -m fasteval`` process per round::
+
+    python -m pytest benches/bench_latency.py --benchmark-columns=median,min,max,rounds
+
+* **first run**: the README Quickstart job (``eval datasets/trec/qrels.test
+  datasets/trec/results.test -m ndcg@10 -m map``) with an empty numba cache
+  (``NUMBA_CACHE_DIR`` set to a new folder each round), and ``fasteval warmup`` with an
+  empty cache; the goal is <= 10 s on a quiet machine.
+* **small job, warm cache**: the same job again against the floor, a fresh Python that
+  imports polars, numba and pyarrow (goal: <= 1.3x the floor).
+* **eval on 100k x 100 parquet, 5 measures**: ``fasteval eval`` (the issue-2 files,
+  ``benches/_data.py``) against a fresh Python that imports polars and reads both files
+  (goal: <= 1.5x the floor).
+
+The medians of fasteval and of its floor, and their ratio, are in ``extra_info`` of the
+fasteval rows (``floor_median_s``, ``ratio``), measured alternately in that test so that
+both see the same machine load; the floor rows are also benchmarked on their own.
+``FASTEVAL_BENCH_LATENCY_ROUNDS`` sets the rounds (default 7), ``FASTEVAL_BENCH_COLD_ROUNDS``
+those of the empty-cache rows (default 1: each compiles for a minute or more).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _data import ROOT, dataset  # noqa: E402
+
+ROUNDS = int(os.environ.get("FASTEVAL_BENCH_LATENCY_ROUNDS", "7"))
+COLD_ROUNDS = int(os.environ.get("FASTEVAL_BENCH_COLD_ROUNDS", "1"))
+TREC = ROOT / "datasets" / "trec"
+SMALL_JOB = ["eval", str(TREC / "qrels.test"), str(TREC / "results.test"), "-m", "ndcg@10", "-m", "map",
+             "--quiet"]
+MEASURES5 = ["-m", "ndcg@10", "-m", "map@100", "-m", "recip_rank", "-m", "recall@100", "-m", "P@10"]
+IMPORT_FLOOR = [sys.executable, "-c", "import polars, numba, pyarrow"]
+
+
+def _fasteval(*args: str) -> list[str]:
+    return [sys.executable, "-m", "fasteval", *args]
+
+
+def _wall(cmd: list[str], env: dict[str, str] | None = None) -> float:
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
+                   env=env)
+    return time.perf_counter() - t
+
+
+def _side_by_side(benchmark, cmd: list[str], floor: list[str]) -> None:
+    """Benchmark ``cmd`` with a run of ``floor`` before each round; record both medians."""
+    floors: list[float] = []
+
+    def setup():
+        floors.append(_wall(floor))
+
+    benchmark.pedantic(_wall, args=(cmd,), setup=setup, rounds=ROUNDS, iterations=1, warmup_rounds=1)
+    fe = benchmark.stats.stats.median
+    fl = statistics.median(floors[1:] or floors)  # the first ran before the warm-up round
+    benchmark.extra_info.update(floor_median_s=round(fl, 4), ratio=round(fe / fl, 3),
+                                load=os.getloadavg()[0])
+    print(f"\n{benchmark.name}: median {fe:.3f}s, floor {fl:.3f}s, ratio {fe / fl:.2f}x")
+
+
+def _cold(cmd: list[str]) -> float:
+    with tempfile.TemporaryDirectory(prefix="fasteval-numba-") as d:
+        return _wall(cmd, env={**os.environ, "NUMBA_CACHE_DIR": d})
+
+
+@pytest.mark.parametrize("job", ["quickstart", "warmup"])
+def test_first_run_empty_cache(benchmark, job):
+    benchmark.group = "issue17 first run, empty numba cache"
+    cmd = _fasteval(*SMALL_JOB) if job == "quickstart" else _fasteval("warmup", "--quiet")
+    benchmark.pedantic(_cold, args=(cmd,), rounds=COLD_ROUNDS, iterations=1)
+    benchmark.extra_info["load"] = os.getloadavg()[0]
+
+
+def test_small_job_import_floor(benchmark):
+    benchmark.group = "issue17 small job, warm cache"
+    benchmark.pedantic(_wall, args=(IMPORT_FLOOR,), rounds=ROUNDS, iterations=1, warmup_rounds=1)
+
+
+def test_small_job_fasteval(benchmark):
+    benchmark.group = "issue17 small job, warm cache"
+    _side_by_side(benchmark, _fasteval(*SMALL_JOB), IMPORT_FLOOR)
+
+
+@pytest.fixture(scope="module")
+def parquet100k() -> tuple[Path, Path]:
+    d = dataset("100k", depth=100, runs=1, seed=2, compression="snappy")
+    return d / "qrels.parquet", d / "runs" / "run_0.parquet"
+
+
+def _read_floor(qrels: Path, run: Path) -> list[str]:
+    code = f"import polars as pl; pl.read_parquet({str(qrels)!r}); pl.read_parquet({str(run)!r})"
+    return [sys.executable, "-c", code]
+
+
+def test_cli_read_floor(benchmark, parquet100k):
+    benchmark.group = "issue17 fasteval eval 100k x 100 parquet, 5 measures, fresh process"
+    benchmark.pedantic(_wall, args=(_read_floor(*parquet100k),), rounds=ROUNDS, iterations=1,
+                       warmup_rounds=1)
+
+
+def test_cli_fasteval(benchmark, parquet100k):
+    benchmark.group = "issue17 fasteval eval 100k x 100 parquet, 5 measures, fresh process"
+    qrels, run = parquet100k
+    _side_by_side(benchmark, _fasteval("eval", str(qrels), str(run), *MEASURES5, "--quiet"),
+                  _read_floor(qrels, run))

@@ -1,0 +1,51 @@
+"""``fasteval warmup``: compile the kernels once, so that the first real job does not pay.
+
+numba compiles each kernel the first time a process calls it and keeps the machine code in
+its cache (``__pycache__`` beside the sources, or ``$NUMBA_CACHE_DIR``); later processes
+load it in milliseconds. Run this once after installing (or upgrading) fasteval, on the
+machine that will evaluate: the cache is specific to the CPU and to numba's version.
+
+Examples
+--------
+>>> from fasteval.cli import main
+>>> main(["warmup", "--quiet"])  # doctest: +SKIP
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``fasteval warmup``."""
+    p = subparsers.add_parser(
+        "warmup",
+        help="compile the kernels once (after installing), so the first job does not pay",
+        description=(
+            "Compile every kernel variant that 'fasteval eval' and 'fasteval trec-eval' use "
+            "into numba's cache: text and integer ids, small and large runs, all measure "
+            "families. Takes a minute or two once; later jobs load the compiled code."
+        ),
+    )
+    p.add_argument("--quiet", action="store_true", help="print nothing")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``fasteval warmup``."""
+    from fasteval._warmup import compile_kernels
+
+    t0 = time.perf_counter()
+
+    def report(name: str, seconds: float) -> None:
+        if not args.quiet:
+            print(f"fasteval warmup: {name}: {seconds:.1f}s", file=sys.stderr, flush=True)
+
+    done = compile_kernels(report)
+    if not args.quiet:
+        print(f"fasteval warmup: {len(done)} jobs in {time.perf_counter() - t0:.1f}s; "
+              "kernels are in numba's cache", file=sys.stderr)
+    return 0
