@@ -42,12 +42,12 @@ def _chunked(df: pl.DataFrame, pieces: int, seed: int) -> pl.DataFrame:
 def _whole_and_blocked(qrels, run, monkeypatch, block: int, expect_blocked: bool = True,
                        **opts):
     pq = P.prepare_qrels(qrels)
-    monkeypatch.setattr(P, "BLOCK_ROWS", 1 << 40)
+    monkeypatch.setattr(P.threads, "BLOCK_ROWS", 1 << 40)
     whole = P.prepare_run(pq, run, **opts)
-    monkeypatch.setattr(P, "BLOCK_ROWS", block)
+    monkeypatch.setattr(P.threads, "BLOCK_ROWS", block)
     used = []
     real = P._rank_and_label_blocked
-    monkeypatch.setattr(P, "_rank_and_label_blocked",
+    monkeypatch.setattr(P.ranking, "_rank_and_label_blocked",
                         lambda *a, **k: used.append(real(*a, **k)) or used[-1])
     blocked = P.prepare_run(pq, run, **opts)
     if expect_blocked:  # the blocked path really ran (else the comparison proves nothing)
@@ -111,7 +111,7 @@ def test_duplicate_found_in_a_block(ids, monkeypatch):
     run = run.sort("query_id", maintain_order=True)
     dup = pl.concat([run, run.slice(run.height // 2, 1)]).sort("query_id", maintain_order=True)
     pq = P.prepare_qrels(qrels)
-    monkeypatch.setattr(P, "BLOCK_ROWS", 8)
+    monkeypatch.setattr(P.threads, "BLOCK_ROWS", 8)
     with pytest.raises(InputError, match="appears more than once"):
         P.prepare_run(pq, dup)
     kept = P.prepare_run(pq, dup, duplicates="keep_best")
@@ -214,11 +214,11 @@ def test_parts_on_threads_equal_one_pass(seed, ids, monkeypatch):
         qrels, run = _long_ids(qrels), _long_ids(run)
     run = run.sample(fraction=1.0, shuffle=True, seed=seed)  # not grouped: the whole-table path
     qrels = qrels.sample(fraction=1.0, shuffle=True, seed=seed + 1)  # not grouped either
-    monkeypatch.setattr(P, "BLOCK_ROWS", 1 << 40)
+    monkeypatch.setattr(P.threads, "BLOCK_ROWS", 1 << 40)
     one = P.prepare_qrels(qrels)
     one_run = P.prepare_run(one, run)
     previous = numba.get_num_threads()
-    monkeypatch.setattr(P, "BLOCK_ROWS", 13)
+    monkeypatch.setattr(P.threads, "BLOCK_ROWS", 13)
     assert len(P._parts(np.cumsum(one.q_end - one.q_start), one.n_queries)) > 3
     try:
         for threads in (1, previous):

@@ -1,0 +1,286 @@
+"""Ranking a run: group its rows by query, sort each query into rank order and label it
+from the qrels (:func:`prepare_run` -> :class:`Batch`), again without the duplicates when
+``duplicates="keep_best"`` finds some; placeholder rankings for ``complete=True``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from fasteval.errors import InputError, ParameterError
+from fasteval.kernels import prepare as K
+from fasteval.prepare import threads
+from fasteval.prepare.qrels import PreparedQrels, _qrels_as_text, _run_heads
+from fasteval.prepare.tables import DUPLICATES, TIE_BREAKS, Report, _check_columns, check_run_table
+from fasteval.prepare.threads import _block_cuts, _on_threads, _parts
+from fasteval.prepare.views import _IDENTITY, _readonly, id_column
+
+
+@dataclass
+class Batch:
+    """One run, prepared: rankings as flat labels with offsets, aligned to qrels queries."""
+
+    labels: np.ndarray  # int32, rank order per query
+    offsets: np.ndarray  # int64 [n + 1]
+    qidx: np.ndarray  # int64 [n]: qrels query code of each evaluated query
+    present: np.ndarray  # bool [n]: False for queries filled by complete=True
+    report: Report
+
+
+def _harmonize(pq: PreparedQrels, col: pl.Series, kind: str) -> tuple[PreparedQrels, pl.Series]:
+    """Make a run id column and the qrels' ids the same type (text wins over integers)."""
+    ref = pq.query_ids if kind == "query" else pq.doc_ids
+    col_int = col.dtype.is_integer()
+    ref_int = ref.dtype.is_integer()
+    if col_int == ref_int:
+        return pq, (col.cast(pl.Int64) if col_int else col.cast(pl.Utf8))
+    if ref_int:
+        return _qrels_as_text(pq), col.cast(pl.Utf8)
+    return pq, col.cast(pl.Utf8)
+
+
+def _query_groups(pq: PreparedQrels, qcol: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Runs of equal query ids in a run: their first rows and qrels codes (-1 = not in the
+    qrels). Only one row per run is hashed, and every match is confirmed on the ids."""
+    return _run_heads(qcol, pq)
+
+
+def prepare_run(
+    pq: PreparedQrels,
+    run: pl.DataFrame,
+    *,
+    tie_break: str = "trec",
+    max_docs: int | None = None,
+    judged_only: bool = False,
+    complete: bool = False,
+    duplicates: str = "error",
+    source: str = "run",
+    check_scores: bool = True,
+) -> Batch:
+    """Group, sort and label one run against prepared qrels.
+
+    Parameters
+    ----------
+    pq : PreparedQrels
+        From :func:`prepare_qrels`.
+    run : polars.DataFrame
+        ``query_id``, ``doc_id``, ``score`` (and ``rank`` for ``tie_break="rank"``).
+    tie_break : {"trec", "rank", "input"}
+        ``"trec"``: score descending, then doc id descending byte-wise (trec_eval);
+        ``"rank"``: the ``rank`` column ascending (ties by doc id descending);
+        ``"input"``: the row order as given.
+    max_docs : int, optional
+        Keep the top ``max_docs`` of each query after sorting (trec_eval ``-M``).
+    judged_only : bool
+        Drop unjudged documents after ``max_docs`` (trec_eval ``-J``).
+    complete : bool
+        Also return qrels queries missing from the run, as empty rankings (trec_eval ``-c``).
+    duplicates : {"error", "keep_best"}
+        A document twice in one query is an error (trec_eval), or keep its best-scored row.
+    source : str
+        Name used in error messages.
+    check_scores : bool
+        Look for null and NaN scores (an error naming the row). ``False`` trusts the
+        caller: a table made by :func:`fasteval.read_run` has been checked already, with
+        the file and line in its message (the check reads every score: 6 ms a 10 M rows).
+    """
+    if tie_break not in TIE_BREAKS:
+        raise ParameterError("tie_break", f"one of {TIE_BREAKS}", tie_break)
+    if duplicates not in DUPLICATES:
+        raise ParameterError("duplicates", f"one of {DUPLICATES}", duplicates)
+    if max_docs is not None and (not isinstance(max_docs, (int, np.integer)) or max_docs <= 0):
+        raise ParameterError("max_docs", "a positive integer", max_docs)
+    _check_columns(run, ("query_id", "doc_id", "score"), source)
+    if tie_break == "rank" and "rank" not in run.columns:
+        raise InputError("tie_break='rank' needs a 'rank' column", source=source, column="rank")
+    check_run_table(run, source, scores=check_scores, run_id=False)
+    report = Report()
+    score = run.get_column("score")
+    if score.dtype != pl.Float64:
+        score = score.cast(pl.Float64)
+    given = pq  # integer qrels meet a text run through a text copy (see _qrels_as_text)
+    pq, qcol = _harmonize(pq, run.get_column("query_id"), "query")
+    pq, doc_col = _harmonize(pq, run.get_column("doc_id"), "doc")
+    heads, head_codes = _query_groups(pq, qcol)
+    nq = pq.n_queries
+    if (head_codes < 0).any():
+        dropped = qcol.gather(heads[head_codes < 0])
+        report.dropped_not_in_qrels = int(dropped.n_unique())
+    if tie_break == "rank":
+        key_col = -run.get_column("rank").cast(pl.Float64)
+    else:
+        key_col = score
+    sort = tie_break != "input"
+    blocked = None
+    if run.height >= 2 * threads.BLOCK_ROWS and _each_query_once(head_codes):
+        blocked = _rank_and_label_blocked(pq, heads, head_codes, run.height, key_col, doc_col,
+                                          sort)
+    if blocked is not None:
+        labels, offsets = blocked
+        dup_at = np.full(0, -1, dtype=np.int64)
+    else:
+        perm, offsets = K.group_runs(heads, run.height, head_codes, nq)
+        labels = np.empty(perm.shape[0], dtype=np.int32)
+        dup_at = np.empty(nq, dtype=np.int64)
+        key = _readonly(key_col.to_numpy() if sort else np.zeros(0))
+        docs = id_column(doc_col)
+        cuts = _parts(offsets[1:], nq)  # whole queries, each part ranked by one thread
+
+        def part(k: int) -> None:
+            a, b = int(cuts[k]), int(cuts[k + 1])
+            K.rank_and_label(perm, offsets[a:b + 1], offsets[a:b], key, sort, docs, pq.q_hash,
+                             pq.q_rel, pq.q_row, pq.q_start[a:b], pq.q_end[a:b], pq.doc_col,
+                             labels, dup_at[a:b])
+
+        _on_threads(part, range(len(cuts) - 1))
+    dup_groups = np.flatnonzero(dup_at >= 0)
+    if len(dup_groups):
+        dup_row = _find_duplicate(perm, offsets, dup_groups, qcol, doc_col)
+        if dup_row is not None:
+            if duplicates == "error":
+                raise InputError(
+                    f"document {doc_col[dup_row]!r} appears more than once for query "
+                    f"{qcol[dup_row]!r} (pass duplicates='keep_best' to keep the best-scored "
+                    "row)",
+                    source=source,
+                    row=dup_row,
+                    column="doc_id",
+                )
+            deduped = (
+                run.with_row_index("__row")
+                .sort(["score", "__row"], descending=[True, False])
+                .unique(subset=["query_id", "doc_id"], keep="first", maintain_order=True)
+                .sort("__row")
+                .drop("__row")
+            )
+            batch = prepare_run(
+                given, deduped, tie_break=tie_break, max_docs=max_docs, judged_only=judged_only,
+                complete=complete, duplicates="error", source=source,
+            )
+            batch.report.deduplicated_rows = run.height - deduped.height
+            return batch
+    counts = np.diff(offsets)
+    has = counts > 0
+    report.run_queries = int(has.sum()) + report.dropped_not_in_qrels
+    report.missing_from_run = int((~has).sum())
+    no_limit = int(np.iinfo(np.int64).max)  # a larger max_docs means the same (atol saturates)
+    limit = min(int(max_docs), no_limit) if max_docs is not None else no_limit
+    if limit < no_limit or judged_only:
+        labels, offsets = K.truncate(labels, offsets, limit, judged_only)
+    if complete and not judged_only and report.missing_from_run:
+        labels, offsets = placeholder_rankings(labels, offsets, ~has)
+    if complete:
+        qidx = np.arange(nq, dtype=np.int64)
+        report.filled = report.missing_from_run
+        present = has
+    else:
+        qidx = np.flatnonzero(has).astype(np.int64)
+        present = np.ones(len(qidx), dtype=bool)
+        offsets = np.concatenate([[0], offsets[1:][has]]).astype(np.int64)
+    report.evaluated = len(qidx)
+    if pq is not given:  # the text copy's query codes, as codes of the qrels given
+        qidx = given._alt["text_codes"][qidx]
+    return Batch(labels=labels, offsets=offsets, qidx=qidx, present=present, report=report)
+
+
+PLACEHOLDER_LABEL = -1
+
+
+"""Label of the one document trec_eval 10 ranks for a query missing from the run (``-c``):
+``ceci_nest_pas_un_docno``, which no qrels judge (not in the pool). ``-J`` removes it."""
+
+
+def placeholder_rankings(
+    labels: np.ndarray, offsets: np.ndarray, missing: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Give each query marked ``missing`` (an empty ranking) trec_eval 10's one-document
+    placeholder ranking (see :data:`PLACEHOLDER_LABEL`).
+
+    trec_eval 10 scores a qrels query that the run lacks (``-c``) against that ranking and
+    then zeroes ``num_ret``, ``utility``, ``unj*`` and ``rbp_resid`` (see
+    :func:`fasteval.evaluation.score_batch`); the other measures keep what the placeholder
+    gives them (0 for each, as no placeholder is relevant, but not NaN as an empty ranking
+    would give interpolated precision).
+
+    >>> placeholder_rankings(np.array([2, 0], np.int32), np.array([0, 0, 2, 2]),
+    ...                      np.array([True, False, True]))
+    (array([-1,  2,  0, -1], dtype=int32), array([0, 1, 3, 4]))
+    """
+    missing = np.asarray(missing, dtype=bool)
+    at = offsets[:-1][missing]
+    labels = np.insert(labels, at, np.int32(PLACEHOLDER_LABEL))
+    shift = np.zeros(len(offsets), dtype=np.int64)
+    np.cumsum(missing, out=shift[1:])
+    return labels, offsets + shift
+
+
+def _each_query_once(head_codes: np.ndarray) -> bool:
+    """Whether every qrels query of a run is one contiguous run of rows."""
+    valid = head_codes[head_codes >= 0]
+    if len(valid) < 2 or (np.diff(valid) > 0).all():  # the usual dump: queries in code order
+        return True
+    return len(np.unique(valid)) == len(valid)
+
+
+def _rank_and_label_blocked(pq: PreparedQrels, heads: np.ndarray, head_codes: np.ndarray,
+                            n_rows: int, key_col: pl.Series, doc_col: pl.Series,
+                            sort: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`K.rank_and_label` over blocks of whole queries (input grouped by query).
+
+    Returns labels in qrels query order and their offsets per query code, or None when a
+    block holds a repeated document (the caller's whole-table path reports it).
+    """
+    ends = np.append(heads[1:], n_rows)
+    valid = head_codes >= 0
+    lengths = np.where(valid, ends - heads, 0)
+    # each qrels query's labels go next to the previous one's, in run order; queries not in
+    # the qrels are skipped (out_off = -1)
+    out_off = np.cumsum(lengths) - lengths
+    out_off[~valid] = -1
+    codes = np.maximum(head_codes, 0)
+    q_start = pq.q_start[codes]
+    q_end = pq.q_end[codes]
+    labels = np.empty(int(lengths.sum()), dtype=np.int32)
+    cuts = _block_cuts(heads, n_rows, doc_col)
+
+    def block(k: int) -> bool:  # on a worker thread: True if a doc repeats in the block
+        a, b = int(cuts[k]), int(cuts[k + 1])
+        r0 = int(heads[a])
+        r1 = int(ends[b - 1])
+        if not valid[a:b].any():
+            return False
+        offsets = np.append(heads[a:b] - r0, r1 - r0)
+        key = key_col.slice(r0, r1 - r0).to_numpy() if sort else np.zeros(0)
+        dup_at = np.empty(b - a, dtype=np.int64)
+        K.rank_and_label(_IDENTITY, offsets, out_off[a:b], _readonly(key), sort,
+                         id_column(doc_col.slice(r0, r1 - r0)), pq.q_hash, pq.q_rel, pq.q_row,
+                         q_start[a:b], q_end[a:b], pq.doc_col, labels, dup_at)
+        return bool((dup_at >= 0).any())
+
+    if any(_on_threads(block, range(len(cuts) - 1))):
+        return None
+    gc = head_codes[valid]
+    lengths = lengths[valid]
+    if len(gc) > 1 and not (np.diff(gc) > 0).all():
+        # queries in another order than the qrels: move each one's labels to its code's place
+        order = np.argsort(gc, kind="stable")
+        labels = K.gather_slices(labels, out_off[valid][order], lengths[order])
+        gc = gc[order]
+        lengths = lengths[order]
+    offsets = np.zeros(pq.n_queries + 1, dtype=np.int64)
+    offsets[gc + 1] = lengths
+    return labels, np.cumsum(offsets)
+
+
+def _find_duplicate(perm, offsets, groups, qcol: pl.Series, docs: pl.Series) -> int | None:
+    """The input row of a truly repeated (query, doc) pair among flagged groups, or None."""
+    rows = np.concatenate([perm[offsets[g]:offsets[g + 1]] for g in groups])
+    sub = pl.DataFrame({"q": qcol.gather(rows), "d": docs.gather(rows), "row": rows})
+    dup = sub.filter(pl.struct("q", "d").is_duplicated()).sort("row")
+    if dup.height == 0:
+        return None
+    first = dup.row(0)
+    later = dup.filter((pl.col("q") == first[0]) & (pl.col("d") == first[1]))
+    return int(later["row"][1])

@@ -1,0 +1,136 @@
+"""Input tables: the one check per kind of input (:func:`check_run_table`,
+:func:`check_qrels_table`) and the :class:`Report` of what happened to the user's queries
+and rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from fasteval.errors import InputError
+
+TIE_BREAKS = ("trec", "rank", "input")
+
+
+DUPLICATES = ("error", "keep_best")
+
+
+@dataclass
+class Report:
+    """What happened to the user's queries and rows (nothing is dropped silently).
+
+    Attributes
+    ----------
+    run_queries : int
+        Distinct queries in the run.
+    evaluated : int
+        Queries scored (in both the qrels and the run, plus filled ones).
+    dropped_not_in_qrels : int
+        Run queries absent from the qrels (ignored, as trec_eval does).
+    missing_from_run : int
+        Qrels queries absent from the run.
+    filled : int
+        Missing queries scored as empty rankings (``complete=True``).
+    deduplicated_rows : int
+        Duplicate (query, doc) rows removed with ``duplicates="keep_best"``.
+    """
+
+    run_queries: int = 0
+    evaluated: int = 0
+    dropped_not_in_qrels: int = 0
+    missing_from_run: int = 0
+    filled: int = 0
+    deduplicated_rows: int = 0
+
+    def summary(self) -> str:
+        """One line for the CLI."""
+        parts = [f"{self.evaluated} queries evaluated"]
+        if self.dropped_not_in_qrels:
+            parts.append(f"{self.dropped_not_in_qrels} run queries not in qrels dropped")
+        if self.missing_from_run:
+            verb = "filled with zeros" if self.filled else "not scored"
+            parts.append(f"{self.missing_from_run} qrels queries missing from run {verb}")
+        if self.deduplicated_rows:
+            parts.append(f"{self.deduplicated_rows} duplicate rows removed")
+        return "; ".join(parts)
+
+
+def _check_columns(df: pl.DataFrame, needed: tuple[str, ...], what: str,
+                   source: str | None = None) -> None:
+    missing = [c for c in needed if c not in df.columns]
+    if missing:
+        raise InputError(
+            f"{what} table lacks column(s) {', '.join(missing)}; it has {', '.join(df.columns)}",
+            source=source or what,
+        )
+
+
+def _first_null(s: pl.Series) -> int:
+    """Row of the first null of a column that holds one."""
+    return int(s.is_null().arg_max())
+
+
+def check_run_table(run: pl.DataFrame, source: str = "run", *, scores: bool = True,
+                    run_id: bool = True) -> None:
+    """Refuse a run table that cannot be scored as given: a null ``query_id``, ``doc_id`` or
+    (with ``run_id``, for a table split into runs by that column) ``run_id`` (a null id
+    would be counted in a neighbouring query, or as a run named ``"None"``), and with
+    ``scores`` a null or NaN ``score``.
+
+    The one check of every path that scores a table (:func:`prepare_run`, the run split of
+    :func:`fasteval.evaluate`, the chunks of :mod:`fasteval.batch`). Nulls cost nothing to
+    count (Arrow keeps the count); the NaN test reads the scores (6 ms a 10 M rows), which
+    is why a table made by :func:`fasteval.read_run`, checked there already, skips it.
+
+    Raises
+    ------
+    InputError
+        Naming ``source``, the column and the first offending row.
+
+    Examples
+    --------
+    >>> run = pl.DataFrame({"query_id": ["1", None], "doc_id": ["a", "b"], "score": [1.0, 0.5]})
+    >>> check_run_table(run)
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.InputError: run, row 1, column 'query_id': query_id is null; every row needs one
+    """
+    for col in ("query_id", "doc_id", "run_id") if run_id else ("query_id", "doc_id"):
+        if col in run.columns:
+            s = run.get_column(col)
+            if s.null_count():
+                raise InputError(f"{col} is null; every row needs one", source=source,
+                                 row=_first_null(s), column=col)
+    if scores and "score" in run.columns:
+        score = run.get_column("score")
+        if score.null_count() or (score.dtype.is_float() and score.is_nan().any()):
+            bad = (score.is_nan() if score.dtype.is_float() else score.is_null()).fill_null(True)
+            row = int(bad.arg_max())
+            raise InputError(f"score is {score[row]!r}; expected a number", source=source,
+                             row=row, column="score")
+
+
+def check_qrels_table(qrels: pl.DataFrame, source: str = "qrels") -> pl.DataFrame:
+    """``query_id``, ``doc_id`` and ``relevance`` (Int64) of a qrels table, refusing null
+    ids, null or non-integer grades and grades outside 32 bits (they would wrap around in
+    the kernels' int32 grades: 2**32 would count as 0).
+
+    Examples
+    --------
+    >>> q = pl.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [2**32]})
+    >>> check_qrels_table(q)
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.InputError: qrels, row 0, column 'relevance': relevance 4294967296 is outside the 32-bit range of grades (-2147483648 to 2147483647)
+    """
+    from fasteval.io._common import normalize_relevance, row_locator
+
+    _check_columns(qrels, ("query_id", "doc_id", "relevance"), "qrels", source)
+    for col in ("query_id", "doc_id"):
+        s = qrels.get_column(col)
+        if s.null_count():
+            raise InputError(f"{col} is null; every judgment needs one", source=source,
+                             row=_first_null(s), column=col)
+    rel = normalize_relevance(qrels.get_column("relevance"), source=source, where=row_locator())
+    return qrels.select("query_id", "doc_id").with_columns(rel)
