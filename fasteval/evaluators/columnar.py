@@ -1,14 +1,17 @@
 """Turn nested lists of documents into flat columns and score them with the kernels.
 
-The conversion touches each Python document once (C-level ``map`` over a chained
-iterator), reduces each comparison value to an int64 key and hands flat arrays +
-offsets to :mod:`fasteval.kernels.documents`.
+Each Python document is read once. When the comparison values are strings (or None), they
+are packed end to end into one byte buffer, a block of questions at a time: a block's values
+are read, joined and encoded while they are still in the CPU cache (one pass over the
+documents, all of it C-level but the comprehension that reads the attribute, and no Python
+list of all the values). A numba kernel then reduces each text to an int64 key, and flat
+arrays + offsets go to :mod:`fasteval.kernels.documents`.
 
-Keys are 64-bit hashes (polars' string hash when all values are ``str`` or None,
-else Python's ``hash()``): equal values have equal hashes, and every key
-equality the kernel used (ground-truth duplicates, retrieved-to-ground-truth
-matches) is then checked with Python's own ``==`` (identity first, as ``list``
-membership does).  If any check fails (a hash collision) or a value is
+Keys are 64-bit hashes (of the UTF-8 bytes for strings, else Python's ``hash()``):
+equal values have equal hashes, and every key equality the kernel used
+(ground-truth duplicates, retrieved-to-ground-truth matches) is then checked: text
+against text byte for byte (which is ``str`` equality), other values with Python's
+own ``==`` (identity first, as ``list`` membership does).  If any check fails (a hash collision) or a value is
 unhashable, the exact interning path assigns consecutive integers through a
 dictionary instead.  The results therefore follow Python equality exactly.
 
@@ -24,21 +27,69 @@ Examples
 
 from __future__ import annotations
 
+import ctypes
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from operator import attrgetter, itemgetter
+from itertools import repeat
+from operator import attrgetter, is_not, itemgetter
 from typing import Any
 
 import numpy as np
 
 from fasteval.errors import InputError
 from fasteval.evaluators.documents import comparison_getter, make_normalizer
-from fasteval.kernels.documents import FLAG_EMPTY, FLAG_VALID, MEASURES, document_measures
+from fasteval.kernels.documents import (
+    FLAG_EMPTY,
+    FLAG_VALID,
+    MEASURES,
+    document_measures,
+    split_text_keys,
+    texts_equal,
+)
 
 __all__ = ["DocumentTable", "MEASURES", "lengths_to_offsets", "check_pair_lengths"]
 
 _HASH_NONE = hash(None)
 _HASH_EMPTY = hash("")
+BLOCK_DOCS = 8192
+"""Documents read and packed at a time (their values are still in cache when packed)."""
+
+
+@dataclass
+class PackedText:
+    """String values packed as UTF-8, a block of documents per buffer.
+
+    Document ``i`` lies in block ``b`` (``firsts[b] <= i < firsts[b + 1]``), at bytes
+    ``starts[i]:starts[i] + lens[i]`` of ``blocks[b]`` (uint64 words with zero bytes after
+    the last text, so that the kernels may read 8 bytes past any text: an ASCII block is a
+    view of the joined ``str`` itself, another block its UTF-8 encoding; ``owners`` keeps
+    them alive); ``valid`` is False where the value was None (None: all valid).
+    """
+
+    blocks: list[np.ndarray]
+    firsts: np.ndarray
+    starts: np.ndarray
+    lens: np.ndarray
+    valid: np.ndarray | None = None
+    owners: list[Any] | None = None  # what keeps the blocks' memory alive (str or bytes)
+
+    def decode(self, i: int) -> str | None:
+        """Value ``i`` as a Python string (None where it was None)."""
+        if self.valid is not None and not self.valid[i]:
+            return None
+        b = int(np.searchsorted(self.firsts, i, side="right")) - 1
+        raw = self.blocks[b].view(np.uint8)[self.starts[i]:self.starts[i] + self.lens[i]]
+        return raw.tobytes().decode("utf-8")
+
+    def joined(self) -> tuple[np.ndarray, np.ndarray]:
+        """One buffer for all blocks and the documents' starts in it (made on demand)."""
+        if len(self.blocks) == 1:
+            return self.blocks[0], self.starts
+        sizes = np.array([8 * len(w) for w in self.blocks], dtype=np.int64)
+        base = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        per_doc = np.repeat(base, np.diff(self.firsts))
+        return np.concatenate(self.blocks), self.starts + per_doc
 
 
 def check_pair_lengths(
@@ -121,8 +172,9 @@ class DocumentTable:
     ----------
     gt_offsets, ret_offsets : numpy.ndarray
         int64 offsets per question.
-    gt_values, ret_values : list
-        Comparison value per flat document (after optional normalization).
+    gt_values, ret_values : list or None
+        Comparison value per flat document (after optional normalization); None while
+        the values are held as string columns only (``gt_text`` / ``ret_text``).
     gt_key, ret_key : numpy.ndarray
         int64 keys.
     gt_flag, ret_flag : numpy.ndarray
@@ -131,6 +183,10 @@ class DocumentTable:
         float64 gains (ground-truth ``score``; 1.0 where it is None).
     exact : bool
         Whether keys come from exact interning (no verification needed).
+    gt_text, ret_text : polars.Series or None
+        The values as string columns (when normalized, or when packing was not possible).
+    gt_packed, ret_packed : PackedText or None
+        The values packed in byte buffers, when they are all ``str`` or None.
     """
 
     gt_offsets: np.ndarray
@@ -144,6 +200,10 @@ class DocumentTable:
     gt_gain: np.ndarray
     exact: bool = False
     require_hashable: bool = False
+    gt_text: Any = None
+    ret_text: Any = None
+    gt_packed: PackedText | None = None
+    ret_packed: PackedText | None = None
 
     @classmethod
     def build(
@@ -180,25 +240,47 @@ class DocumentTable:
             getter: Callable[[Any], Any] = attrgetter("content")  # nothing to read
         else:
             getter = comparison_getter(document_comparison_field)
-        gt_values = _extract_nested(ground_truth_documents, document_comparison_field, getter)
-        ret_values = _extract_nested(retrieved_documents, document_comparison_field, getter)
         mapper = make_normalizer(normalize)
-        if mapper is not None:
-            gt_values = list(map(mapper, gt_values))
-            ret_values = list(map(mapper, ret_values))
         if gains and n_gt:
             gt_gain = _gains(ground_truth_documents, gt_offsets)
         else:
             gt_gain = np.ones(n_gt, dtype=np.float64)
+        if mapper is None:
+            gt_packed = _packed_text(ground_truth_documents, gt_offsets, document_comparison_field, getter)
+            ret_packed = None if gt_packed is None else _packed_text(
+                retrieved_documents, ret_offsets, document_comparison_field, getter)
+            if gt_packed is not None and ret_packed is not None:
+                (gt_pack, gt_key, gt_flag), (ret_pack, ret_key, ret_flag) = gt_packed, ret_packed
+                return cls(
+                    gt_offsets, ret_offsets, None, None, gt_key, ret_key, gt_flag, ret_flag, gt_gain,
+                    require_hashable=require_hashable, gt_packed=gt_pack, ret_packed=ret_pack,
+                )
+            gt_text = _text_column(ground_truth_documents, gt_offsets, document_comparison_field, getter)
+            if gt_text is not None:
+                gt_text = gt_text.rechunk()  # gathered in any order by the verification
+            ret_text = None if gt_text is None else _text_column(
+                retrieved_documents, ret_offsets, document_comparison_field, getter)
+            if ret_text is not None:
+                (gt_key, gt_flag), (ret_key, ret_flag) = _string_keys(gt_text, ret_text)
+                return cls(
+                    gt_offsets, ret_offsets, None, None, gt_key, ret_key, gt_flag, ret_flag, gt_gain,
+                    require_hashable=require_hashable, gt_text=gt_text, ret_text=ret_text,
+                )
+        gt_values = _extract_nested(ground_truth_documents, document_comparison_field, getter)
+        ret_values = _extract_nested(retrieved_documents, document_comparison_field, getter)
+        if mapper is not None:
+            gt_values = list(map(mapper, gt_values))
+            ret_values = list(map(mapper, ret_values))
         table = cls(
             gt_offsets, ret_offsets, gt_values, ret_values,
             np.empty(0, np.int64), np.empty(0, np.int64),
             np.empty(0, np.uint8), np.empty(0, np.uint8), gt_gain,
             require_hashable=require_hashable,
         )
-        keyed = _string_keys(gt_values, ret_values)
-        if keyed is not None:
-            (table.gt_key, table.gt_flag), (table.ret_key, table.ret_flag) = keyed
+        gt_text, ret_text = _strict_text(gt_values), _strict_text(ret_values)
+        if gt_text is not None and ret_text is not None:  # normalized strings
+            (table.gt_key, table.gt_flag), (table.ret_key, table.ret_flag) = _string_keys(gt_text, ret_text)
+            table.gt_text, table.ret_text = gt_text, ret_text
             return table
         try:
             table.gt_key, table.gt_flag = _hash_keys(gt_values)
@@ -207,10 +289,18 @@ class DocumentTable:
             table._intern_exactly()
         return table
 
+    def _values(self) -> tuple[list[Any], list[Any]]:
+        """The comparison values as Python lists (made from the string columns if need be)."""
+        if self.gt_values is None:
+            self.gt_values = _as_list(self.gt_text, self.gt_packed)
+        if self.ret_values is None:
+            self.ret_values = _as_list(self.ret_text, self.ret_packed)
+        return self.gt_values, self.ret_values
+
     def _intern_exactly(self) -> None:
         codes: dict[Any, int] = {}
         keys = []
-        for values in (self.gt_values, self.ret_values):
+        for values in self._values():
             key = np.empty(len(values), dtype=np.int64)
             flag = np.full(len(values), FLAG_VALID, dtype=np.uint8)
             for i, value in enumerate(values):
@@ -233,9 +323,15 @@ class DocumentTable:
     def _verify(self, gt_rep: np.ndarray, ret_match: np.ndarray) -> bool:
         own = np.arange(gt_rep.shape[0])
         dup = np.flatnonzero((gt_rep >= 0) & (gt_rep != own))
+        hit = np.flatnonzero(ret_match >= 0)
+        if self.gt_packed is not None:  # packed texts: compared byte for byte
+            g, r = self.gt_packed, self.ret_packed
+            return _packed_equal(g, dup, g, gt_rep[dup]) and _packed_equal(r, hit, g, ret_match[hit])
+        if self.gt_text is not None:  # string columns: compared in polars
+            return (_same_text(self.gt_text, dup, self.gt_text, gt_rep[dup])
+                    and _same_text(self.ret_text, hit, self.gt_text, ret_match[hit]))
         if _pick(self.gt_values, dup) != _pick(self.gt_values, gt_rep[dup]):
             return False
-        hit = np.flatnonzero(ret_match >= 0)
         return _pick(self.ret_values, hit) == _pick(self.gt_values, ret_match[hit])
 
     def score(self, top_k: int | None = None) -> dict[str, np.ndarray]:
@@ -282,26 +378,243 @@ def _extract_nested(
     return [getter(doc) for docs in nested for doc in docs]
 
 
-def _string_keys(*sides: list[Any]) -> list[tuple[np.ndarray, np.ndarray]] | None:
-    """Keys from polars' 64-bit string hash when every value is a ``str`` or None.
+def _as_list(text: Any, packed: PackedText | None) -> list[Any]:
+    if packed is not None:
+        return [packed.decode(i) for i in range(packed.lens.shape[0])]
+    return text.to_list()
 
-    Returns None (use the Python path) as soon as one value is of another type.
-    """
+
+def _blocks(offsets: np.ndarray, n: int) -> list[int]:
+    """Question indices ending blocks of about :data:`BLOCK_DOCS` documents."""
+    total = int(offsets[-1])
+    cuts = np.unique(np.searchsorted(offsets, np.arange(0, total, BLOCK_DOCS), side="right") - 1)
+    return [*cuts[cuts > 0].tolist(), n] if n else []
+
+
+def _read_block(block: Sequence[Sequence[Any]], field_name: str, getter: Callable[[Any], Any]) -> list[Any]:
+    # list comprehensions with a literal attribute are the fastest way to read one
+    # attribute of many Python objects (specialized attribute loads)
+    if field_name == "content":
+        return [doc.content for docs in block for doc in docs]
+    if field_name == "id":
+        return [doc.id for docs in block for doc in docs]
+    return [getter(doc) for docs in block for doc in docs]
+
+
+_PAD = "\x00" * 23
+"""Joined after a block's last value: 24 zero bytes, room for the kernels' 8-byte reads."""
+
+
+def _ascii_offset() -> int | None:
+    """Where a compact ASCII ``str`` keeps its characters, from the object's address
+    (CPython: right after the header, ``sys.getsizeof("") - 1`` bytes); checked on a probe
+    string, None if the check fails (then texts are encoded instead)."""
+    offset = sys.getsizeof("") - 1
+    probe = "fasteval" * 4
+    try:
+        view = np.ctypeslib.as_array((ctypes.c_uint8 * len(probe)).from_address(id(probe) + offset))
+        same = view.tobytes() == probe.encode("ascii")
+    except (ValueError, TypeError, OverflowError):  # pragma: no cover - another interpreter
+        same = False
+    return offset if same else None
+
+
+_ASCII_OFFSET = _ascii_offset()
+
+
+def _text_words(joined: str) -> tuple[np.ndarray, Any] | None:
+    """``joined``'s UTF-8 bytes as uint64 words and the object that holds them: the string
+    itself when it is ASCII (its characters are its bytes: no copy), else its encoding.
+    None for a lone surrogate (no UTF-8 form)."""
+    if _ASCII_OFFSET is not None and joined.isascii():
+        address = id(joined) + _ASCII_OFFSET
+        if address % 8 == 0:
+            words = np.ctypeslib.as_array((ctypes.c_uint64 * (len(joined) // 8)).from_address(address))
+            words.flags.writeable = False  # the str's own memory: read only
+            return words, joined
+    try:
+        data = joined.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    words = np.frombuffer(data, dtype=np.uint64, count=len(data) // 8)
+    if not words.flags.aligned:  # pragma: no cover - bytes objects are 8-byte aligned
+        words = words.copy()
+    return words, data
+
+
+def _pack_block(values: list[Any], keys: np.ndarray, flags: np.ndarray,
+                starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, Any, np.ndarray | None] | None:
+    """Pack one block's values and key them while they are in cache: fills ``keys``,
+    ``flags``, ``starts`` and ``lens`` (views of the whole columns) and returns the block's
+    words (uint64, 24 zero bytes after the last text), the object that owns them, and the
+    validity (None: no None value). None unless every value is a ``str`` or None, without
+    NUL characters (the separator) or lone surrogates. ``values`` is used up."""
+    valid = None
+    strings = values
+    strings.append(_PAD)
+    try:
+        joined = "\x00".join(strings)
+    except TypeError:
+        strings.pop()
+        valid = np.fromiter(map(is_not, values, repeat(None)), dtype=np.bool_, count=len(values))
+        strings = [v for v in values if v is not None]
+        strings.append(_PAD)
+        try:
+            joined = "\x00".join(strings)
+        except TypeError:
+            return None
+    m = len(strings) - 1
+    if m == 0:  # nothing but None (or nothing at all)
+        keys[:], flags[:], starts[:], lens[:] = 0, 0, 0, 0
+        words = np.zeros(4, dtype=np.uint64)
+        words.flags.writeable = False
+        return words, None, valid
+    packed = _text_words(joined)
+    if packed is None:
+        return None
+    words, owner = packed
+    size = (len(joined) if owner is joined else len(owner)) - 24  # bytes before the padding
+    if valid is None:
+        if not split_text_keys(words, size, starts, lens, keys, flags):
+            return None  # a value holds NUL: it split in two
+    else:
+        k = np.empty(m, dtype=np.int64)
+        f = np.empty(m, dtype=np.uint8)
+        st = np.empty(m, dtype=np.int64)
+        ln = np.empty(m, dtype=np.int64)
+        if not split_text_keys(words, size, st, ln, k, f):
+            return None
+        keys[valid], flags[valid], starts[valid], lens[valid] = k, f, st, ln
+        invalid = ~valid
+        keys[invalid], flags[invalid], starts[invalid], lens[invalid] = 0, 0, 0, 0
+    return words, owner, valid
+
+
+def _packed_text(
+    nested: Sequence[Sequence[Any]], offsets: np.ndarray, field_name: str, getter: Callable[[Any], Any],
+) -> tuple[PackedText, np.ndarray, np.ndarray] | None:
+    """All values packed and keyed a block of questions at a time: ``(packed, keys, flags)``;
+    None as soon as one value cannot be packed (see :func:`_pack_block`)."""
+    total = int(offsets[-1])
+    keys = np.empty(total, dtype=np.int64)
+    flags = np.empty(total, dtype=np.uint8)
+    starts = np.empty(total, dtype=np.int64)
+    lens = np.empty(total, dtype=np.int64)
+    valid: np.ndarray | None = None
+    blocks: list[np.ndarray] = []
+    owners: list[Any] = []
+    firsts = [0]
+    done = 0
+    start = 0
+    for end in _blocks(offsets, len(nested)):
+        values = _read_block(nested[start:end], field_name, getter)
+        m = len(values)
+        sl = slice(done, done + m)
+        packed = _pack_block(values, keys[sl], flags[sl], starts[sl], lens[sl])
+        if packed is None:
+            return None
+        words, owner, b_valid = packed
+        owners.append(owner)
+        if b_valid is not None:
+            if valid is None:
+                valid = np.ones(total, dtype=np.bool_)
+            valid[sl] = b_valid
+        blocks.append(words)
+        done += m
+        firsts.append(done)
+        start = end
+    if not blocks:
+        blocks.append(np.zeros(2, dtype=np.uint64))
+    packed_text = PackedText(blocks, np.array(firsts, dtype=np.int64), starts, lens, valid, owners)
+    return packed_text, keys, flags
+
+
+def _packed_equal(a: PackedText, ia: np.ndarray, b: PackedText, ib: np.ndarray) -> bool:
+    """Whether text ``ia[k]`` of ``a`` equals text ``ib[k]`` of ``b`` for every k (``ia``
+    ascending: compared a block of ``a`` at a time)."""
+    if ia.size == 0:
+        return True
+    b_words, b_starts = b.joined()
+    cuts = np.searchsorted(ia, a.firsts)
+    for k, words in enumerate(a.blocks):
+        lo, hi = int(cuts[k]), int(cuts[k + 1])
+        if hi > lo and not texts_equal(words, a.starts, a.lens, ia[lo:hi], b_words, b_starts, b.lens, ib[lo:hi]):
+            return False
+    return True
+
+
+def _text_column(
+    nested: Sequence[Sequence[Any]], offsets: np.ndarray, field_name: str, getter: Callable[[Any], Any]
+) -> Any:
+    """The comparison values as a polars string column, read a block of questions at a time
+    (each block's values are converted while still in cache); None as soon as one value is
+    not a ``str`` or None."""
     import polars as pl
 
-    series = []
-    for values in sides:
-        try:
-            series.append(pl.Series(values, dtype=pl.String, strict=True))
-        except (TypeError, ValueError, pl.exceptions.PolarsError):
+    parts = []
+    start = 0
+    for end in _blocks(offsets, len(nested)):
+        part = _strict_text(_read_block(nested[start:end], field_name, getter))
+        if part is None:
             return None
+        parts.append(part)
+        start = end
+    if not parts:
+        return pl.Series([], dtype=pl.String)
+    return pl.concat(parts, rechunk=False) if len(parts) > 1 else parts[0]
+
+
+def _strict_text(values: list[Any]) -> Any:
+    """``values`` as a polars string column, or None unless every value is a ``str`` or None."""
+    import polars as pl
+
+    try:
+        return pl.Series(values, dtype=pl.String, strict=True)
+    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
+        return None
+
+
+def _string_keys(*sides: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Keys (polars' 64-bit string hash) and flags of string columns."""
     out = []
-    for s in series:
+    for s in sides:
         key = s.hash(seed=0).to_numpy().view(np.int64)
-        flag = np.where(s.is_null().to_numpy(), np.uint8(0), FLAG_VALID).astype(np.uint8)
-        flag[(s == "").fill_null(False).to_numpy()] |= FLAG_EMPTY
+        if s.null_count():
+            flag = np.where(s.is_null().to_numpy(), np.uint8(0), FLAG_VALID).astype(np.uint8)
+        else:
+            flag = np.full(len(s), FLAG_VALID, dtype=np.uint8)
+        flag[(s.str.len_bytes() == 0).fill_null(False).to_numpy()] |= FLAG_EMPTY
         out.append((key, flag))
     return out
+
+
+def _gather(s: Any, index: np.ndarray) -> Any:
+    """``s.gather(index)`` for an ascending ``index``, one chunk at a time (a gather across
+    many chunks looks each index's chunk up)."""
+    chunks = s.get_chunks()
+    if len(chunks) == 1:
+        return s.gather(index)
+    ends = np.cumsum([len(c) for c in chunks])
+    cuts = np.searchsorted(index, ends)
+    parts, start, lo = [], 0, 0
+    for chunk, end, hi in zip(chunks, ends.tolist(), cuts.tolist(), strict=True):
+        if hi > lo:
+            parts.append(chunk.gather(index[lo:hi] - start))
+        start, lo = end, hi
+    return parts[0] if len(parts) == 1 else pl_concat(parts)
+
+
+def pl_concat(parts: list[Any]) -> Any:
+    import polars as pl
+
+    return pl.concat(parts, rechunk=False)
+
+
+def _same_text(a: Any, ia: np.ndarray, b: Any, ib: np.ndarray) -> bool:
+    """Whether ``a[ia[k]] == b[ib[k]]`` for every k (polars string columns; ``ia`` ascending)."""
+    if ia.size == 0:
+        return True
+    return bool((_gather(a, ia) == b.gather(ib)).all())
 
 
 def _hash_keys(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:

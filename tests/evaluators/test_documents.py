@@ -233,12 +233,49 @@ def test_forced_string_hash_collisions_are_detected(monkeypatch):
     gt = [docs(*[f"d{rng.randrange(12)}" for _ in range(rng.randint(0, 6))], None) for _ in range(30)]
     ret = [docs(*[f"d{rng.randrange(12)}" for _ in range(rng.randint(0, 12))], "") for _ in range(30)]
     expected = evaluate_documents(gt, ret, ["map", "mrr", "ndcg", "recall_multi_hit"])
-    real = columnar._string_keys
+    real_split, real_keys = columnar.split_text_keys, columnar._string_keys
 
-    def colliding(*sides):
-        out = real(*sides)
-        return [(key * 0 + 42, flag) for key, flag in out]
+    def colliding_split(words, nbytes, starts, lens, keys, flags):  # packed texts
+        real_split(words, nbytes, starts, lens, keys, flags)
+        keys[:] = 42
 
-    monkeypatch.setattr(columnar, "_string_keys", colliding)
+    def colliding_keys(*sides):  # polars string columns (normalized values)
+        return [(key * 0 + 42, flag) for key, flag in real_keys(*sides)]
+
+    monkeypatch.setattr(columnar, "split_text_keys", colliding_split)
+    monkeypatch.setattr(columnar, "_string_keys", colliding_keys)
     assert evaluate_documents(gt, ret, ["map", "mrr", "ndcg", "recall_multi_hit"]) == expected
+    normalized = evaluate_documents(gt, ret, ["map", "ndcg"], normalize=True)
+    monkeypatch.undo()
+    assert normalized == evaluate_documents(gt, ret, ["map", "ndcg"], normalize=True)
     assert expected["map"]["score"] > 0
+
+
+def test_packed_texts_keep_python_equality():
+    """Strings are packed as UTF-8 bytes: non-ASCII text, lengths around the 8-byte words
+    and None compare as Python compares them; what cannot be packed (a NUL character, a
+    lone surrogate) takes another path to the same results."""
+    from fasteval.evaluators import columnar
+
+    cases = [
+        (["a", "", None, "x" * 50, "x" * 49 + "y", "a", "x" * 8, "x" * 16], True),
+        (["a", "é", "e\u0301", "é", "", None, "ü" * 30, "a"], True),
+        (["a", "\x00", "a\x00b", None, "\x00"], False),
+        (["a", "\ud800", None, "\ud800"], False),
+    ]
+    for values, packed in cases:
+        gt = [[Document(content=v, id=f"g{i}") for i, v in enumerate(values)]]
+        ret = [[Document(content=v, id=f"r{i}") for i, v in enumerate(reversed(values))]]
+        table = columnar.DocumentTable.build(gt, ret)
+        assert (table.gt_packed is not None) is packed, values
+        if packed:
+            assert [table.gt_packed.decode(i) for i in range(len(values))] == values
+        # hand-worked MAP: distinct non-None values, credited at their first retrieved rank
+        distinct = list(dict.fromkeys(v for v in values if v is not None))
+        ranking = list(reversed(values))
+        first = sorted(ranking.index(v) + 1 for v in distinct)
+        expected = sum((k + 1) / r for k, r in enumerate(first)) / len(distinct)
+        out = evaluate_documents(gt, ret, ["map", "mrr", "recall_multi_hit"])
+        assert out["map"]["individual_scores"] == [pytest.approx(expected, abs=1e-15)]
+        assert out["mrr"]["individual_scores"] == [1.0 / first[0]]
+        assert out["recall_multi_hit"]["individual_scores"] == [1.0]

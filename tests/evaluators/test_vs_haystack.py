@@ -227,3 +227,26 @@ def test_malformed_inputs_raise_the_same_exception_types(name, mode):
         ours = _ours(name, field, mode)
         for gt, ret in cases:
             _assert_same(_run(hs, gt, ret), _run(ours, gt, ret))
+
+
+@pytest.mark.parametrize(("name", "mode"), CONFIGS)
+def test_block_wise_string_columns_match_haystack(name, mode, monkeypatch):
+    """Values are read a block of questions at a time: tiny blocks, None and "" values, and
+    a non-string value in a late block (which sends the whole batch down the Python path)."""
+    from fasteval.evaluators import columnar
+
+    monkeypatch.setattr(columnar, "BLOCK_DOCS", 7)
+    rng = random.Random(11)
+    d = haystack.Document
+    pool = ["a", "b", "c", "d", "", None, "é", "a" * 40, "ü" * 9 + "x", "\x00", "b\x00", "\ud800"]
+    ids = iter(range(10**6))  # explicit ids: a lone surrogate has no UTF-8 form to hash
+    gt = [[d(id=str(next(ids)), content=rng.choice(pool), meta={"k": rng.choice(pool)})
+           for _ in range(rng.randint(0, 4))] for _ in range(60)]
+    ret = [[d(id=str(next(ids)), content=rng.choice(pool), meta={"k": rng.choice(pool)})
+            for _ in range(rng.randint(0, 9))] for _ in range(60)]
+    for field in ("content", "meta.k"):
+        _assert_same(_run(_haystack_evaluator(name, field, mode), gt, ret),
+                     _run(_ours(name, field, mode), gt, ret))
+    ret[-1].append(d(id="int", content="x", meta={"k": 3}))  # an int in the last block
+    _assert_same(_run(_haystack_evaluator(name, "meta.k", mode), gt, ret),
+                 _run(_ours(name, "meta.k", mode), gt, ret))
