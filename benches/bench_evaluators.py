@@ -19,6 +19,13 @@ Run::
 from __future__ import annotations
 
 import os
+import sys
+
+if __name__ == "__main__" and os.environ.get("FASTEVAL_BENCH_PROCESS", "fasteval-command") != "library":
+    # as benches/conftest.py does for pytest: the settings of the fasteval command
+    import fasteval
+
+    fasteval.configure_process()
 import random
 from itertools import chain
 from operator import attrgetter
@@ -180,8 +187,6 @@ def interleaved(n_questions: int = N_QUESTIONS, repeats: int = 5) -> dict[str, d
 
 
 if __name__ == "__main__":
-    import sys
-
     n = int(sys.argv[1]) if len(sys.argv) > 1 else N_QUESTIONS
     res = interleaved(n)
     for name, v in res.items():

@@ -31,6 +31,8 @@ _EXPORTS: dict[str, str] = {
     "DocumentMAPEvaluator": "fasteval.evaluators.document_evaluators",
     "DocumentNDCGEvaluator": "fasteval.evaluators.document_evaluators",
     "evaluate_documents": "fasteval.evaluators.document_evaluators",
+    "evaluate_rag": "fasteval.evaluators.rag",
+    "RagReport": "fasteval.evaluators.rag",
     "AnswerExactMatchEvaluator": "fasteval.evaluators.answers",
     "AnswerF1Evaluator": "fasteval.evaluators.answers",
     "normalize_answer": "fasteval.evaluators.answers",

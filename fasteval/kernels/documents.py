@@ -146,6 +146,7 @@ def _document_kernel(
         _sort_by_key(order, gt_key, g0, m)
         # collapse equal keys into slots g0 .. g0+u-1 (order[slot] = representative)
         u = 0
+        seen = np.uint64(0)  # one bit per key's low 6 bits: most misses stop there
         n_recall = 0
         i = 0
         while i < m:
@@ -166,6 +167,7 @@ def _document_kernel(
             used[g0 + u] = False
             if not (gt_flag[rep] & 2):
                 n_recall += 1
+            seen |= np.uint64(1) << np.uint64(k & 63)
             u += 1
             i = j
         # walk the ranking
@@ -186,6 +188,8 @@ def _document_kernel(
             if not (ret_flag[r] & 1):
                 continue
             k = ret_key[r]
+            if not ((seen >> np.uint64(k & 63)) & np.uint64(1)):
+                continue
             if u <= 16:
                 # short lists: a branch-free scan of contiguous keys beats bisection
                 lo = u
@@ -374,5 +378,150 @@ def texts_equal(words_a, starts_a, lens_a, ia, words_b, starts_b, lens_b, ib):  
         if m < n:
             mask = (np.uint64(1) << np.uint64(8 * (n - m))) - np.uint64(1)
             if (_load8(words_a, pa + m) ^ _load8(words_b, pb + m)) & mask:
+                return False
+    return True
+
+
+# -- keys of an Arrow string column (offsets + bytes), for the table API ----------------------
+@njit(cache=True, inline="always")
+def _load8_bounded(words, data, p):  # pragma: no cover - numba
+    """:func:`_load8` on a buffer without padding: bytes past its end read as 0."""
+    q = p >> 3
+    if q + 1 < words.shape[0]:
+        return _load8(words, p)
+    w = np.uint64(0)
+    for b in range(8):
+        if p + b < data.shape[0]:
+            w |= np.uint64(data[p + b]) << np.uint64(8 * b)
+    return w
+
+
+@njit(cache=True, inline="always")
+def _bounded_hash(words, data, start, n):  # pragma: no cover - numba
+    h = np.uint64(0)
+    k = start
+    end = start + n
+    while k + 8 <= end:
+        h = (h ^ _load8_bounded(words, data, k)) * _K
+        h ^= h >> np.uint64(29)
+        k += 8
+    if k < end:
+        mask = (np.uint64(1) << np.uint64(8 * (end - k))) - np.uint64(1)
+        h = (h ^ (_load8_bounded(words, data, k) & mask)) * _K
+        h ^= h >> np.uint64(29)
+    return np.int64(_finish(h ^ (np.uint64(n) * _K)))
+
+
+@njit(cache=True, parallel=True)
+def arrow_text_keys(offsets, words, data, valid, keys, flags):  # pragma: no cover - numba
+    """Keys and flags of the strings of an Arrow (large_)string column: string ``i`` is
+    ``data[offsets[i]:offsets[i + 1]]``; ``words`` is the uint64 view of ``data``'s whole
+    words; ``valid`` is empty (no nulls) or False at nulls. Flags as :func:`split_text_keys`
+    gives them, 0 for nulls."""
+    n = keys.shape[0]
+    check = valid.shape[0] > 0
+    for i in prange(n):
+        if check and not valid[i]:
+            keys[i] = 0
+            flags[i] = 0
+            continue
+        s = offsets[i]
+        ln = offsets[i + 1] - s
+        keys[i] = _bounded_hash(words, data, s, ln)
+        flags[i] = 3 if ln == 0 else 1
+
+
+@njit(cache=True)
+def arrow_texts_equal(off_a, words_a, data_a, ia, off_b, words_b, data_b, ib):  # pragma: no cover
+    """Whether string ``ia[k]`` of column a equals string ``ib[k]`` of column b, every k."""
+    for k in range(ia.shape[0]):
+        i = ia[k]
+        j = ib[k]
+        pa = off_a[i]
+        pb = off_b[j]
+        n = off_a[i + 1] - pa
+        if off_b[j + 1] - pb != n:
+            return False
+        m = 0
+        while m + 8 <= n:
+            if _load8_bounded(words_a, data_a, pa + m) != _load8_bounded(words_b, data_b, pb + m):
+                return False
+            m += 8
+        if m < n:
+            mask = (np.uint64(1) << np.uint64(8 * (n - m))) - np.uint64(1)
+            if (_load8_bounded(words_a, data_a, pa + m) ^ _load8_bounded(words_b, data_b, pb + m)) & mask:
+                return False
+    return True
+
+
+# -- keys of an Arrow string_view column (16-byte views; texts of <= 12 bytes inline) ----------
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
+@njit(cache=True, inline="always")
+def _inline_words(v0, v1, n):  # pragma: no cover - numba
+    """The view's words with the bytes past an inline text's length cleared."""
+    if n <= 4:
+        keep = np.uint64(32 + 8 * n)
+        v0 &= (np.uint64(1) << keep) - np.uint64(1) if keep < 64 else ~np.uint64(0)
+        return v0, np.uint64(0)
+    if n < 12:
+        v1 &= (np.uint64(1) << np.uint64(8 * (n - 4))) - np.uint64(1)
+    return v0, v1
+
+
+@njit(cache=True, inline="always")
+def _view_start(v1, base):  # pragma: no cover - numba
+    return base[np.int64(v1 & _LOW32)] + np.int64(v1 >> np.uint64(32))
+
+
+@njit(cache=True, parallel=True)
+def view_text_keys(views, base, words, data, valid, keys, flags):  # pragma: no cover - numba
+    """Keys and flags of an Arrow string_view column: ``views`` is its (n, 2) uint64 view
+    words; texts longer than 12 bytes lie at ``base[buffer] + offset`` of ``data`` (the data
+    buffers put end to end; ``words`` its uint64 view). ``valid`` empty: no nulls."""
+    n = keys.shape[0]
+    check = valid.shape[0] > 0
+    for i in prange(n):
+        if check and not valid[i]:
+            keys[i] = 0
+            flags[i] = 0
+            continue
+        v0 = views[i, 0]
+        v1 = views[i, 1]
+        ln = np.int64(v0 & _LOW32)
+        if ln <= 12:
+            a, b = _inline_words(v0, v1, ln)
+            keys[i] = np.int64(_finish((a * _K) ^ _finish(b ^ _K)))
+        else:
+            keys[i] = _bounded_hash(words, data, _view_start(v1, base), ln)
+        flags[i] = 3 if ln == 0 else 1
+
+
+@njit(cache=True)
+def view_texts_equal(va, ba, wa, da, ia, vb, bb, wb, db, ib):  # pragma: no cover - numba
+    """Whether text ``ia[k]`` of view column a equals text ``ib[k]`` of view column b."""
+    for k in range(ia.shape[0]):
+        i = ia[k]
+        j = ib[k]
+        n = np.int64(va[i, 0] & _LOW32)
+        if np.int64(vb[j, 0] & _LOW32) != n:
+            return False
+        if n <= 12:
+            a0, a1 = _inline_words(va[i, 0], va[i, 1], n)
+            b0, b1 = _inline_words(vb[j, 0], vb[j, 1], n)
+            if a0 != b0 or a1 != b1:
+                return False
+            continue
+        pa = _view_start(va[i, 1], ba)
+        pb = _view_start(vb[j, 1], bb)
+        m = 0
+        while m + 8 <= n:
+            if _load8_bounded(wa, da, pa + m) != _load8_bounded(wb, db, pb + m):
+                return False
+            m += 8
+        if m < n:
+            mask = (np.uint64(1) << np.uint64(8 * (n - m))) - np.uint64(1)
+            if (_load8_bounded(wa, da, pa + m) ^ _load8_bounded(wb, db, pb + m)) & mask:
                 return False
     return True

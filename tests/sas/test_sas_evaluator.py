@@ -91,3 +91,18 @@ def test_inside_a_haystack_pipeline(tiny_bi):
     direct = SASEvaluator(model=tiny_bi, device="cpu").run(ground_truth_answers=GOLDS[:2],
                                                            predicted_answers=PREDS[:2])
     np.testing.assert_allclose(out["sas"]["individual_scores"], direct["individual_scores"], atol=1e-7)
+
+
+def test_evaluate_rag_sas_column_is_the_evaluators(tiny_bi):
+    import polars as pl
+
+    from fasteval.evaluators import evaluate_rag
+
+    logs = pl.DataFrame({"answer": PREDS[:5], "gold": GOLDS[:5]})
+    report = evaluate_rag(logs, question_col=None, retrieved_col=None, ground_truth_col=None,
+                          answer_col="answer", gold_col="gold", sas=True,
+                          sas_options={"model": tiny_bi, "device": "cpu"})
+    direct = SASEvaluator(model=tiny_bi, device="cpu").run(ground_truth_answers=GOLDS[:5], predicted_answers=PREDS[:5])
+    assert report.per_question.columns == ["exact_match", "sas"]
+    np.testing.assert_allclose(report.per_question["sas"].to_numpy(), direct["individual_scores"], atol=1e-7)
+    assert report.scores["sas"] == pytest.approx(direct["score"], abs=1e-7)

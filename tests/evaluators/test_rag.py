@@ -1,0 +1,200 @@
+"""evaluate_rag: the table API against Haystack's evaluators on the same data, and its errors."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import polars as pl
+import pytest
+
+from fasteval.errors import InputError, ParameterError
+from fasteval.evaluators import DocumentNDCGEvaluator, evaluate_rag
+from fasteval.evaluators import rag as rag_module
+
+KEYS = ["d1", "d2", "d3", "d4", "", None, "é", "long key " * 3, "d1 "]
+
+
+def random_logs(seed: int, n: int = 80, *, ints: bool = False, gains: bool = True) -> pl.DataFrame:
+    rng = random.Random(seed)
+    pool = list(range(-3, 6)) + [None] if ints else KEYS
+    rows = {"question_id": [], "retrieved": [], "ground_truth": [], "relevance": [], "answer": [], "gold": []}
+    for q in range(n):
+        gt = [rng.choice(pool) for _ in range(rng.randint(0, 5))]
+        rows["question_id"].append(f"q{q}")
+        rows["ground_truth"].append(gt)
+        rows["retrieved"].append(None if rng.random() < 0.05 else [rng.choice(pool) for _ in range(rng.randint(0, 9))])
+        kind = rng.random()
+        if not gains or kind < 0.4:
+            rows["relevance"].append([None] * len(gt))
+        else:
+            rows["relevance"].append([float(rng.choice([0, 1, 2, 3])) for _ in gt])
+        rows["answer"].append(rng.choice(["Paris", "paris", "Rome", None, ""]))
+        rows["gold"].append(rng.choice(["Paris", "Rome", None, ""]))
+    return pl.DataFrame(rows, schema_overrides={"relevance": pl.List(pl.Float64)})
+
+
+def haystack_results(logs: pl.DataFrame, *, field: str = "content", top_k: int | None = None) -> dict:
+    """Haystack's evaluators on Documents built from the same rows (key -> field, gain -> score)."""
+    hs = pytest.importorskip("haystack.components.evaluators")
+    from haystack import Document
+
+    def doc(key, gain=None):
+        if field == "content":
+            return Document(content=key, score=gain, id="x")
+        return Document(content="x", meta={"k": key}, score=gain)
+
+    gt = [[doc(k, g) for k, g in zip(keys, gains, strict=True)]
+          for keys, gains in zip(logs["ground_truth"].to_list(), logs["relevance"].to_list(), strict=True)]
+    ret = [[doc(k) for k in (keys or [])][:top_k] for keys in logs["retrieved"].to_list()]
+    out = {}
+    for name, ev in (
+        ("recall_single_hit", hs.DocumentRecallEvaluator(mode="single_hit", document_comparison_field=field)),
+        ("recall_multi_hit", hs.DocumentRecallEvaluator(mode="multi_hit", document_comparison_field=field)),
+        ("mrr", hs.DocumentMRREvaluator(document_comparison_field=field)),
+        ("map", hs.DocumentMAPEvaluator(document_comparison_field=field)),
+        ("ndcg", hs.DocumentNDCGEvaluator(document_comparison_field=field)),
+    ):
+        out[name] = ev.run(ground_truth_documents=gt, retrieved_documents=ret)
+    out["exact_match"] = hs.AnswerExactMatchEvaluator().run(
+        ground_truth_answers=logs["gold"].to_list(), predicted_answers=logs["answer"].to_list())
+    return out
+
+
+def assert_matches(report, expected: dict) -> None:
+    for name, exp in expected.items():
+        got = report.per_question[name].to_list()
+        assert len(got) == len(exp["individual_scores"])
+        for a, b in zip(got, exp["individual_scores"], strict=True):
+            assert math.isclose(a, b, rel_tol=0, abs_tol=1e-12), name
+        assert math.isclose(report.scores[name], exp["score"], rel_tol=0, abs_tol=1e-12), name
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_string_keys_match_haystack(seed):
+    logs = random_logs(seed)
+    report = evaluate_rag(logs, relevance_col="relevance", answer_col="answer", gold_col="gold")
+    assert report.per_question.columns == ["question_id", "recall_single_hit", "recall_multi_hit", "mrr",
+                                           "map", "ndcg", "exact_match"]
+    assert_matches(report, haystack_results(logs))
+
+
+def test_integer_keys_match_haystack():
+    logs = random_logs(4, ints=True)
+    report = evaluate_rag(logs, relevance_col="relevance", answer_col="answer", gold_col="gold")
+    assert_matches(report, haystack_results(logs, field="meta.k"))
+
+
+@pytest.mark.parametrize("top_k", [1, 3])
+def test_top_k_is_haystack_on_the_first_k(top_k):
+    logs = random_logs(5)
+    report = evaluate_rag(logs, relevance_col="relevance", top_k=top_k)
+    expected = haystack_results(logs, top_k=top_k)
+    expected.pop("exact_match")
+    assert_matches(report, expected)
+
+
+def test_binary_relevance_without_a_gain_column():
+    logs = random_logs(6, gains=False)
+    with_nulls = evaluate_rag(logs, relevance_col="relevance")
+    without = evaluate_rag(logs.drop("relevance"))
+    assert with_nulls.per_question.equals(without.per_question)
+
+
+def test_forced_collisions_fall_back_to_exact_codes(monkeypatch):
+    """Every key made equal: the byte checks reject the matches and exact codes take over,
+    for polars' string views and for Arrow large strings alike."""
+    logs = random_logs(7)
+    expected = evaluate_rag(logs, relevance_col="relevance").per_question
+    for name in ("arrow_text_keys", "view_text_keys"):
+        real = getattr(rag_module, name)
+
+        def colliding(*args, real=real):
+            real(*args)
+            args[-2][:] = 7  # keys
+
+        monkeypatch.setattr(rag_module, name, colliding)
+    for data in (logs, logs.to_arrow()):
+        assert evaluate_rag(data, relevance_col="relevance").per_question.equals(expected)
+
+
+def test_table_forms_and_slices(tmp_path):
+    logs = random_logs(8, n=40)
+    expected = evaluate_rag(logs, relevance_col="relevance").per_question
+    path = tmp_path / "logs.parquet"
+    logs.write_parquet(path)
+    arrow = logs.to_arrow()
+    for data in (path, str(path), arrow, logs.lazy(), logs.to_pandas(), logs.to_dict(as_series=False)):
+        assert evaluate_rag(data, relevance_col="relevance").per_question.equals(expected)
+    # a slice (Arrow offsets not starting at 0) and several chunks
+    sliced = evaluate_rag(arrow.slice(10, 20), relevance_col="relevance").per_question
+    assert sliced.equals(expected.slice(10, 20))
+    chunked = pl.concat([logs.slice(0, 15), logs.slice(15)], rechunk=False)
+    assert evaluate_rag(chunked, relevance_col="relevance").per_question.equals(expected)
+    # string views and plain strings as well as large strings
+    small = pl.DataFrame({"retrieved": [["a", "b"]], "ground_truth": [["b"]]})
+    for compat in (pl.CompatLevel.oldest(), pl.CompatLevel.newest()):
+        out = evaluate_rag(small.to_arrow(compat_level=compat), question_col=None)
+        assert out.scores["mrr"] == 0.5
+
+
+def test_ndcg_gains_as_the_evaluator_reads_scores():
+    from fasteval.evaluators import Document
+
+    logs = pl.DataFrame({"retrieved": [["France", "Germany", "Paris"]], "ground_truth": [["France", "Paris"]],
+                         "relevance": [[1.0, 0.5]]})
+    ev = DocumentNDCGEvaluator()
+    direct = ev.run([[Document(content="France", score=1.0), Document(content="Paris", score=0.5)]],
+                    [[Document(content=c) for c in ("France", "Germany", "Paris")]])
+    report = evaluate_rag(logs, question_col=None, relevance_col="relevance", measures=["ndcg"])
+    assert report.per_question["ndcg"].to_list() == direct["individual_scores"]
+    assert report.per_question.columns == ["ndcg"]
+
+
+def test_errors():
+    logs = random_logs(9, n=10)
+    mixed = pl.DataFrame({"retrieved": [["a"], ["b"]], "ground_truth": [["a", "b"], ["b"]],
+                          "relevance": [[1.0, None], [2.0]]})
+    with pytest.raises(InputError, match="row 0") as info:
+        evaluate_rag(mixed, question_col=None, relevance_col="relevance")
+    assert isinstance(info.value, ValueError)
+    short = mixed.with_columns(pl.Series("relevance", [[1.0], [2.0]]))
+    with pytest.raises(InputError, match="1 gains for 2 ground-truth keys"):
+        evaluate_rag(short, question_col=None, relevance_col="relevance")
+    with pytest.raises(ParameterError, match="columns"):
+        evaluate_rag(logs, retrieved_col="nope")
+    with pytest.raises(ParameterError, match="column of lists"):
+        evaluate_rag(logs, retrieved_col="answer")
+    with pytest.raises(ParameterError, match="same type"):
+        evaluate_rag(pl.DataFrame({"retrieved": [[1]], "ground_truth": [["a"]]}), question_col=None)
+    with pytest.raises(ParameterError, match="string or integer"):
+        evaluate_rag(pl.DataFrame({"retrieved": [[1.5]], "ground_truth": [[1.5]]}), question_col=None)
+    with pytest.raises(InputError, match="no rows"):
+        evaluate_rag(logs.head(0))
+    with pytest.raises(ParameterError, match="needs answer_col and gold_col"):
+        evaluate_rag(logs, measures=["exact_match"])
+    with pytest.raises(ParameterError, match="measures"):
+        evaluate_rag(logs, measures=["precision"])
+    with pytest.raises(ParameterError, match="top_k"):
+        evaluate_rag(logs, top_k=0)
+    with pytest.raises(ParameterError, match="data"):
+        evaluate_rag(42)
+
+
+def test_large_random_table_against_the_document_evaluators():
+    """Thousands of questions, long lists, many duplicates: the same numbers as the
+    Document-based evaluators (themselves checked against Haystack)."""
+    from fasteval.evaluators import Document, evaluate_documents
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    gt = [[f"doc-{k}" for k in rng.integers(0, 60, rng.integers(0, 12))] for _ in range(n)]
+    ret = [[f"doc-{k}" for k in rng.integers(0, 90, rng.integers(0, 40))] for _ in range(n)]
+    logs = pl.DataFrame({"retrieved": ret, "ground_truth": gt})
+    report = evaluate_rag(logs, question_col=None)
+    expected = evaluate_documents([[Document(content=k) for k in q] for q in gt],
+                                  [[Document(content=k) for k in q] for q in ret],
+                                  ["recall_single_hit", "recall_multi_hit", "mrr", "map", "ndcg"])
+    for name, exp in expected.items():
+        assert report.per_question[name].to_list() == exp["individual_scores"], name
