@@ -12,7 +12,7 @@ What it sets, each only where the environment does not already hold a value of t
   use too (``ARROW_DEFAULT_MEMORY_POOL=system``), and polars' jemalloc
   (``_RJEM_MALLOC_CONF``: freed pages are returned after 10 s rather than polars' 0.5 s).
   Otherwise every evaluation of a large run faults in and zeroes its memory again: on the
-  issue-2 benchmark (9.6 M rows, 2 cores) the kernel's page-fault handling was about a
+  100k-query benchmark (9.6 M rows, 2 cores) the kernel's page-fault handling was about a
   fifth of the process's CPU time;
 * numpy does not ask for transparent huge pages (``NUMPY_MADVISE_HUGEPAGE=0``): where the
   kernel compacts memory to find them, one large array can stall for most of a second;

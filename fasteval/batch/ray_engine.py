@@ -123,7 +123,8 @@ def score_block(block, *, holder: tuple, names: list[str], fault: str | None = N
     _maybe_fail(fault)
     ev = _evaluator_of(holder)
     df = pl.from_arrow(block)
-    assert isinstance(df, pl.DataFrame)
+    if not isinstance(df, pl.DataFrame):  # from_arrow on a Table always gives one
+        raise TypeError(f"expected a polars DataFrame, got {type(df).__name__}")
     qdtype = ev.qrels.query_ids.dtype
     parts = []
     for (src, rid), table in df.partition_by(["_src", "run_id"], as_dict=True, maintain_order=True).items():
@@ -165,7 +166,8 @@ def _tag(block, *, src: int, run: str | None, by_path: dict[str, str] | None, ke
          casts: dict[str, str]):
     """Add ``_src`` and ``run_id`` to a read block; keep the run columns, cast ids and scores."""
     df = pl.from_arrow(block)
-    assert isinstance(df, pl.DataFrame)
+    if not isinstance(df, pl.DataFrame):  # from_arrow on a Table always gives one
+        raise TypeError(f"expected a polars DataFrame, got {type(df).__name__}")
     if by_path is not None:
         df = df.with_columns(pl.col("path").replace_strict(by_path, return_dtype=pl.Utf8).alias("run_id"))
     elif run is not None:
@@ -436,7 +438,8 @@ def _drop_helpers(block, *, names: list[str], wide: bool):
     from fasteval.batch.sinks import to_long
 
     df = pl.from_arrow(block)
-    assert isinstance(df, pl.DataFrame)
+    if not isinstance(df, pl.DataFrame):  # from_arrow on a Table always gives one
+        raise TypeError(f"expected a polars DataFrame, got {type(df).__name__}")
     df = df.filter(pl.col("_qidx") >= 0).select(["run_id", "query_id", *names])
     return (df if wide else to_long(df, names)).to_arrow()
 

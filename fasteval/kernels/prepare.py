@@ -382,7 +382,7 @@ def group_runs(heads, n_rows, head_codes, n_groups):
 _SPREAD = 2
 """The per-query table of :func:`rank_and_label` has room for this many times the query's
 rows over :func:`_table_size`'s minimum (so at most a quarter full): fewer collisions, fewer
-mispredicted probes. On the issue-2 run (9.6 M rows, 100 a query, one thread) 14.0-14.7 ns
+mispredicted probes. On the 100k-query benchmark run (9.6 M rows, 100 a query, one thread) 14.0-14.7 ns
 a row against 16.2-16.3 ns with the table half full; 8 times the rows gained no more."""
 
 

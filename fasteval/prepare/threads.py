@@ -59,7 +59,7 @@ def _part_rows(n_rows: int) -> int:
     """Rows per part of a table of ``n_rows``: about a quarter of a thread's share, at least
     ``min(BLOCK_ROWS, 2**14)`` and at most 4 x BLOCK_ROWS.
 
-    Each part costs some Python (slicing the columns, a kernel call). On the issue-2 run
+    Each part costs some Python (slicing the columns, a kernel call). On the 100k-query benchmark run
     (9.6 M rows, 2 threads) parts of 2^20 rows ranked in 0.166-0.174 s (median of 9)
     against 0.173-0.196 s for 2^18; the chunks of a ``--memory-limit`` job (250k rows) are
     still cut into several parts, so both threads work on them.
