@@ -1,0 +1,748 @@
+"""Expected values of ranking measures over every ordering of tied documents.
+
+With ``tie_break="expected"`` a query's documents of equal score form a *tie group*, and
+each measure is reported as its mean over all orderings of the documents inside the tie
+groups (every ordering equally likely), computed in one linear pass per query (McSherry
+and Najork, "Computing Information Retrieval Performance Measures Efficiently in the
+Presence of Tied Scores", ECIR 2008), never by enumerating orderings.
+
+Inputs are the flat arrays of :mod:`fasteval.kernels.ranking` plus one more:
+
+* ``labels[offsets[q]:offsets[q+1]]``: query ``q``'s documents in score order (the order
+  inside a tie group does not matter); a label is the judged grade (>= 0), ``-1`` (not in
+  the pool) or ``-2`` (in the pool, unjudged);
+* ``starts``: bool, aligned with ``labels``: True where a tie group starts (the first
+  document of a query, and each document whose score differs from the one before);
+* ``grades[gstart[q]:gend[q]]``: query ``q``'s judged grades, sorted descending.
+
+The formulas, for a tie group of ``n`` documents holding ``r`` relevant ones, at ranks
+``a + 1 .. a + n``, with ``R`` relevant documents ranked above the group:
+
+* each of its positions holds a relevant document with probability ``r / n``, so the
+  expected number of relevant documents in the top ``a + t`` is ``R + r * t / n``
+  (P@k, recall@k, R-prec, hits, F1@k: all linear in that count), and the expected gain at
+  each of its positions is the group's mean gain (DCG, nDCG, nDCG@k);
+* average precision adds, at group position ``t`` (0-based),
+  ``(r / n) * (R + 1 + t * (r - 1) / (n - 1)) / (a + t + 1)``: the chance that the
+  position is relevant times the expected precision there given that it is (the ``t``
+  positions above it in the group then hold ``t * (r - 1) / (n - 1)`` relevant documents
+  on average);
+* reciprocal rank and success@k use the chance that no relevant document lies above
+  group position ``t``: 1 before the first group holding one, then
+  ``prod_{u < t} (n - r - u) / (n - u)`` inside it, and 0 below it.
+
+Measures that do not depend on the order inside a group (``num_rel_ret``, ``set_P``, ...)
+are computed as usual. A group of one document adds exactly what the trec_eval loop adds,
+so that rankings without ties give the values of ``tie_break="trec"``, bit for bit.
+trec_eval's rules hold throughout: unjudged documents and negative grades are not
+relevant, ``num_rel`` comes from the qrels (grades >= the relevance level) and nDCG's
+ideal ranking from the qrels' grades.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numba import get_thread_id, prange
+
+from fasteval.kernels._borrow import borrow as _borrow
+from fasteval.kernels._jit import njit
+
+_JIT = {"cache": True, "error_model": "numpy", "nogil": True}
+
+# Operations of the expected pass (one per supported family).
+OP_NUM_Q = 0
+OP_NUM_RET = 1
+OP_NUM_REL = 2
+OP_NUM_REL_RET = 3
+OP_MAP = 4
+OP_RPREC = 5
+OP_RR = 6
+OP_P = 7
+OP_RECALL = 8
+OP_RPREC_MULT = 9
+OP_MAP_CUT = 10
+OP_RELATIVE_P = 11
+OP_SUCCESS = 12
+OP_SET_P = 13
+OP_SET_RELATIVE_P = 14
+OP_SET_RECALL = 15
+OP_SET_MAP = 16
+OP_SET_F = 17
+OP_NONREL_JUDGED_RET = 18
+OP_UNJ = 19
+OP_RR_CUT = 20
+OP_F1 = 21
+OP_JUDGED = 22
+OP_HITS = 23
+OP_NDCG = 24
+OP_NDCG_CUT = 25
+OP_DCG = 26
+OP_NDCG_BURGES = 27
+OP_NDCG_BURGES_CUT = 28
+OP_DCG_BURGES = 29
+
+FAMILY_OPS: dict[str, int] = {
+    "num_q": OP_NUM_Q,
+    "num_ret": OP_NUM_RET,
+    "num_rel": OP_NUM_REL,
+    "num_rel_ret": OP_NUM_REL_RET,
+    "map": OP_MAP,
+    "gm_map": OP_MAP,
+    "Rprec": OP_RPREC,
+    "recip_rank": OP_RR,
+    "P": OP_P,
+    "recall": OP_RECALL,
+    "Rprec_mult": OP_RPREC_MULT,
+    "map_cut": OP_MAP_CUT,
+    "relative_P": OP_RELATIVE_P,
+    "success": OP_SUCCESS,
+    "set_P": OP_SET_P,
+    "set_relative_P": OP_SET_RELATIVE_P,
+    "set_recall": OP_SET_RECALL,
+    "set_map": OP_SET_MAP,
+    "set_F": OP_SET_F,
+    "num_nonrel_judged_ret": OP_NONREL_JUDGED_RET,
+    "unj": OP_UNJ,
+    "recip_rank_cut": OP_RR_CUT,
+    "F1": OP_F1,
+    "judged": OP_JUDGED,
+    "hits": OP_HITS,
+    "ndcg": OP_NDCG,
+    "ndcg_cut": OP_NDCG_CUT,
+    "dcg": OP_DCG,
+    "ndcg_burges": OP_NDCG_BURGES,
+    "ndcg_burges_cut": OP_NDCG_BURGES_CUT,
+    "dcg_burges": OP_DCG_BURGES,
+}
+"""Measure families with an expected-value kernel, by registry key."""
+
+WHOLE = 2**62
+"""Cutoff meaning the whole ranking."""
+
+_KIND_DIRECT = 0
+_KIND_REL = 1  # answered from the expected relevance profile at the slot's level
+_KIND_DCG = 2  # answered from the expected DCG profile at the slot's gain and floor
+
+
+def unsupported_families(families: Iterable[str]) -> list[str]:
+    """The families among ``families`` that have no expected-value kernel, in order.
+
+    Examples
+    --------
+    >>> unsupported_families(["P", "bpref", "ndcg_cut", "infAP", "bpref"])
+    ['bpref', 'infAP']
+    """
+    out: list[str] = []
+    for f in families:
+        if f not in FAMILY_OPS and f not in out:
+            out.append(f)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# tie groups (prepare side)
+
+
+@njit(cache=True, parallel=True)
+def tie_starts(perm, offsets, key):
+    """Tie-group starts of rankings whose rows are ``perm[offsets[g]:offsets[g+1]]``
+    (input order) with scores ``key[row]``: ``out[i]`` is True where position ``i`` of
+    the ranked labels (score descending) starts a group of equal scores. Equal means
+    ``==`` on float64 (``-0.0`` ties with ``0.0``)."""
+    n = perm.shape[0]
+    sorted_keys = np.empty(n, dtype=np.float64)
+    out = np.empty(n, dtype=np.bool_)
+    ng = offsets.shape[0] - 1
+    for g in prange(ng):
+        s = offsets[g]
+        e = offsets[g + 1]
+        for i in range(s, e):
+            sorted_keys[i] = key[perm[i]]
+        sorted_keys[s:e].sort()  # ascending: rank k is element e - 1 - k
+        for k in range(e - s):
+            out[s + k] = k == 0 or sorted_keys[e - 1 - k] != sorted_keys[e - k]
+    return out
+
+
+@njit(cache=True)
+def truncate_groups(labels, offsets, starts, max_docs, judged_only):
+    """:func:`fasteval.kernels.prepare.truncate` with tie groups: the top ``max_docs`` of
+    each query, then (``judged_only``) without its unjudged labels (< 0); ``starts``
+    follows. Returns ``(labels, offsets, starts, split)``, ``split`` being the first query
+    whose cut falls inside a tie group (-1: none), where the kept documents would depend on
+    the order of the tie."""
+    ng = offsets.shape[0] - 1
+    new_off = np.zeros(ng + 1, dtype=np.int64)
+    out = np.empty(labels.shape[0], dtype=np.int32)
+    out_st = np.empty(labels.shape[0], dtype=np.bool_)
+    split = -1
+    k = 0
+    for g in range(ng):
+        s = offsets[g]
+        e = offsets[g + 1]
+        if max_docs < e - s:
+            if split < 0 and not starts[s + max_docs]:
+                split = g
+            e = s + max_docs
+        pending = False  # a group started whose documents were all dropped so far
+        for i in range(s, e):
+            pending |= starts[i]
+            v = labels[i]
+            if judged_only and v < 0:
+                continue
+            out[k] = v
+            out_st[k] = pending
+            pending = False
+            k += 1
+        new_off[g + 1] = k
+    return out[:k], new_off, out_st[:k], split
+
+
+@njit(cache=True)
+def count_ties(labels, offsets, starts):
+    """``(tied, mattered)``: queries with a tie group of two or more documents, and those
+    with a tie group holding two different labels (grades, or judged and unjudged), whose
+    measures can change with the order of the tie."""
+    tied = 0
+    mattered = 0
+    for g in range(offsets.shape[0] - 1):
+        t = False
+        m = False
+        for i in range(offsets[g] + 1, offsets[g + 1]):
+            if not starts[i]:
+                t = True
+                if labels[i] != labels[i - 1]:
+                    m = True
+                    break
+        tied += t
+        mattered += m
+    return tied, mattered
+
+
+# ---------------------------------------------------------------------------------------
+# measures
+
+
+@njit(**_JIT)
+def _group_end(st, i, e):
+    """End of the tie group that starts at ``i``."""
+    j = i + 1
+    while j < e and not st[j]:
+        j += 1
+    return j
+
+
+@njit(**_JIT)
+def _num_rel(grades, gs, ge, level):
+    """Judged grades >= level (grades sorted descending)."""
+    c = 0
+    for i in range(gs, ge):
+        if grades[i] >= level:
+            c += 1
+        else:
+            break
+    return c
+
+
+@njit(**_JIT)
+def _count(lab, s, e, lo, hi):
+    """Labels in [lo, hi] among lab[s:e]."""
+    c = 0
+    for i in range(s, e):
+        v = lab[i]
+        if v >= lo and v <= hi:
+            c += 1
+    return c
+
+
+@njit(**_JIT)
+def _expected_count(lab, st, s, e, k, lo, hi):
+    """Expected number of labels in [lo, hi] among the top k."""
+    total = 0.0
+    i = s
+    while i < e and i - s < k:
+        j = _group_end(st, i, e)
+        c = _count(lab, i, j, lo, hi)
+        if j - s <= k:
+            total += c
+        else:
+            total += c * (k - (i - s)) / (j - i)
+        i = j
+    return total
+
+
+@njit(**_JIT)
+def _rel_profile(lab, st, s, e, d, level, erel, eap, err, enone):
+    """Expected relevance profile of the top ``i`` (``i <= d``): ``erel[i]`` relevant
+    documents (labels >= level), ``eap[i]`` the sum of precisions at them, ``err[i]`` the
+    reciprocal rank of the first one if it is there (else 0), ``enone[i]`` the chance that
+    none is there."""
+    erel[0] = 0.0
+    eap[0] = 0.0
+    err[0] = 0.0
+    enone[0] = 1.0
+    before = 0  # relevant documents in the groups above
+    ap = 0.0
+    rr = 0.0
+    a = 0  # rank (0-based) of the group's first position
+    i = s
+    while a < d:
+        j = _group_end(st, i, e)
+        n = j - i
+        r = _count(lab, i, j, level, 2147483647)
+        if n == 1:  # the trec_eval loop's own additions
+            if r:
+                ap += (before + 1) / (a + 1.0)
+                if before == 0:
+                    rr += 1.0 / (a + 1)
+            erel[a + 1] = before + r
+            eap[a + 1] = ap
+            err[a + 1] = rr
+            enone[a + 1] = 1.0 if before + r == 0 else 0.0
+        else:
+            stop = min(n, d - a)
+            pr = r / n
+            slope = (r - 1) / (n - 1)
+            q = 1.0 if before == 0 else 0.0  # no relevant document above position t
+            for t in range(stop):
+                if r:
+                    ap += pr * (before + 1 + t * slope) / (a + t + 1.0)
+                    if q > 0.0:
+                        rr += q * r / (n - t) / (a + t + 1.0)
+                        q *= (n - r - t) / (n - t)
+                erel[a + t + 1] = before + r * (t + 1) / n
+                eap[a + t + 1] = ap
+                err[a + t + 1] = rr
+                enone[a + t + 1] = q
+        before += r
+        a += n
+        i = j
+
+
+@njit(**_JIT)
+def _gain_of(v, exp_gain, floor):
+    """ndcg_cut's gain of a label: the grade (or 2^grade - 1) above 0 and ``floor``."""
+    if v > 0 and v >= floor:
+        return (2.0**v - 1.0) if exp_gain else float(v)
+    return 0.0
+
+
+@njit(**_JIT)
+def _dcg_profile(lab, st, s, e, d, exp_gain, floor, edcg):
+    """``edcg[i]``: expected DCG of the top ``i`` (``i <= d``): each position of a tie
+    group gains the group's mean gain."""
+    edcg[0] = 0.0
+    dcg = 0.0
+    a = 0
+    i = s
+    while a < d:
+        j = _group_end(st, i, e)
+        n = j - i
+        g = 0.0
+        for x in range(i, j):
+            g += _gain_of(lab[x], exp_gain, floor)
+        mean = g / n
+        for t in range(min(n, d - a)):
+            if g != 0:
+                dcg += mean / math.log2(a + t + 2.0)
+            edcg[a + t + 1] = dcg
+        a += n
+        i = j
+
+
+@njit(**_JIT)
+def _ideal_profile(grades, gs, gd, exp_gain, floor, out):
+    """``out[i]``: DCG of the best ``i`` judged grades (``i <= gd``)."""
+    dcg = 0.0
+    out[0] = 0.0
+    for i in range(gd):
+        g = grades[gs + i]
+        if g > 0 and g >= floor:
+            dcg += _gain_of(g, exp_gain, floor) / math.log2(i + 2.0)
+        out[i + 1] = dcg
+
+
+@njit(**_JIT)
+def _gain(label, cl, cv, cs, ce):
+    """trec_eval's gain of a label: a custom gain for its level, else the grade (>= 0)."""
+    for j in range(cs, ce):
+        if cl[j] == label:
+            return cv[j]
+    if label >= 0:
+        return float(label)
+    return 0.0
+
+
+@njit(**_JIT)
+def _ndcg(lab, st, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe):
+    """Expected nDCG of the whole ranking with trec_eval's gains (custom gains per level,
+    else the grade) over the ideal ranking of the qrels' gains."""
+    dcg = 0.0
+    i = s
+    while i < e:
+        j = _group_end(st, i, e)
+        n = j - i
+        g = 0.0
+        for x in range(i, j):
+            g += _gain(lab[x], cl, cv, cs, ce)
+        if g != 0:
+            mean = g / n
+            for t in range(n):
+                dcg += mean / math.log2(i - s + t + 2.0)
+        i = j
+    ideal = 0.0
+    pos = 0
+    for x in range(os_, oe):  # levels by gain, descending
+        gain = og[x]
+        if gain <= 0.0:
+            break
+        level = ol[x]
+        for y in range(gs, ge):
+            gy = grades[y]
+            if gy == level:
+                ideal += gain / math.log2(pos + 2.0)
+                pos += 1
+            elif gy < level:
+                break
+    return dcg / ideal if ideal > 0.0 else 0.0
+
+
+@njit(**_JIT)
+def _kind(op):
+    if op >= OP_MAP and op <= OP_SUCCESS:
+        return _KIND_REL
+    if op == OP_RR_CUT or op == OP_F1 or op == OP_HITS:
+        return _KIND_REL
+    if op == OP_NDCG_CUT or op == OP_DCG or op == OP_NDCG_BURGES or op == OP_NDCG_BURGES_CUT:
+        return _KIND_DCG
+    if op == OP_DCG_BURGES:
+        return _KIND_DCG
+    return _KIND_DIRECT
+
+
+@njit(**_JIT)
+def _whole(op):
+    """Whether a relevance-profile op reads the whole ranking (not only its cutoff)."""
+    return op == OP_MAP or op == OP_RPREC or op == OP_RR or op == OP_RPREC_MULT
+
+
+@njit(**_JIT)
+def _from_rel(op, k, p, n, nrel, erel, eap, err, enone):
+    top = min(k, n)
+    if op == OP_MAP:
+        return eap[n] / nrel if nrel else 0.0
+    if op == OP_RPREC:
+        return erel[min(nrel, n)] / nrel if nrel else 0.0
+    if op == OP_RR:
+        return err[n]
+    if op == OP_P:
+        return erel[top] / k
+    if op == OP_RECALL:
+        return erel[top] / nrel if nrel else 0.0
+    if op == OP_RPREC_MULT:
+        cut = int(math.floor(p * nrel + 0.9))
+        return erel[min(cut, n)] / cut if cut > 0 else 0.0
+    if op == OP_MAP_CUT:
+        return eap[top] / nrel if nrel else 0.0
+    if op == OP_RELATIVE_P:
+        d = min(k, nrel)
+        return erel[top] / d if d else 0.0
+    if op == OP_SUCCESS:
+        return 1.0 - enone[top]
+    if op == OP_RR_CUT:
+        return err[top]
+    if op == OP_F1:  # 2 P R / (P + R) = 2 rel / (k + nrel), linear in the relevant count
+        return 2.0 * erel[top] / (k + nrel) if nrel else 0.0
+    return erel[top]  # OP_HITS
+
+
+@njit(**_JIT)
+def _direct(op, lab, st, s, e, grades, gs, ge, k, p, level, cl, cv, cs, ce, ol, og, os_, oe):
+    """Slots whose value does not depend on the order inside tie groups, or that are
+    computed by a function of their own."""
+    n = e - s
+    if op == OP_NUM_Q:
+        return 1.0
+    if op == OP_NUM_RET:
+        return float(n)
+    nrel = _num_rel(grades, gs, ge, level)
+    if op == OP_NUM_REL:
+        return float(nrel)
+    if op == OP_NDCG:
+        return _ndcg(lab, st, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe)
+    if op == OP_UNJ:
+        return _expected_count(lab, st, s, e, k, -2, -1) / k
+    if op == OP_JUDGED:
+        d = min(k, n)
+        return _expected_count(lab, st, s, e, k, 0, 2147483647) / d if d else 0.0
+    if op == OP_NONREL_JUDGED_RET:
+        return float(_count(lab, s, e, 0, level - 1))
+    nrr = _count(lab, s, e, level, 2147483647)
+    if op == OP_NUM_REL_RET:
+        return float(nrr)
+    if op == OP_SET_P:
+        return nrr / n if n > 0 else 0.0
+    if op == OP_SET_RELATIVE_P:
+        d = min(n, nrel)
+        return nrr / d if d > 0 else 0.0
+    if op == OP_SET_RECALL:
+        return nrr / nrel if nrel > 0 else 0.0
+    if op == OP_SET_MAP:
+        if n > 0 and nrel > 0:
+            return (float(nrr) * nrr) / (float(n) * nrel)
+        return 0.0
+    if op == OP_SET_F:
+        if n > 0 and nrel > 0 and nrr > 0:
+            prec = nrr / n
+            rec = nrr / nrel
+            return (p + 1.0) * prec * rec / (p * prec + rec)
+        return 0.0
+    return np.nan
+
+
+_FULL = -1
+_PASSES: dict[bool, Any] = {}
+
+
+def _expected_pass(parallel: bool) -> Any:
+    """The pass over queries (scratch given by the caller), compiled on first use; a
+    ``prange`` over queries when ``parallel``, else one thread (each its own cache entry)."""
+    if parallel in _PASSES:
+        return _PASSES[parallel]
+
+    def _pass(labels, offsets, starts, grades, gstart, gend, ops, cuts, params, levels, cl, cv,
+              coff, ol, og, ooff, out, rdepth, ddepth, erel, eap, err, enone, edcg, eidcg):
+        nq = offsets.shape[0] - 1
+        m = ops.shape[0]
+        labels = _borrow(labels)
+        starts = _borrow(starts)
+        grades = _borrow(grades)
+        cl = _borrow(cl)
+        cv = _borrow(cv)
+        ol = _borrow(ol)
+        og = _borrow(og)
+        erel = _borrow(erel)
+        eap = _borrow(eap)
+        err = _borrow(err)
+        enone = _borrow(enone)
+        edcg = _borrow(edcg)
+        eidcg = _borrow(eidcg)
+        for q in prange(nq):
+            s = offsets[q]
+            e = offsets[q + 1]
+            n = e - s
+            gs = gstart[q]
+            ge = gend[q]
+            tid = get_thread_id() if parallel else 0
+            rel_level = -1  # level of the relevance profile in scratch (-1: none yet)
+            nrel = 0
+            dcg_exp = -1  # gain and floor of the DCG profile in scratch (-1: none yet)
+            dcg_floor = 0
+            dd = min(n, ddepth)
+            gd = min(ge - gs, ddepth)
+            for j in range(m):
+                op = ops[j]
+                kind = _kind(op)
+                if kind == _KIND_REL:
+                    level = levels[j]
+                    if rel_level < 0 or level != rel_level:
+                        d = n if rdepth == _FULL else min(n, rdepth)
+                        _rel_profile(labels, starts, s, e, d, level, erel[tid], eap[tid],
+                                     err[tid], enone[tid])
+                        nrel = _num_rel(grades, gs, ge, level)
+                        rel_level = level
+                    out[q, j] = _from_rel(op, cuts[j], params[j], n, nrel, erel[tid], eap[tid],
+                                          err[tid], enone[tid])
+                elif kind == _KIND_DCG:
+                    exp_gain = 1 if (op == OP_NDCG_BURGES or op == OP_NDCG_BURGES_CUT
+                                     or op == OP_DCG_BURGES) else 0
+                    floor = levels[j]
+                    if exp_gain != dcg_exp or floor != dcg_floor:
+                        _dcg_profile(labels, starts, s, e, dd, exp_gain == 1, floor, edcg[tid])
+                        _ideal_profile(grades, gs, gd, exp_gain == 1, floor, eidcg[tid])
+                        dcg_exp = exp_gain
+                        dcg_floor = floor
+                    k = cuts[j]
+                    if op == OP_DCG or op == OP_DCG_BURGES:
+                        out[q, j] = edcg[tid, min(k, dd)]
+                    else:
+                        idcg = eidcg[tid, min(k, gd)]
+                        out[q, j] = edcg[tid, min(k, dd)] / idcg if idcg > 0.0 else 0.0
+                else:
+                    out[q, j] = _direct(op, labels, starts, s, e, grades, gs, ge, cuts[j],
+                                        params[j], levels[j], cl, cv, coff[j], coff[j + 1], ol,
+                                        og, ooff[j], ooff[j + 1])
+
+    _pass.__qualname__ = f"_expected_pass_{'parallel' if parallel else 'serial'}"
+    _pass.__name__ = _pass.__qualname__
+    kernel = njit(cache=True, parallel=parallel, error_model="numpy")(_pass)
+    _PASSES[parallel] = kernel
+    return kernel
+
+
+SERIAL_ROWS = 1 << 17
+"""Batches of fewer ranked rows are scored by the serial variant of the pass."""
+
+
+@dataclass(frozen=True)
+class ExpectedPlan:
+    """Per-slot arrays of :func:`score_expected` (see :func:`plan_expected`).
+
+    Attributes
+    ----------
+    ops, cuts, params, levels : numpy.ndarray
+        Per slot: operation (``OP_*``), rank cutoff (:data:`WHOLE` for none), float
+        parameter, relevance level (binary measures) or gain floor (DCG measures).
+    cl, cv, coff : numpy.ndarray
+        ``ndcg``'s custom gains (level, gain) per slot, flat with offsets.
+    ol, og, ooff : numpy.ndarray
+        ``ndcg``'s levels in ideal order (gain descending) per slot, flat with offsets.
+    """
+
+    ops: np.ndarray
+    cuts: np.ndarray
+    params: np.ndarray
+    levels: np.ndarray
+    cl: np.ndarray
+    cv: np.ndarray
+    coff: np.ndarray
+    ol: np.ndarray
+    og: np.ndarray
+    ooff: np.ndarray
+
+
+def plan_expected(measures: Sequence[Any], relevance_level: int,
+                  judged_levels: Iterable[int] = ()) -> ExpectedPlan:
+    """The :class:`ExpectedPlan` of ``measures`` (:class:`fasteval.measures.Measure`).
+
+    Parameters
+    ----------
+    measures : sequence of Measure
+        Each of a family in :data:`FAMILY_OPS`.
+    relevance_level : int
+        Level of the measures that do not set their own ``rel``.
+    judged_levels : iterable of int
+        The qrels' distinct judged grades (needed by ``ndcg`` only: its ideal order).
+
+    Raises
+    ------
+    ValueError
+        For a measure without an expected-value kernel (callers check first with
+        :func:`unsupported_families`).
+
+    Examples
+    --------
+    >>> from fasteval.measures import parse_measures
+    >>> plan = plan_expected(parse_measures(["P@5", "ndcg"]), 1, [0, 1, 2])
+    >>> plan.ops.tolist(), plan.cuts.tolist(), plan.ol.tolist()
+    ([7, 24], [5, 4611686018427387904], [2, 1, 0])
+    """
+    judged = [int(g) for g in judged_levels]
+    m = len(measures)
+    ops = np.zeros(m, dtype=np.int64)
+    cuts = np.zeros(m, dtype=np.int64)
+    params = np.zeros(m, dtype=np.float64)
+    levels = np.zeros(m, dtype=np.int64)
+    cl: list[int] = []
+    cv: list[float] = []
+    coff = [0]
+    ol: list[int] = []
+    og: list[float] = []
+    ooff = [0]
+    for j, meas in enumerate(measures):
+        if meas.family not in FAMILY_OPS:
+            raise ValueError(f"{meas.name} has no expected-value kernel")
+        ops[j] = FAMILY_OPS[meas.family]
+        cuts[j] = meas.cutoff if meas.cutoff is not None else WHOLE
+        levels[j] = meas.level(relevance_level)
+        if meas.family == "set_F":
+            params[j] = 1.0 if meas.param is None else float(meas.param)
+        else:
+            params[j] = float(meas.param or 0.0)
+        if meas.family == "ndcg":
+            custom = meas.gain_overrides(judged)
+            for lv, g in custom.items():
+                cl.append(lv)
+                cv.append(g)
+            pairs = {lv: float(lv) for lv in judged}
+            pairs.update(custom)
+            for lv, g in sorted(pairs.items(), key=lambda t: (-t[1], -t[0])):
+                ol.append(lv)
+                og.append(g)
+        coff.append(len(cl))
+        ooff.append(len(ol))
+    return ExpectedPlan(
+        ops=ops, cuts=cuts, params=params, levels=levels,
+        cl=np.asarray(cl, dtype=np.int64), cv=np.asarray(cv, dtype=np.float64),
+        coff=np.asarray(coff, dtype=np.int64), ol=np.asarray(ol, dtype=np.int64),
+        og=np.asarray(og, dtype=np.float64), ooff=np.asarray(ooff, dtype=np.int64),
+    )
+
+
+def score_expected(labels: np.ndarray, offsets: np.ndarray, starts: np.ndarray,
+                   grades: np.ndarray, gstart: np.ndarray, gend: np.ndarray,
+                   plan: ExpectedPlan, out: np.ndarray, n_threads: int = 1,
+                   parallel: bool | None = None) -> None:
+    """Fill ``out[q, j]`` with the expected value of slot ``j`` for query ``q`` over every
+    ordering of its tie groups (see the module docstring).
+
+    Parameters
+    ----------
+    labels, offsets, starts : the rankings and their tie-group starts (module docstring).
+    grades, gstart, gend : judged grades of query q are grades[gstart[q]:gend[q]], descending.
+    plan : ExpectedPlan
+        From :func:`plan_expected`.
+    out : float64[n_queries, n_slots], preallocated.
+    n_threads : ``numba.get_num_threads()`` (one scratch area per thread).
+    parallel : a ``prange`` over queries; None: when there are at least
+        :data:`SERIAL_ROWS` ranked rows.
+
+    Examples
+    --------
+    One relevant document tied with a non-relevant one at the top (ranks 1-2), then a
+    relevant one: P@1 is 1/2, reciprocal rank (1 + 1/2) / 2, AP ((1 + 2/3) + (1/2 + 2/3))
+    / 2 / 2.
+
+    >>> from fasteval.measures import parse_measures
+    >>> labels = np.array([1, 0, 1], dtype=np.int32)
+    >>> starts = np.array([True, False, True])
+    >>> grades, gs, ge = np.array([1, 1], dtype=np.int32), np.array([0]), np.array([2])
+    >>> plan = plan_expected(parse_measures(["P@1", "recip_rank", "map"]), 1)
+    >>> out = np.zeros((1, 3))
+    >>> score_expected(labels, np.array([0, 3]), starts, grades, gs, ge, plan, out)
+    >>> [round(float(v), 6) for v in out[0]]
+    [0.5, 0.75, 0.708333]
+    """
+    m = plan.ops.shape[0]
+    rdepth = 0
+    ddepth = 0
+    for j in range(m):
+        op = int(plan.ops[j])
+        kind = _kind.py_func(op)
+        if kind == _KIND_REL:
+            whole = _whole.py_func(op) or rdepth == _FULL
+            rdepth = _FULL if whole else max(rdepth, int(plan.cuts[j]))
+        elif kind == _KIND_DCG:
+            ddepth = max(ddepth, int(plan.cuts[j]))
+    nq = offsets.shape[0] - 1
+    if nq == 0 or m == 0:
+        return
+    longest = max(0, int(np.diff(offsets).max()))
+    judged = max(0, int((gend[:nq] - gstart[:nq]).max()))
+    lr = 0 if rdepth == 0 else (longest if rdepth == _FULL else min(longest, rdepth))
+    ld = min(longest, ddepth)
+    if parallel is None:
+        parallel = labels.shape[0] >= SERIAL_ROWS
+    threads = max(1, int(n_threads)) if parallel else 1
+    kernel = _expected_pass(bool(parallel))
+    starts = np.ascontiguousarray(starts, dtype=np.bool_)
+    kernel(labels, offsets, starts, grades, gstart, gend, plan.ops, plan.cuts, plan.params,
+           plan.levels, plan.cl, plan.cv, plan.coff, plan.ol, plan.og, plan.ooff, out, rdepth,
+           ddepth, np.empty((threads, lr + 1)), np.empty((threads, lr + 1)),
+           np.empty((threads, lr + 1)), np.empty((threads, lr + 1)),
+           np.empty((threads, ld + 1)), np.empty((threads, min(judged, ddepth) + 1)))

@@ -1,0 +1,196 @@
+"""Expected values over tie orderings (``fasteval.kernels.expected``) against brute force:
+the mean of trec_eval's value over every ordering of the tied documents, each ordering
+scored by ``fasteval.evaluate(tie_break="input")``."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import fasteval
+from fasteval.kernels import expected as E
+from fasteval.measures import parse_measures
+
+MEASURES = [
+    "P_1", "P_2", "P_3", "P_5", "P_10", "recall_1", "recall_3", "recall_5", "recip_rank", "map",
+    "Rprec", "ndcg", "ndcg_cut_1", "ndcg_cut_2", "ndcg_cut_3", "ndcg_cut_5", "ndcg_cut_10",
+    "success_1", "success_2", "success_3", "success_5", "map_cut_2", "map_cut_4",
+    "relative_P_3", "F1_3", "hits", "hits_3", "dcg_3", "dcg", "ndcg_burges",
+    "ndcg_burges_cut_3", "dcg_burges", "recip_rank_cut_2", "recip_rank_cut_4", "judged_3",
+    "unj_3", "num_rel_ret", "num_ret", "num_rel", "set_P", "set_recall", "set_relative_P",
+    "set_map", "set_F", "num_nonrel_judged_ret", "Rprec_mult_0.50", "Rprec_mult_1.80",
+    "ndcg_1=5,2=1", "ndcg(rel=2)", "ndcg_cut_3(rel=2)", "P_3(rel=2)", "map(rel=2)",
+    "recip_rank(rel=3)", "ndcg_burges_cut_3(rel=2)",
+]
+"""Every family with an expected kernel, with cutoffs inside and beyond the rankings."""
+
+LABELS = st.sampled_from([-2, -1, 0, 0, 1, 1, 2, 3])
+
+
+def _orderings(groups: list[list[int]]):
+    """Every distinct label sequence of the groups' orderings (all equally likely: each
+    stands for the same number of document permutations)."""
+    per_group = [sorted(set(itertools.permutations(g))) for g in groups]
+    for combo in itertools.product(*per_group):
+        yield [lab for part in combo for lab in part]
+
+
+def _tables(orderings: list[list[int]], extra: list[int]):
+    """One query per ordering: docs d0.. in the order given (label -1: not in the qrels;
+    -2: judged -1), plus judged documents x0.. that the ranking misses."""
+    qrels, run = [], []
+    for o, labels in enumerate(orderings):
+        q = f"q{o:06d}"
+        for i, lab in enumerate(labels):
+            run.append((q, f"d{i}", float(len(labels) - i)))
+            if lab != -1:
+                qrels.append((q, f"d{i}", -1 if lab == -2 else lab))
+        for j, g in enumerate(extra):
+            qrels.append((q, f"x{j}", g))
+        if not any(r[0] == q for r in qrels):
+            qrels.append((q, "nothing", 0))
+    qt = pl.DataFrame(qrels, schema={"query_id": pl.Utf8, "doc_id": pl.Utf8,
+                                     "relevance": pl.Int64}, orient="row")
+    rt = pl.DataFrame(run, schema={"query_id": pl.Utf8, "doc_id": pl.Utf8,
+                                   "score": pl.Float64}, orient="row")
+    return qt, rt
+
+
+def _brute(groups: list[list[int]], extra: list[int], measures: list[str],
+           relevance_level: int) -> np.ndarray:
+    orderings = list(_orderings(groups))
+    qrels, run = _tables(orderings, extra)
+    res = fasteval.evaluate(qrels, run, measures, tie_break="input",
+                            relevance_level=relevance_level)
+    wide = res.pivot(on="measure", index="query_id", values="value").sort("query_id")
+    names = [m.name for m in parse_measures(measures)]
+    return wide.select(names).to_numpy().mean(axis=0)
+
+
+def _kernel(groups: list[list[int]], extra: list[int], measures: list[str],
+            relevance_level: int, parallel: bool = False) -> np.ndarray:
+    labels = np.array([lab for g in groups for lab in g], dtype=np.int32)
+    starts = np.array([i == 0 for g in groups for i in range(len(g))], dtype=bool)
+    judged = sorted([lab for lab in labels.tolist() if lab >= 0] + extra, reverse=True)
+    grades = np.array(judged, dtype=np.int32)
+    parsed = parse_measures(measures)
+    plan = E.plan_expected(parsed, relevance_level, sorted(set(judged)))
+    out = np.full((1, len(parsed)), np.nan)
+    E.score_expected(labels, np.array([0, len(labels)], dtype=np.int64), starts, grades,
+                     np.array([0]), np.array([len(grades)]), plan, out, 2, parallel=parallel)
+    return out[0]
+
+
+@st.composite
+def tied_query(draw):
+    sizes = draw(st.lists(st.integers(1, 5), min_size=1, max_size=4))
+    assume(sum(sizes) <= 8)
+    groups = [draw(st.lists(LABELS, min_size=s, max_size=s)) for s in sizes]
+    count = math.prod(len(set(itertools.permutations(g))) for g in groups)
+    assume(count <= 3000)
+    extra = draw(st.lists(st.sampled_from([0, 1, 2, 3]), max_size=3))
+    return groups, extra
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=tied_query(), level=st.sampled_from([1, 1, 2]))
+def test_expected_equals_mean_over_orderings(case, level):
+    groups, extra = case
+    got = _kernel(groups, extra, MEASURES, level)
+    want = _brute(groups, extra, MEASURES, level)
+    names = [m.name for m in parse_measures(MEASURES)]
+    bad = {n: (g, w) for n, g, w in zip(names, got, want, strict=True)
+           if not abs(g - w) <= 1e-12}
+    assert not bad, (groups, extra, level, bad)
+
+
+def test_hand_worked_example():
+    # ranks 1-3 tied: one relevant (grade 2) among three, then a relevant (grade 1) alone;
+    # num_rel = 2 (the qrels also judge a grade-0 document)
+    groups = [[2, 0, -1], [1]]
+    got = dict(zip(["P_1", "P_3", "recip_rank", "map", "success_1", "ndcg_cut_1"],
+                   _kernel(groups, [0], ["P_1", "P_3", "recip_rank", "map", "success_1",
+                                         "ndcg_cut_1"], 1), strict=True))
+    assert got["P_1"] == pytest.approx(1 / 3)
+    assert got["P_3"] == pytest.approx(1 / 3)
+    assert got["recip_rank"] == pytest.approx((1 + 1 / 2 + 1 / 3) / 3)
+    # AP: the grade-2 document at rank 1, 2 or 3 adds 1/rank; the rank-4 one adds 2/4
+    assert got["map"] == pytest.approx(((1 + 1 / 2 + 1 / 3) / 3 + 2 / 4) / 2)
+    assert got["success_1"] == pytest.approx(1 / 3)
+    assert got["ndcg_cut_1"] == pytest.approx((2 / 3) / 2)  # mean gain 2/3 over ideal 2
+
+
+def test_no_ties_equal_trec_values_bit_for_bit():
+    groups = [[2], [0], [-1], [1], [-2], [3], [0], [1]]
+    got = _kernel(groups, [2, 0], MEASURES, 1)
+    want = _brute(groups, [2, 0], MEASURES, 1)
+    names = [m.name for m in parse_measures(MEASURES)]
+    exact = {"F1_3"}  # 2r / (k + R) here, 2PR / (P + R) there: equal up to rounding
+    for n, g, w in zip(names, got, want, strict=True):
+        if n in exact:
+            assert g == pytest.approx(w, abs=1e-15)
+        else:
+            assert g == w, n
+
+
+def test_parallel_pass_equals_serial():
+    rng = np.random.default_rng(7)
+    groups_per_query = []
+    for _ in range(40):
+        n = int(rng.integers(1, 30))
+        cuts = sorted(set(rng.integers(1, n + 1, size=int(rng.integers(0, 6))).tolist()) - {n})
+        labels = rng.choice([-2, -1, 0, 0, 1, 2, 3], size=n).astype(np.int32)
+        groups_per_query.append(np.split(labels, cuts))
+    labels = np.concatenate([np.concatenate(g) for g in groups_per_query]).astype(np.int32)
+    starts = np.concatenate([np.concatenate([np.arange(len(p)) == 0 for p in g])
+                             for g in groups_per_query])
+    offsets = np.cumsum([0] + [sum(len(p) for p in g) for g in groups_per_query])
+    grades = np.sort(rng.choice([0, 1, 2, 3], size=40 * 5).astype(np.int32))[::-1].copy()
+    gs = np.arange(40) * 5
+    ge = gs + 5
+    parsed = parse_measures(MEASURES)
+    plan = E.plan_expected(parsed, 1, [0, 1, 2, 3])
+    a = np.zeros((40, len(parsed)))
+    b = np.zeros((40, len(parsed)))
+    E.score_expected(labels, offsets, starts, grades, gs, ge, plan, a, 2, parallel=False)
+    E.score_expected(labels, offsets, starts, grades, gs, ge, plan, b, 2, parallel=True)
+    assert np.array_equal(a, b)
+    assert not np.isnan(a).any()
+
+
+def test_tie_starts_and_truncate_groups():
+    perm = np.array([0, 1, 2, 3, 4, 5], dtype=np.int64)
+    offsets = np.array([0, 4, 6], dtype=np.int64)
+    key = np.array([0.5, 0.9, 0.5, -0.0, 1.0, 0.0])
+    st_ = E.tie_starts(perm, offsets, key)
+    # query 0 scores descending: 0.9 | 0.5 0.5 | -0.0 ; query 1: 1.0 | 0.0
+    assert st_.tolist() == [True, True, False, True, True, True]
+    labels = np.array([1, -1, 0, 2, -2, 1], dtype=np.int32)
+    lab, off, st2, split = E.truncate_groups(labels, offsets, st_, 2**62, True)
+    assert lab.tolist() == [1, 0, 2, 1] and off.tolist() == [0, 3, 4]
+    assert st2.tolist() == [True, True, True, True] and split == -1
+    # a cut inside the tie of query 0 is reported; one between groups is not
+    assert E.truncate_groups(labels, offsets, st_, 2, False)[3] == 0
+    assert E.truncate_groups(labels, offsets, st_, 3, False)[3] == -1
+    # unjudged document first in its group: the next kept one starts the group
+    lab, off, st3, _ = E.truncate_groups(np.array([-1, 1, 0], np.int32), np.array([0, 3]),
+                                         np.array([True, False, True]), 2**62, True)
+    assert lab.tolist() == [1, 0] and st3.tolist() == [True, True]
+
+
+def test_count_ties():
+    labels = np.array([1, 1, 0, 2, 0, 0, 1], dtype=np.int32)
+    starts = np.array([True, False, True, True, False, True, True])
+    # query 0: tie of equal labels (tied, harmless); query 1: tie of 2 and 0 (matters)
+    tied, mattered = E.count_ties(labels, np.array([0, 3, 7]), starts)
+    assert (tied, mattered) == (2, 1)
+
+
+def test_unsupported_families_listed():
+    assert E.unsupported_families(["bpref", "P", "infAP"]) == ["bpref", "infAP"]
