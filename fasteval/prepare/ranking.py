@@ -27,6 +27,9 @@ class Batch:
     qidx: np.ndarray  # int64 [n]: qrels query code of each evaluated query
     present: np.ndarray  # bool [n]: False for queries filled by complete=True
     report: Report
+    # bool, aligned with labels: True where a group of equal scores starts (only with
+    # tie_break="expected"; see fasteval.prepare.ties)
+    tie_starts: np.ndarray | None = None
 
 
 def _harmonize(pq: PreparedQrels, col: pl.Series, kind: str) -> tuple[PreparedQrels, pl.Series]:
@@ -67,10 +70,11 @@ def prepare_run(
         From :func:`prepare_qrels`.
     run : polars.DataFrame
         ``query_id``, ``doc_id``, ``score`` (and ``rank`` for ``tie_break="rank"``).
-    tie_break : {"trec", "rank", "input"}
+    tie_break : {"trec", "rank", "input", "expected"}
         ``"trec"``: score descending, then doc id descending byte-wise (trec_eval);
         ``"rank"``: the ``rank`` column ascending (ties by doc id descending);
-        ``"input"``: the row order as given.
+        ``"input"``: the row order as given; ``"expected"``: as ``"trec"``, with the tie
+        groups marked for expected values (:func:`fasteval.prepare.ties.prepare_run_expected`).
     max_docs : int, optional
         Keep the top ``max_docs`` of each query after sorting (trec_eval ``-M``).
     judged_only : bool
@@ -88,6 +92,12 @@ def prepare_run(
     """
     if tie_break not in TIE_BREAKS:
         raise ParameterError("tie_break", f"one of {TIE_BREAKS}", tie_break)
+    if tie_break == "expected":
+        from fasteval.prepare.ties import prepare_run_expected
+
+        return prepare_run_expected(pq, run, max_docs=max_docs, judged_only=judged_only,
+                                    complete=complete, duplicates=duplicates, source=source,
+                                    check_scores=check_scores)
     if duplicates not in DUPLICATES:
         raise ParameterError("duplicates", f"one of {DUPLICATES}", duplicates)
     if max_docs is not None and (not isinstance(max_docs, (int, np.integer)) or max_docs <= 0):

@@ -10,7 +10,7 @@ import polars as pl
 
 from fasteval.errors import InputError
 
-TIE_BREAKS = ("trec", "rank", "input")
+TIE_BREAKS = ("trec", "rank", "input", "expected")
 
 
 DUPLICATES = ("error", "keep_best")
@@ -34,6 +34,11 @@ class Report:
         Missing queries scored as empty rankings (``complete=True``).
     deduplicated_rows : int
         Duplicate (query, doc) rows removed with ``duplicates="keep_best"``.
+    tied_queries : int
+        With ``tie_break="expected"``: queries with a tie (documents of equal score).
+    ties_mattered : int
+        With ``tie_break="expected"``: queries with a tie between documents of different
+        labels (grades, or judged and unjudged), whose values depend on how it is broken.
     """
 
     run_queries: int = 0
@@ -42,6 +47,8 @@ class Report:
     missing_from_run: int = 0
     filled: int = 0
     deduplicated_rows: int = 0
+    tied_queries: int = 0
+    ties_mattered: int = 0
 
     def summary(self) -> str:
         """One line for the CLI."""
@@ -53,6 +60,9 @@ class Report:
             parts.append(f"{self.missing_from_run} qrels queries missing from run {verb}")
         if self.deduplicated_rows:
             parts.append(f"{self.deduplicated_rows} duplicate rows removed")
+        if self.tied_queries:
+            parts.append(f"{self.tied_queries} queries with tied scores, {self.ties_mattered} "
+                         "of them tied between different labels (expected values)")
         return "; ".join(parts)
 
 

@@ -194,3 +194,79 @@ def test_count_ties():
 
 def test_unsupported_families_listed():
     assert E.unsupported_families(["bpref", "P", "infAP"]) == ["bpref", "infAP"]
+
+
+# --- prepare side: tie groups of real runs --------------------------------------------
+
+
+def _starts_by_polars(pq, run: pl.DataFrame, batch) -> list[bool]:
+    """Tie starts computed independently: each batch query's scores sorted descending."""
+    ids = pq.query_ids.gather(batch.qidx).to_list()
+    out: list[bool] = []
+    by_q = {}
+    for q, s in run.select("query_id", "score").iter_rows():
+        by_q.setdefault(q, []).append(s)
+    for q in ids:
+        scores = sorted(by_q.get(q, []), reverse=True)
+        out += [i == 0 or scores[i] != scores[i - 1] for i in range(len(scores))]
+    return out
+
+
+@pytest.mark.parametrize("small", [True, False])
+@pytest.mark.parametrize("int_ids", [False, True])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_prepare_marks_tie_groups(monkeypatch, seed, int_ids, small):
+    from fasteval import prepare as P
+    from tests.core._gen import random_case
+
+    if not small:
+        monkeypatch.setattr(P.small, "SMALL_ROWS", -1)
+    qrels, run = random_case(seed, n_queries=25, int_ids=int_ids)
+    run = run.sample(fraction=1.0, shuffle=True, seed=seed)  # queries interleaved
+    pq = P.prepare_qrels(qrels)
+    batch = P.prepare_run(pq, run, tie_break="expected")
+    trec = P.prepare_run(pq, run)
+    assert np.array_equal(batch.labels, trec.labels)
+    assert np.array_equal(batch.offsets, trec.offsets)
+    assert np.array_equal(batch.qidx, trec.qidx)
+    assert batch.tie_starts.tolist() == _starts_by_polars(pq, run, batch)
+    assert batch.report.tied_queries >= batch.report.ties_mattered > 0
+    # -J keeps the groups (a dropped document's group goes on with the others); -c fills
+    full = P.prepare_run(pq, run, tie_break="expected", judged_only=True, complete=True)
+    ref = P.prepare_run(pq, run, judged_only=True, complete=True)
+    assert np.array_equal(full.labels, ref.labels)
+    assert np.array_equal(full.offsets, ref.offsets)
+    assert np.array_equal(full.present, ref.present)
+    assert full.report.filled == ref.report.filled
+    starts = np.array(_starts_by_polars(pq, run, batch))
+    keep = batch.labels >= 0
+    group = np.cumsum(starts)  # group number of each position (groups never span queries)
+    kept = group[keep]
+    want = np.r_[True, kept[1:] != kept[:-1]]
+    assert full.tie_starts[full.present.repeat(np.diff(full.offsets))].tolist() == \
+        want.tolist()
+
+
+def test_max_docs_between_groups_is_kept_inside_refused():
+    from fasteval import prepare as P
+
+    pq = P.prepare_qrels(pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"],
+                                       "relevance": [1, 0, 1]}))
+    run = pl.DataFrame({"query_id": ["q"] * 4, "doc_id": ["a", "b", "c", "d"],
+                        "score": [3.0, 2.0, 2.0, 1.0]})
+    b = P.prepare_run(pq, run, tie_break="expected", max_docs=3)
+    assert b.labels.tolist() == [1, 1, 0] and b.tie_starts.tolist() == [True, True, False]
+    with pytest.raises(fasteval.errors.ParameterError, match="query 'q' has equal scores"):
+        P.prepare_run(pq, run, tie_break="expected", max_docs=2)
+
+
+def test_keep_best_duplicates_then_ties():
+    from fasteval import prepare as P
+
+    pq = P.prepare_qrels(pl.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "b"],
+                                       "relevance": [1, 0]}))
+    run = pl.DataFrame({"query_id": ["q"] * 4, "doc_id": ["a", "b", "a", "c"],
+                        "score": [1.0, 2.0, 2.0, 0.5]})
+    b = P.prepare_run(pq, run, tie_break="expected", duplicates="keep_best")
+    assert b.report.deduplicated_rows == 1
+    assert b.labels.tolist() == [0, 1, -1] and b.tie_starts.tolist() == [True, False, True]
