@@ -161,6 +161,15 @@ def tie_starts(perm, offsets, key):
     for g in prange(ng):
         s = offsets[g]
         e = offsets[g + 1]
+        ordered = True  # rows already in rank order (the usual run file): no sort
+        for i in range(s + 1, e):
+            if key[perm[i]] > key[perm[i - 1]]:
+                ordered = False
+                break
+        if ordered:
+            for i in range(s, e):
+                out[i] = i == s or key[perm[i]] != key[perm[i - 1]]
+            continue
         for i in range(s, e):
             sorted_keys[i] = key[perm[i]]
         sorted_keys[s:e].sort()  # ascending: rank k is element e - 1 - k
@@ -289,36 +298,47 @@ def _rel_profile(lab, st, s, e, d, level, erel, eap, err, enone):
     before = 0  # relevant documents in the groups above
     ap = 0.0
     rr = 0.0
+    none = 1.0  # chance that no relevant document lies above
     a = 0  # rank (0-based) of the group's first position
     i = s
     while a < d:
-        j = _group_end(st, i, e)
+        r = 1 if lab[i] >= level else 0  # the group's end and relevant documents, one scan
+        j = i + 1
+        while j < e and not st[j]:
+            if lab[j] >= level:
+                r += 1
+            j += 1
         n = j - i
-        r = _count(lab, i, j, level, 2147483647)
-        if n == 1:  # the trec_eval loop's own additions
-            if r:
-                ap += (before + 1) / (a + 1.0)
-                if before == 0:
-                    rr += 1.0 / (a + 1)
-            erel[a + 1] = before + r
+        stop = min(n, d - a)
+        if r == 0:  # nothing changes inside the group
+            for t in range(a + 1, a + stop + 1):
+                erel[t] = before
+                eap[t] = ap
+                err[t] = rr
+                enone[t] = none
+        elif n == 1:  # the trec_eval loop's own additions
+            ap += (before + 1) / (a + 1.0)
+            if before == 0:
+                rr += 1.0 / (a + 1)
+            none = 0.0
+            erel[a + 1] = before + 1
             eap[a + 1] = ap
             err[a + 1] = rr
-            enone[a + 1] = 1.0 if before + r == 0 else 0.0
+            enone[a + 1] = 0.0
         else:
-            stop = min(n, d - a)
             pr = r / n
             slope = (r - 1) / (n - 1)
-            q = 1.0 if before == 0 else 0.0  # no relevant document above position t
+            q = none  # no relevant document above group position t
             for t in range(stop):
-                if r:
-                    ap += pr * (before + 1 + t * slope) / (a + t + 1.0)
-                    if q > 0.0:
-                        rr += q * r / (n - t) / (a + t + 1.0)
-                        q *= (n - r - t) / (n - t)
+                ap += pr * (before + 1 + t * slope) / (a + t + 1.0)
+                if q > 0.0:
+                    rr += q * r / (n - t) / (a + t + 1.0)
+                    q *= (n - r - t) / (n - t)
                 erel[a + t + 1] = before + r * (t + 1) / n
                 eap[a + t + 1] = ap
                 err[a + t + 1] = rr
                 enone[a + t + 1] = q
+            none = 0.0
         before += r
         a += n
         i = j
@@ -341,11 +361,12 @@ def _dcg_profile(lab, st, s, e, d, exp_gain, floor, edcg):
     a = 0
     i = s
     while a < d:
-        j = _group_end(st, i, e)
+        g = _gain_of(lab[i], exp_gain, floor)  # the group's end and gain, one scan
+        j = i + 1
+        while j < e and not st[j]:
+            g += _gain_of(lab[j], exp_gain, floor)
+            j += 1
         n = j - i
-        g = 0.0
-        for x in range(i, j):
-            g += _gain_of(lab[x], exp_gain, floor)
         mean = g / n
         for t in range(min(n, d - a)):
             if g != 0:

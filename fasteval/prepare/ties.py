@@ -17,7 +17,7 @@ import polars as pl
 from fasteval.errors import ParameterError
 from fasteval.kernels import expected as E
 from fasteval.kernels import prepare as K
-from fasteval.prepare.qrels import PreparedQrels
+from fasteval.prepare.qrels import PreparedQrels, run_heads
 from fasteval.prepare.ranking import Batch, placeholder_rankings, prepare_run
 
 
@@ -118,9 +118,7 @@ def _tie_starts(pq: PreparedQrels, run: pl.DataFrame, qidx: np.ndarray,
     n = len(qcol)
     if n == 0:
         return np.zeros(0, dtype=np.bool_)
-    change = qcol.ne_missing(qcol.shift(1)).fill_null(True).to_numpy()
-    change[0] = True
-    heads = np.flatnonzero(change).astype(np.int64)
+    heads = run_heads(qcol)
     codes = (
         pl.DataFrame({"query_id": qcol.gather(heads)})
         .join(pl.DataFrame({"query_id": batch_ids,
