@@ -144,6 +144,36 @@ def unsupported_families(families: Iterable[str]) -> list[str]:
     return out
 
 
+def check_measures(measures: Iterable[Any]) -> None:
+    """Refuse measures (:class:`fasteval.measures.Measure`) without an expected-value
+    kernel, naming them and the families that have one.
+
+    Raises
+    ------
+    ParameterError
+
+    Examples
+    --------
+    >>> from fasteval.measures import parse_measures
+    >>> from fasteval.errors import ParameterError
+    >>> try:
+    ...     check_measures(parse_measures(["map", "bpref", "P@5", "infAP"]))
+    ... except ParameterError as e:
+    ...     print(e.value)
+    ['bpref', 'infAP']
+    """
+    from fasteval.errors import ParameterError
+
+    measures = list(measures)
+    bad = unsupported_families(m.family for m in measures)
+    if bad:
+        raise ParameterError(
+            "measures with tie_break='expected'",
+            f"of the families with an expected value ({', '.join(sorted(FAMILY_OPS))})",
+            [m.name for m in measures if m.family in bad],
+        )
+
+
 # ---------------------------------------------------------------------------------------
 # tie groups (prepare side)
 
@@ -652,9 +682,8 @@ def plan_expected(measures: Sequence[Any], relevance_level: int,
 
     Raises
     ------
-    ValueError
-        For a measure without an expected-value kernel (callers check first with
-        :func:`unsupported_families`).
+    ParameterError
+        For a measure without an expected-value kernel (see :func:`check_measures`).
 
     Examples
     --------
@@ -663,6 +692,7 @@ def plan_expected(measures: Sequence[Any], relevance_level: int,
     >>> plan.ops.tolist(), plan.cuts.tolist(), plan.ol.tolist()
     ([7, 24], [5, 4611686018427387904], [2, 1, 0])
     """
+    check_measures(measures)
     judged = [int(g) for g in judged_levels]
     m = len(measures)
     ops = np.zeros(m, dtype=np.int64)
@@ -676,8 +706,6 @@ def plan_expected(measures: Sequence[Any], relevance_level: int,
     og: list[float] = []
     ooff = [0]
     for j, meas in enumerate(measures):
-        if meas.family not in FAMILY_OPS:
-            raise ValueError(f"{meas.name} has no expected-value kernel")
         ops[j] = FAMILY_OPS[meas.family]
         cuts[j] = meas.cutoff if meas.cutoff is not None else WHOLE
         levels[j] = meas.level(relevance_level)
