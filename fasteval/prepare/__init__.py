@@ -11,7 +11,8 @@ One job per module; every name is importable from here:
 * :mod:`fasteval.prepare.tables`: the input checks and the :class:`Report`;
 * :mod:`fasteval.prepare.qrels`: the qrels index (:class:`PreparedQrels`);
 * :mod:`fasteval.prepare.ranking`: ranking and labelling a run (:class:`Batch`), with the
-  duplicate retry, and placeholder rankings.
+  duplicate retry, and placeholder rankings;
+* :mod:`fasteval.prepare.ties`: the tie groups of ``tie_break="expected"``.
 
 Examples
 --------
