@@ -22,7 +22,24 @@ def _run_tiny_job() -> None:
                           "relevance": [1, 0, 2]})
     run = pl.DataFrame({"query_id": ["q1", "q1", "q2", "q3"], "doc_id": ["b", "a", "c", "d"],
                         "score": [1.0, 1.0, 0.5, 0.1]})
-    Evaluator(qrels, ["map", "ndcg@10"]).evaluate(run)
+    Evaluator(qrels, ["map", "ndcg@10"]).evaluate(run)  # small: prepared by polars
+    if _preparation_cached():
+        # a large job prepares with the kernels: load them now too (only if compiled,
+        # since a small job, which never needs them, would wait for the compiler)
+        from fasteval.prepare import check_qrels_table, prepare_run
+        from fasteval.prepare.qrels import _prepare_qrels_kernels
+
+        prepare_run(_prepare_qrels_kernels(check_qrels_table(qrels)), run)
+
+
+def _preparation_cached() -> bool:
+    """Whether numba's cache holds compiled preparation kernels for this machine."""
+    from fasteval.kernels import prepare as K
+
+    try:
+        return bool(K.rank_and_label._cache._cache_file._load_index())
+    except Exception:  # noqa: BLE001 - another numba: load them when a job needs them
+        return False
 
 
 def _warm() -> None:

@@ -54,27 +54,82 @@ def _run_heads(s: pl.Series, pq: PreparedQrels | None = None) -> tuple[np.ndarra
     return np.concatenate(parts), np.concatenate(coded)
 
 
-@dataclass
-class PreparedQrels:
-    """Qrels interned and indexed for joining (built once, reused for every run)."""
+@dataclass(frozen=True)
+class QrelsIndex:
+    """The kernels' doc index of a qrels table (see :class:`PreparedQrels`)."""
 
-    query_ids: pl.Series  # sorted unique query ids (index = query code)
     query_col: tuple  # query_ids as the kernels see them (see id_column)
     query_hash: np.ndarray  # int64 key of each query id (by code; see K.id_keys)
     qslots: np.ndarray  # open-addressing table key -> code + 1 (see kernels.code_table)
     qshift: int
-    doc_ids: pl.Series  # doc id column in row order (no values if all ids are text)
     doc_col: tuple  # doc ids as the kernels see them (see id_column), in row order
     q_hash: np.ndarray  # int64 doc key of each position (the positions of a query are adjacent)
-    q_rel: np.ndarray  # int64 grades in row order
     q_row: np.ndarray  # int64 row of each position (empty: position i is row i)
-    q_start: np.ndarray  # int64 per query: its positions are q_start:q_end (the ranges tile
-    q_end: np.ndarray  # 0..n_rows, in code order or, when queries are runs of rows, in row order
+
+
+@dataclass
+class PreparedQrels:
+    """Qrels interned and indexed for joining (built once, reused for every run).
+
+    Query codes follow the sorted query ids. A query's judgments hold positions
+    ``q_start:q_end`` (the ranges tile ``0..n_rows``), its judged grades sorted descending
+    ``grades[q_start:g_end]``. Qrels of at most :data:`fasteval.prepare.small.SMALL_ROWS`
+    rows are prepared by polars alone and get the kernels' doc :class:`QrelsIndex` only
+    when a large run needs it (:meth:`indexed`: a copy prepared by the kernels, with the
+    same query codes and its own position layout).
+    """
+
+    query_ids: pl.Series  # sorted unique query ids (index = query code)
+    doc_ids: pl.Series  # doc id column in row order (no values if all ids are text)
+    q_rel: np.ndarray  # int64 grades in row order
+    q_start: np.ndarray  # int64 per query: its positions are q_start:q_end (in code order or,
+    q_end: np.ndarray  # for the kernels' index when queries are runs of rows, in row order)
     grades: np.ndarray  # int32, per query its judged grades sorted descending
     g_end: np.ndarray  # int64 per query: judged grades are grades[q_start:g_end]
     max_grade: int
     n_rows: int
+    index: QrelsIndex | None = None  # None: prepared by polars (see indexed)
+    frame: pl.DataFrame | None = field(default=None, repr=False)  # checked table, kept by polars
     _alt: dict = field(default_factory=dict, repr=False)
+
+    def indexed(self) -> PreparedQrels:
+        """This qrels with the kernels' doc index: itself, or (prepared by polars) a copy
+        prepared by the kernels, made on first use and kept."""
+        if self.index is not None:
+            return self
+        full = self._alt.get("indexed")
+        if full is None:
+            full = _prepare_qrels_kernels(self.frame)
+            self._alt["indexed"] = full
+        return full
+
+    @property
+    def query_col(self) -> tuple:
+        return self.indexed().index.query_col
+
+    @property
+    def query_hash(self) -> np.ndarray:
+        return self.indexed().index.query_hash
+
+    @property
+    def qslots(self) -> np.ndarray:
+        return self.indexed().index.qslots
+
+    @property
+    def qshift(self) -> int:
+        return self.indexed().index.qshift
+
+    @property
+    def doc_col(self) -> tuple:
+        return self.indexed().index.doc_col
+
+    @property
+    def q_hash(self) -> np.ndarray:
+        return self.indexed().index.q_hash
+
+    @property
+    def q_row(self) -> np.ndarray:
+        return self.indexed().index.q_row
 
     @property
     def n_queries(self) -> int:
@@ -134,6 +189,10 @@ def index_qrels(order: np.ndarray, starts: np.ndarray, ends: np.ndarray, col: tu
 def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
     """Index a qrels table ``(query_id, doc_id, relevance)`` for joining.
 
+    At most :data:`fasteval.prepare.small.SMALL_ROWS` rows are prepared by polars alone
+    (no kernel to compile or load: a first run in seconds); larger tables by the kernels.
+    Both give the same query codes, grades and errors.
+
     Examples
     --------
     >>> import polars as pl
@@ -142,10 +201,31 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
     >>> pq.n_queries, pq.max_grade
     (1, 1)
     """
+    from fasteval.prepare import small
+
     _check_columns(qrels, ("query_id", "doc_id", "relevance"), "qrels")
     if qrels.height == 0:
         raise InputError("qrels are empty: no judgments to evaluate against", source="qrels")
     qrels = check_qrels_table(qrels)
+    if small.is_small(qrels.height):
+        return small.prepare_qrels_small(qrels)
+    return _prepare_qrels_kernels(qrels)
+
+
+def _duplicate_judgment(qrels: pl.DataFrame) -> DuplicateJudgmentError:
+    """The error for a qrels table that judges a (query, doc) pair twice: names the first
+    row that repeats an earlier one."""
+    rows = qrels.with_row_index("__row").filter(pl.struct("query_id", "doc_id").is_duplicated())
+    later = rows.filter(pl.struct("query_id", "doc_id").is_first_distinct().not_())
+    row = int(later["__row"].min())
+    r = qrels.row(row)
+    return DuplicateJudgmentError(
+        f"duplicate judgment for query {r[0]!r}, document {r[1]!r}", source="qrels", row=row,
+    )
+
+
+def _prepare_qrels_kernels(qrels: pl.DataFrame) -> PreparedQrels:
+    """:func:`prepare_qrels` by the kernels, of a checked table (see check_qrels_table)."""
     qcol = qrels.get_column("query_id")
     # qrels are usually grouped by query: work on runs of equal ids, not on every row.
     # Query codes follow the sorted ids; equal neighbours in that order share a code.
@@ -177,34 +257,22 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
         ends = offsets[1:]
     q_hash, repeat, grades, g_end = index_qrels(order, starts, ends, doc_col, rel)
     if (repeat >= 0).any():
-        rows = qrels.with_row_index("__row").filter(
-            pl.struct("query_id", "doc_id").is_duplicated())
-        later = rows.filter(pl.struct("query_id", "doc_id").is_first_distinct().not_())
-        row = int(later["__row"].min())
-        r = qrels.row(row)
-        raise DuplicateJudgmentError(
-            f"duplicate judgment for query {r[0]!r}, document {r[1]!r}", source="qrels", row=row,
-        )
+        raise _duplicate_judgment(qrels)
     # the original doc column and row order only serve to re-index integer ids as text
     # (_qrels_as_text); with text ids on both sides, keep the dtype and drop the values
     all_text = not query_ids.dtype.is_integer() and not docs.dtype.is_integer()
     return PreparedQrels(
         query_ids=query_ids,
-        query_col=query_col,
-        query_hash=query_hash,
-        qslots=qslots,
-        qshift=qshift,
         doc_ids=docs.clear() if all_text else docs,
-        doc_col=doc_col,
-        q_hash=q_hash,
         q_rel=rel,
-        q_row=order,
         q_start=starts,
         q_end=ends,
         grades=grades,
         g_end=g_end,
         max_grade=int(max(0, rel.max())) if len(rel) else 0,
         n_rows=qrels.height,
+        index=QrelsIndex(query_col=query_col, query_hash=query_hash, qslots=qslots,
+                         qshift=qshift, doc_col=doc_col, q_hash=q_hash, q_row=order),
     )
 
 
@@ -213,6 +281,7 @@ def _qrels_as_text(pq: PreparedQrels) -> PreparedQrels:
 
     Its query codes follow the text order ("10" < "9"), not the integers' (9 < 10):
     ``pq._alt["text_codes"]`` maps each of them to the code of the same query in ``pq``."""
+    pq = pq.indexed()
     alt = pq._alt.get("text")
     if alt is None:
         by_start = np.argsort(pq.q_start, kind="stable")  # the ranges tile the positions
@@ -230,7 +299,7 @@ def _qrels_as_text(pq: PreparedQrels) -> PreparedQrels:
                 "relevance": orig_rel,
             }
         )
-        alt = prepare_qrels(df)
+        alt = _prepare_qrels_kernels(df)
         pq._alt["text_codes"] = alt.query_ids.replace_strict(
             pq.query_ids.cast(pl.Utf8), pl.int_range(pq.n_queries, eager=True),
             return_dtype=pl.Int64,

@@ -11,9 +11,16 @@ import polars as pl
 
 from fasteval.errors import InputError, ParameterError
 from fasteval.kernels import prepare as K
-from fasteval.prepare import threads
+from fasteval.prepare import small, threads
 from fasteval.prepare.qrels import PreparedQrels, _qrels_as_text, _run_heads
-from fasteval.prepare.tables import DUPLICATES, TIE_BREAKS, Report, _check_columns, check_run_table
+from fasteval.prepare.tables import (
+    DUPLICATES,
+    TIE_BREAKS,
+    Report,
+    _check_columns,
+    _first_null,
+    check_run_table,
+)
 from fasteval.prepare.threads import _block_cuts, _on_threads, _parts
 from fasteval.prepare.views import _IDENTITY, _readonly, id_column
 
@@ -32,16 +39,16 @@ class Batch:
     tie_starts: np.ndarray | None = None
 
 
-def _harmonize(pq: PreparedQrels, col: pl.Series, kind: str) -> tuple[PreparedQrels, pl.Series]:
-    """Make a run id column and the qrels' ids the same type (text wins over integers)."""
-    ref = pq.query_ids if kind == "query" else pq.doc_ids
-    col_int = col.dtype.is_integer()
-    ref_int = ref.dtype.is_integer()
-    if col_int == ref_int:
-        return pq, (col.cast(pl.Int64) if col_int else col.cast(pl.Utf8))
-    if ref_int:
-        return _qrels_as_text(pq), col.cast(pl.Utf8)
-    return pq, col.cast(pl.Utf8)
+def _harmonize(pq: PreparedQrels, qcol: pl.Series,
+               docs: pl.Series) -> tuple[PreparedQrels, pl.Series, pl.Series]:
+    """Make a run's id columns and the qrels' ids the same types (see
+    :func:`fasteval.prepare.small.id_kinds`): integer qrels meet a run with text ids
+    through their text copy (:func:`_qrels_as_text`)."""
+    q_int, d_int = small.id_kinds(pq, qcol, docs)
+    if not (q_int and d_int) and (pq.query_ids.dtype.is_integer() and not q_int
+                                  or pq.doc_ids.dtype.is_integer() and not d_int):
+        pq = _qrels_as_text(pq)
+    return pq, small._ids(qcol, q_int), small._ids(docs, d_int)
 
 
 def _query_groups(pq: PreparedQrels, qcol: pl.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -106,23 +113,104 @@ def prepare_run(
     if tie_break == "rank" and "rank" not in run.columns:
         raise InputError("tie_break='rank' needs a 'rank' column", source=source, column="rank")
     check_run_table(run, source, scores=check_scores, run_id=False)
+    if tie_break == "rank" and run.get_column("rank").null_count():
+        rank = run.get_column("rank")
+        raise InputError("rank is null; tie_break='rank' needs a rank on every row",
+                         source=source, row=_first_null(rank), column="rank")
     report = Report()
     score = run.get_column("score")
     if score.dtype != pl.Float64:
         score = score.cast(pl.Float64)
-    given = pq  # integer qrels meet a text run through a text copy (see _qrels_as_text)
-    pq, qcol = _harmonize(pq, run.get_column("query_id"), "query")
-    pq, doc_col = _harmonize(pq, run.get_column("doc_id"), "doc")
-    heads, head_codes = _query_groups(pq, qcol)
-    nq = pq.n_queries
-    if (head_codes < 0).any():
-        dropped = qcol.gather(heads[head_codes < 0])
-        report.dropped_not_in_qrels = int(dropped.n_unique())
     if tie_break == "rank":
         key_col = -run.get_column("rank").cast(pl.Float64)
     else:
         key_col = score
     sort = tie_break != "input"
+    if pq.index is None and small.is_small(run.height):
+        given = pq
+        labels, offsets, report.dropped_not_in_qrels, dup_row, qcol, doc_col = (
+            small.rank_and_label_small(pq, run.get_column("query_id"), run.get_column("doc_id"),
+                                       key_col, sort))
+    else:
+        pq = given = pq.indexed()  # integer qrels meet a text run through a text copy
+        labels, offsets, report.dropped_not_in_qrels, dup_row, qcol, doc_col, pq = (
+            _rank_and_label_kernels(pq, run, key_col, sort))
+    if dup_row is not None:
+        if duplicates == "error":
+            raise InputError(
+                f"document {doc_col[dup_row]!r} appears more than once for query "
+                f"{qcol[dup_row]!r} (pass duplicates='keep_best' to keep the best-scored "
+                "row)",
+                source=source,
+                row=dup_row,
+                column="doc_id",
+            )
+        deduped = (
+            run.with_row_index("__row")
+            .sort(["score", "__row"], descending=[True, False])
+            .unique(subset=["query_id", "doc_id"], keep="first", maintain_order=True)
+            .sort("__row")
+            .drop("__row")
+        )
+        batch = prepare_run(
+            given, deduped, tie_break=tie_break, max_docs=max_docs, judged_only=judged_only,
+            complete=complete, duplicates="error", source=source,
+        )
+        batch.report.deduplicated_rows = run.height - deduped.height
+        return batch
+    nq = pq.n_queries
+    counts = np.diff(offsets)
+    has = counts > 0
+    report.run_queries = int(has.sum()) + report.dropped_not_in_qrels
+    report.missing_from_run = int((~has).sum())
+    no_limit = int(np.iinfo(np.int64).max)  # a larger max_docs means the same (atol saturates)
+    limit = min(int(max_docs), no_limit) if max_docs is not None else no_limit
+    if (limit < no_limit or judged_only) and small.is_small(len(labels)):
+        labels, offsets = small.truncate_small(labels, offsets, limit, judged_only)
+    elif limit < no_limit or judged_only:
+        labels, offsets = K.truncate(labels, offsets, limit, judged_only)
+    if complete and not judged_only and report.missing_from_run:
+        labels, offsets = placeholder_rankings(labels, offsets, ~has)
+    if complete:
+        qidx = np.arange(nq, dtype=np.int64)
+        report.filled = report.missing_from_run
+        present = has
+    else:
+        qidx = np.flatnonzero(has).astype(np.int64)
+        present = np.ones(len(qidx), dtype=bool)
+        offsets = np.concatenate([[0], offsets[1:][has]]).astype(np.int64)
+    report.evaluated = len(qidx)
+    if pq is not given:  # the text copy's query codes, as codes of the qrels given
+        qidx = given._alt["text_codes"][qidx]
+        order = np.argsort(qidx, kind="stable")
+        if (np.diff(qidx) < 0).any():  # queries in the order of the qrels given
+            labels, offsets = _reorder(labels, offsets, order)
+            qidx = qidx[order]
+            present = present[order]
+    return Batch(labels=labels, offsets=offsets, qidx=qidx, present=present, report=report)
+
+
+def _reorder(labels: np.ndarray, offsets: np.ndarray,
+             order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rankings of queries ``order`` (positions), one after the other."""
+    lengths = np.diff(offsets)[order]
+    new_off = np.zeros(len(offsets), dtype=np.int64)
+    np.cumsum(lengths, out=new_off[1:])
+    return K.gather_slices(labels, offsets[:-1][order], lengths), new_off
+
+
+def _rank_and_label_kernels(pq: PreparedQrels, run: pl.DataFrame, key_col: pl.Series,
+                            sort: bool) -> tuple:
+    """Rank and label ``run`` by the kernels (``pq`` indexed). Returns ``(labels, offsets,
+    dropped, dup_row, qcol, doc_col, pq)`` as :func:`fasteval.prepare.small.
+    rank_and_label_small` does, and the qrels the codes refer to (a text copy of integer
+    qrels for a text run; see _qrels_as_text)."""
+    pq, qcol, doc_col = _harmonize(pq, run.get_column("query_id"), run.get_column("doc_id"))
+    heads, head_codes = _query_groups(pq, qcol)
+    nq = pq.n_queries
+    dropped = 0
+    if (head_codes < 0).any():
+        dropped = int(qcol.gather(heads[head_codes < 0]).n_unique())
     blocked = None
     if run.height >= 2 * threads.BLOCK_ROWS and _each_query_once(head_codes):
         blocked = _rank_and_label_blocked(pq, heads, head_codes, run.height, key_col, doc_col,
@@ -145,54 +233,11 @@ def prepare_run(
                              labels, dup_at[a:b])
 
         _on_threads(part, range(len(cuts) - 1))
+    dup_row = None
     dup_groups = np.flatnonzero(dup_at >= 0)
     if len(dup_groups):
         dup_row = _find_duplicate(perm, offsets, dup_groups, qcol, doc_col)
-        if dup_row is not None:
-            if duplicates == "error":
-                raise InputError(
-                    f"document {doc_col[dup_row]!r} appears more than once for query "
-                    f"{qcol[dup_row]!r} (pass duplicates='keep_best' to keep the best-scored "
-                    "row)",
-                    source=source,
-                    row=dup_row,
-                    column="doc_id",
-                )
-            deduped = (
-                run.with_row_index("__row")
-                .sort(["score", "__row"], descending=[True, False])
-                .unique(subset=["query_id", "doc_id"], keep="first", maintain_order=True)
-                .sort("__row")
-                .drop("__row")
-            )
-            batch = prepare_run(
-                given, deduped, tie_break=tie_break, max_docs=max_docs, judged_only=judged_only,
-                complete=complete, duplicates="error", source=source,
-            )
-            batch.report.deduplicated_rows = run.height - deduped.height
-            return batch
-    counts = np.diff(offsets)
-    has = counts > 0
-    report.run_queries = int(has.sum()) + report.dropped_not_in_qrels
-    report.missing_from_run = int((~has).sum())
-    no_limit = int(np.iinfo(np.int64).max)  # a larger max_docs means the same (atol saturates)
-    limit = min(int(max_docs), no_limit) if max_docs is not None else no_limit
-    if limit < no_limit or judged_only:
-        labels, offsets = K.truncate(labels, offsets, limit, judged_only)
-    if complete and not judged_only and report.missing_from_run:
-        labels, offsets = placeholder_rankings(labels, offsets, ~has)
-    if complete:
-        qidx = np.arange(nq, dtype=np.int64)
-        report.filled = report.missing_from_run
-        present = has
-    else:
-        qidx = np.flatnonzero(has).astype(np.int64)
-        present = np.ones(len(qidx), dtype=bool)
-        offsets = np.concatenate([[0], offsets[1:][has]]).astype(np.int64)
-    report.evaluated = len(qidx)
-    if pq is not given:  # the text copy's query codes, as codes of the qrels given
-        qidx = given._alt["text_codes"][qidx]
-    return Batch(labels=labels, offsets=offsets, qidx=qidx, present=present, report=report)
+    return labels, offsets, dropped, dup_row, qcol, doc_col, pq
 
 
 PLACEHOLDER_LABEL = -1
