@@ -36,6 +36,9 @@ def _read_lines(path: str | os.PathLike[str]) -> list[str]:
     raw = gzip.open(p, "rb").read() if p.suffix == ".gz" else p.read_bytes()
     if not raw:
         raise InputError("file is empty", source=str(path))
+    from fasteval.io._common import fix_line_endings
+
+    raw = fix_line_endings(raw, str(path))  # old-Mac (CR-only) files: one line per record
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -266,3 +266,17 @@ def test_table_output_matches_lines(tmp_path):
     assert set(t.get_column("run_id").to_list()) == {"RUNX"}
     lines = {m: v for m, q, v in evaluate_prefs(j, r) if q == "q"}
     assert dict(zip(t.get_column("measure"), t.get_column("value"), strict=True)) == pytest.approx(lines)
+
+
+def test_cr_only_files_are_read_line_by_line(tmp_path):
+    """Old-Mac line endings (CR only): every record is read, none swallowed into one line."""
+    from fasteval.prefs.readers import read_prefs, read_trec_run_minimal
+
+    run = tmp_path / "run.txt"
+    run.write_bytes(b"q1 Q0 d1 1 2.5 tagA\rq1 Q0 d2 2 1.5 tagB\r")
+    table, tag = read_trec_run_minimal(run)
+    assert table.rows() == [("q1", "d1", 2.5), ("q1", "d2", 1.5)]
+    assert tag == "tagB"
+    prefs = tmp_path / "prefs.txt"
+    prefs.write_bytes(b"q1 j1 s1 d1 2\rq1 j1 s1 d2 1\r")
+    assert read_prefs(prefs).height == 2
