@@ -14,8 +14,10 @@ keeps trec_eval's ``strcmp`` order and ids such as ``"007"`` intact.
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -63,6 +65,16 @@ Source = Any
 
 def _is_path(source: Source) -> bool:
     return isinstance(source, (str, os.PathLike))
+
+
+def _read_once_only(path: str) -> bool:
+    """Whether ``path`` is a FIFO or a character device (``<(cmd)``, ``/dev/stdin``): its
+    content can be read only once, so it is read whole into memory first."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
 
 
 def _has_glob(path: str) -> bool:
@@ -255,6 +267,11 @@ def _load(source: Source, kind: Kind, format: str | None, explicit: dict[str, st
     if _is_path(source):
         path = os.fspath(source)
         _check_exists(path)
+        if _read_once_only(path):  # a FIFO or device: sniffing would consume what it reads
+            stream = io.BytesIO(Path(path).read_bytes())
+            stream.name = path  # type: ignore[attr-defined]
+            content, fmt, name = _read_stream(stream, kind, format or format_from_name(path))
+            return _load_data(content, fmt, kind, explicit, name)
         fmt = detect_format(path, format)
         data = path if fmt == "parquet" else _load_bytes(path, path)
         return _load_data(data, fmt, kind, explicit, path)
@@ -439,6 +456,11 @@ def _scan(source: Source, kind: Kind, format: str | None, **cols: str | None) ->
     if _is_path(source):
         path = os.fspath(source)
         _check_exists(path)
+        if _read_once_only(path):  # a FIFO or device: sniffing would consume what it reads
+            stream = io.BytesIO(Path(path).read_bytes())
+            stream.name = path  # type: ignore[attr-defined]
+            content, fmt, name = _read_stream(stream, kind, format or format_from_name(path))
+            return _load_data(content, fmt, kind, explicit, name)
         fmt = detect_format(path, format)
         gz = not _has_glob(path) and os.path.isfile(path) and _is_gzip(path)
         if fmt == "parquet":

@@ -1,0 +1,64 @@
+"""Inputs that can be read only once (FIFOs, ``<(cmd)``): the readers read them whole
+before sniffing their format, so every command that takes files (compare, sas, judge,
+prefs) reads them like regular files."""
+
+from __future__ import annotations
+
+import io
+import os
+import threading
+
+import polars as pl
+import pytest
+
+import fasteval
+from fasteval.cli import main
+
+QRELS = b"q1 0 d1 2\nq1 0 d2 0\nq2 0 d3 1\n"
+RUN_A = b"q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\nq2 Q0 d3 1 0.5 a\n"
+RUN_B = b"q1 Q0 d2 1 2.0 b\nq1 Q0 d1 2 1.0 b\nq2 Q0 d4 1 0.5 b\n"
+
+
+def _fifo(tmp_path, name: str, content: bytes) -> tuple[str, threading.Thread]:
+    path = str(tmp_path / name)
+    os.mkfifo(path)
+
+    def write() -> None:
+        with open(path, "wb") as fh:
+            fh.write(content)
+
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    return path, t
+
+
+@pytest.mark.parametrize("name", ["qrels", "qrels.txt"])  # format sniffed, or from the name
+def test_read_qrels_from_fifo(tmp_path, name):
+    path, t = _fifo(tmp_path, name, QRELS)
+    got = fasteval.read_qrels(path)
+    t.join()
+    assert got.rows() == [("q1", "d1", 2), ("q1", "d2", 0), ("q2", "d3", 1)]
+
+
+def test_read_run_parquet_from_fifo(tmp_path):
+    buf = io.BytesIO()
+    pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.5]}).write_parquet(buf)
+    path, t = _fifo(tmp_path, "run", buf.getvalue())
+    got = fasteval.read_run(path)
+    t.join()
+    assert got.select("query_id", "doc_id", "score").rows() == [("q1", "d1", 1.5)]
+
+
+def test_compare_reads_fifos(tmp_path, capsys):
+    q, tq = _fifo(tmp_path, "qrels", QRELS)
+    a, ta = _fifo(tmp_path, "a", RUN_A)
+    b, tb = _fifo(tmp_path, "b", RUN_B)
+    status = main(["compare", q, a, b, "-m", "map", "--format", "csv", "--test", "t"])
+    for t in (tq, ta, tb):
+        t.join()
+    out = capsys.readouterr().out
+    assert status == 0
+    # map: a = (1 + 1) / 2 = 1.0; b = (0.5 + 0) / 2 = 0.25
+    rows = pl.read_csv(io.StringIO(out))
+    assert rows.select("run_id", "versus", "n_queries", "mean_run", "mean_versus").rows() == [
+        ("a", "b", 2, 1.0, 0.25)]
