@@ -92,6 +92,7 @@ def evaluate_files(
     evaluator=None,
     engine: str = "local",
     ray_address: str | None = None,
+    share_qrels_limit: int | str | None = None,
     **options,
 ) -> BatchResult:
     """Score runs given as parquet files, globs or directories with bounded memory.
@@ -121,6 +122,10 @@ def evaluate_files(
         parquet directory written by Ray); needs ``pip install "fasteval[ray]"``.
     ray_address : str, optional
         Ray cluster to connect to when Ray is not initialised yet (default: a local Ray).
+    share_qrels_limit : int or str, optional
+        With ``engine="ray"``: prepared qrels up to this size (bytes, or ``"1GiB"``; default
+        1 GiB) are shared whole through Ray's object store, larger ones co-partitioned with
+        the runs (``stats.qrels`` says which).
     **options
         ``relevance_level``, ``max_docs``, ``complete``, ``judged_only``, ``tie_break``, ...
         as for :func:`fasteval.evaluate`.
@@ -152,8 +157,19 @@ def evaluate_files(
     if engine == "ray":
         from fasteval.batch.ray_engine import run_job_ray
 
-        wide_res, stats = run_job_ray(evaluator, sources, complete=complete, out=out, wide=wide,
-                                      ray_address=ray_address)
+        bar = None
+        if progress:
+            from fasteval.batch.progress import Progress
+
+            bar = Progress(total=sum(s.rows for s in sources if s.rows > 0) or None, unit="rows")
+        try:
+            wide_res, stats = run_job_ray(
+                evaluator, sources, complete=complete, out=out, wide=wide, ray_address=ray_address,
+                qrels=qrels, share_qrels_limit=share_qrels_limit,
+                progress=(lambda r, q: bar.update(rows=r, queries=q)) if bar else None)
+        finally:
+            if bar is not None:
+                bar.close()
         agg = aggregate_wide(wide_res, names)
         if aggregate_out is not None:
             write_table_atomic(agg, aggregate_out)

@@ -107,6 +107,9 @@ class JobStats:
     oversized: tuple[str, object, int] | None = None
     """``(run, query, rows)`` of the largest query that alone had more rows than a chunk
     may hold (it is scored whole, so memory goes past the bound); None if there was none."""
+    qrels: str | None = None
+    """How a Ray job's workers got the qrels: ``"shared"`` (one prepared copy through the
+    object store) or ``"co-partitioned"`` (shuffled with the runs); None on one machine."""
 
     def add_time(self, key: str, seconds: float) -> None:
         self.timings[key] = self.timings.get(key, 0.0) + seconds

@@ -1,28 +1,45 @@
 """Scoring on Ray Data (``engine="ray"``): the batch job spread over a Ray cluster.
 
 The runs found by :func:`fasteval.batch.discover.discover_all` (same rules as the
-single-machine path) are read with ``ray.data.read_parquet`` (other run files and
-in-memory tables are read on the driver and handed to Ray). Every row gets its run name
-(``run_id`` column, hive ``run_id=`` directory, or the source's name) and the index of its
-input (``_src``); rows are then hash-partitioned on ``(_src, run_id, query_id)``
-(``Dataset.repartition(keys=...)``: no global sort), so that each query of each run lies
-whole in one block. Blocks are scored with ``map_batches`` by the same
-:class:`fasteval.Evaluator`, prepared once on the driver and shared through the object
-store (``ray.put``). Per-query values are therefore bit-identical to the single-process
-path; the driver collects them, puts them back in the single-machine order (runs in input
-order, queries in qrels order, filled queries last) and aggregates them as
-:func:`fasteval.batch.driver.aggregate_wide` does, so aggregates are equal too.
+single-machine path) are read by Ray tasks, a few parquet row groups each (other run files
+and in-memory tables are read on the driver and handed to Ray). Every row gets its run name
+(``run_id`` column, hive ``run_id=`` directory, or the source's name), the index of its
+input (``_src``), its row number in that input (``_row``) and a 64-bit hash of its query id
+(``_key``); rows are checked where they are read, so an error names the file and row as the
+single-machine path does. Rows are then hash-partitioned on ``_key``
+(``Dataset.repartition(keys=...)``: no global sort), so that each query of every run lies
+whole in one block, and each block puts its rows back in input order (``_row``) before it is
+scored: ``tie_break="input"``, duplicate rows and error rows behave as on one machine.
+Blocks are scored with ``map_batches`` by the same kernels, so per-query values are
+bit-identical to the single-process path; the driver collects them, puts them back in the
+single-machine order (runs in input order, queries in qrels order, filled queries last) and
+aggregates them as :func:`fasteval.batch.driver.aggregate_wide` does, so aggregates are
+equal too.
+
+The qrels reach the workers in one of two ways (``JobStats.qrels`` says which):
+
+* ``"shared"``: the :class:`fasteval.Evaluator` prepared on the driver is put once in the
+  object store (``ray.put``) and every worker process uses it; chosen when the prepared
+  qrels take at most ``share_qrels_limit`` bytes (default 1 GiB: the object store holds a
+  copy per node and each worker process deserialises one);
+* ``"co-partitioned"``: above that, the judgments go through the same shuffle as the runs
+  (hash of the query id as text, so integer and text ids meet), and each block prepares
+  the qrels of its own queries only. The driver still reads and prepares the whole qrels
+  once (it fills ``complete`` queries and orders the output).
 
 Per-query output (``out``) is written by Ray's parquet writer into a hidden directory
 beside ``out``, renamed to ``out`` only when complete.
 
-A failing block task is retried by Ray (``max_retries``; application errors other than
-:class:`fasteval.errors.FastevalError` are retried too). ``FASTEVAL_RAY_FAULT`` (a path,
-read on the driver) injects a one-time failure for tests: the first block task to create
-that file raises :class:`InjectedFault`.
+Faults: a block task whose worker process dies (killed, out of memory, a lost node) is run
+again by Ray (Ray Data retries system failures of its tasks); its rows are scored once, as
+blocks are only taken from finished tasks. ``FASTEVAL_RAY_FAULT`` (a path, read on the
+driver) injects such a death for tests: the first block task to create that file ends its
+worker process with exit status 1. Errors in the input (:class:`fasteval.errors.FastevalError`)
+are not retried: they reach the caller as one-line errors.
 
-Not supported yet: ``tie_break="input"`` (the input order of a query's rows is not kept
-across the shuffle), qrels co-partitioned with the runs (they are always shared whole).
+Progress: Ray Data's own progress bars and execution logs are turned off; the caller's
+progress callback is called as each scored block reaches the driver (the CLI draws its
+bar, silent under ``--quiet``).
 """
 
 from __future__ import annotations
@@ -43,12 +60,16 @@ from fasteval.batch.driver import JobStats
 from fasteval.errors import FastevalError, InputError, ParameterError
 
 ENGINES = ("local", "ray")
+QRELS_MODES = ("auto", "shared", "co-partitioned")
+DEFAULT_SHARE_QRELS_LIMIT = 1 << 30
+"""Prepared qrels up to this many bytes are shared whole through the object store."""
+READ_TASK_ROWS = 2_000_000
+"""Rows per read task at most (whole row groups; a larger row group is one task)."""
 _REPORT_KEYS = ("run_queries", "evaluated", "dropped_not_in_qrels", "deduplicated_rows")
 _FAULT_ENV = "FASTEVAL_RAY_FAULT"
-
-
-class InjectedFault(RuntimeError):
-    """Raised once by a block task when ``FASTEVAL_RAY_FAULT`` names a file not yet made."""
+_KEY_SEED = 18
+_QRELS_SRC = -1
+_RAY_HINT = "Failed to apply UDF transform"
 
 
 def require_ray():
@@ -82,7 +103,189 @@ def check_engine(engine: str) -> str:
     return engine
 
 
-# ---------------------------------------------------------------- worker side
+def deep_nbytes(obj: Any, _depth: int = 0) -> int:
+    """Bytes held by the arrays and series of ``obj`` (numpy arrays, polars series, and
+    the fields of dataclasses, tuples, lists and dicts holding them, a few levels deep):
+    the size of prepared qrels in memory.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> deep_nbytes((np.zeros(4), {"a": np.zeros(2, dtype=np.int32)}))
+    40
+    """
+    if _depth > 4 or obj is None:
+        return 0
+    if isinstance(obj, np.ndarray):
+        return int(obj.nbytes)  # views of one buffer count twice: an upper bound
+    if isinstance(obj, pl.Series):
+        return int(obj.estimated_size())
+    if isinstance(obj, pl.DataFrame):
+        return int(obj.estimated_size())
+    if isinstance(obj, dict):
+        return sum(deep_nbytes(v, _depth + 1) for v in obj.values())
+    if isinstance(obj, list | tuple):
+        return sum(deep_nbytes(v, _depth + 1) for v in obj)
+    if hasattr(obj, "__dict__") and not isinstance(obj, type):
+        return sum(deep_nbytes(v, _depth + 1) for v in vars(obj).values())
+    return 0
+
+
+def qrels_mode_for(evaluator, *, limit: int | str | None = None, qrels: Any = None,
+                   mode: str = "auto") -> str:
+    """``"shared"`` or ``"co-partitioned"``: how a job gets the qrels to its workers.
+
+    ``auto`` shares them when the prepared qrels take at most ``limit`` bytes (default
+    :data:`DEFAULT_SHARE_QRELS_LIMIT`; a size such as ``"512MiB"``), and co-partitions them
+    otherwise, when ``qrels`` (the table or file the evaluator was built from) can be read
+    again (not standard input or a FIFO).
+
+    Examples
+    --------
+    >>> import fasteval, polars as pl
+    >>> q = pl.DataFrame({"query_id": ["q"], "doc_id": ["d"], "relevance": [1]})
+    >>> ev = fasteval.Evaluator(q, ["P@1"])
+    >>> qrels_mode_for(ev, qrels=q), qrels_mode_for(ev, qrels=q, limit=1)
+    ('shared', 'co-partitioned')
+    """
+    if mode not in QRELS_MODES:
+        raise ParameterError("qrels_mode", f"one of {', '.join(QRELS_MODES)}", mode)
+    size = parse_share_limit(limit)
+    if mode == "shared":
+        return "shared"
+    if qrels is None or not _rereadable(qrels):
+        if mode == "co-partitioned":
+            raise ParameterError("qrels_mode", "shared when the qrels are not given again as a "
+                                 "table or a file that can be read twice", mode)
+        return "shared"
+    if mode == "co-partitioned":
+        return mode
+    return "shared" if deep_nbytes(evaluator.qrels) <= size else "co-partitioned"
+
+
+def parse_share_limit(limit: int | str | None, param: str = "share_qrels_limit") -> int:
+    """Bytes of ``limit`` (an int >= 0, or a size such as ``"512MiB"``; None: the default).
+
+    Examples
+    --------
+    >>> parse_share_limit("2GiB"), parse_share_limit(0), parse_share_limit(None) == DEFAULT_SHARE_QRELS_LIMIT
+    (2147483648, 0, True)
+    """
+    from fasteval.batch.driver import parse_memory
+
+    if limit is None:
+        return DEFAULT_SHARE_QRELS_LIMIT
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0:
+        return limit
+    try:
+        return parse_memory(limit)
+    except ParameterError:
+        raise ParameterError(param, "a size in bytes >= 0, or such as 512MiB or 2GiB", limit) from None
+
+
+def _rereadable(qrels: Any) -> bool:
+    if not isinstance(qrels, str | os.PathLike):
+        return True
+    text = os.fspath(qrels)
+    if text == "-":
+        return False
+    try:
+        import stat
+
+        return not (stat.S_ISFIFO(os.stat(text).st_mode) or stat.S_ISCHR(os.stat(text).st_mode))
+    except OSError:
+        return False
+
+
+# ---------------------------------------------------------------- reading (worker side)
+
+_DTYPES = {"int": pl.Int64, "str": pl.Utf8, "float": pl.Float64}
+
+
+def _key_expr(text: bool) -> pl.Expr:
+    col = pl.col("query_id").cast(pl.Utf8) if text else pl.col("query_id")
+    return col.hash(seed=_KEY_SEED).alias("_key")
+
+
+def _finish(df: pl.DataFrame, *, src: int, row0: int, spec: dict) -> pl.DataFrame:
+    """A checked part of source ``src`` as the rows of the shuffle: ``_src``, ``run_id``,
+    the run columns (cast to the group's types), ``_row``, ``_key`` and, for a job with
+    co-partitioned qrels, the (null) qrels columns."""
+    if spec["run"] is not None:
+        df = df.with_columns(pl.lit(spec["run"], dtype=pl.Utf8).alias("run_id"))
+    df = df.with_columns(
+        pl.lit(src, dtype=pl.Int64).alias("_src"),
+        *[pl.col(c).cast(_DTYPES[k]) for c, k in spec["casts"].items()],
+        pl.col("run_id").cast(pl.Utf8),
+        pl.int_range(row0, row0 + df.height, dtype=pl.Int64).alias("_row"),
+        _key_expr(spec["key_text"]),
+    )
+    df = df.select(["_src", "run_id", *spec["keep"], "_row", "_key"])
+    if spec["qrels_cols"]:
+        df = df.with_columns([pl.lit(None, dtype=_DTYPES[k]).alias(c) for c, k in spec["qrels_cols"]])
+    return df
+
+
+def _check_part(df: pl.DataFrame, *, path: str, file_row0: int, label: str, src_row0: int) -> None:
+    """The single-machine checks of a part, with its errors: null ids and run ids (the file
+    and the row in it), integer ids past int64 and null or NaN scores (the input and the row
+    in it, as the single-machine path counts them)."""
+    from fasteval.batch.driver import _check_integer_ids, _check_rows
+    from fasteval.prepare import check_run_table
+
+    _check_rows(df, path, file_row0)
+    try:
+        _check_integer_ids(df)
+        check_run_table(df, label)
+    except InputError as exc:
+        raise InputError(exc.message, source=label, line=exc.line,
+                         row=None if exc.row is None else exc.row + src_row0, column=exc.column) from None
+
+
+def read_parts(batch, *, specs: list[dict]):
+    """Read the row groups named by each row of ``batch`` (``src``, ``file``, ``rg0``,
+    ``rg1``, ``row0``: first row in the file, ``srow0``: first row in the source); return
+    the checked rows of the shuffle (see :func:`_finish`)."""
+    import pyarrow.parquet as pq
+
+    out = []
+    for task in batch.to_pylist():
+        spec = specs[task["src"]]
+        path = spec["files"][task["file"]]
+        try:
+            pf = pq.ParquetFile(path)
+            table = pf.read_row_groups(list(range(task["rg0"], task["rg1"])), columns=spec["columns"])
+        except OSError as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InputError(f"could not read parquet data ({first})", source=path) from None
+        df = pl.from_arrow(table)
+        if not isinstance(df, pl.DataFrame):  # from_arrow on a Table always gives one
+            raise TypeError(f"expected a polars DataFrame, got {type(df).__name__}")
+        runs = spec["hive_runs"]
+        if runs is not None and "run_id" not in df.columns:
+            df = df.with_columns(pl.lit(runs[task["file"]], dtype=pl.Utf8).alias("run_id"))
+        _check_part(df, path=path, file_row0=task["row0"], label=spec["label"], src_row0=task["srow0"])
+        out.append(_finish(df, src=task["src"], row0=task["srow0"], spec=spec))
+    return pl.concat(out).to_arrow()
+
+
+def _qrels_part(block, *, casts: dict[str, str], run_cols: list[tuple[str, str]], key_text: bool):
+    """Qrels rows as rows of the shuffle: ``_src`` = -1, null run columns, ``_row``, ``_key``
+    and the judgments in ``_qq``, ``_qd``, ``_qr``."""
+    df = pl.from_arrow(block)
+    if not isinstance(df, pl.DataFrame):  # from_arrow on a Table always gives one
+        raise TypeError(f"expected a polars DataFrame, got {type(df).__name__}")
+    df = df.with_columns(_key_expr(key_text))
+    nulls = {c: pl.lit(None, dtype=_DTYPES[k]).alias(c) for c, k in run_cols}
+    cols = [pl.lit(_QRELS_SRC, dtype=pl.Int64).alias("_src"), pl.lit(None, dtype=pl.Utf8).alias("run_id"),
+            *[nulls[c] for c, _ in run_cols], pl.col("_row"), pl.col("_key"),
+            pl.col("query_id").cast(_DTYPES[casts["query_id"]]).alias("_qq"),
+            pl.col("doc_id").cast(_DTYPES[casts["doc_id"]]).alias("_qd"),
+            pl.col("relevance").cast(pl.Int64).alias("_qr")]
+    return df.select(cols).to_arrow()
+
+
+# ---------------------------------------------------------------- scoring (worker side)
 
 _EVALUATORS: dict[str, Any] = {}
 
@@ -108,38 +311,70 @@ def _maybe_fail(fault: str | None) -> None:
     except FileExistsError:
         return
     os.close(fd)
-    raise InjectedFault(f"injected one-time failure ({fault})")
+    os._exit(1)  # the worker dies mid-task, as a killed or out-of-memory one does
 
 
-def score_block(block, *, holder: tuple, names: list[str], fault: str | None = None):
+def _block_evaluator(qrels: pl.DataFrame, runs: pl.DataFrame, options: dict):
+    """An evaluator for the judgments of a block's queries (co-partitioned qrels). A block
+    whose run queries are all unjudged gets one judgment for a query id none of them has,
+    so that the counts of dropped queries come out as they do against the whole qrels."""
+    import fasteval
+
+    qrels = qrels.sort("_row").select(pl.col("_qq").alias("query_id"), pl.col("_qd").alias("doc_id"),
+                                      pl.col("_qr").alias("relevance"))
+    if qrels.height == 0:
+        qdtype = options["qrels_dtypes"][0]
+        taken = set(runs.get_column("query_id").cast(pl.Utf8).to_list())
+        if qdtype == "int":
+            free = next(v for v in range(-(2**63), -(2**63) + len(taken) + 1) if str(v) not in taken)
+        else:
+            free = next(f"\x00none{i}" for i in range(len(taken) + 1) if f"\x00none{i}" not in taken)
+        ddtype = options["qrels_dtypes"][1]
+        qrels = pl.DataFrame({"query_id": pl.Series([free], dtype=_DTYPES[qdtype]),
+                              "doc_id": pl.Series([0 if ddtype == "int" else "-"], dtype=_DTYPES[ddtype]),
+                              "relevance": pl.Series([0], dtype=pl.Int64)})
+    kwargs = {k: v for k, v in options.items() if k != "qrels_dtypes"}
+    return fasteval.Evaluator(qrels, **kwargs)
+
+
+def score_block(block, *, holder: tuple | None, names: list[str], keep: list[str], labels: list[str],
+                qdtype, options: dict | None = None, fault: str | None = None):
     """Score one block of whole queries; return per-query rows and one report row per run.
 
-    Rows: ``_src``, ``run_id``, ``query_id``, ``_qidx`` (qrels index; -1 on report rows),
-    the measures, then the report counts (``rows`` and :data:`_REPORT_KEYS`, only on report
-    rows).
+    Rows: ``_src``, ``run_id``, ``query_id``, ``_qidx`` (-1 on report rows), the measures,
+    then the report counts (``rows`` and :data:`_REPORT_KEYS`, only on report rows).
+    ``holder``: the shared evaluator's object reference; None when the block carries its
+    qrels (co-partitioned; ``options`` then builds the block's evaluator).
     """
-    from fasteval.prepare import check_run_table
-
     _maybe_fail(fault)
-    ev = _evaluator_of(holder)
     df = pl.from_arrow(block)
     if not isinstance(df, pl.DataFrame):  # from_arrow on a Table always gives one
         raise TypeError(f"expected a polars DataFrame, got {type(df).__name__}")
-    qdtype = ev.qrels.query_ids.dtype
+    if holder is None:
+        runs = df.filter(pl.col("_src") != _QRELS_SRC)
+        if runs.height == 0:
+            return _empty_scored(names, qdtype).to_arrow()
+        ev = _block_evaluator(df.filter(pl.col("_src") == _QRELS_SRC), runs, options or {})
+    else:
+        runs = df
+        ev = _evaluator_of(holder)
     parts = []
-    for (src, rid), table in df.partition_by(["_src", "run_id"], as_dict=True, maintain_order=True).items():
-        run = table.drop(["_src", "run_id"])
+    for (src, rid), table in runs.partition_by(["_src", "run_id"], as_dict=True, maintain_order=True).items():
+        table = table.sort("_row")  # input order (tie_break="input", duplicates, error rows)
+        run = table.select(keep)
         try:
-            check_run_table(run, "run")
+            batch = ev.prepare(run, complete=False, check_scores=False)
         except InputError as exc:
-            raise InputError(exc.message, source=f"run {rid!r}", column=exc.column) from None
-        batch = ev.prepare(run, complete=False, check_scores=False)
+            rows = table.get_column("_row")
+            raise InputError(exc.message, source=labels[src] if exc.source in (None, "run") else exc.source,
+                             line=exc.line, row=None if exc.row is None else int(rows[exc.row]),
+                             column=exc.column) from None
         values = ev.score(batch)
         n = values.shape[0]
         cols: dict[str, Any] = {
             "_src": pl.Series("_src", [src] * (n + 1), dtype=pl.Int64),
             "run_id": pl.Series("run_id", [rid] * (n + 1), dtype=pl.Utf8),
-            "query_id": pl.concat([ev.qrels.query_ids.gather(batch.qidx),
+            "query_id": pl.concat([ev.qrels.query_ids.gather(batch.qidx).cast(qdtype),
                                    pl.Series([None], dtype=qdtype)]),
             "_qidx": pl.Series("_qidx", np.append(np.asarray(batch.qidx, dtype=np.int64), -1)),
         }
@@ -160,23 +395,6 @@ def _empty_scored(names: list[str], qdtype) -> pl.DataFrame:
     schema |= {m: pl.Float64 for m in names}
     schema |= {f"_r_{k}": pl.Int64 for k in ("rows", *_REPORT_KEYS)}
     return pl.DataFrame(schema=schema)
-
-
-def _tag(block, *, src: int, run: str | None, by_path: dict[str, str] | None, keep: list[str],
-         casts: dict[str, str]):
-    """Add ``_src`` and ``run_id`` to a read block; keep the run columns, cast ids and scores."""
-    df = pl.from_arrow(block)
-    if not isinstance(df, pl.DataFrame):  # from_arrow on a Table always gives one
-        raise TypeError(f"expected a polars DataFrame, got {type(df).__name__}")
-    if by_path is not None:
-        df = df.with_columns(pl.col("path").replace_strict(by_path, return_dtype=pl.Utf8).alias("run_id"))
-    elif run is not None:
-        df = df.with_columns(pl.lit(run, dtype=pl.Utf8).alias("run_id"))
-    dtypes = {"int": pl.Int64, "str": pl.Utf8, "float": pl.Float64}
-    df = df.with_columns(pl.lit(src, dtype=pl.Int64).alias("_src"),
-                         *[pl.col(c).cast(dtypes[k]) for c, k in casts.items()],
-                         pl.col("run_id").cast(pl.Utf8))
-    return df.select(["_src", "run_id", *keep]).to_arrow()
 
 
 # ---------------------------------------------------------------- driver side
@@ -216,8 +434,33 @@ def _run_order(source: RunSource, frame: pl.DataFrame | None) -> list[str]:
     return [source.name]
 
 
-def _dataset(ray, i: int, source: RunSource, tie_break: str):
-    """``(group key, dataset, run order, frame rows)`` for one source."""
+def _read_tasks(i: int, files: list[str]) -> list[dict]:
+    """Read tasks of parquet source ``i``: runs of whole row groups of about
+    :data:`READ_TASK_ROWS` rows, with their first row in the file and in the source."""
+    import pyarrow.parquet as pq
+
+    tasks = []
+    srow = 0
+    for k, path in enumerate(files):
+        meta = pq.ParquetFile(path).metadata
+        row = 0
+        g0 = 0
+        acc = 0
+        for g in range(meta.num_row_groups):
+            acc += meta.row_group(g).num_rows
+            if acc >= READ_TASK_ROWS or g == meta.num_row_groups - 1:
+                tasks.append({"src": i, "file": k, "rg0": g0, "rg1": g + 1, "row0": row, "srow0": srow + row})
+                row += acc
+                g0, acc = g + 1, 0
+        srow += row
+    return tasks
+
+
+def _dataset(ray, i: int, source: RunSource, tie_break: str, qrels_cols: list[tuple[str, str]],
+             key_text: bool, casts_of: dict | None = None):
+    """``(group key, dataset, run order, id casts)`` for one source."""
+    from fasteval.batch.driver import _label
+
     frame = _load_frame(source) if source.kind != "parquet" else None
     schema = frame.schema if frame is not None else _columns_of(source)
     keep = ["query_id", "doc_id", "score"] + (["rank"] if tie_break == "rank" and "rank" in schema else [])
@@ -226,24 +469,43 @@ def _dataset(ray, i: int, source: RunSource, tie_break: str):
         casts["rank"] = "int"
     key = (casts["query_id"], casts["doc_id"], "rank" in keep)
     order = _run_order(source, frame)
-    kwargs: dict[str, Any] = {"src": i, "keep": keep, "casts": casts, "run": None, "by_path": None}
+    label = _label(source)
+    spec: dict[str, Any] = {"keep": keep, "casts": casts, "run": None, "label": label,
+                            "qrels_cols": qrels_cols, "key_text": key_text, "hive_runs": None}
     if frame is not None:
         if "run_id" not in frame.columns:
-            kwargs["run"] = source.name
-        ds = ray.data.from_arrow(frame.select([c for c in ("run_id", *keep) if c in frame.columns]).to_arrow())
+            spec["run"] = source.name
+        frame = frame.select([c for c in ("run_id", *keep) if c in frame.columns])
+        _check_part(frame, path=source.name, file_row0=0, label=label, src_row0=0)
+        part = _finish(frame, src=i, row0=0, spec=spec)
+        step = READ_TASK_ROWS
+        ds = ray.data.from_arrow([part.slice(s, step).to_arrow() for s in range(0, max(part.height, 1), step)])
     else:
         has_col = "run_id" in schema
         hive = source.hive or [{}] * len(source.files)
         hive_runs = not has_col and any("run_id" in h for h in hive)
-        cols = [c for c in ("run_id", *keep) if c in schema]
-        ds = ray.data.read_parquet([str(f) for f in source.files], columns=cols, partitioning=None,
-                                   include_paths=hive_runs, override_num_blocks=len(source.files))
+        spec["columns"] = [c for c in ("run_id", *keep) if c in schema]
+        spec["files"] = [str(f) for f in source.files]
         if hive_runs:
-            kwargs["by_path"] = {str(f): h.get("run_id", source.name) for f, h in zip(source.files, hive, strict=True)}
+            spec["hive_runs"] = [h.get("run_id", source.name) for h in hive]
         elif not has_col:
-            kwargs["run"] = source.name
-    ds = ds.map_batches(_tag, batch_format="pyarrow", batch_size=None, fn_kwargs=kwargs)
-    return key, ds, order
+            spec["run"] = source.name
+        tasks = _read_tasks(i, spec["files"])
+        ds = ray.data.from_items(tasks, override_num_blocks=max(1, len(tasks))).map_batches(
+            read_parts, batch_format="pyarrow", batch_size=1, fn_kwargs={"specs": {i: spec}})
+    return key, ds, order, keep
+
+
+def _qrels_dataset(ray, qrels: Any, casts: dict[str, str], run_cols: list[tuple[str, str]], key_text: bool):
+    """The qrels as rows of the co-partitioned shuffle (read on the driver, in parts)."""
+    from fasteval.evaluation import _load_qrels
+
+    table = _load_qrels(qrels).select(["query_id", "doc_id", "relevance"]).with_row_index("_row")
+    table = table.with_columns(pl.col("_row").cast(pl.Int64))
+    step = READ_TASK_ROWS
+    ds = ray.data.from_arrow([table.slice(s, step).to_arrow() for s in range(0, max(table.height, 1), step)])
+    return ds.map_batches(_qrels_part, batch_format="pyarrow", batch_size=None,
+                          fn_kwargs={"casts": casts, "run_cols": run_cols, "key_text": key_text})
 
 
 def _ensure_ray(ray, address: str | None) -> bool:
@@ -251,7 +513,7 @@ def _ensure_ray(ray, address: str | None) -> bool:
     if ray.is_initialized():
         return False
     ray.init(address=address, include_dashboard=False, ignore_reinit_error=True,
-             log_to_driver=False, logging_level="ERROR")
+             log_to_driver=False, logging_level="ERROR", configure_logging=True)
     return True
 
 
@@ -265,7 +527,10 @@ def run_job_ray(
     wide: bool = False,
     ray_address: str | None = None,
     num_blocks: int | None = None,
-    max_retries: int = 3,
+    qrels: Any = None,
+    share_qrels_limit: int | str | None = None,
+    qrels_mode: str = "auto",
+    progress=None,
 ) -> tuple[pl.DataFrame, JobStats]:
     """Score ``sources`` on Ray; return ``(wide per-query values, stats)`` like
     :func:`fasteval.batch.driver.run_job`.
@@ -273,7 +538,8 @@ def run_job_ray(
     Parameters
     ----------
     evaluator : fasteval.Evaluator
-        Prepared once here, shared with the workers through the object store.
+        Prepared once here; shared with the workers through the object store, or (large
+        qrels) used on the driver only, for ``complete`` and the order of the output.
     sources : list of RunSource
         From :func:`fasteval.batch.discover.discover_all`.
     complete : bool
@@ -288,8 +554,16 @@ def run_job_ray(
         ``ray.init(address=...)`` when Ray is not initialised yet (None: a local Ray).
     num_blocks : int, optional
         Hash partitions (default: twice the cluster's CPUs, at least 2).
-    max_retries : int
-        Retries of a failed block task.
+    qrels : table or path, optional
+        What ``evaluator`` was built from: needed to co-partition the qrels (without it,
+        they are shared).
+    share_qrels_limit : int or str, optional
+        Prepared qrels larger than this (bytes, or a size such as ``"2GiB"``; default
+        :data:`DEFAULT_SHARE_QRELS_LIMIT`) are co-partitioned with the runs.
+    qrels_mode : {"auto", "shared", "co-partitioned"}
+        Force one way (see :func:`qrels_mode_for`).
+    progress : callable, optional
+        Called as ``progress(rows, queries)`` as each scored block reaches the driver.
 
     Examples
     --------
@@ -297,29 +571,39 @@ def run_job_ray(
     >>> from fasteval.batch.discover import discover_all
     >>> ev = fasteval.Evaluator({"q": {"d": 1}}, ["P@1"])
     >>> wide, stats = run_job_ray(ev, discover_all(["run.parquet"]))  # doctest: +SKIP
+    >>> stats.qrels  # doctest: +SKIP
+    'shared'
     """
     ray = require_ray()
-    if evaluator.tie_break == "input":
-        raise ParameterError("tie_break", 'trec or rank with engine="ray" (input order is not kept '
-                             "across the shuffle yet)", "input")
+    mode = qrels_mode_for(evaluator, limit=share_qrels_limit, qrels=qrels, mode=qrels_mode)
+    if num_blocks is not None and (isinstance(num_blocks, bool) or not isinstance(num_blocks, int)
+                                   or num_blocks < 1):
+        raise ParameterError("num_blocks", "a positive integer", num_blocks)
     t0 = time.perf_counter()
     started = _ensure_ray(ray, ray_address)
+    restore = _quiet_data(ray)
     try:
         return _run(ray, evaluator, sources, complete=complete, fills_last=fills_last, out=out,
-                    wide=wide, num_blocks=num_blocks, max_retries=max_retries, t0=t0)
+                    wide=wide, num_blocks=num_blocks, t0=t0,
+                    qrels=qrels, mode=mode, progress=progress)
     except Exception as exc:
         raise _unwrap(ray, exc) from None
     finally:
+        restore()
         if started:
             ray.shutdown()
 
 
 def _unwrap(ray, exc: BaseException) -> BaseException:
     """The user error inside a Ray task error (one line), else the error itself."""
+    ray_error = getattr(getattr(ray, "exceptions", None), "RayError", ())
     seen = 0
     cur: BaseException | None = exc
     while cur is not None and seen < 10:
-        if isinstance(cur, FastevalError):
+        if isinstance(cur, FastevalError) and not isinstance(cur, ray_error):
+            # Ray Data adds a retry hint to the task's exception message: take it off
+            if cur.args and isinstance(cur.args[0], str) and _RAY_HINT in cur.args[0]:
+                cur.args = (cur.args[0].split(_RAY_HINT, 1)[0].rstrip("\n"), *cur.args[1:])
             return cur
         cause = getattr(cur, "cause", None)
         cur = cause if isinstance(cause, BaseException) else cur.__cause__
@@ -327,28 +611,63 @@ def _unwrap(ray, exc: BaseException) -> BaseException:
     return exc
 
 
-def _quiet_data(ray) -> None:
-    """One progress report, not two garbled together: Ray Data's bars and logs are turned
-    off (the CLI draws its own line)."""
+def _quiet_data(ray):
+    """One progress report, not two garbled together: Ray Data's progress bars, execution
+    logs and task-error logs are turned off for the job (errors reach the caller as
+    exceptions; the caller draws its own progress). Returns a function that restores them."""
     import logging
+    import warnings
 
-    ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = False
-    if hasattr(ctx, "print_on_execution_start"):
-        ctx.print_on_execution_start = False
-    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    with warnings.catch_warnings():  # Ray's DataContext() sets its own deprecated fields
+        warnings.simplefilter("ignore", DeprecationWarning)
+        ctx = ray.data.DataContext.get_current()
+    # task errors carry the task's own exception (an InputError names the file and row);
+    # without this Ray Data wraps it in a UserCodeException that loses it on the way back
+    settings = {"enable_progress_bars": False, "print_on_execution_start": False,
+                "enable_operator_progress_bars": False, "raise_original_map_exception": True}
+    saved = {k: getattr(ctx, k) for k in settings if hasattr(ctx, k)}
+    for k in saved:
+        setattr(ctx, k, settings[k])
+    loggers = [logging.getLogger(n) for n in ("ray.data", "ray.data._internal")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+
+    def restore() -> None:
+        for k, v in saved.items():
+            setattr(ctx, k, v)
+        for lg, lv in zip(loggers, levels, strict=True):
+            lg.setLevel(lv)
+
+    return restore
 
 
-def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks, max_retries, t0):
-    _quiet_data(ray)
+def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks, t0,
+         qrels, mode, progress):
     names = list(evaluator.measure_names)
+    qdtype = evaluator.qrels.query_ids.dtype
     stats = JobStats(mode={}, max_rows_per_chunk=0)
+    stats.qrels = mode
+    copart = mode == "co-partitioned"
+    qkinds = None
+    qrels_cols: list[tuple[str, str]] = []
+    if copart:
+        qkinds = (_kind(qdtype), _kind(evaluator.qrels.doc_ids.dtype))
+        qrels_cols = [("_qq", qkinds[0]), ("_qd", qkinds[1]), ("_qr", "int")]
     groups: dict[tuple, list] = {}
+    keeps: dict[tuple, list[str]] = {}
     orders: list[list[str]] = []
+    labels: list[str] = []
+    kinds: list[str] = []
+    from fasteval.batch.driver import _label
+
     for i, source in enumerate(sources):
-        key, ds, order = _dataset(ray, i, source, evaluator.tie_break)
+        key, ds, order, keep = _dataset(ray, i, source, evaluator.tie_break, qrels_cols, key_text=copart)
         groups.setdefault(key, []).append(ds)
+        keeps[key] = keep
         orders.append(order)
+        labels.append(_label(source))
+        kinds.append(key[0])
     seen_runs: dict[str, int] = {}
     for i, order in enumerate(orders):
         for rid in order:
@@ -356,30 +675,57 @@ def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks
                 raise InputError(f"run {rid!r} is also in an earlier input; each run may be given once",
                                  source=sources[i].name)
             seen_runs[rid] = i
-    holder = (ray.put(evaluator),)
+    holder = None if copart else (ray.put(evaluator),)
+    options = None
+    if copart:
+        options = {"measures": evaluator.measures, "relevance_level": evaluator.relevance_level,
+                   "max_docs": evaluator.max_docs, "complete": False, "judged_only": evaluator.judged_only,
+                   "tie_break": evaluator.tie_break, "duplicates": evaluator.duplicates,
+                   "num_docs": evaluator.num_docs, "compat": evaluator.compat, "qrels_dtypes": qkinds}
     if num_blocks is None:
         num_blocks = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
     fault = os.environ.get(_FAULT_ENV) or None
     scored_parts = []
+    tables = []
     t_read = time.perf_counter()
-    for dss in groups.values():
+    for key, dss in groups.items():
         ds = dss[0].union(*dss[1:]) if len(dss) > 1 else dss[0]
-        ds = ds.repartition(num_blocks, keys=["_src", "run_id", "query_id"])
+        keep = keeps[key]
+        if copart:
+            run_cols = [(c, k) for c, k in zip(keep, [key[0], key[1], "float", "int"], strict=False)]
+            ds = ds.union(_qrels_dataset(ray, qrels, {"query_id": qkinds[0], "doc_id": qkinds[1]},  # type: ignore[index]
+                                         run_cols, key_text=True))
+        ds = ds.repartition(num_blocks, keys=["_key"])
         scored = ds.map_batches(
             score_block, batch_format="pyarrow", batch_size=None,
-            fn_kwargs={"holder": holder, "names": names, "fault": fault},
-            max_retries=max_retries, retry_exceptions=[InjectedFault, OSError, ConnectionError],
-        ).materialize()
-        stats.chunks += scored.num_blocks()
-        scored_parts.append(scored)
+            fn_kwargs={"holder": holder, "names": names, "keep": keep, "labels": labels, "qdtype": qdtype,
+                       "options": options, "fault": fault},
+        )
+        refs = []
+        for bundle in scored.iter_internal_ref_bundles():
+            for ref in bundle.block_refs:
+                table = ray.get(ref)
+                refs.append(ref)
+                tables.append(table)
+                if progress is not None and table.num_rows:
+                    rep = pl.from_arrow(table.select(["_qidx", "_r_rows", "_r_run_queries"])).filter(
+                        pl.col("_qidx") < 0)
+                    progress(int(rep.get_column("_r_rows").sum()), int(rep.get_column("_r_run_queries").sum()))
+        stats.chunks += len(refs)
+        scored_parts.append(refs)
     stats.add_time("ray", time.perf_counter() - t_read)
-    tables = [t for s in scored_parts for t in ray.get(s.to_arrow_refs())]
     frames = [pl.from_arrow(t) for t in tables if t.num_rows]
-    qdtype = evaluator.qrels.query_ids.dtype
     allrows = (pl.concat([f.with_columns(pl.col("query_id").cast(qdtype)) for f in frames])  # type: ignore[union-attr]
                if frames else _empty_scored(names, qdtype))
     reports = allrows.filter(pl.col("_qidx") < 0)
-    rows = allrows.filter(pl.col("_qidx") >= 0)
+    nq = len(evaluator.qrels.query_ids)
+    qids = evaluator.qrels.query_ids
+    fq = pl.DataFrame({"query_id": qids, "_qidx": np.arange(nq, dtype=np.int64)})
+    # a text run meets integer qrels re-indexed as text: its queries come in text order
+    fq_text = fq.with_columns((qids.cast(pl.Utf8).rank("ordinal") - 1).cast(pl.Int64).alias("_qidx"))
+    # per-query rows in qrels order: the index in the driver's qrels (co-partitioned blocks
+    # number their own queries)
+    rows = allrows.filter(pl.col("_qidx") >= 0).drop("_qidx")
     # the report: per-block counts add up (each query lies whole in one block)
     for k in _REPORT_KEYS:
         stats.report[k] = int(reports.get_column(f"_r_{k}").sum())
@@ -390,18 +736,17 @@ def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks
     ordered_runs = sorted(present, key=lambda r: run_rank.get(r, len(run_rank)))
     stats.runs = ordered_runs
     stats.mode = {r: "ray" for r in ordered_runs}
-    nq = len(evaluator.qrels.query_ids)
-    rows = rows.with_columns(pl.col("run_id").replace_strict(run_rank, default=len(run_rank),
-                                                             return_dtype=pl.Int64).alias("_run"))
     pieces: list[pl.DataFrame] = []
     filled = 0
     missing = 0
     fills: list[pl.DataFrame] = []
-    fq = pl.DataFrame({"query_id": evaluator.qrels.query_ids, "_qidx": np.arange(nq, dtype=np.int64)})
-    for order in orders:  # as run_job: a source's runs, then (-c) its runs' filled queries
+    by_run = {r[0]: t for r, t in rows.partition_by("run_id", as_dict=True, maintain_order=False).items()}
+    present_set = set(ordered_runs)
+    for i, order in enumerate(orders):  # as run_job: a source's runs, then (-c) its runs' filled queries
+        fq_i = fq_text if kinds[i] == "str" and qdtype.is_integer() else fq
         bodies, tails = [], []
-        for rid in [r for r in order if r in set(ordered_runs)]:
-            part = rows.filter(pl.col("run_id") == rid).sort("_qidx")
+        for rid in [r for r in order if r in present_set]:
+            part = by_run.get(rid, rows.clear()).join(fq_i, on="query_id", how="left").sort("_qidx")
             body = part.select(["run_id", "query_id", *names, "_qidx"])
             if complete:
                 from fasteval.batch.sinks import to_wide
@@ -410,7 +755,7 @@ def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks
                 n_fill = fill.get_column("query_id").n_unique()
                 filled += n_fill
                 missing += n_fill
-                fill = fill.join(fq, on="query_id", how="left").select(body.columns)
+                fill = fill.join(fq_i, on="query_id", how="left").select(body.columns)
                 fills.append(fill.drop("_qidx"))
                 if fills_last:
                     tails.append(fill)
@@ -428,7 +773,7 @@ def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks
     wide_df = pl.concat(pieces) if pieces else empty_wide(names, qdtype)
     if out is not None:
         t_w = time.perf_counter()
-        _write_dir(scored_parts, pl.concat(fills) if fills else None, out, names, wide=wide)
+        _write_dir(ray, scored_parts, pl.concat(fills) if fills else None, out, names, wide=wide)
         stats.add_time("write", time.perf_counter() - t_w)
     stats.seconds = time.perf_counter() - t0
     return wide_df, stats
@@ -444,7 +789,7 @@ def _drop_helpers(block, *, names: list[str], wide: bool):
     return (df if wide else to_long(df, names)).to_arrow()
 
 
-def _write_dir(scored_parts, fills: pl.DataFrame | None, out, names: list[str], *, wide: bool) -> None:
+def _write_dir(ray, scored_parts: list[list], fills: pl.DataFrame | None, out, names: list[str], *, wide: bool) -> None:
     """Write per-query results with Ray's parquet writer into a hidden directory beside
     ``out``; rename it to ``out`` once complete (an older ``out`` is replaced)."""
     from fasteval.batch.sinks import to_long
@@ -454,8 +799,10 @@ def _write_dir(scored_parts, fills: pl.DataFrame | None, out, names: list[str], 
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.parent / f"{temp_prefix('.' + final.name + '.')}{uuid.uuid4().hex[:8]}.tmp"
     try:
-        for scored in scored_parts:
-            part = scored.map_batches(_drop_helpers, batch_format="pyarrow", batch_size=None,
+        for refs in scored_parts:
+            if not refs:
+                continue
+            part = ray.data.from_arrow_refs(refs).map_batches(_drop_helpers, batch_format="pyarrow", batch_size=None,
                                       fn_kwargs={"names": names, "wide": wide})
             part.write_parquet(str(tmp))  # one writer call per id-type group, same folder
         tmp.mkdir(parents=True, exist_ok=True)
@@ -477,12 +824,14 @@ def _write_dir(scored_parts, fills: pl.DataFrame | None, out, names: list[str], 
 
 
 def evaluate_ray(qrels, run, measures, *, run_id: str | None = None, engine: str = "ray",
-                 ray_address: str | None = None, **options) -> pl.DataFrame:
+                 ray_address: str | None = None, share_qrels_limit: int | str | None = None,
+                 qrels_mode: str = "auto", **options) -> pl.DataFrame:
     """:func:`fasteval.evaluate` with ``engine="ray"``: long per-query results in
     :func:`fasteval.evaluate`'s order (runs in input order, queries in qrels order).
 
     ``run``: a table (optional ``run_id`` column), a mapping ``{name: table}``, or parquet
-    paths, globs or directories (a list of them too).
+    paths, globs or directories (a list of them too). ``ray_address``,
+    ``share_qrels_limit`` and ``qrels_mode``: see :func:`run_job_ray`.
     """
     import fasteval
     from fasteval.batch.discover import discover_all
@@ -501,5 +850,6 @@ def evaluate_ray(qrels, run, measures, *, run_id: str | None = None, engine: str
     for s in sources:
         s.duplicates = dup
     ev = fasteval.Evaluator(qrels, measures, **options)
-    wide, _ = run_job_ray(ev, sources, complete=ev.complete, fills_last=False, ray_address=ray_address)
+    wide, _ = run_job_ray(ev, sources, complete=ev.complete, fills_last=False, ray_address=ray_address,
+                          qrels=qrels, share_qrels_limit=share_qrels_limit, qrels_mode=qrels_mode)
     return to_long(wide, ev.measure_names)

@@ -72,6 +72,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "with -q -o OUT.parquet, OUT is a parquet directory written by Ray")
     p.add_argument("--ray-address", default=None, metavar="ADDR",
                    help="Ray cluster to connect to with --engine ray (default: a local Ray)")
+    p.add_argument("--share-qrels-limit", default=None, metavar="SIZE",
+                   help="with --engine ray: qrels that take at most SIZE prepared (default 1GiB) are "
+                        "shared whole through Ray's object store; larger ones are co-partitioned "
+                        "with the runs by query")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary note on stderr")
     p.add_argument("--log-json", action="store_true", help="print a one-line JSON summary on stderr")
     return p
@@ -86,6 +90,10 @@ def _check_args(args: argparse.Namespace) -> None:
         raise ParameterError("--max-docs", "a positive integer", args.max_docs)
     if args.max_rows_per_chunk is not None and args.max_rows_per_chunk < 1:
         raise ParameterError("--max-rows-per-chunk", "a positive integer", args.max_rows_per_chunk)
+    if getattr(args, "share_qrels_limit", None) is not None:
+        from fasteval.batch.ray_engine import parse_share_limit
+
+        parse_share_limit(args.share_qrels_limit, "--share-qrels-limit")
     if args.format == "parquet" and args.output is None:
         raise ParameterError("--format parquet", "used with -o OUT (parquet is not printed)", "stdout")
 
@@ -159,9 +167,12 @@ def run(args: argparse.Namespace) -> int:
         if ray_engine:
             from fasteval.batch.ray_engine import run_job_ray
 
-            wide, stats = run_job_ray(evaluator, sources, complete=args.complete,
-                                      out=output if ray_dir else None, wide=args.wide,
-                                      ray_address=args.ray_address)
+            with bar:
+                wide, stats = run_job_ray(evaluator, sources, complete=args.complete,
+                                          out=output if ray_dir else None, wide=args.wide,
+                                          ray_address=args.ray_address, qrels=args.qrels,
+                                          share_qrels_limit=getattr(args, "share_qrels_limit", None),
+                                          progress=lambda r, q: bar.update(rows=r, queries=q))
         else:
             with bar:
                 wide, stats = run_job(
@@ -210,6 +221,7 @@ def run(args: argparse.Namespace) -> int:
             "mode": stats.mode,
             "max_rows_per_chunk": stats.max_rows_per_chunk,
             "report": rep,
+            "qrels": stats.qrels,
             "measures": names,
             "output": args.output,
             "aggregate_out": args.aggregate_out,
@@ -262,6 +274,8 @@ def _note(stats, complete: bool) -> str:
     else:
         parts.append(f"{missing} qrels queries missing from a run left out (use -c to count them)")
     parts.append(f"{rep.get('deduplicated_rows', 0)} duplicate rows removed")
+    if stats.qrels is not None:
+        parts.append(f"on Ray, qrels {stats.qrels}")
     return "; ".join(parts)
 
 

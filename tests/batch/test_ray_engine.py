@@ -1,6 +1,8 @@
 """engine="ray": per-query values bit-identical to the single-machine path, equal aggregates,
-the same report; an injected one-time worker failure retried without losing or duplicating
-a row. One local Ray (2 CPUs) for the module; every job scores several runs at once."""
+the same report, with the qrels shared or co-partitioned; tie rules, errors (file, row) and
+CLI outputs as on one machine; a worker that dies once is replaced without losing or
+duplicating a row. One local Ray (2 CPUs) for the module; every job scores several runs
+at once (a Ray job costs seconds here)."""
 
 from __future__ import annotations
 
@@ -87,13 +89,17 @@ def _same(ray_res, local_res):
         local_res.stats.rows, local_res.stats.queries, local_res.stats.runs)
 
 
-def test_batch_api_equals_local(ray_local, data):
-    # one job for many options (a Ray job costs seconds here): -c -J -M -l, keep_best duplicates
+@pytest.mark.parametrize("limit, mode", [(None, "shared"), (0, "co-partitioned")])
+def test_batch_api_equals_local(ray_local, data, limit, mode):
+    # one job for many options: -c -J -M -l, keep_best duplicates; the qrels shared whole, or
+    # co-partitioned with the runs (forced by a limit of 0 bytes)
     options = {"complete": True, "judged_only": True, "max_docs": 7, "relevance_level": 2,
                "duplicates": "keep_best", "tie_break": "trec"}
     runs = [data / "runs", data / "dup.parquet"]
     local = evaluate_files(data / "qrels.parquet", runs, MEASURES, wide=True, **options)
-    res = evaluate_files(data / "qrels.parquet", runs, MEASURES, wide=True, engine="ray", **options)
+    res = evaluate_files(data / "qrels.parquet", runs, MEASURES, wide=True, engine="ray",
+                         share_qrels_limit=limit, **options)
+    assert res.stats.qrels == mode and local.stats.qrels is None
     _same(res, local)
     assert res.stats.runs == ["alpha", "beta", "gamma", "dup"]
     assert res.stats.report["filled"] > 0
@@ -107,7 +113,7 @@ def test_cli_output_dir_and_injected_fault(ray_local, data, tmp_path, monkeypatc
     args = ["eval", str(data / "qrels.parquet"), str(data / "runs"),
             *sum((["-m", m] for m in MEASURES), []), "-q", "-c", "-J", "--quiet"]
     assert main([*args, "-o", str(out), "--engine", "ray"]) == 0
-    assert marker.exists()  # the first block task failed once, and was retried
+    assert marker.exists()  # the first block task's worker died once; Ray ran the task again
     got = pl.read_parquet(out)  # a directory of parts, renamed into place when complete
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
     ref_path = tmp_path / "local.parquet"  # written after the check above
@@ -126,3 +132,94 @@ def test_evaluate_engine_ray_on_tables(ray_local, data):
     got = fasteval.evaluate(qrels, two, MEASURES, complete=True, engine="ray")
     assert got.equals(local)
     assert fasteval.aggregate(got).equals(fasteval.aggregate(local))
+
+
+def test_integer_ids_and_tie_rules(ray_local):
+    """Integer qrels against an integer run with a rank column and a text run (ids spelled
+    as text), unsorted; tie_break input and rank keep each query's input order across the
+    shuffle; co-partitioned qrels meet both id types."""
+    rng = np.random.default_rng(7)
+    nq = 20
+    qrels = pl.DataFrame({"query_id": np.repeat(np.arange(nq), 5), "doc_id": np.tile(np.arange(5), nq),
+                          "relevance": rng.integers(0, 3, nq * 5)})
+    n = 300
+    ints = pl.DataFrame({"query_id": rng.integers(0, nq + 3, n), "doc_id": rng.integers(0, 12, n),
+                         "score": rng.integers(0, 2, n).astype(float)}).unique(
+        ["query_id", "doc_id"], keep="first", maintain_order=True)
+    ints = ints.with_columns(pl.int_range(pl.len(), 0, -1).over("query_id").alias("rank"))
+    texts = ints.select(pl.col("query_id").cast(pl.Utf8), pl.col("doc_id").cast(pl.Utf8), "score")
+    runs = {"ints": ints.sample(fraction=1.0, seed=1), "texts": texts.sample(fraction=1.0, seed=2)}
+    measures = ["map", "ndcg@5", "P@3", "recip_rank"]
+    trec = fasteval.evaluate(qrels, runs, measures)
+    for tie in ("input", "rank"):
+        if tie == "rank":
+            runs = {"ints": runs["ints"]}
+        local = fasteval.evaluate(qrels, runs, measures, tie_break=tie, complete=True)
+        assert not local.equals(fasteval.evaluate(qrels, runs, measures, complete=True))  # ties matter
+        got = fasteval.evaluate(qrels, runs, measures, tie_break=tie, complete=True, engine="ray",
+                                qrels_mode="co-partitioned")
+        assert got.equals(local)
+    assert trec.height
+
+
+def _error_of(fn):
+    from fasteval.errors import InputError
+
+    with pytest.raises(InputError) as info:
+        fn()
+    return str(info.value)
+
+
+def test_errors_name_file_and_row(ray_local, tmp_path, data):
+    """An error in the input names the same file, row and column as on one machine."""
+    qrels = data / "qrels.parquet"
+    base = pl.DataFrame({"query_id": [f"q{i // 10}" for i in range(60)],
+                         "doc_id": [f"d{i % 10}" for i in range(60)], "score": np.linspace(1, 0, 60)})
+    cases = {
+        "null_doc": base.with_columns(pl.when(pl.int_range(pl.len()) == 37).then(None)
+                                      .otherwise(pl.col("doc_id")).alias("doc_id")),
+        "nan_score": base.with_columns(pl.when(pl.int_range(pl.len()) == 41).then(float("nan"))
+                                       .otherwise(pl.col("score")).alias("score")),
+        "duplicate": pl.concat([base, base.slice(12, 1).with_columns(pl.col("score") + 5)]),
+    }
+    for name, frame in cases.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        frame.head(20).write_parquet(folder / "a.parquet", row_group_size=8)
+        frame.slice(20).write_parquet(folder / "b.parquet", row_group_size=8)
+        parts = str(folder / "*.parquet")  # one run in two files
+        local = _error_of(lambda f=parts: evaluate_files(qrels, f, ["map"]))
+        got = _error_of(lambda f=parts: evaluate_files(qrels, f, ["map"], engine="ray"))
+        assert got == local, name
+        assert "row" in got
+
+
+def test_cli_outputs_equal_local(ray_local, data, tmp_path, capsys):
+    """--wide, CSV and trec output, --aggregate-out and -q print the same with --engine ray;
+    --quiet prints nothing on stderr."""
+    base = ["eval", str(data / "qrels.parquet"), str(data / "runs"), str(data / "dup.parquet"),
+            "-m", "map", "-m", "ndcg@10", "-m", "num_ret", "-c", "--keep-best-duplicates", "--quiet"]
+    for extra in (["-q", "--wide", "--format", "csv", "--aggregate-out", "AGG.json"],
+                  ["--format", "trec", "-M", "5", "--tie-break", "input"]):
+        outs = []
+        for engine in ("local", "ray"):
+            args = [a.replace("AGG", str(tmp_path / engine)) for a in extra]
+            assert main([*base, *args, "--engine", engine]) == 0
+            cap = capsys.readouterr()
+            assert cap.err == ""
+            agg = (tmp_path / f"{engine}.json").read_text() if "--aggregate-out" in extra else ""
+            outs.append((cap.out, agg))
+        assert outs[0] == outs[1]
+        assert outs[0][0]
+
+
+def test_cli_run_prints_one_note(data):
+    """A whole command with its own Ray: stderr holds the one summary line (which names the
+    qrels mode), no Ray log line or warning."""
+    cmd = [sys.executable, "-m", "fasteval", "eval", str(data / "qrels.parquet"), str(data / "runs"),
+           "-m", "map", "--engine", "ray"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "on Ray, qrels shared" in lines[0]
+    assert "map" in proc.stdout
