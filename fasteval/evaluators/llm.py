@@ -196,6 +196,10 @@ def _generator_from_dict(data: dict[str, Any]) -> Any:
     return cls(**data.get("init_parameters", {}))
 
 
+# Keyword-only options Haystack's evaluators do not have, with their defaults.
+_OWN_DEFAULTS: dict[str, Any] = {"max_concurrency": 8, "cache_dir": None, "corrective_retry": True, "deadline": None}
+
+
 class LLMEvaluator(HaystackComponent):
     """Judge inputs with an LLM from instructions and few-shot examples (Haystack-compatible).
 
@@ -384,7 +388,9 @@ class LLMEvaluator(HaystackComponent):
         ``inputs``, ``outputs`` and ``examples`` (changing them after construction counts).
         """
         inputs_section = "{" + ", ".join(f'"{name}": {{{{ {name} }}}}' for name, _ in self.inputs) + "}"
-        return f"{self._prompt_prefix()}{inputs_section}\nOutputs:"
+        # Ends with a newline as Haystack's template does (Jinja drops it when rendering,
+        # so a rendered prompt ends at ``Outputs:``, as render_prompt's does).
+        return f"{self._prompt_prefix()}{inputs_section}\nOutputs:\n"
 
     def render_prompt(self, **row: Any) -> str:
         """The prompt for one row; values print as Haystack's PromptBuilder prints them (``str()``).
@@ -512,13 +518,13 @@ class LLMEvaluator(HaystackComponent):
     # -- serialization and Haystack sockets ----------------------------------------------
     def _init_parameters(self) -> dict[str, Any]:
         params = self._own_parameters()
-        params.update(
-            chat_generator=_generator_to_dict(self._chat_generator),
-            max_concurrency=self.max_concurrency,
-            cache_dir=self.cache_dir,
-            corrective_retry=self.corrective_retry,
-            deadline=self.deadline,
-        )
+        params["chat_generator"] = _generator_to_dict(self._chat_generator)
+        # fasteval's own options are written only when they differ from their defaults, so a
+        # dictionary of an evaluator built with Haystack's arguments has Haystack's keys.
+        for name, default in _OWN_DEFAULTS.items():
+            value = getattr(self, name)
+            if value != default:
+                params[name] = value
         return params
 
     def _own_parameters(self) -> dict[str, Any]:

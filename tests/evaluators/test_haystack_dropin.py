@@ -525,3 +525,35 @@ def test_haystacks_instructions_and_examples_can_be_passed(name):
     assert getattr(fe, name).from_dict(data).instructions == theirs.instructions
     assert "instructions" not in getattr(fe, name)(chat_generator=Capture()).to_dict()["init_parameters"]
     assert getattr(fe, name)(chat_generator=Capture()).instructions != theirs.instructions  # our own text
+
+
+# ------------------------------------------------------------------ template string, dict keys
+def test_prepare_template_has_haystacks_lines_and_ending(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-api-key")
+    args = _llm_args()
+    theirs = hs.LLMEvaluator(**args).prepare_template()
+    ours = fe.LLMEvaluator(**args).prepare_template()
+    assert theirs.endswith("\nOutputs:\n") and ours.endswith("\nOutputs:\n")
+    a, b = ours.split("\n"), theirs.split("\n")
+    assert len(a) == len(b) and [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y] == [3, 5]
+
+
+@pytest.mark.parametrize("name", ["LLMEvaluator", "FaithfulnessEvaluator", "ContextRelevanceEvaluator"])
+def test_to_dict_has_haystacks_keys_unless_fasteval_options_are_set(name, monkeypatch):
+    from haystack.components.generators.chat.openai import OpenAIChatGenerator
+    from haystack.utils import Secret
+
+    monkeypatch.setenv("ENV_VAR", "test-api-key")
+    gen = OpenAIChatGenerator(generation_kwargs={"seed": 42}, api_key=Secret.from_env_var("ENV_VAR"))
+    args = _llm_args() if name == "LLMEvaluator" else {"progress_bar": False}
+    theirs = getattr(hs, name)(**args, chat_generator=gen, raise_on_failure=False).to_dict()
+    ev = getattr(fe, name)(**args, chat_generator=gen, raise_on_failure=False)
+    assert ev.to_dict()["init_parameters"].keys() == theirs["init_parameters"].keys()
+    assert ev.to_dict()["init_parameters"]["chat_generator"] == theirs["init_parameters"]["chat_generator"]
+    tuned = getattr(fe, name)(**args, chat_generator=gen, max_concurrency=3, deadline=60.0, cache_dir="c")
+    params = tuned.to_dict()["init_parameters"]
+    assert (params["max_concurrency"], params["deadline"], params["cache_dir"]) == (3, 60.0, "c")
+    assert "corrective_retry" not in params
+    back = getattr(fe, name).from_dict(tuned.to_dict())
+    assert (back.max_concurrency, back.deadline, back.cache_dir, back.corrective_retry) == (3, 60.0, "c", True)
+    assert getattr(fe, name).from_dict(ev.to_dict()).max_concurrency == 8

@@ -66,7 +66,7 @@ def test_rendered_prompt_is_pinned(fake_openai):
     assert out["results"] == [{"score": 1}]
     assert server.requests[0]["messages"] == [{"role": "user", "content": PINNED}]
     assert ev.prepare_template().endswith(
-        'Inputs:\n{"questions": {{ questions }}, "predicted_answers": {{ predicted_answers }}}\nOutputs:')
+        'Inputs:\n{"questions": {{ questions }}, "predicted_answers": {{ predicted_answers }}}\nOutputs:\n')
 
 
 def test_prompt_has_haystacks_template_shape():
