@@ -93,24 +93,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _read_table(path: str) -> Any:
-    import polars as pl
+    from fasteval.io.files import read_table_file
 
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(2, "No such file or directory", path)
-    suffix = p.suffix.lower()
-    try:
-        if suffix == ".parquet":
-            return pl.read_parquet(p)
-        if suffix in (".jsonl", ".ndjson"):
-            return pl.read_ndjson(p)
-        if suffix == ".json":
-            return pl.read_json(p)
-        if suffix in (".csv", ".tsv"):
-            return pl.read_csv(p, separator="\t" if suffix == ".tsv" else ",")
-    except Exception as exc:  # polars raises several exception types for unreadable files
-        raise InputError(f"cannot read table: {exc}", source=path) from exc
-    raise InputError(f"unknown table format {suffix!r}; use .parquet, .jsonl, .ndjson, .json or .csv", source=path)
+    return read_table_file(path, default=None)
 
 
 def _strings(df: Any, column: str, source: str) -> list[str]:

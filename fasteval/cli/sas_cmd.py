@@ -56,26 +56,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _read(path: str):
-    import polars as pl
+    from fasteval.io.files import read_table_file
 
-    from fasteval.errors import InputError
-
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(2, "No such file", path)
-    suffix = "".join(p.suffixes[-2:]).lower() if p.suffix.lower() in (".gz", ".zst") else p.suffix.lower()
-    try:
-        if suffix in (".parquet", ".pq"):
-            return pl.read_parquet(p)
-        if suffix in (".jsonl", ".ndjson", ".jsonl.gz"):
-            return pl.read_ndjson(p)
-        if suffix == ".json":
-            return pl.read_json(p)
-        if suffix in (".tsv", ".tab"):
-            return pl.read_csv(p, separator="\t", infer_schema_length=0)
-        return pl.read_csv(p, infer_schema_length=0)
-    except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-        raise InputError(f"cannot read the file ({exc})", source=path) from exc
+    return read_table_file(path, text=True)
 
 
 _BACKEND = ("torch", "transformers", "sentence_transformers")

@@ -62,3 +62,22 @@ def test_compare_reads_fifos(tmp_path, capsys):
     rows = pl.read_csv(io.StringIO(out))
     assert rows.select("run_id", "versus", "n_queries", "mean_run", "mean_versus").rows() == [
         ("a", "b", 2, 1.0, 0.25)]
+
+
+@pytest.mark.parametrize("default", ["csv", None])
+def test_table_files_of_sas_and_judge_from_fifo(tmp_path, default):
+    from fasteval.io.files import read_table_file
+
+    path, t = _fifo(tmp_path, "pairs.csv", b"prediction,gold\nParis,paris\n")
+    got = read_table_file(path, text=True, default=default)
+    t.join()
+    assert got.rows() == [("Paris", "paris")]
+
+
+def test_table_file_unknown_suffix_refused_without_default(tmp_path):
+    from fasteval.errors import InputError
+    from fasteval.io.files import read_table_file
+
+    (tmp_path / "x.xlsx").write_bytes(b"junk")
+    with pytest.raises(InputError, match="unknown table format '.xlsx'"):
+        read_table_file(str(tmp_path / "x.xlsx"), default=None)

@@ -1,0 +1,75 @@
+"""Whole tables from files named on a command line (the ``sas`` and ``judge`` inputs):
+the format from the name, FIFOs and devices read once, read errors as :class:`InputError`."""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from fasteval.errors import InputError
+
+_KINDS = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "ndjson", ".ndjson": "ndjson",
+          ".jsonl.gz": "ndjson", ".ndjson.gz": "ndjson", ".json": "json", ".tsv": "tsv",
+          ".tab": "tsv", ".csv": "csv"}
+
+
+def read_table_file(path: str, *, text: bool = False, default: str | None = "csv") -> Any:
+    """A polars DataFrame of the table file ``path``.
+
+    Parameters
+    ----------
+    path : str
+        A parquet, JSON lines, JSON, TSV or CSV file, by its suffix (``.gz`` JSON lines
+        too). A FIFO (``<(cmd)``) or a device is read once, whole.
+    text : bool
+        Read CSV/TSV columns as text (no type inference).
+    default : str or None
+        Format of an unknown suffix (None: refuse it).
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    InputError
+        An unknown suffix without ``default``, or a file polars cannot read.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False)
+    >>> _ = p.write("question\\tanswer\\nq\\t42\\n"); p.close()
+    >>> read_table_file(p.name, text=True).rows()
+    [('q', '42')]
+    """
+    import polars as pl
+
+    p = Path(path)
+    try:
+        mode = os.stat(p).st_mode
+    except OSError:
+        raise FileNotFoundError(2, "No such file or directory", path) from None
+    if stat.S_ISDIR(mode):
+        raise InputError("is a directory; expected a table file", source=path)
+    name = p.name.lower()
+    suffix = next((s for s in sorted(_KINDS, key=len, reverse=True) if name.endswith(s)), None)
+    kind = _KINDS[suffix] if suffix else default
+    if kind is None:
+        raise InputError(f"unknown table format {p.suffix.lower()!r}; use .parquet, .jsonl, "
+                         ".ndjson, .json, .tsv or .csv", source=path)
+    source: Any = p
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+        source = io.BytesIO(p.read_bytes())
+    try:
+        if kind == "parquet":
+            return pl.read_parquet(source)
+        if kind == "ndjson":
+            return pl.read_ndjson(source)
+        if kind == "json":
+            return pl.read_json(source)
+        options = {"infer_schema_length": 0} if text else {}
+        return pl.read_csv(source, separator="\t" if kind == "tsv" else ",", **options)
+    except Exception as exc:  # noqa: BLE001 - polars raises several types for unreadable files
+        raise InputError(f"cannot read the file ({exc})", source=path) from exc
