@@ -42,6 +42,9 @@ _EXPORTS: dict[str, str] = {
     "Comparison": "fasteval.compare",
     "adjust_pvalues": "fasteval.compare",
     "topic_set_size": "fasteval.compare",
+    # rank fusion
+    "fuse": "fasteval.fusion",
+    "optimize_fusion": "fasteval.fusion",
     # semantic answer similarity
     "sas": "fasteval.sas",
     # process-wide settings, opt-in (the fasteval command applies them)

@@ -1,0 +1,312 @@
+"""``fasteval.fuse`` and ``fasteval.optimize_fusion``."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from fasteval.errors import ParameterError
+from fasteval.fusion.layout import FusionInput, RunsInput, load_runs, prepare_fusion
+from fasteval.fusion.options import (
+    PARAMETERS,
+    WEIGHTED_METHODS,
+    FusionSpec,
+    check_weights,
+    method_name,
+    norm_name,
+    resolve,
+)
+
+__all__ = ["fuse", "optimize_fusion", "FusionSearch"]
+
+
+def _runs_of(runs: RunsInput) -> list[tuple[str, pl.DataFrame]]:
+    loaded = load_runs(runs)
+    if len(loaded) < 2:
+        raise ParameterError("runs", "at least two runs", len(loaded))
+    return loaded
+
+
+def fuse(
+    runs: RunsInput,
+    method: str = "wsum",
+    norm: str | None = "min-max",
+    weights: Sequence[float] | dict[str, float] | None = None,
+    *,
+    k: float | None = None,
+    phi: float | None = None,
+    gamma: float | None = None,
+    sigma: float | None = None,
+    rank: bool = True,
+) -> pl.DataFrame:
+    """Fuse several runs into one, as ranx's ``fuse`` does.
+
+    Parameters
+    ----------
+    runs
+        Two or more runs: a sequence of runs (tables with ``query_id``, ``doc_id``,
+        ``score``; paths; ``{qid: {docid: score}}`` dicts; ranx ``Run`` objects), a mapping
+        ``{name: run}``, or one table with a ``run_id`` column.
+    method : str
+        ranx's names, case-insensitive (aliases in parentheses):
+
+        * score methods, on the normalised scores of the runs that hold a document:
+          ``"sum"`` (CombSUM), ``"mnz"`` (CombMNZ: sum x number of runs holding it),
+          ``"anz"`` (CombANZ: sum / that number), ``"max"``, ``"min"``, ``"med"``
+          (median), ``"gmnz"`` (CombGMNZ: sum x number ** ``gamma``);
+        * weighted: ``"wsum"`` (weighted sum; the default), ``"wmnz"`` (sum x the
+          weights of the runs holding it), ``"mixed"`` (weighted sum x sqrt(number));
+        * rank methods, on each run's positions ``i`` (0 first): ``"rrf"`` (sum of
+          1 / (``k`` + i + 1)), ``"isr"`` (sum of 1 / (i + 1)**2, x number), ``"log_isr"``
+          (the same sum x log(number)), ``"logn_isr"`` (x log(number + ``sigma``)),
+          ``"rbc"`` (sum of (1 - ``phi``) ``phi`` ** i), ``"bordafuse"`` (``borda``:
+          n - i points, n the query's documents in all runs; a run lacking a document
+          gives it the mean of the points it did not give), ``"w_bordafuse"``,
+          ``"condorcet"`` and ``"w_condorcet"`` (Condorcet-fuse: documents sorted by
+          pairwise majority of the runs, each scoring n - position).
+    norm : str or None
+        Score normalisation, per run and query, before fusing: ``"min-max"`` (default),
+        ``"max"``, ``"sum"``, ``"zmuv"`` (z-score), ``"rank"`` (1 - i/m, m the run's
+        documents), ``"borda"`` (1 - i/n; a document the run lacks gets the mean of the
+        rest), ``"min-max-inverted"`` (lower scores first), or None. Denominators are
+        at least 1e-9, as in ranx.
+    weights : sequence or mapping, optional
+        One number >= 0 per run (a mapping by run name when the runs are named); required
+        by the weighted methods, refused by the others.
+    k, phi, gamma, sigma : float, optional
+        ``k`` (``rrf``, default 60, > 0), ``phi`` (``rbc``, required, 0 < phi < 1),
+        ``gamma`` (``gmnz``, required, >= 0), ``sigma`` (``logn_isr``, default 0.01, in
+        [0, 1]). A parameter given to a method that does not use it is an error.
+    rank : bool
+        Add a ``rank`` column (1 for each query's first document).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``query_id``, ``doc_id``, ``score`` (Float64) [, ``rank`` (Int64)]: every document
+        of any run, each query's by score descending, ties by doc id descending byte-wise
+        (trec_eval's order; integer ids compare as their decimal text). Queries come in
+        order of first appearance (the first run's first).
+
+    Notes
+    -----
+    The values are ranx's (0.3.21) on inputs without tied scores: the same formulas, the
+    sums taken in run order. Where ranx leaves the result to chance, or to a placeholder,
+    a rule is fixed here instead:
+
+    * Each run is ranked by score descending, ties by doc id descending (ranx ranks tied
+      documents in an unspecified order), for the rank methods and the rank and Borda
+      normalisations.
+    * A document missing from a run adds nothing to that run's term, as in ranx: 0 to
+      ``sum``/``wsum``, and it is not counted by ``mnz``/``anz``/``gmnz``/``isr``...
+      (``max``/``min``/``med`` use the runs that hold it; ranx puts -1e9 / 1e9 in for the
+      others, which differs only for documents whose every score is below -1e9 or above
+      1e9). After ``norm="borda"`` every run holds every document, as in ranx.
+    * ranx requires every run to hold the same queries; here a query missing from a run
+      is an empty ranking of that run (it adds nothing, or Borda's mean points).
+    * ``norm="borda"`` is refused with the rank methods: ranx then ranks the documents it
+      adds in the iteration order of a Python set (a different result per process).
+    * Condorcet: ranx sorts with a comparison that is not an order when votes tie or form
+      a cycle; here a tie in votes keeps the trec order (doc id descending) and the merge
+      sort puts each document next to ones it does not lose to. Without ties or cycles
+      both give the one Condorcet ranking. A run lacking both documents abstains.
+
+    Raises
+    ------
+    ParameterError
+        See :func:`fasteval.fusion.options.resolve`; fewer than two runs.
+    InputError
+        A run with a null id, a null, NaN or infinite score, or a document twice for a query.
+
+    Examples
+    --------
+    >>> import fasteval
+    >>> bm25 = {"q1": {"d1": 12.0, "d2": 9.5, "d3": 7.0}}
+    >>> dense = {"q1": {"d3": 0.91, "d4": 0.85, "d1": 0.40}}
+    >>> fasteval.fuse([bm25, dense], method="rrf").rows()
+    [('q1', 'd3', 0.032266458495966696, 1), ('q1', 'd1', 0.032266458495966696, 2), ('q1', 'd4', 0.016129032258064516, 3), ('q1', 'd2', 0.016129032258064516, 4)]
+    >>> fasteval.fuse({"bm25": bm25, "dense": dense}, method="wsum", norm="min-max",
+    ...               weights={"bm25": 0.3, "dense": 0.7}).get_column("doc_id").to_list()
+    ['d3', 'd4', 'd1', 'd2']
+    """
+    spec = resolve(method, norm, weights, n_runs=None, k=k, phi=phi, gamma=gamma, sigma=sigma)
+    loaded = _runs_of(runs)
+    if spec.weights is not None or isinstance(weights, dict):
+        spec = resolve(method, norm, weights, n_runs=len(loaded), names=[n for n, _ in loaded],
+                       k=k, phi=phi, gamma=gamma, sigma=sigma)
+    prepared = prepare_fusion(loaded, spec.norm)
+    return prepared.table(prepared.combine(spec), rank=rank)
+
+
+@dataclass
+class FusionSearch:
+    """The outcome of :func:`optimize_fusion`.
+
+    Attributes
+    ----------
+    method, norm, metric : str
+        Canonical names.
+    params : dict
+        The best parameters: ``{"weights": (...)}``, ``{"k": ...}``, ``{"phi": ...}``,
+        ``{"gamma": ...}`` or ``{"sigma": ...}``.
+    score : float
+        The metric's mean over the evaluated queries with those parameters.
+    run : polars.DataFrame
+        The fused run with them (as :func:`fuse` returns it).
+    trials : polars.DataFrame
+        Every setting tried, in order: ``trial``, ``params`` (text), ``score``.
+    """
+
+    method: str
+    norm: str
+    metric: str
+    params: dict[str, Any]
+    score: float
+    run: pl.DataFrame
+    trials: pl.DataFrame = field(repr=False)
+
+    @property
+    def weights(self) -> tuple[float, ...] | None:
+        """The best weights (None for a method without weights)."""
+        return self.params.get("weights")
+
+
+def weight_grid(n_runs: int, step: float) -> list[tuple[float, ...]]:
+    """Every weight vector of ``n_runs`` multiples of ``step`` that sum to 1, in the order
+    of ``itertools.product`` (ranx's order).
+
+    ranx keeps the vectors whose float sum is exactly 1.0, which drops some (0.1 + 0.2 + 0.7
+    is 1.0000000000000002); the sum is taken in whole steps here, so none is dropped.
+
+    Examples
+    --------
+    >>> weight_grid(2, 0.25)
+    [(0.0, 1.0), (0.25, 0.75), (0.5, 0.5), (0.75, 0.25), (1.0, 0.0)]
+    """
+    if isinstance(step, bool) or not isinstance(step, int | float) or not 0 < step <= 1:
+        raise ParameterError("step", "a number, 0 < step <= 1, that divides 1", step)
+    n = round(1 / step)
+    if abs(n * step - 1) > 1e-9:
+        raise ParameterError("step", "a number, 0 < step <= 1, that divides 1", step)
+    return [tuple(a / n for a in combo) for combo in itertools.product(range(n + 1), repeat=n_runs)
+            if sum(combo) == n]
+
+
+_GRIDS: dict[str, list[float]] = {
+    "k": [float(x) for x in range(10, 101, 10)],
+    "phi": [x / 100 for x in range(1, 100)],
+    "gamma": [x / 100 for x in range(1, 101)],
+    "sigma": [x / 100 for x in range(1, 101)],
+}
+"""ranx's default grids: k 10..100 by 10; phi, gamma and sigma 0.01..1.00 by 0.01 (phi
+stops at 0.99: at 1 every RBC score is 0)."""
+
+
+def optimize_fusion(
+    qrels: Any,
+    runs: RunsInput,
+    method: str = "wsum",
+    norm: str | None = "min-max",
+    metric: str = "ndcg@10",
+    *,
+    step: float = 0.1,
+    grid: Iterable[Any] | None = None,
+    **eval_options: Any,
+) -> FusionSearch:
+    """Search a fusion method's parameters on training qrels, as ranx's ``optimize_fusion``
+    does: a grid search, scored by ``metric``'s mean over queries with
+    :class:`fasteval.Evaluator`.
+
+    The runs are prepared (ranked, matched, normalised) once; each setting then costs one
+    pass of the fusion kernel and one evaluation.
+
+    Parameters
+    ----------
+    qrels
+        Relevance judgments (table, path or dict), as for :func:`fasteval.evaluate`.
+    runs, method, norm
+        As for :func:`fuse`. The method must have something to search: weights (``wsum``,
+        ``wmnz``, ``mixed``, ``w_bordafuse``, ``w_condorcet``), ``k`` (``rrf``), ``phi``
+        (``rbc``), ``gamma`` (``gmnz``) or ``sigma`` (``logn_isr``).
+    metric : str
+        A measure name in any dialect fasteval reads (``"ndcg@10"``, ``"map"``, ``"P@5"``).
+    step : float
+        Weight grid step: every vector of multiples of ``step`` that sums to 1
+        (:func:`weight_grid`; 66 vectors for three runs at 0.1).
+    grid : iterable, optional
+        The settings to try instead: weight vectors for the weighted methods, numbers for
+        the others. Default: :func:`weight_grid` or ranx's grid (k 10..100 by 10; phi
+        0.01..0.99, gamma and sigma 0.01..1 by 0.01).
+    **eval_options
+        Passed to :class:`fasteval.Evaluator` (``relevance_level``, ``complete``...).
+
+    Returns
+    -------
+    FusionSearch
+        The best setting (ties: the last one tried, as ranx's ``>=``), its score, the fused
+        run and every trial.
+
+    Examples
+    --------
+    >>> import fasteval
+    >>> qrels = {"q1": {"d1": 1}, "q2": {"d5": 1}}
+    >>> a = {"q1": {"d1": 3.0, "d2": 2.0}, "q2": {"d4": 3.0, "d5": 1.0}}
+    >>> b = {"q1": {"d2": 3.0, "d1": 1.0}, "q2": {"d5": 2.0, "d4": 1.0}}
+    >>> best = fasteval.optimize_fusion(qrels, [a, b], method="wsum", metric="mrr", step=0.5)
+    >>> best.weights, best.score
+    ((0.5, 0.5), 1.0)
+    >>> best.trials.get_column("score").to_list()
+    [0.75, 1.0, 0.75]
+    """
+    from fasteval.evaluation import Evaluator, aggregate
+
+    m = method_name(method)
+    n = norm_name(norm)
+    loaded = _runs_of(runs)
+    names = [name for name, _ in loaded]
+    if m in WEIGHTED_METHODS:
+        settings: list[Any] = (weight_grid(len(loaded), step) if grid is None else
+                               [check_weights(w, len(loaded), names) for w in grid])
+        param = "weights"
+    elif m in PARAMETERS:
+        param = PARAMETERS[m][0]
+        settings = list(_GRIDS[param] if grid is None else grid)
+    else:
+        raise ParameterError("method", "a method with parameters to search (weighted methods, "
+                             "rrf, rbc, gmnz, logn_isr)", method)
+    if not settings:
+        raise ParameterError("grid", "at least one setting", grid)
+    specs: list[FusionSpec] = [resolve(m, n, **{param: s}, n_runs=len(loaded), names=names)
+                               for s in settings]
+    evaluator = Evaluator(qrels, [metric], **eval_options)
+    measure = evaluator.measure_names[0]
+    prepared: FusionInput = prepare_fusion(loaded, n)
+    cands = prepared.candidates()
+    best_i = -1
+    best = -math.inf
+    scores: list[float] = []
+    for i, spec in enumerate(specs):
+        fused = prepared.combine(spec)
+        table = cands.with_columns(pl.Series("score", fused, dtype=pl.Float64))
+        agg = aggregate(evaluator.evaluate(table, run_id="fused"))
+        value = agg.filter(pl.col("measure") == measure).get_column("value")
+        score = float(value[0]) if len(value) else math.nan
+        scores.append(score)
+        if score >= best:
+            best, best_i = score, i
+    if best_i < 0:
+        raise ParameterError("qrels", "judgments for some query of the runs (no setting could "
+                             "be scored)", "no overlap")
+    spec = specs[best_i]
+    trials = pl.DataFrame({
+        "trial": list(range(len(specs))),
+        "params": [repr(s.params[param]) for s in specs],
+        "score": scores,
+    })
+    return FusionSearch(method=m, norm=n, metric=measure, params=spec.params, score=best,
+                        run=prepared.table(prepared.combine(spec)), trials=trials)
