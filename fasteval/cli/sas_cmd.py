@@ -50,6 +50,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="cross-encoders: logistic function never / on every score / Haystack's rule")
     p.add_argument("--embeddings", action="store_true",
                    help="with --per pair: add pred_embedding / gold_embedding columns")
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="ray: embed the distinct texts on Ray Data (a CPU tokenizer stage, then an "
+                        "actor per GPU, or CPU actors); pip install 'fasteval[ray]'")
+    p.add_argument("--ray-address", default=None, metavar="ADDR",
+                   help="Ray cluster to connect to with --engine ray (default: a local Ray)")
     p.add_argument("-o", "--output", metavar="OUT", help="output parquet (default: INPUT stem + .sas.parquet)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary on stderr")
     return p
@@ -102,6 +107,10 @@ def run(args: argparse.Namespace) -> int:
     out_path = args.output or str(Path(args.input).with_suffix("")) + ".sas.parquet"
     check_outputs({"-o/--output": out_path}, [args.input])  # never over the input
     require_backend()
+    if getattr(args, "engine", "local") == "ray":
+        from fasteval.batch.ray_engine import require_ray
+
+        require_ray()
     from fasteval.sas import sas
     table = _read(args.input)
     if args.gold_sep is not None:
@@ -127,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
         embeddings=args.embeddings,
         progress=False if args.quiet else None,
         return_stats=True,
+        engine=getattr(args, "engine", "local"),
+        ray_address=getattr(args, "ray_address", None),
     )
     with atomic_path(out_path) as tmp:
         result.write_parquet(tmp)

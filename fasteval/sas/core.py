@@ -124,11 +124,17 @@ def _reduce_groups(scores: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray,
     return mx, mean, counts
 
 
-def _embeddings(loaded, unique: list[str], *, batch_size, stats, progress, cache_dir, devices, host):
-    """Vectors of the unique texts: cache hits read from disk, misses embedded once."""
+def _embeddings(loaded, unique: list[str], *, batch_size, stats, progress, cache_dir, devices, host,
+                ray_device: str | None = None):
+    """Vectors of the unique texts: cache hits read from disk, misses embedded once (on Ray
+    with ``ray_device``: only the misses are sent there)."""
     from fasteval.sas.cache import EmbeddingCache, text_keys
 
     def run_model(texts: list[str], keep_on_device: bool):
+        if ray_device is not None:
+            from fasteval.sas.ray_embed import embed_on_ray
+
+            return embed_on_ray(loaded, texts, device=ray_device, batch_size=batch_size, stats=stats)
         if devices is not None:
             return encode_multi_process(loaded, texts, devices, batch_size=batch_size, stats=stats)
         return encode_texts(
@@ -202,6 +208,8 @@ def sas(
     progress: bool | None = None,
     output: str = "polars",
     return_stats: bool = False,
+    engine: str = "local",
+    ray_address: str | None = None,
 ):
     """Semantic answer similarity of predictions against one or several gold answers.
 
@@ -252,6 +260,14 @@ def sas(
         Type of the returned table.
     return_stats : bool
         Also return an :class:`~fasteval.sas.encode.EncodeStats` (counts, cache hits, timings).
+    engine : {"local", "ray"}
+        ``"ray"`` embeds the distinct texts not found in the cache on Ray Data
+        (:mod:`fasteval.sas.ray_embed`: a CPU tokenizer stage, then an actor pool, one GPU
+        per actor when the cluster has GPUs); bi-encoders only; the model must be a local
+        folder or a cached hub name every node can load. Vectors equal the local ones to
+        float32 rounding. Needs ``pip install "fasteval[ray]"``.
+    ray_address : str, optional
+        Ray cluster to connect to with ``engine="ray"`` (default: a local Ray).
 
     Returns
     -------
@@ -269,6 +285,49 @@ def sas(
     >>> out.columns  # doctest: +SKIP
     ['prediction', 'gold', 'sas', 'sas_mean', 'n_golds']
     """
+    if engine not in ("local", "ray"):
+        raise ParameterError("engine", "one of local, ray", engine)
+    kwargs = {"pred_col": pred_col, "gold_col": gold_col, "query_col": query_col, "model": model,
+              "device": device, "precision": precision, "batch_size": batch_size, "revision": revision,
+              "cache_dir": cache_dir, "sigmoid": sigmoid, "per": per, "embeddings": embeddings,
+              "progress": progress, "output": output, "return_stats": return_stats}
+    if engine == "local":
+        return _sas(data, golds, **kwargs)
+    from fasteval.sas.ray_embed import ray_plan
+
+    ray_device, kwargs["precision"], started = ray_plan(device, precision, ray_address)
+    kwargs["device"] = "cpu"  # the driver only reads the model's tokenizer and size
+    try:
+        return _sas(data, golds, ray_device=ray_device, **kwargs)
+    finally:
+        if started:
+            import ray
+
+            ray.shutdown()
+
+
+def _sas(
+    data: Any = None,
+    golds: Sequence | None = None,
+    *,
+    pred_col: str = "prediction",
+    gold_col: str = "gold",
+    query_col: str | None = None,
+    model: Any = None,
+    device: Any = None,
+    precision: str = "auto",
+    batch_size: int | None = None,
+    revision: str | None = None,
+    cache_dir: Any = None,
+    sigmoid: str = "never",
+    per: str | None = None,
+    embeddings: bool = False,
+    progress: bool | None = None,
+    output: str = "polars",
+    return_stats: bool = False,
+    ray_device: str | None = None,
+):
+    """:func:`sas` on this machine (``ray_device``: embed on Ray actors of that kind)."""
     import pyarrow as pa
 
     t_start = time.perf_counter()
@@ -325,11 +384,14 @@ def sas(
     loaded: LoadedModel = load_model(model, device=device, precision=precision, revision=revision)
     if not loaded.cross_encoder and sigmoid != "never":
         raise ParameterError("sigmoid", "'never' for a bi-encoder (cosine scores)", sigmoid)
+    if loaded.cross_encoder and ray_device is not None:
+        raise ParameterError("engine", "'local' for a cross-encoder (its pairs are scored locally)", "ray")
     bs = batch_size or default_batch_size(
-        devices[0] if devices else loaded.device, loaded.cross_encoder
+        ray_device or (devices[0] if devices else loaded.device), loaded.cross_encoder
     )
 
-    stats = EncodeStats(device=",".join(devices) if devices else loaded.device, precision=loaded.precision)
+    where = f"ray:{ray_device}" if ray_device else ",".join(devices) if devices else loaded.device
+    stats = EncodeStats(device=where, precision=loaded.precision)
     stats.n_rows = n_rows
     stats.n_pairs = len(pair_row)
 
@@ -379,7 +441,7 @@ def sas(
         with loaded.lock:
             emb = _embeddings(
                 loaded, needed, batch_size=bs, stats=stats, progress=progress,
-                cache_dir=cache_dir, devices=devices, host=host,
+                cache_dir=cache_dir, devices=devices, host=host, ray_device=ray_device,
             )
         scores = _row_dot(emb, pair_pred, gold_code)
 

@@ -94,6 +94,16 @@ class FastTextTokenizer:
         self._zero_types = False
         self._local = threading.local()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable (sent to Ray tasks): the per-thread backends are rebuilt where used."""
+        return {k: v for k, v in self.__dict__.items() if k != "_local"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        import threading
+
+        self.__dict__.update(state)
+        self._local = threading.local()
+
     @classmethod
     def build(cls, model: Any, probe: list[str]) -> FastTextTokenizer | None:
         try:
