@@ -29,7 +29,8 @@ import polars as pl
 from fasteval.errors import InputError, ParameterError
 from fasteval.kernels.ranking import MIN_GEO_MEAN, score_queries
 from fasteval.measures import Measure, parse_measure, parse_measures
-from fasteval.measures.registry import BY_KEY, GAINS, LENGTH, VECTOR
+from fasteval.measures.plan import needs, plan_slots
+from fasteval.measures.registry import BY_KEY, LENGTH, NEEDS_LEVELS, NEEDS_MAX_GRADE
 from fasteval.prepare import (
     Batch,
     PreparedQrels,
@@ -68,91 +69,6 @@ def _load_run(run: Any) -> tuple[pl.DataFrame, bool]:
     return read_run(run, duplicates="ignore"), True
 
 
-def plan_slots(measures: list[Measure], relevance_level: int,
-               grades: Iterable[int] | int) -> dict:
-    """Turn measures into the per-slot parameter arrays of :func:`score_queries`.
-
-    Parameters
-    ----------
-    measures : list of Measure
-        The slots, in output order.
-    relevance_level : int
-        Level of the measures that do not set their own ``rel``.
-    grades : iterable of int, or int
-        The distinct judged grades (>= 0) of the qrels
-        (:meth:`fasteval.prepare.PreparedQrels.judged_levels`), or the largest grade, meaning
-        every grade from 0 to it. The gain measures' ideal order lists only these grades and
-        the levels of custom gains: its size (and the kernels' walk through it) follows the
-        number of distinct grades, not the largest one (a grade of 10**8 once built a list
-        of 10**8 levels). Levels absent from a query's judgments are skipped by the kernel,
-        so both spellings give the same values.
-
-    Examples
-    --------
-    >>> from fasteval.measures import parse_measures
-    >>> slots = plan_slots(parse_measures(["ndcg"]), 1, [0, 1, 10**12])
-    >>> slots["ol"].tolist(), slots["og"].tolist()
-    ([1000000000000, 1, 0], [1000000000000.0, 1.0, 0.0])
-    """
-    if isinstance(grades, (int, np.integer)):
-        grades = range(int(grades) + 1)
-    judged = [int(g) for g in grades]
-    m = len(measures)
-    codes = np.zeros(m, dtype=np.int64)
-    cuts = np.zeros(m, dtype=np.int64)
-    params = np.zeros(m, dtype=np.float64)
-    levels = np.zeros(m, dtype=np.int64)
-    vec: list[float] = []
-    voff = [0]
-    cl: list[int] = []
-    cv: list[float] = []
-    coff = [0]
-    ol: list[int] = []
-    og: list[float] = []
-    ooff = [0]
-    for j, meas in enumerate(measures):
-        fam = BY_KEY[meas.family]
-        codes[j] = fam.code
-        cuts[j] = meas.depth
-        levels[j] = meas.level(relevance_level)
-        if meas.family == "rbp":
-            params[j] = 0.9 if meas.param is None else meas.param
-        elif meas.family == "set_F":
-            params[j] = 1.0 if meas.param is None else meas.param
-        else:
-            params[j] = meas.param or 0.0
-        if fam.params == VECTOR:
-            vec.extend(meas.vector or fam.default)
-        voff.append(len(vec))
-        custom = meas.gain_overrides(judged)
-        for lv, g in custom.items():
-            cl.append(lv)
-            cv.append(g)
-        coff.append(len(cl))
-        if fam.params == GAINS:
-            pairs = {lv: float(lv) for lv in judged}
-            pairs.update(custom)
-            # ideal order: gain descending (trec_eval walks its gain-sorted list from the top)
-            for lv, g in sorted(pairs.items(), key=lambda t: (-t[1], -t[0])):
-                ol.append(lv)
-                og.append(g)
-        ooff.append(len(ol))
-    return {
-        "codes": codes,
-        "cuts": cuts,
-        "params": params,
-        "levels": levels,
-        "vec": np.asarray(vec, dtype=np.float64),
-        "voff": np.asarray(voff, dtype=np.int64),
-        "cl": np.asarray(cl, dtype=np.int64),
-        "cv": np.asarray(cv, dtype=np.float64),
-        "coff": np.asarray(coff, dtype=np.int64),
-        "ol": np.asarray(ol, dtype=np.int64),
-        "og": np.asarray(og, dtype=np.float64),
-        "ooff": np.asarray(ooff, dtype=np.int64),
-    }
-
-
 def score_batch(
     pq: PreparedQrels,
     batch: Batch,
@@ -178,19 +94,17 @@ def score_batch(
     document, plus the ``c``/``d`` terms). ``fasteval trec-eval`` passes it; the API
     gives the intended 0.
     """
-    slots = plan_slots(measures, relevance_level,
-                       pq.judged_levels() if _needs_levels(measures) else ())
+    wanted = needs(measures)
+    plan = plan_slots(measures, relevance_level,
+                      pq.judged_levels() if wanted & {NEEDS_LEVELS, NEEDS_MAX_GRADE} else (),
+                      compat=compat, num_docs=float(num_docs))
     n = len(batch.qidx)
     out = np.empty((n, len(measures)), dtype=np.float64)
     gstart = pq.q_start[batch.qidx]
     gend = pq.g_end[batch.qidx]
     if len(measures) and n:
-        score_queries(
-            batch.labels, batch.offsets, pq.grades, gstart, gend, slots["codes"], slots["cuts"],
-            slots["params"], slots["levels"], slots["vec"], slots["voff"], slots["cl"],
-            slots["cv"], slots["coff"], slots["ol"], slots["og"], slots["ooff"], compat,
-            float(num_docs), out, numba.get_num_threads(),
-        )
+        score_queries(batch.labels, batch.offsets, pq.grades, gstart, gend, plan, out,
+                      numba.get_num_threads())
     if not batch.present.all():
         _score_filled(out, ~batch.present, measures, compat, trec_eval_names)
     return out
@@ -213,10 +127,6 @@ def _score_filled(out: np.ndarray, missing: np.ndarray, measures: list[Measure],
             out[missing, j] = 0.0
 
 
-def _needs_levels(measures: list[Measure]) -> bool:
-    return any(BY_KEY[m.family].params == GAINS for m in measures)
-
-
 _INT32_MAX = 2**31 - 1
 _INT64_MAX = 2**63 - 1
 
@@ -233,9 +143,10 @@ def _check_options(relevance_level: int, compat: int) -> None:
 def check_measure_values(measures: list[Measure]) -> None:
     """Refuse parameter values that no kernel can use, before any work.
 
-    Cutoffs must fit in 64 bits, ``rel=`` levels in the 32 bits of grades, ``set_F``'s
-    beta must be >= 0 and ``rbp``'s persistence p lie strictly between 0 and 1; gains and
-    vector parameters must be finite.
+    Cutoffs must fit in 64 bits, ``rel=`` levels in the 32 bits of grades, a family's
+    number must lie in the range its registry row declares (``set_F``'s beta >= 0,
+    ``rbp``'s persistence p strictly between 0 and 1); gains and vector parameters must be
+    finite.
 
     Raises
     ------
@@ -261,11 +172,9 @@ def check_measure_values(measures: list[Measure]) -> None:
             p = float(m.param)
             if not np.isfinite(p):
                 raise ParameterError(f"{m.family}'s parameter", "a finite number", m.param)
-            if m.family == "set_F" and p < 0:
-                raise ParameterError("set_F's beta", "a number >= 0", m.param)
-            if m.family.startswith("rbp") and not 0 < p < 1:
-                raise ParameterError(f"{m.family}'s p", "a number between 0 and 1 (exclusive)",
-                                     m.param)
+            spec = BY_KEY[m.family].param
+            if spec is not None:
+                spec.check(m.family, m.param)
         values = list(m.vector or ()) + [g for _, g in (m.gains or ())]
         if not all(np.isfinite(float(v)) for v in values):
             raise ParameterError(f"{m.name}'s parameters", "finite numbers", values)

@@ -24,6 +24,9 @@ from numba import get_thread_id, prange
 
 from fasteval.kernels._borrow import borrow as _borrow
 from fasteval.kernels._jit import njit
+from fasteval.measures.plan import FULL as _FULL
+from fasteval.measures.plan import MODE_DCG, MODE_REL, Plan
+from fasteval.measures.registry import Code
 
 NONPOOL = -1
 UNJUDGED = -2
@@ -412,90 +415,84 @@ def _binG(lab, s, e, level, nrel):
 
 
 @njit(**_JIT)
-def _one(code, lab, s, e, grades, gs, ge, k, p, level, vec, vs, ve, cl, cv, cs, ce, ol, og, os_,
-         oe, compat, ndocs):
-    """The value of a family that is not answered from a profile (see _slot_mode)."""
+def _one(plan, j, lab, s, e, grades, gs, ge):
+    """Slot ``j``'s value for one query, by its family's kernel function (the families
+    that no profile answers; see :data:`fasteval.measures.plan.MODE_FAMILY`).
+
+    Each family is reached through its constant in :class:`Code`; a family without a
+    branch here (or in a profile reader) is refused by the planner
+    (:func:`implemented_codes`), so the NaN at the end is never returned.
+    """
+    code = plan.codes[j]
+    k = plan.cuts[j]
+    p = plan.params[j]
+    level = plan.levels[j]
     n = e - s
     nrel = _num_rel(grades, gs, ge, level)
-    if code == 0:  # num_q
+    if code == Code.NUM_Q:
         return 1.0
-    if code == 1:
+    if code == Code.NUM_RET:
         return float(n)
-    if code == 2:
+    if code == Code.NUM_REL:
         return float(nrel)
-    if code == 7 or code == 14:  # bpref, gm_bpref
+    if code == Code.BPREF or code == Code.GM_BPREF:
         return _bpref(lab, s, e, level, nrel, (ge - gs) - nrel)
-    if code == 9:  # iprec_at_recall
+    if code == Code.IPREC_AT_RECALL:
         nrr = _rel_in_top(lab, s, e, n, level)
-        return _interp_precision(lab, s, e, level, nrel, nrr, p, compat, compat == 10)
-    if code == 13:
+        return _interp_precision(lab, s, e, level, nrel, nrr, p, plan.compat, plan.compat == 10)
+    if code == Code.INFAP:
         return _infap(lab, s, e, level, nrel)
-    if code == 16:  # utility
+    vs = plan.voff[j]
+    ve = plan.voff[j + 1]
+    vec = plan.vec
+    if code == Code.UTILITY:
         nrr = _rel_in_top(lab, s, e, n, level)
         return (vec[vs] * nrr + vec[vs + 1] * (n - nrr) + vec[vs + 2] * (nrel - nrr)
-                + vec[vs + 3] * (ndocs + nrr - n - nrel))
-    if code == 17:  # 11pt_avg
+                + vec[vs + 3] * (plan.ndocs + nrr - n - nrel))
+    if code == Code.F11PT_AVG:
         nrr = _rel_in_top(lab, s, e, n, level)
         total = 0.0
-        for j in range(vs, ve):
-            total += _interp_precision(lab, s, e, level, nrel, nrr, vec[j], compat, True)
+        for i in range(vs, ve):
+            total += _interp_precision(lab, s, e, level, nrel, nrr, vec[i], plan.compat, True)
         return total / (ve - vs)
-    if code == 18:
+    if code == Code.BING:
         return _binG(lab, s, e, level, nrel)
-    if code == 19:
+    cl = plan.cl
+    cv = plan.cv
+    cs = plan.coff[j]
+    ce = plan.coff[j + 1]
+    ol = plan.ol
+    og = plan.og
+    os_ = plan.ooff[j]
+    oe = plan.ooff[j + 1]
+    if code == Code.G:
         return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 3, level)
-    if code == 20:
+    if code == Code.NDCG:
         return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 0, level)
-    if code == 21:
+    if code == Code.NDCG_REL:
         return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 1, level)
-    if code == 22:
+    if code == Code.RNDCG:
         return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 2, level)
-    if code == 32:  # num_nonrel_judged_ret
+    if code == Code.NUM_NONREL_JUDGED_RET:
         return float(_count_below(lab, s, e, n, 0, level - 1))
-    if code == 33:  # level -1: trec_eval's graded rbp; else binary at the measure's rel
+    if code == Code.RBP:  # level -1: trec_eval's graded rbp; else binary at the measure's rel
         if level >= 0:
             return _rbp_binary(lab, s, e, p, level)
         return _rbp(lab, s, e, p, grades, gs, ge, cl, cv, cs, ce)
-    if code == 34:
+    if code == Code.RBP_RESID:
         return _rbp_resid(lab, s, e, 0.9)
-    if code == 35:  # unj
+    if code == Code.UNJ:
         return _count_below(lab, s, e, k, -2, -1) / k
-    if code == 40:
+    if code == Code.NDCG_BURGES:
         return _ndcg_full_exp(lab, s, e, grades, gs, ge, level)
-    if code == 44:  # judged@k
+    if code == Code.JUDGED:
         d = min(k, n)
         if d == 0:
             return 0.0
         return _count_below(lab, s, e, k, 0, 2147483647) / d
-    if code == 48:  # rbp_raw
+    if code == Code.RBP_RAW:
         return _rbp_raw(lab, s, e, p, level)
     return np.nan
-
-
-# Slots answered from a query's relevance profile (running count of labels >= level and
-# running sum of precisions at those ranks, in rank order: the same additions, in the same
-# order, as the family's own loop, so the values are identical): 1; from its DCG profile
-# (ndcg_cut, linear or exponential gain): 2; by the family function in _one: 0.
-_MODE_REL = 1
-_MODE_DCG = 2
-_FULL = -1  # depth: the whole ranking
-
-
-@njit(**_JIT)
-def _slot_mode(code):
-    """(mode, needs the whole ranking) of a family code (see above)."""
-    if code == 3 or code == 4 or code == 5 or code == 6 or code == 8 or code == 15:
-        return _MODE_REL, True
-    if code >= 27 and code <= 31:
-        return _MODE_REL, True
-    if code == 10 or code == 12 or code == 24 or code == 25 or code == 26 or code == 42 or (
-            code == 43):
-        return _MODE_REL, False
-    if code == 45:
-        return _MODE_REL, False
-    if code == 23 or code == 41 or code == 46 or code == 47:
-        return _MODE_DCG, False
-    return 0, False
 
 
 @njit(**_JIT)
@@ -520,57 +517,59 @@ def _rel_profile(lab, s, d, level, crel, cap):
 
 @njit(**_JIT)
 def _from_rel_profile(code, k, p, n, nrel, crel, cap, first):
-    """A slot's value from the relevance profile (see _one for the definitions)."""
-    if code == 3:
+    """A slot's value from the relevance profile (see the family docs in the registry)."""
+    if code == Code.NUM_REL_RET:
         return float(crel[n])
-    if code == 4 or code == 5:
+    if code == Code.MAP or code == Code.GM_MAP:
         return cap[n] / nrel if nrel else 0.0
-    if code == 6:
+    if code == Code.RPREC:
         return crel[min(nrel, n)] / nrel if nrel else 0.0
-    if code == 8:
+    if code == Code.RECIP_RANK:
         return 1.0 / (first + 1) if first >= 0 else 0.0
-    if code == 10:
+    if code == Code.P:
         return crel[min(k, n)] / k
-    if code == 12:
+    if code == Code.RECALL:
         return crel[min(k, n)] / nrel if nrel else 0.0
-    if code == 15:
+    if code == Code.RPREC_MULT:
         cut = int(math.floor(p * nrel + 0.9))
         return crel[min(cut, n)] / cut if cut > 0 else 0.0
-    if code == 24:
+    if code == Code.MAP_CUT:
         return cap[min(k, n)] / nrel if nrel else 0.0
-    if code == 25:
+    if code == Code.RELATIVE_P:
         d = min(k, nrel)
         return crel[min(k, n)] / d if d else 0.0
-    if code == 26:
+    if code == Code.SUCCESS:
         return 1.0 if crel[min(k, n)] > 0 else 0.0
-    if code == 42:
+    if code == Code.RECIP_RANK_CUT:
         return 1.0 / (first + 1) if first >= 0 and first < k else 0.0
-    if code == 45:  # hits
+    if code == Code.HITS:
         return float(crel[min(k, n)])
-    if code == 43:
+    if code == Code.F1:
         r = crel[min(k, n)]
         if r == 0 or nrel == 0:
             return 0.0
         prec = r / k
         rec = r / nrel
         return 2.0 * prec * rec / (prec + rec)
-    nrr = crel[n]  # set measures (27-31)
-    if code == 27:
+    nrr = crel[n]  # the set measures
+    if code == Code.SET_P:
         return nrr / n if n > 0 else 0.0
-    if code == 28:
+    if code == Code.SET_RELATIVE_P:
         d = min(n, nrel)
         return nrr / d if d > 0 else 0.0
-    if code == 29:
+    if code == Code.SET_RECALL:
         return nrr / nrel if nrel > 0 else 0.0
-    if code == 30:
+    if code == Code.SET_MAP:
         if n > 0 and nrel > 0:
             return (float(nrr) * nrr) / (float(n) * nrel)
         return 0.0
-    if n > 0 and nrel > 0 and nrr > 0:
-        prec = nrr / n
-        rec = nrr / nrel
-        return (p + 1.0) * prec * rec / (p * prec + rec)
-    return 0.0
+    if code == Code.SET_F:
+        if n > 0 and nrel > 0 and nrr > 0:
+            prec = nrr / n
+            rec = nrr / nrel
+            return (p + 1.0) * prec * rec / (p * prec + rec)
+        return 0.0
+    return np.nan
 
 
 @njit(**_JIT)
@@ -596,6 +595,47 @@ def _dcg_profile(lab, s, d, grades, gs, gd, exp_gain, floor, cdcg, cidcg):
     _running_dcg(grades, gs, gd, exp_gain, floor, cidcg)
 
 
+@njit(**_JIT)
+def _dcg_gain(code):
+    """The gain a DCG-profile family uses: 1 for 2^grade - 1, 0 for the grade itself."""
+    return 1 if code == Code.NDCG_BURGES_CUT or code == Code.DCG_BURGES else 0
+
+
+@njit(**_JIT)
+def _from_dcg_profile(code, k, dd, gd, cdcg, cidcg):
+    """A slot's value from the DCG profiles (of depth ``dd`` and ideal depth ``gd``)."""
+    if code == Code.DCG or code == Code.DCG_BURGES:  # not normalised
+        return cdcg[min(k, dd)]
+    if code == Code.NDCG_CUT or code == Code.NDCG_BURGES_CUT:
+        idcg = cidcg[min(k, gd)]
+        return cdcg[min(k, dd)] / idcg if idcg > 0.0 else 0.0
+    return np.nan
+
+
+_DISPATCH = (_one, _from_rel_profile, _from_dcg_profile)
+"""The functions that branch on family codes: :func:`implemented_codes` reads them."""
+
+
+def implemented_codes() -> frozenset[int]:
+    """The family codes some kernel computes: those whose :class:`Code` constant a
+    dispatch function (``_one`` or a profile reader) names. The planner refuses the rest.
+
+    Examples
+    --------
+    >>> int(Code.NDCG_CUT) in implemented_codes()
+    True
+    """
+    global _IMPLEMENTED
+    if _IMPLEMENTED is None:
+        names: set[str] = set()
+        for f in _DISPATCH:
+            names.update(f.py_func.__code__.co_names)
+        _IMPLEMENTED = frozenset(int(c) for c in Code if c.name in names)
+    return _IMPLEMENTED
+
+
+_IMPLEMENTED: frozenset[int] | None = None
+
 SERIAL_ROWS = 1 << 17
 """Batches of fewer ranked rows are scored by the serial variant of the pass (see
 :func:`score_queries`): a parallel kernel costs more to compile and to start than such a
@@ -604,23 +644,15 @@ batch takes to score on one core."""
 _PASSES: dict[tuple[bool, bool], object] = {}
 
 
-def score_queries(labels, offsets, grades, gstart, gend, codes, cuts, params, levels, vec, voff, cl, cv,
-                  coff, ol, og, ooff, compat, ndocs, out, n_threads, parallel=None):
+def score_queries(labels, offsets, grades, gstart, gend, plan, out, n_threads, parallel=None):
     """Fill ``out[q, j]`` with slot ``j``'s value for query ``q``.
 
     Parameters
     ----------
     labels, offsets : the rankings (see module docstring).
     grades, gstart, gend : judged grades of query q are grades[gstart[q]:gend[q]], descending.
-    codes, cuts, params, levels : per slot: family code, cutoff, float parameter, relevance level
-        (see :meth:`fasteval.measures.Measure.level`: the threshold of the binary measures;
-        the gain floor of the DCG measures and ``rbp_raw``, 0 for none; for ``rbp``, -1 for
-        trec_eval's graded gains, else gain 1 at or above the level).
-    vec, voff : per-slot vector parameters (utility, 11pt_avg) as a flat array + offsets.
-    cl, cv, coff : per-slot custom gains (level, gain) + offsets.
-    ol, og, ooff : per-slot levels sorted by gain, descending (ideal ranking order) + offsets.
-    compat : 10 or 9 (trec_eval version rules for recall-point rounding).
-    ndocs : collection size (trec_eval -N), used by utility.
+    plan : :class:`fasteval.measures.plan.Plan`
+        The slots (from :func:`fasteval.measures.plan.plan_slots`).
     out : float64[n_queries, n_slots], preallocated.
     n_threads : ``numba.get_num_threads()`` (one scratch area per thread).
     parallel : run the pass over queries in parallel; None: when the batch has at least
@@ -634,41 +666,30 @@ def score_queries(labels, offsets, grades, gstart, gend, codes, cuts, params, le
 
     Examples
     --------
+    >>> from fasteval.measures import parse_measures
+    >>> from fasteval.measures.plan import plan_slots
     >>> labels = np.array([1, 0, 2], dtype=np.int32)
     >>> offsets = np.array([0, 3])
-    >>> grades, gs, ge = np.array([2, 1], dtype=np.int32), np.array([0]), np.array([2])
-    >>> codes, cuts = np.array([10]), np.array([2])  # P@2
-    >>> out = np.zeros((1, 1))
-    >>> e, z = np.zeros(0), np.zeros(2, dtype=np.int64)
-    >>> score_queries(labels, offsets, grades, gs, ge, codes, cuts, np.zeros(1),
-    ...               np.array([1]), e, z, np.zeros(0, dtype=np.int64), e, z,
-    ...               np.zeros(0, dtype=np.int64), e, z, 10, 0.0, out, 1)
-    >>> float(out[0, 0])
-    0.5
+    >>> grades, gs, ge = np.array([2, 1, 0], dtype=np.int32), np.array([0]), np.array([3])
+    >>> out = np.zeros((1, 2))
+    >>> plan = plan_slots(parse_measures(["P@2", "bpref"]))
+    >>> score_queries(labels, offsets, grades, gs, ge, plan, out, 1)
+    >>> out.tolist()
+    [[0.5, 0.5]]
     """
-    m = codes.shape[0]
-    modes = np.zeros(m, dtype=np.int64)
-    rdepth = 0  # profile depths: the deepest cutoff, or _FULL
-    ddepth = 0
-    for j in range(m):
-        mode, whole = _slot_mode.py_func(int(codes[j]))
-        modes[j] = mode
-        if mode == _MODE_REL:
-            rdepth = _FULL if (whole or rdepth == _FULL) else max(rdepth, int(cuts[j]))
-        elif mode == _MODE_DCG:
-            ddepth = max(ddepth, int(cuts[j]))
     nq = offsets.shape[0] - 1
     longest = max(0, int(np.diff(offsets).max())) if nq > 0 else 0
     judged = max(0, int((gend[:nq] - gstart[:nq]).max())) if nq > 0 else 0
+    rdepth = plan.rel_depth
+    ddepth = plan.dcg_depth
     lr = 0 if rdepth == 0 else (longest if rdepth == _FULL else min(longest, rdepth))
     ld = min(longest, ddepth)
     if parallel is None:
         parallel = labels.shape[0] >= SERIAL_ROWS
     threads = max(1, int(n_threads)) if parallel else 1
-    kernel = _score_pass(bool((modes == 0).any()), bool(parallel))
+    kernel = _score_pass(plan.generic, bool(parallel))
     # per-thread scratch, allocated here so that it outlives the parallel pass (see _borrow)
-    kernel(labels, offsets, grades, gstart, gend, codes, cuts, params, levels, vec, voff,
-           cl, cv, coff, ol, og, ooff, compat, ndocs, out, modes, rdepth, ddepth,
+    kernel(labels, offsets, grades, gstart, gend, plan, out,
            np.empty((threads, lr + 1), dtype=np.int64),
            np.empty((threads, lr + 1), dtype=np.float64),
            np.empty((threads, ld + 1), dtype=np.float64),
@@ -688,18 +709,24 @@ def _score_pass(generic: bool, parallel: bool):
     if key in _PASSES:
         return _PASSES[key]
 
-    def _pass(labels, offsets, grades, gstart, gend, codes, cuts, params, levels, vec, voff,
-              cl, cv, coff, ol, og, ooff, compat, ndocs, out, modes, rdepth, ddepth, crel,
-              cap, cdcg, cidcg):
+    def _pass(labels, offsets, grades, gstart, gend, plan, out, crel, cap, cdcg, cidcg):
         nq = offsets.shape[0] - 1
-        m = codes.shape[0]
+        m = plan.codes.shape[0]
+        rdepth = plan.rel_depth
+        ddepth = plan.dcg_depth
         labels = _borrow(labels)
         grades = _borrow(grades)
-        vec = _borrow(vec)
-        cl = _borrow(cl)
-        cv = _borrow(cv)
-        ol = _borrow(ol)
-        og = _borrow(og)
+        # the plan's arrays, borrowed: handing them to _one costs no reference counts
+        bplan = Plan(_borrow(plan.codes), _borrow(plan.modes), _borrow(plan.cuts),
+                     _borrow(plan.params), _borrow(plan.levels), _borrow(plan.vec),
+                     _borrow(plan.voff), _borrow(plan.cl), _borrow(plan.cv),
+                     _borrow(plan.coff), _borrow(plan.ol), _borrow(plan.og),
+                     _borrow(plan.ooff), rdepth, ddepth, plan.compat, plan.ndocs)
+        codes = bplan.codes
+        modes = bplan.modes
+        cuts = bplan.cuts
+        params = bplan.params
+        levels = bplan.levels
         crel = _borrow(crel)
         cap = _borrow(cap)
         cdcg = _borrow(cdcg)
@@ -719,7 +746,7 @@ def _score_pass(generic: bool, parallel: bool):
             for j in range(m):
                 code = codes[j]
                 mode = modes[j]
-                if mode == _MODE_REL:
+                if mode == MODE_REL:
                     level = levels[j]
                     if rel_level < 0 or level != rel_level:
                         d = n if rdepth == _FULL else min(n, rdepth)
@@ -728,8 +755,8 @@ def _score_pass(generic: bool, parallel: bool):
                         rel_level = level
                     out[q, j] = _from_rel_profile(code, cuts[j], params[j], n, nrel, crel[tid],
                                                   cap[tid], first)
-                elif mode == _MODE_DCG:
-                    exp_gain = 1 if code == 41 or code == 47 else 0
+                elif mode == MODE_DCG:
+                    exp_gain = _dcg_gain(code)
                     floor = levels[j]
                     dd = min(n, ddepth)
                     gd = min(ge - gs, ddepth)
@@ -738,16 +765,9 @@ def _score_pass(generic: bool, parallel: bool):
                                      cdcg[tid], cidcg[tid])
                         dcg_exp = exp_gain
                         dcg_floor = floor
-                    k = cuts[j]
-                    if code == 46 or code == 47:  # dcg, dcg_burges: not normalised
-                        out[q, j] = cdcg[tid, min(k, dd)]
-                    else:
-                        idcg = cidcg[tid, min(k, gd)]
-                        out[q, j] = cdcg[tid, min(k, dd)] / idcg if idcg > 0.0 else 0.0
+                    out[q, j] = _from_dcg_profile(code, cuts[j], dd, gd, cdcg[tid], cidcg[tid])
                 elif generic:
-                    out[q, j] = _one(code, labels, s, e, grades, gs, ge, cuts[j], params[j],
-                                     levels[j], vec, voff[j], voff[j + 1], cl, cv, coff[j],
-                                     coff[j + 1], ol, og, ooff[j], ooff[j + 1], compat, ndocs)
+                    out[q, j] = _one(bplan, j, labels, s, e, grades, gs, ge)
 
     _pass.__qualname__ = f"_score_pass_{'generic' if generic else 'profiles'}_{'parallel' if parallel else 'serial'}"
     _pass.__name__ = _pass.__qualname__

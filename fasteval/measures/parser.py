@@ -75,52 +75,20 @@ _FORM = re.compile(
     r"(?:-l(?P<level>\d+))?$"
 )
 
-# alias (lower case) -> (family without cutoff, family with cutoff)
-_ALIASES: dict[str, tuple[str | None, str | None]] = {
-    "p": ("P", "P"),
-    "precision": ("set_P", "P"),  # ranx: no cutoff = the whole ranking
-    "ap": ("map", "map_cut"),
-    "map": ("map", "map_cut"),
-    "rr": ("recip_rank", "recip_rank_cut"),
-    "mrr": ("recip_rank", "recip_rank_cut"),
-    "recip_rank": ("recip_rank", "recip_rank_cut"),
-    "ndcg": ("ndcg", "ndcg_cut"),
-    "ndcg_burges": ("ndcg_burges", "ndcg_burges_cut"),
-    "dcg": ("dcg", "dcg"),
-    "dcg_burges": ("dcg_burges", "dcg_burges"),
-    "hits": ("hits", "hits"),
-    "r": ("recall", "recall"),
-    "recall": ("recall", "recall"),
-    "rprec": ("Rprec", None),
-    "r-precision": ("Rprec", None),
-    "r_precision": ("Rprec", None),
-    "bpref": ("bpref", None),
-    "infap": ("infAP", None),
-    "success": ("success", "success"),
-    "hit_rate": (None, "success"),
-    "hitrate": (None, "success"),
-    "f1": ("set_F", "F1"),
-    "judged": (None, "judged"),
-    "numq": ("num_q", None),
-    "numret": ("num_ret", None),
-    "numrel": ("num_rel", None),
-    "numrelret": ("num_rel_ret", None),
-    "num_ret": ("num_ret", None),
-    "num_rel": ("num_rel", None),
-    "num_rel_ret": ("num_rel_ret", None),
-    "setp": ("set_P", None),
-    "setr": ("set_recall", None),
-    "setrecall": ("set_recall", None),
-    "setf": ("set_F", None),
-    "setap": ("set_map", None),
-    "iprec": (None, "iprec_at_recall"),
-    "rbp": ("rbp", None),
-    "bing": ("binG", None),
-    "unj": (None, "unj"),
-}
+def _alias_table() -> tuple[dict[str, tuple[str | None, str | None]], dict[str, float]]:
+    """From the registry: alias (lower case) -> (family without cutoff, family with
+    cutoff), and the spellings with their own parameter default (ir_measures' ``RBP``)."""
+    table: dict[str, list[str | None]] = {}
+    own_p: dict[str, float] = {}
+    for fam in FAMILIES:
+        for alias in fam.aliases:
+            table.setdefault(alias.key, [None, None])[1 if alias.cut else 0] = fam.key
+            if alias.p is not None:
+                own_p[alias.key] = alias.p
+    return {k: (v[0], v[1]) for k, v in table.items()}, own_p
 
-# ir_measures' RBP persistence when none is given (trec_eval's rbp: 0.9)
-_IR_MEASURES_RBP_P = 0.8
+
+_ALIASES, _ALIAS_P = _alias_table()
 
 SETS = ("all_trec", "official")
 
@@ -378,8 +346,8 @@ def _parse_name(name: str) -> list[Measure]:
         elif dcg != "log2":
             raise _Bad(f"dcg must be 'log2' or 'exp-log2', got {dcg!r}")
     measures, alias = _base_measures(base, cut_text, name)
-    if alias == "rbp" and p is None:
-        p = repr(_IR_MEASURES_RBP_P)
+    if alias in _ALIAS_P and p is None:
+        p = repr(_ALIAS_P[alias])
     if p is not None:
         measures = [_with_p(x, p) for x in measures]
     if beta is not None:

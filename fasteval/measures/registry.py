@@ -2,17 +2,32 @@
 
 A *family* is what trec_eval calls a measure (``P``, ``ndcg_cut``, ``map``); a
 :class:`Measure` is one concrete, parameterised member of it (``P_10``). The
-registry drives parsing, output order (trec_eval's internal table order),
-aggregation, docs and the parametrised tests.
+registry drives everything else: the parser (canonical names, ``@k`` for every cutoff
+family, the aliases of every dialect, named parameters and their defaults), the plan
+handed to the kernels (family codes, profiles, what a family needs from the qrels),
+the checks of parameter values, output order (trec_eval's internal table order),
+aggregation, the "did you mean" suggestions, the README's measure table and the
+parametrised tests.
 
-Adding a measure means: one :class:`Family` row here, one branch (or one
-parameter of an existing branch) in :mod:`fasteval.kernels.ranking`, and one
-row in the reference-comparison table of the tests.
+Adding a measure takes three touches:
+
+1. one :class:`Family` row here (name, code, aliases, parameters, aggregation, needs);
+2. one kernel function in :mod:`fasteval.kernels.ranking`, reached from ``_one``
+   through the named constant ``Code.<NAME>`` derived from this table (the planner
+   refuses a family whose constant no kernel dispatch names: an error, never NaN);
+3. one row in the reference table of the tests (``tests/core/_references.py``).
+
+Codes are stable numbers: never renumber or reuse one (numba's cached kernels hold
+them as constants).
 """
 
 from __future__ import annotations
 
+import enum
+import re
 from dataclasses import dataclass, field
+
+from fasteval.errors import ParameterError
 
 # kinds of parameters a family takes
 NONE = "none"  # no parameters: map, bpref
@@ -30,6 +45,147 @@ REL_FLOOR = "floor"  # graded gains; grades below rel gain 0 (ranx); unset: no f
 REL_BINARY = "binary"  # graded without rel; with rel, gain 1 iff grade >= rel (ir_measures RBP)
 REL_NONE = "none"  # rel does not apply (it is refused)
 
+# how the score pass answers a family (see fasteval.kernels.ranking)
+PROFILE_NONE = ""  # its own kernel function, called from ranking._one
+PROFILE_REL = "rel"  # read off the relevance profile, to the slot's cutoff
+PROFILE_REL_FULL = "rel_full"  # read off the relevance profile of the whole ranking
+PROFILE_DCG = "dcg"  # read off the running DCG profiles, to the slot's cutoff
+
+# what a family's kernel needs from the qrels beyond the query's judged grades
+NEEDS_LEVELS = "levels"  # the distinct judged grades: the ideal order of custom gains
+NEEDS_MAX_GRADE = "max_grade"  # the largest judged grade (checked against a parameter)
+
+# dialects of the aliases
+TREC_EVAL = "trec_eval"
+IR_MEASURES = "ir_measures"
+RANX = "ranx"
+FASTEVAL = "fasteval"
+DIALECTS = (TREC_EVAL, IR_MEASURES, RANX, FASTEVAL)
+
+
+@dataclass(frozen=True)
+class Alias:
+    """One spelling of a family in a dialect.
+
+    Attributes
+    ----------
+    name : str
+        As the dialect writes it; a trailing ``@k`` marks the spelling with a cutoff
+        (``nDCG@k``), which stands for the family's cutoff member. Matched in any case.
+    dialect : str
+        ``"trec_eval"``, ``"ir_measures"``, ``"ranx"`` or ``"fasteval"``.
+    p : float, optional
+        The spelling's own default for the family's parameter (ir_measures' ``RBP`` has
+        p = 0.8 where trec_eval's ``rbp`` has 0.9).
+
+    Examples
+    --------
+    >>> Alias("nDCG@k", IR_MEASURES).key, Alias("nDCG@k", IR_MEASURES).cut
+    ('ndcg', True)
+    """
+
+    name: str
+    dialect: str
+    p: float | None = None
+
+    @property
+    def cut(self) -> bool:
+        """Whether the spelling takes a cutoff (``@k``)."""
+        return self.name.endswith("@k")
+
+    @property
+    def key(self) -> str:
+        """The lower-case spelling without ``@k``: what the parser matches."""
+        return self.name.removesuffix("@k").lower()
+
+
+def _aliases(dialect: str, *names: str, p: float | None = None) -> tuple[Alias, ...]:
+    return tuple(Alias(n, dialect, p) for n in names)
+
+
+def ir(*names: str, p: float | None = None) -> tuple[Alias, ...]:
+    """ir_measures spellings."""
+    return _aliases(IR_MEASURES, *names, p=p)
+
+
+def rx(*names: str) -> tuple[Alias, ...]:
+    """ranx spellings."""
+    return _aliases(RANX, *names)
+
+
+def fe(*names: str) -> tuple[Alias, ...]:
+    """fasteval's own extra spellings (any-case forms, ``family@k`` of a plain family)."""
+    return _aliases(FASTEVAL, *names)
+
+
+@dataclass(frozen=True)
+class Param:
+    """The one number a family takes besides its cutoff (``p``, ``beta``).
+
+    Attributes
+    ----------
+    name : str
+        Its keyword in names (``RBP(p=0.5)``, ``SetF(beta=2)``).
+    default : float
+        Its value when none is given.
+    lo, hi : float, optional
+        Bounds; ``open_lo`` / ``open_hi`` exclude them.
+    integer : bool
+        Whole numbers only.
+
+    Examples
+    --------
+    >>> Param("p", 0.9, lo=0.0, hi=1.0, open_lo=True, open_hi=True).constraint
+    'a number between 0 and 1 (exclusive)'
+    >>> Param("beta", 1.0, lo=0.0).check("set_F", -1.0)
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: set_F's beta must be a number >= 0, got -1.0
+    """
+
+    name: str
+    default: float
+    lo: float | None = None
+    hi: float | None = None
+    open_lo: bool = False
+    open_hi: bool = False
+    integer: bool = False
+
+    @property
+    def constraint(self) -> str:
+        """The allowed values, in words."""
+        what = "an integer" if self.integer else "a number"
+        lo, hi = _g(self.lo), _g(self.hi)
+        if self.lo is not None and self.hi is not None:
+            if self.open_lo and self.open_hi:
+                return f"{what} between {lo} and {hi} (exclusive)"
+            if not self.open_lo and not self.open_hi:
+                return f"{what} from {lo} to {hi}"
+            return (f"{what} {'>' if self.open_lo else '>='} {lo} and "
+                    f"{'<' if self.open_hi else '<='} {hi}")
+        if self.lo is not None:
+            return f"{what} {'>' if self.open_lo else '>='} {lo}"
+        if self.hi is not None:
+            return f"{what} {'<' if self.open_hi else '<='} {hi}"
+        return f"a finite {what[2:] if what.startswith('a ') else what}"
+
+    def ok(self, value: float) -> bool:
+        """Whether ``value`` lies in the range."""
+        if self.integer and value != int(value):
+            return False
+        if self.lo is not None and (value <= self.lo if self.open_lo else value < self.lo):
+            return False
+        return not (self.hi is not None and (value >= self.hi if self.open_hi else value > self.hi))
+
+    def check(self, family: str, value: float) -> None:
+        """Raise :class:`~fasteval.errors.ParameterError` unless ``value`` is allowed."""
+        if not self.ok(value):
+            raise ParameterError(f"{family}'s {self.name}", self.constraint, value)
+
+
+def _g(x: float | None) -> str:
+    return "" if x is None else f"{x:g}"
+
 
 @dataclass(frozen=True)
 class Family:
@@ -38,9 +194,9 @@ class Family:
     Attributes
     ----------
     key : str
-        trec_eval's name (or our name for peer extras).
+        trec_eval's name (or our name for peer extras); canonical names start with it.
     code : int
-        Kernel branch number in :mod:`fasteval.kernels.ranking`.
+        Stable kernel number; :class:`Code` names it (``Code.NDCG_CUT``) for the kernels.
     params : str
         Parameter kind (see module constants).
     default : tuple
@@ -59,6 +215,18 @@ class Family:
     rel : str
         What a measure's own relevance level means for the family: ``REL_LEVEL``,
         ``REL_FLOOR``, ``REL_BINARY`` or ``REL_NONE`` (see the module constants).
+    aliases : tuple of Alias
+        Spellings in the other dialects (ir_measures, ranx, fasteval's any-case forms).
+    param : Param, optional
+        The number the family takes (``p``, ``beta``), with its default and range.
+    profile : str
+        How the score pass answers it: ``PROFILE_REL``, ``PROFILE_REL_FULL``,
+        ``PROFILE_DCG`` (read off a per-query profile) or ``PROFILE_NONE`` (its own
+        kernel function).
+    needs : frozenset of str
+        What its kernel needs from the qrels beyond the query's grades: ``NEEDS_LEVELS``
+        (the distinct judged grades, for the ideal order of custom gains),
+        ``NEEDS_MAX_GRADE`` (the largest grade, which must not exceed the parameter).
     """
 
     key: str
@@ -71,6 +239,21 @@ class Family:
     sets: frozenset[str] = field(default_factory=lambda: frozenset({"all_trec"}))
     doc: str = ""
     rel: str = REL_LEVEL
+    aliases: tuple[Alias, ...] = ()
+    param: Param | None = None
+    profile: str = PROFILE_NONE
+    needs: frozenset[str] = frozenset()
+
+    @property
+    def const(self) -> str:
+        """The name of the family's constant in :class:`Code` (``ndcg_cut`` -> ``NDCG_CUT``)."""
+        name = re.sub(r"\W", "_", self.key).upper()
+        return f"F{name}" if name[0].isdigit() else name
+
+    @property
+    def cutoff(self) -> bool:
+        """Whether members take a rank cutoff (``family@k``)."""
+        return self.params in (INT_CUTS, OPT_CUT)
 
 
 _T = frozenset({"all_trec"})
@@ -80,84 +263,115 @@ _X = frozenset({"extra"})
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _RECALL_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 _RPREC_MULT = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+_LV = frozenset({NEEDS_LEVELS})
+_R, _RF, _D = PROFILE_REL, PROFILE_REL_FULL, PROFILE_DCG
+_P01 = Param("p", 0.9, lo=0.0, hi=1.0, open_lo=True, open_hi=True)
 
 # In trec_eval's internal table order (te_trec_measures[]), which is the output order.
 FAMILIES: tuple[Family, ...] = (
     Family("num_q", 0, NONE, agg="sum", integer=True, scope="summary", sets=_OT,
-           doc="Number of topics evaluated.", rel=REL_NONE),
+           doc="Number of topics evaluated.", rel=REL_NONE, aliases=ir("NumQ")),
     Family("num_ret", 1, NONE, agg="sum", integer=True, sets=_OT,
            doc="Number of documents retrieved (after max_docs); with rel=k, the retrieved "
-               "documents of grade >= k (ir_measures' NumRet(rel=k): num_rel_ret(rel=k))."),
+               "documents of grade >= k (ir_measures' NumRet(rel=k): num_rel_ret(rel=k)).",
+           aliases=ir("NumRet") + fe("num_ret")),
     Family("num_rel", 2, NONE, agg="sum", integer=True, sets=_OT,
-           doc="Number of judged documents with grade >= relevance_level."),
+           doc="Number of judged documents with grade >= relevance_level.",
+           aliases=ir("NumRel") + fe("num_rel")),
     Family("num_rel_ret", 3, NONE, agg="sum", integer=True, sets=_OT,
-           doc="Number of relevant documents retrieved."),
-    Family("map", 4, NONE, sets=_OT,
+           doc="Number of relevant documents retrieved.", profile=_RF,
+           aliases=ir("NumRelRet") + fe("num_rel_ret")),
+    Family("map", 4, NONE, sets=_OT, profile=_RF, aliases=ir("AP") + rx("map"),
            doc="Average precision: sum of precision at each relevant retrieved doc / num_rel."),
-    Family("gm_map", 5, NONE, agg="gm", scope="summary", sets=_OT,
+    Family("gm_map", 5, NONE, agg="gm", scope="summary", sets=_OT, profile=_RF,
            doc="Average precision aggregated by geometric mean (floor 1e-5)."),
-    Family("Rprec", 6, NONE, sets=_OT, doc="Precision after num_rel documents."),
-    Family("bpref", 7, NONE, sets=_OT,
+    Family("Rprec", 6, NONE, sets=_OT, doc="Precision after num_rel documents.", profile=_RF,
+           aliases=ir("Rprec") + rx("r-precision") + fe("r_precision")),
+    Family("bpref", 7, NONE, sets=_OT, aliases=ir("Bpref") + rx("bpref"),
            doc="Binary preference: relevant docs penalised by judged nonrelevant docs above them."),
-    Family("recip_rank", 8, NONE, sets=_OT, doc="1 / rank of the first relevant document."),
+    Family("recip_rank", 8, NONE, sets=_OT, doc="1 / rank of the first relevant document.",
+           profile=_RF, aliases=ir("RR") + rx("mrr") + fe("recip_rank")),
     Family("iprec_at_recall", 9, FLOAT_CUTS, _RECALL_POINTS, sets=_OT,
-           doc="Interpolated precision at recall levels."),
-    Family("P", 10, INT_CUTS, _CUTS, sets=_OT, doc="Precision at k (relevant in top k / k)."),
+           doc="Interpolated precision at recall levels.", aliases=ir("IPrec@k")),
+    Family("P", 10, INT_CUTS, _CUTS, sets=_OT, doc="Precision at k (relevant in top k / k).",
+           profile=_R, aliases=ir("P", "P@k") + rx("precision@k")),
     Family("relstring", 11, LENGTH, (10,), scope="query",
            doc="Relevance labels of the top documents as a string (trec-eval output only).",
            rel=REL_NONE),
-    Family("recall", 12, INT_CUTS, _CUTS, doc="Recall at k (relevant in top k / num_rel)."),
-    Family("infAP", 13, NONE, doc="Inferred average precision (Yilmaz & Aslam)."),
+    Family("recall", 12, INT_CUTS, _CUTS, doc="Recall at k (relevant in top k / num_rel).",
+           profile=_R, aliases=ir("R", "R@k") + rx("recall@k") + fe("recall")),
+    Family("infAP", 13, NONE, doc="Inferred average precision (Yilmaz & Aslam).",
+           aliases=ir("infAP")),
     Family("gm_bpref", 14, NONE, agg="gm", scope="summary",
            doc="bpref aggregated by geometric mean (floor 1e-5)."),
-    Family("Rprec_mult", 15, FLOAT_CUTS, _RPREC_MULT, doc="Precision at x * num_rel documents."),
+    Family("Rprec_mult", 15, FLOAT_CUTS, _RPREC_MULT, doc="Precision at x * num_rel documents.",
+           profile=_RF),
     Family("utility", 16, VECTOR, (1.0, -1.0, 0.0, 0.0),
            doc="p1*rel_ret + p2*nonrel_ret + p3*rel_notret + p4*nonrel_notret."),
     Family("11pt_avg", 17, VECTOR, _RECALL_POINTS,
            doc="Interpolated precision averaged over recall points."),
-    Family("binG", 18, NONE, doc="Binary G: mean over relevant docs of 1/log2(2 + nonrel above)."),
-    Family("G", 19, GAINS, doc="Normalised gain G (trec_eval experimental).", rel=REL_FLOOR),
+    Family("binG", 18, NONE, doc="Binary G: mean over relevant docs of 1/log2(2 + nonrel above).",
+           aliases=fe("binG")),
+    Family("G", 19, GAINS, doc="Normalised gain G (trec_eval experimental).", rel=REL_FLOOR,
+           needs=_LV),
     Family("ndcg", 20, GAINS,
            doc="nDCG over the whole ranking, gain = grade (or given gains), discount log2(rank+1).",
-           rel=REL_FLOOR),
-    Family("ndcg_rel", 21, GAINS, doc="nDCG averaged over relevant documents.", rel=REL_FLOOR),
-    Family("Rndcg", 22, GAINS, doc="nDCG averaged at the R-level boundaries.", rel=REL_FLOOR),
-    Family("ndcg_cut", 23, INT_CUTS, _CUTS, doc="nDCG at k, gain = grade.", rel=REL_FLOOR),
-    Family("map_cut", 24, INT_CUTS, _CUTS, doc="Average precision over the top k / num_rel."),
-    Family("relative_P", 25, INT_CUTS, _CUTS, doc="Relevant in top k / min(k, num_rel)."),
-    Family("success", 26, INT_CUTS, (1, 5, 10), doc="1 if a relevant doc is in the top k."),
-    Family("set_P", 27, NONE, doc="Relevant retrieved / retrieved."),
-    Family("set_relative_P", 28, NONE, doc="Relevant retrieved / min(retrieved, num_rel)."),
-    Family("set_recall", 29, NONE, doc="Relevant retrieved / num_rel."),
-    Family("set_map", 30, NONE, doc="set_P * set_recall."),
-    Family("set_F", 31, FLOAT, (1.0,), doc="F-measure of set precision and recall (beta)."),
+           rel=REL_FLOOR, needs=_LV, aliases=ir("nDCG") + rx("ndcg")),
+    Family("ndcg_rel", 21, GAINS, doc="nDCG averaged over relevant documents.", rel=REL_FLOOR,
+           needs=_LV),
+    Family("Rndcg", 22, GAINS, doc="nDCG averaged at the R-level boundaries.", rel=REL_FLOOR,
+           needs=_LV),
+    Family("ndcg_cut", 23, INT_CUTS, _CUTS, doc="nDCG at k, gain = grade.", rel=REL_FLOOR,
+           profile=_D, aliases=ir("nDCG@k") + rx("ndcg@k")),
+    Family("map_cut", 24, INT_CUTS, _CUTS, doc="Average precision over the top k / num_rel.",
+           profile=_R, aliases=ir("AP@k") + rx("map@k")),
+    Family("relative_P", 25, INT_CUTS, _CUTS, doc="Relevant in top k / min(k, num_rel).",
+           profile=_R),
+    Family("success", 26, INT_CUTS, (1, 5, 10), doc="1 if a relevant doc is in the top k.",
+           profile=_R, aliases=ir("Success@k") + rx("hit_rate@k") + fe("success", "hitrate@k")),
+    Family("set_P", 27, NONE, doc="Relevant retrieved / retrieved.", profile=_RF,
+           aliases=ir("SetP") + rx("precision")),
+    Family("set_relative_P", 28, NONE, doc="Relevant retrieved / min(retrieved, num_rel).",
+           profile=_RF),
+    Family("set_recall", 29, NONE, doc="Relevant retrieved / num_rel.", profile=_RF,
+           aliases=ir("SetR") + fe("setrecall")),
+    Family("set_map", 30, NONE, doc="set_P * set_recall.", profile=_RF, aliases=ir("SetAP")),
+    Family("set_F", 31, FLOAT, (1.0,), doc="F-measure of set precision and recall (beta).",
+           profile=_RF, param=Param("beta", 1.0, lo=0.0), aliases=ir("SetF") + rx("f1")),
     Family("num_nonrel_judged_ret", 32, NONE, agg="sum", integer=True,
            doc="Judged nonrelevant documents retrieved."),
-    Family("rbp", 33, GAINS, sets=_V10, rel=REL_BINARY,
+    Family("rbp", 33, GAINS, sets=_V10, rel=REL_BINARY, param=_P01, needs=_LV,
            doc="Rank-biased precision, p = 0.9 (gains scaled to [0,1]); with rel=k, "
-               "gain 1 for grades >= k, else 0 (ir_measures' RBP(rel=k))."),
+               "gain 1 for grades >= k, else 0 (ir_measures' RBP(rel=k)).",
+           aliases=ir("RBP", p=0.8)),
     Family("rbp_resid", 34, NONE, sets=_V10, doc="RBP residual due to unjudged documents (p = 0.9).",
            rel=REL_NONE),
     Family("unj", 35, INT_CUTS, (5, 10, 20), sets=_V10,
-           doc="Fraction of the top k that is unjudged or not in the pool.", rel=REL_NONE),
+           doc="Fraction of the top k that is unjudged or not in the pool.", rel=REL_NONE,
+           aliases=fe("unj@k")),
     # --- peer extras (not in trec_eval) ---
-    Family("ndcg_burges", 40, NONE, sets=_X, rel=REL_FLOOR,
+    Family("ndcg_burges", 40, NONE, sets=_X, rel=REL_FLOOR, aliases=rx("ndcg_burges"),
            doc="nDCG with exponential gain 2^grade - 1 (Burges), whole ranking."),
-    Family("ndcg_burges_cut", 41, INT_CUTS, (10,), sets=_X, rel=REL_FLOOR,
-           doc="nDCG@k with exponential gain 2^grade - 1 (Burges)."),
-    Family("recip_rank_cut", 42, INT_CUTS, (10,), sets=_X,
+    Family("ndcg_burges_cut", 41, INT_CUTS, (10,), sets=_X, rel=REL_FLOOR, profile=_D,
+           aliases=rx("ndcg_burges@k"),
+           doc="nDCG@k with exponential gain 2^grade - 1 (Burges); gdeval's nDCG@k "
+               "(ir_measures' nDCG(dcg='exp-log2')@k)."),
+    Family("recip_rank_cut", 42, INT_CUTS, (10,), sets=_X, profile=_R,
+           aliases=ir("RR@k") + rx("mrr@k") + fe("recip_rank@k"),
            doc="Reciprocal rank of the first relevant document within the top k (else 0)."),
-    Family("F1", 43, INT_CUTS, (10,), sets=_X, doc="Harmonic mean of P@k and recall@k."),
-    Family("judged", 44, INT_CUTS, (10,), sets=_X, rel=REL_NONE,
+    Family("F1", 43, INT_CUTS, (10,), sets=_X, doc="Harmonic mean of P@k and recall@k.",
+           profile=_R, aliases=rx("f1@k")),
+    Family("judged", 44, INT_CUTS, (10,), sets=_X, rel=REL_NONE, aliases=ir("Judged@k"),
            doc="Fraction of the top k that is judged (ir_measures' Judged@k)."),
-    Family("hits", 45, OPT_CUT, sets=_X,
+    Family("hits", 45, OPT_CUT, sets=_X, profile=_R, aliases=rx("hits", "hits@k"),
            doc="Number of relevant documents in the top k (whole ranking without k; ranx's hits)."),
-    Family("dcg", 46, OPT_CUT, sets=_X, rel=REL_FLOOR,
+    Family("dcg", 46, OPT_CUT, sets=_X, rel=REL_FLOOR, profile=_D, aliases=rx("dcg", "dcg@k"),
            doc="DCG of the top k (whole ranking without k), gain = grade, discount log2(rank+1) "
                "(ranx's dcg)."),
-    Family("dcg_burges", 47, OPT_CUT, sets=_X, rel=REL_FLOOR,
+    Family("dcg_burges", 47, OPT_CUT, sets=_X, rel=REL_FLOOR, profile=_D,
+           aliases=rx("dcg_burges", "dcg_burges@k"),
            doc="DCG of the top k (whole ranking without k), gain 2^grade - 1 (ranx's dcg_burges)."),
-    Family("rbp_raw", 48, FLOAT, (0.9,), sets=_X, rel=REL_FLOOR,
+    Family("rbp_raw", 48, FLOAT, (0.9,), sets=_X, rel=REL_FLOOR, param=_P01,
            doc="Rank-biased precision with the grade itself as gain, not rescaled "
                "(ranx's rbp.95: p = 0.95): (1 - p) * sum of grade * p^(rank - 1)."),
 )
@@ -165,7 +379,44 @@ FAMILIES: tuple[Family, ...] = (
 BY_KEY: dict[str, Family] = {f.key: f for f in FAMILIES}
 ORDER: dict[str, int] = {f.key: i for i, f in enumerate(FAMILIES)}
 
+Code = enum.IntEnum("Code", {f.const: f.code for f in FAMILIES})
+"""Every family's kernel number by name (``Code.NDCG_CUT == 23``): the kernels compare a
+slot's code with these (numba folds them into constants)."""
+Code.__module__ = __name__
+
 
 def family(key: str) -> Family:
     """Return the family declared under ``key`` (trec_eval spelling)."""
     return BY_KEY[key]
+
+
+def by_code(code: int) -> Family:
+    """Return the family whose kernel number is ``code``.
+
+    Examples
+    --------
+    >>> by_code(Code.NDCG_CUT).key
+    'ndcg_cut'
+    """
+    return _BY_CODE[int(code)]
+
+
+_BY_CODE: dict[int, Family] = {f.code: f for f in FAMILIES}
+
+
+def _check_registry() -> None:
+    """Invariants of the table (run at import: a bad row fails every test at once)."""
+    if len(_BY_CODE) != len(FAMILIES) or len({f.const for f in FAMILIES}) != len(FAMILIES):
+        raise RuntimeError("measure registry: codes and constant names must be unique")
+    plain: dict[str, str] = {}
+    cut: dict[str, str] = {}
+    for f in FAMILIES:
+        for a in f.aliases:
+            table = cut if a.cut else plain
+            if table.setdefault(a.key, f.key) != f.key:
+                raise RuntimeError(f"measure registry: alias {a.name!r} names two families")
+            if a.cut and f.params not in (INT_CUTS, OPT_CUT, FLOAT_CUTS):
+                raise RuntimeError(f"measure registry: {f.key} takes no cutoff ({a.name!r})")
+
+
+_check_registry()

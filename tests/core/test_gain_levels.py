@@ -13,9 +13,9 @@ import polars as pl
 import pytest
 
 import fasteval
-from fasteval.evaluation import plan_slots
 from fasteval.kernels.ranking import score_queries
 from fasteval.measures import parse_measures
+from fasteval.measures.plan import plan_slots
 from fasteval.prepare import prepare_qrels, prepare_run
 
 
@@ -52,9 +52,9 @@ def test_ideal_order_lists_only_the_grades_present():
     pq = prepare_qrels(pl.DataFrame({"query_id": ["q"] * 4, "doc_id": list("abcd"),
                                      "relevance": [10**9, 3, -1, 0]}))
     assert pq.judged_levels().tolist() == [0, 3, 10**9]
-    slots = plan_slots(parse_measures(["ndcg", "ndcg.3=7.5"]), 1, pq.judged_levels())
-    assert slots["ol"].tolist() == [10**9, 3, 0, 10**9, 3, 0]
-    assert slots["og"].tolist() == [1e9, 3.0, 0.0, 1e9, 7.5, 0.0]
+    plan = plan_slots(parse_measures(["ndcg", "ndcg.3=7.5"]), 1, pq.judged_levels())
+    assert plan.ol.tolist() == [10**9, 3, 0, 10**9, 3, 0]
+    assert plan.og.tolist() == [1e9, 3.0, 0.0, 1e9, 7.5, 0.0]
 
 
 def test_distinct_grades_give_the_same_values_as_every_grade_up_to_the_largest():
@@ -73,12 +73,9 @@ def test_distinct_grades_give_the_same_values_as_every_grade_up_to_the_largest()
     batch = prepare_run(pq, run)
 
     def score(grades) -> np.ndarray:
-        sl = plan_slots(measures, 1, grades)
         out = np.empty((len(batch.qidx), len(measures)))
         score_queries(batch.labels, batch.offsets, pq.grades, pq.q_start[batch.qidx],
-                      pq.g_end[batch.qidx], sl["codes"], sl["cuts"], sl["params"], sl["levels"],
-                      sl["vec"], sl["voff"], sl["cl"], sl["cv"], sl["coff"], sl["ol"], sl["og"],
-                      sl["ooff"], 10, 0.0, out, 1)
+                      pq.g_end[batch.qidx], plan_slots(measures, 1, grades), out, 1)
         return out
 
     dense = score(pq.max_grade)  # the old plan: every grade 0..40
