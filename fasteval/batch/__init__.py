@@ -1,17 +1,23 @@
-"""Batch jobs: out-of-core chunked evaluation of parquet runs, streaming atomic output."""
+"""Batch jobs: out-of-core chunked evaluation of parquet runs, streaming atomic output.
 
-from fasteval.batch.api import evaluate_files
-from fasteval.batch.discover import RunSource, discover, discover_all
-from fasteval.batch.driver import JobStats, parse_memory, run_job
-from fasteval.batch.progress import Progress
+Names are imported on first use, so a command that needs one module (the driver) does not
+load the others.
+"""
 
-__all__ = [
-    "JobStats",
-    "Progress",
-    "RunSource",
-    "discover",
-    "discover_all",
-    "evaluate_files",
-    "parse_memory",
-    "run_job",
-]
+from __future__ import annotations
+
+from fasteval._lazy import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    "evaluate_files": "fasteval.batch.api",
+    "RunSource": "fasteval.batch.discover",
+    "discover": "fasteval.batch.discover",
+    "discover_all": "fasteval.batch.discover",
+    "JobStats": "fasteval.batch.driver",
+    "parse_memory": "fasteval.batch.driver",
+    "run_job": "fasteval.batch.driver",
+}
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_exports("fasteval.batch", globals(), _EXPORTS)

@@ -116,7 +116,8 @@ def evaluate_files(
     max_rows_per_chunk, memory_limit
         Chunk size, directly or from a memory budget such as ``"1GiB"``.
     progress : bool
-        Draw a progress bar on a terminal.
+        Show progress on stderr (after two seconds; a bar on a terminal, plain lines
+        elsewhere; see :mod:`fasteval.progress`).
     engine : {"local", "ray"}
         ``"ray"`` scores on Ray Data (:mod:`fasteval.batch.ray_engine`; ``out`` is then a
         parquet directory written by Ray); needs ``pip install "fasteval[ray]"``.
@@ -154,22 +155,14 @@ def evaluate_files(
     names = list(evaluator.measure_names)
     sources = discover_all(list(specs))
     check_outputs(outputs, [f for s in sources for f in s.files])
+    bar = job_progress(sources, enabled=progress)
     if engine == "ray":
         from fasteval.batch.ray_engine import run_job_ray
 
-        bar = None
-        if progress:
-            from fasteval.batch.progress import Progress
-
-            bar = Progress(total=sum(s.rows for s in sources if s.rows > 0) or None, unit="rows")
-        try:
+        with bar:
             wide_res, stats = run_job_ray(
                 evaluator, sources, complete=complete, out=out, wide=wide, ray_address=ray_address,
-                qrels=qrels, share_qrels_limit=share_qrels_limit,
-                progress=(lambda r, q: bar.update(rows=r, queries=q)) if bar else None)
-        finally:
-            if bar is not None:
-                bar.close()
+                qrels=qrels, share_qrels_limit=share_qrels_limit, progress=bar.update)
         agg = aggregate_wide(wide_res, names)
         if aggregate_out is not None:
             write_table_atomic(agg, aggregate_out)
@@ -187,21 +180,17 @@ def evaluate_files(
         sink = make_sink(out, fmt if fmt in ("parquet", "csv") else "parquet", wide=wide, measure_names=names)
     else:
         sink = MemorySink(names)
-    bar = None
-    if progress:
-        from fasteval.batch.progress import Progress
-
-        bar = Progress(total=sum(s.rows for s in sources if s.rows > 0) or None, unit="rows")
     try:
-        wide_res, stats = run_job(
-            evaluator,
-            sources,
-            sink,
-            complete=complete,
-            max_rows_per_chunk=max_rows_per_chunk,
-            memory_limit=memory_limit,
-            progress=(lambda r, q: bar.update(rows=r, queries=q)) if bar else None,
-        )
+        with bar:
+            wide_res, stats = run_job(
+                evaluator,
+                sources,
+                sink,
+                complete=complete,
+                max_rows_per_chunk=max_rows_per_chunk,
+                memory_limit=memory_limit,
+                progress=bar.update,
+            )
         agg = aggregate_wide(wide_res, names)
         if aggregate_out is not None:
             write_table_atomic(agg, aggregate_out)
@@ -209,13 +198,20 @@ def evaluate_files(
     except BaseException:
         sink.abort()
         raise
-    finally:
-        if bar is not None:
-            bar.close()
     per_query = None
     if isinstance(sink, MemorySink):
         per_query = sink.wide() if wide else sink.long()
     return BatchResult(per_query=per_query, aggregate=agg, stats=stats)
+
+
+def job_progress(sources, *, enabled: bool = True):
+    """The progress of a job over ``sources`` (:class:`fasteval.progress.Progress`): rows,
+    out of the parquet rows known in advance, with the queries scored beside them; feed it
+    to the driver as ``progress=bar.update``."""
+    from fasteval.progress import Progress
+
+    return Progress(total=sum(s.rows for s in sources if s.rows > 0) or None, unit="rows",
+                    enabled=enabled)
 
 
 def write_table_atomic(df: pl.DataFrame, path: str | os.PathLike[str], fmt: str | None = None) -> None:

@@ -54,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
 
     if getattr(args, "action", None) != "synth":
         raise ParameterError("datasets ACTION", "'synth'", getattr(args, "action", None))
-    from fasteval.batch.progress import Progress
     from fasteval.datasets.synth import SynthSpec, write_synth
+    from fasteval.progress import Progress
 
     if args.rows_per_group < 1:
         raise ParameterError("--rows-per-group", "a positive integer", args.rows_per_group)

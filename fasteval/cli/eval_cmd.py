@@ -101,10 +101,9 @@ def _check_args(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``fasteval eval``."""
     import fasteval
-    from fasteval.batch.api import make_evaluator, write_table_atomic
+    from fasteval.batch.api import job_progress, make_evaluator, write_table_atomic
     from fasteval.batch.discover import discover_all
     from fasteval.batch.driver import DEFAULT_MAX_ROWS, aggregate_wide, run_job, start_reading
-    from fasteval.batch.progress import Progress
     from fasteval.batch.sinks import format_from_path, make_sink, to_long
     from fasteval.io.atomic import STDOUT, check_outputs
 
@@ -161,8 +160,7 @@ def run(args: argparse.Namespace) -> int:
     if ray_engine and stream and not ray_dir:
         stream = False  # CSV per-query output is written from memory
     sink = make_sink(output, fmt, wide=args.wide, measure_names=names) if stream and not ray_dir else None
-    total = sum(s.rows for s in sources if s.rows > 0) or None
-    bar = Progress(total=total, unit="rows", enabled=not args.quiet)
+    bar = job_progress(sources, enabled=not args.quiet)
     try:
         if ray_engine:
             from fasteval.batch.ray_engine import run_job_ray
@@ -172,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
                                           out=output if ray_dir else None, wide=args.wide,
                                           ray_address=args.ray_address, qrels=args.qrels,
                                           share_qrels_limit=getattr(args, "share_qrels_limit", None),
-                                          progress=lambda r, q: bar.update(rows=r, queries=q))
+                                          progress=bar.update)
         else:
             with bar:
                 wide, stats = run_job(
@@ -182,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
                     complete=args.complete,
                     max_rows_per_chunk=args.max_rows_per_chunk,
                     memory_limit=args.memory_limit,
-                    progress=lambda r, q: bar.update(rows=r, queries=q),
+                    progress=bar.update,
                 )
         t_agg = time.perf_counter()
         agg = aggregate_wide(wide, names)

@@ -16,6 +16,7 @@ from fasteval.judge.errors import JudgeError, ReplyParseError
 from fasteval.judge.parsing import correction_message
 from fasteval.judge.protocol import Backend, ChatReply
 from fasteval.judge.redact import generator_secrets, redact
+from fasteval.progress import Progress
 
 
 @dataclass
@@ -81,16 +82,6 @@ class JobReport:
         }
 
 
-def _progress(total: int, enabled: bool, desc: str | None) -> Any:
-    if not enabled:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover - tqdm ships with haystack/transformers
-        return None
-    return tqdm(total=total, desc=desc, unit="row")
-
-
 async def judge_prompts_async(
     generator: Any,
     prompts: Sequence[str],
@@ -133,7 +124,8 @@ async def judge_prompts_async(
         Raise :class:`JudgeError` on the first failed row (other rows are cancelled, accepted
         replies stay cached); otherwise record ``None`` and the reason.
     progress_bar : bool
-        Show a tqdm bar on stderr.
+        Show progress on stderr (:class:`fasteval.progress.Progress`: after two seconds, a
+        bar on a terminal, plain lines elsewhere).
     desc : str, optional
         Progress bar label.
     deadline : float, optional
@@ -169,7 +161,7 @@ async def judge_prompts_async(
     backend = Backend(generator, executor, prefer_async=prefer_async, trace_parent=trace_parent)
     namespace = backend.cache_namespace() if cache is not None else {}
     semaphore = asyncio.Semaphore(max_concurrency)
-    bar = _progress(len(prompts), progress_bar, desc)
+    bar = Progress(len(prompts), desc, "rows", enabled=progress_bar)
     secrets = generator_secrets(generator)
 
     def failure(text: str) -> str:
@@ -265,8 +257,7 @@ async def judge_prompts_async(
             finished = [fut.result() for fut in done]  # a configuration error propagates
             for i, outcome in sorted(finished, key=lambda item: item[0]):
                 outcomes[i] = outcome
-                if bar is not None:
-                    bar.update(1)
+                bar.update(1)
                 if outcome.result is None and raise_on_failure:
                     prompt = prompts[i]
                     raise JudgeError(failure(f"row {i}: {outcome.error} (prompt: {prompt[-300:]!r})"))
@@ -274,8 +265,7 @@ async def judge_prompts_async(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        if bar is not None:
-            bar.close()
+        bar.close()
         executor.shutdown(wait=False, cancel_futures=True)
     return JobReport([o if o is not None else RowOutcome(error="not run") for o in outcomes],
                      time.perf_counter() - started)

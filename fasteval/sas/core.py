@@ -255,7 +255,8 @@ def sas(
         With ``per="pair"``: add ``pred_embedding`` / ``gold_embedding`` columns
         (Arrow fixed-size lists of float32).
     progress : bool, optional
-        Progress bar on stderr; default only when stderr is a terminal.
+        Progress on stderr (:class:`fasteval.progress.Progress`: after two seconds, a bar on
+        a terminal, plain lines elsewhere); False: none.
     output : {"polars", "arrow"}
         Type of the returned table.
     return_stats : bool

@@ -7,6 +7,7 @@ into an :class:`EncodeStats`; on CUDA the forward time is measured with CUDA eve
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -15,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from fasteval.progress import Progress, is_terminal
 from fasteval.sas.model import LoadedModel
-from fasteval.sas.progress import Progress
 
 
 @dataclass
@@ -241,7 +242,8 @@ def encode_texts(
     stats : EncodeStats, optional
         Filled with batch counts and forward / tokenization times.
     progress : bool, optional
-        Progress bar on stderr; default only when stderr is a terminal.
+        Progress on stderr (:class:`fasteval.progress.Progress`: after two seconds, a bar on
+        a terminal, plain lines elsewhere); False: none.
     workers : int, optional
         Tokenization threads running ahead of the model (default 3 on CUDA, 1 on CPU; 0
         tokenizes inline). Each thread has its own tokenizer copy.
@@ -282,7 +284,7 @@ def encode_texts(
     fast = FastTextTokenizer.build(model, items[:3] + items[-3:]) if fast_tokenizer else None
     stats.extra["fast_tokenizer"] = fast is not None
     events: list[tuple[Any, Any]] = []
-    bar = Progress(len(items), "embedding", enabled=progress)
+    bar = Progress(len(items), "embedding", "texts", enabled=progress)
     t_start = time.perf_counter()
     model.eval()
     with torch.inference_mode():
@@ -349,7 +351,9 @@ def predict_pairs(
     lengths = np.fromiter((len(a) + len(b) for a, b in pairs), dtype=np.int64, count=len(pairs))
     order = np.argsort(-lengths, kind="stable")
     ordered = [pairs[i] for i in order]
-    show = Progress.wanted(progress, len(pairs))
+    # the cross-encoder draws its own tqdm bar, at once: only on a terminal and for a long
+    # job, unless asked for
+    show = progress is True or (progress is None and len(pairs) >= 2048 and is_terminal(sys.stderr))
     t0 = time.perf_counter()
     scores = loaded.model.predict(
         ordered, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=show

@@ -1,38 +1,42 @@
-"""The progress bar: silent off a terminal, counts and rate when drawn."""
+"""SAS progress: the shared fasteval.progress bar, labelled "embedding", on stderr only."""
 
 from __future__ import annotations
 
-import io
+import pytest
 
-from fasteval.sas.progress import Progress
+pytest.importorskip("sentence_transformers")
 
-
-class FakeTTY(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
-def test_silent_when_not_a_terminal():
-    stream = io.StringIO()
-    bar = Progress(10_000, "embedding", stream=stream)
-    bar.update(10_000)
-    bar.close()
-    assert stream.getvalue() == "" and bar.done == 10_000
+from fasteval.progress import Progress  # noqa: E402
+from fasteval.sas import sas  # noqa: E402
+from tests.sas._texts import GOLDS, PREDS  # noqa: E402
 
 
-def test_terminal_default_depends_on_size():
-    assert Progress(Progress.MIN_ITEMS, stream=FakeTTY()).enabled
-    assert not Progress(Progress.MIN_ITEMS - 1, stream=FakeTTY()).enabled
-    assert Progress(5, enabled=True, stream=io.StringIO()).enabled
+@pytest.fixture
+def no_delay(monkeypatch):
+    """Every bar draws at once and, off a terminal, writes a line per update."""
+    defaults = Progress.__init__.__kwdefaults__
+    monkeypatch.setitem(defaults, "delay", 0.0)
+    monkeypatch.setitem(defaults, "log_interval", 0.0)
 
 
-def test_draws_counts_and_finishes_line():
-    stream = FakeTTY()
-    bar = Progress(4, "embedding", enabled=True, stream=stream)
-    bar.update(2)
-    bar.update(2)
-    bar.close()
-    text = stream.getvalue()
-    assert text.endswith("\n")
-    last = text.strip().split("\r")[-1]
-    assert last.startswith("embedding [" + "#" * 30 + "] 4/4 ")
+def test_embedding_progress_off_a_terminal_is_plain_lines(tiny_bi, no_delay, capsys):
+    sas(PREDS, GOLDS, model=tiny_bi, device="cpu", batch_size=2, progress=True)
+    out, err = capsys.readouterr()
+    assert out == ""
+    n = len(set(PREDS) | set(GOLDS))
+    # (the model's loader may draw its own bar, "Loading weights", before ours)
+    ours = err[err.index("embedding: "):]
+    lines = ours.splitlines()
+    assert lines and all(line.startswith("embedding: ") for line in lines) and "\r" not in ours
+    assert lines[-1].startswith("embedding: 100%|##########|") and f"{n}/{n} [" in lines[-1]
+    assert "texts/s" in lines[-1]
+
+
+def test_embedding_progress_silent_when_off_or_short(tiny_bi, no_delay, capsys):
+    sas(PREDS, GOLDS, model=tiny_bi, device="cpu", batch_size=2, progress=False)
+    assert "embedding" not in capsys.readouterr().err
+
+
+def test_embedding_progress_default_silent_on_a_short_job(tiny_bi, capsys):
+    sas(PREDS, GOLDS, model=tiny_bi, device="cpu", batch_size=2)  # default 2 s delay
+    assert "embedding" not in capsys.readouterr().err
