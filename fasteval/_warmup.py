@@ -70,6 +70,9 @@ _PROFILE_MEASURES = ["ndcg@10", "map", "P@10", "recall@100", "recip_rank"]
 _GENERIC_MEASURES = ["bpref", "ndcg", "infAP", "rbp", "num_ret"]
 """Need the family functions: the generic score pass."""
 
+_EXPECTED_MEASURES = ["ndcg@10", "map", "P@10", "recip_rank", "ndcg", "num_ret"]
+"""``tie_break="expected"``: the expected-value passes and the tie-group kernels."""
+
 
 def compile_kernels(report: Callable[[str, float], None] | None = None) -> list[str]:
     """Compile (or load) every kernel variant that ``fasteval eval`` and ``trec-eval`` use,
@@ -78,8 +81,10 @@ def compile_kernels(report: Callable[[str, float], None] | None = None) -> list[
     Jobs, each timed: the TREC text tokenizer (irregular text; regular files are read by
     polars), then for text ids and for integer ids, a small job (the serial score passes)
     and one of 700k rows (the blocked, threaded preparation and the parallel passes), each
-    with measures answered from profiles and with measures that need the family functions.
-    Returns the names of the jobs run; ``report(name, seconds)`` is called after each.
+    with measures answered from profiles and with measures that need the family functions;
+    with text ids, both sizes again with ``tie_break="expected"`` (the tie-group kernels and
+    the expected-value passes). Returns the names of the jobs run; ``report(name,
+    seconds)`` is called after each.
 
     Examples
     --------
@@ -114,4 +119,8 @@ def compile_kernels(report: Callable[[str, float], None] | None = None) -> list[
             ev = Evaluator(qrels, measures)
             step(f"{kind} ids, small run, {what} measures", lambda ev=ev, r=small: ev.evaluate(r))
             step(f"{kind} ids, {run.height:,} rows, {what} measures", lambda ev=ev, r=run: ev.evaluate(r))
+        if not int_ids:  # the tie kernels take either kind of id alike
+            ev = Evaluator(qrels, _EXPECTED_MEASURES, tie_break="expected")
+            step("small run, expected values over ties", lambda ev=ev, r=small: ev.evaluate(r))
+            step(f"{run.height:,} rows, expected values over ties", lambda ev=ev, r=run: ev.evaluate(r))
     return done

@@ -14,6 +14,12 @@ first. ``tie_break="input"`` keeps the order given instead:
 
 >>> fasteval.evaluate(qrels, run, ["P@2"], tie_break="input")["value"].to_list()
 [0.5]
+
+``tie_break="expected"`` reports each measure's mean over both orders of the tie (see
+:mod:`fasteval.kernels.expected`): P@2 is (1 + 1/2) / 2, AP (1 + (1 + 2/3) / 2) / 2:
+
+>>> fasteval.evaluate(qrels, run, ["P@2", "map"], tie_break="expected")["value"].round(4).to_list()
+[0.75, 0.9167]
 """
 
 from __future__ import annotations
@@ -88,23 +94,36 @@ def score_batch(
     does not evaluate them; they count as 0 in the means), except ``num_q`` (1) and
     ``num_rel`` (their judgments).
 
+    A batch prepared with ``tie_break="expected"`` (``batch.tie_starts`` set) is scored by
+    :mod:`fasteval.kernels.expected`: each measure's mean over every ordering of its ties.
+
     ``trec_eval_names=True`` reproduces a quirk of the trec_eval 10 command: it zeroes
     ``utility`` only where the measure is named exactly ``utility``, so a parameterised
     ``utility.a,b,c,d`` keeps the placeholder's value (``b`` for its one nonrelevant
     document, plus the ``c``/``d`` terms). ``fasteval trec-eval`` passes it; the API
     gives the intended 0.
     """
-    wanted = needs(measures)
-    plan = plan_slots(measures, relevance_level,
-                      pq.judged_levels() if wanted & {NEEDS_LEVELS, NEEDS_MAX_GRADE} else (),
-                      compat=compat, num_docs=float(num_docs))
     n = len(batch.qidx)
     out = np.empty((n, len(measures)), dtype=np.float64)
     gstart = pq.q_start[batch.qidx]
     gend = pq.g_end[batch.qidx]
-    if len(measures) and n:
-        score_queries(batch.labels, batch.offsets, pq.grades, gstart, gend, plan, out,
-                      numba.get_num_threads())
+    if batch.tie_starts is not None:  # tie_break="expected"
+        from fasteval.kernels import expected
+
+        eplan = expected.plan_expected(
+            measures, relevance_level,
+            pq.judged_levels() if any(m.family == "ndcg" for m in measures) else ())
+        if len(measures) and n:
+            expected.score_expected(batch.labels, batch.offsets, batch.tie_starts, pq.grades,
+                                    gstart, gend, eplan, out, numba.get_num_threads())
+    else:
+        wanted = needs(measures)
+        plan = plan_slots(measures, relevance_level,
+                          pq.judged_levels() if wanted & {NEEDS_LEVELS, NEEDS_MAX_GRADE} else (),
+                          compat=compat, num_docs=float(num_docs))
+        if len(measures) and n:
+            score_queries(batch.labels, batch.offsets, pq.grades, gstart, gend, plan, out,
+                          numba.get_num_threads())
     if not batch.present.all():
         _score_filled(out, ~batch.present, measures, compat, trec_eval_names)
     return out
@@ -208,8 +227,12 @@ class Evaluator:
         A ranking left empty gets trec_eval's ``0 / 0`` for ``iprec_at_recall`` and
         ``11pt_avg`` (NaN, and so a NaN mean); with ``complete``, so does every filled query
         (``-J`` drops the placeholder document too).
-    tie_break : {"trec", "rank", "input"}, default "trec"
+    tie_break : {"trec", "rank", "input", "expected"}, default "trec"
         How equal scores are ordered; see :func:`fasteval.prepare.prepare_run`.
+        ``"expected"``: each measure's mean over every ordering of tied documents
+        (:mod:`fasteval.kernels.expected`); measures without an expected value are refused,
+        and :attr:`report` counts the queries with ties (``tied_queries``) and those tied
+        between documents of different labels (``ties_mattered``).
     duplicates : {"error", "keep_best"}, default "error"
         A document twice in one query's ranking is an error, or keep its best row.
     num_docs : int, default 0
@@ -244,6 +267,10 @@ class Evaluator:
         if not parsed:
             raise ParameterError("measures", "at least one measure name", measures)
         check_measure_values(parsed)
+        if tie_break == "expected":
+            from fasteval.kernels.expected import check_measures
+
+            check_measures(parsed)
         text_only = [m.name for m in parsed if BY_KEY[m.family].params == LENGTH]
         if text_only:
             raise ParameterError(

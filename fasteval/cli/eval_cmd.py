@@ -59,8 +59,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("-c", "--complete", action="store_true",
                    help="qrels queries missing from a run count (as trec_eval -c)")
     p.add_argument("-J", "--judged-only", action="store_true", help="drop unjudged documents first (trec_eval -J)")
-    p.add_argument("--tie-break", choices=("trec", "rank", "input"), default="trec",
-                   help="order within a query: trec (score desc, doc id desc), rank column, input order")
+    p.add_argument("--tie-break", choices=("trec", "rank", "input", "expected"), default="trec",
+                   help="order within a query: trec (score desc, doc id desc), rank column, input "
+                        "order, or expected: each measure's mean over every order of tied documents")
     p.add_argument("--keep-best-duplicates", action="store_true",
                    help="keep the best-scored row of duplicate (query, doc) pairs instead of failing")
     p.add_argument("--max-rows-per-chunk", type=int, default=None, metavar="N",
@@ -272,6 +273,9 @@ def _note(stats, complete: bool) -> str:
     else:
         parts.append(f"{missing} qrels queries missing from a run left out (use -c to count them)")
     parts.append(f"{rep.get('deduplicated_rows', 0)} duplicate rows removed")
+    if rep.get("tied_queries"):  # --tie-break expected
+        parts.append(f"{rep['tied_queries']} queries with tied scores, {rep.get('ties_mattered', 0)} "
+                     "of them tied between different labels (expected values)")
     if stats.qrels is not None:
         parts.append(f"on Ray, qrels {stats.qrels}")
     return "; ".join(parts)

@@ -273,3 +273,114 @@ def test_keep_best_duplicates_then_ties():
     b = P.prepare_run(pq, run, tie_break="expected", duplicates="keep_best")
     assert b.report.deduplicated_rows == 1
     assert b.labels.tolist() == [0, 1, -1] and b.tie_starts.tolist() == [True, False, True]
+
+
+# --- API and CLI --------------------------------------------------------------------------
+
+
+@st.composite
+def tied_runs(draw):
+    """A few queries of at most 6 documents with tied scores; some judged, some not."""
+    qrels, run = [], []
+    for q in range(draw(st.integers(1, 3))):
+        n = draw(st.integers(1, 6))
+        scores = draw(st.lists(st.sampled_from([1.0, 2.0, 3.0]), min_size=n, max_size=n))
+        for i, s in enumerate(scores):
+            run.append((f"q{q}", f"d{i}", s))
+            lab = draw(LABELS)
+            if lab != -1:
+                qrels.append((f"q{q}", f"d{i}", -1 if lab == -2 else lab))
+        for j, g in enumerate(draw(st.lists(st.sampled_from([0, 1, 2]), min_size=1,
+                                            max_size=2))):
+            qrels.append((f"q{q}", f"x{j}", g))
+    qrels.append(("qmissing", "z", 1))  # in the qrels only (complete=True fills it)
+    return qrels, run
+
+
+def _api_brute(qrels, run, measures, **opts) -> dict[tuple[str, str], float]:
+    """Mean of each query's values over every ordering of its tied documents, each
+    ordering scored by tie_break="input" (the options applied to each ordering)."""
+    by_q: dict[str, list] = {}
+    for q, d, s in run:
+        by_q.setdefault(q, []).append((d, s))
+    qrows, rrows, origin = [], [], {}
+    for q, docs in by_q.items():
+        groups = {}
+        for d, s in docs:
+            groups.setdefault(s, []).append(d)
+        parts = [list(itertools.permutations(groups[s])) for s in sorted(groups, reverse=True)]
+        for k, combo in enumerate(itertools.product(*parts)):
+            name = f"{q}|{k}"
+            origin[name] = q
+            order = [d for part in combo for d in part]
+            rrows += [(name, d, float(len(order) - i)) for i, d in enumerate(order)]
+            qrows += [(name, d, g) for qq, d, g in qrels if qq == q]
+    qt = pl.DataFrame(qrows, schema={"query_id": pl.Utf8, "doc_id": pl.Utf8,
+                                     "relevance": pl.Int64}, orient="row")
+    rt = pl.DataFrame(rrows, schema={"query_id": pl.Utf8, "doc_id": pl.Utf8,
+                                     "score": pl.Float64}, orient="row")
+    res = fasteval.evaluate(qt, rt, measures, tie_break="input", **opts)
+    res = res.with_columns(pl.col("query_id").replace_strict(origin).alias("query_id"))
+    mean = res.group_by("query_id", "measure").agg(pl.col("value").mean())
+    return {(q, m): v for q, m, v in mean.iter_rows()}
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=tied_runs(), judged_only=st.booleans(), complete=st.booleans(),
+       level=st.sampled_from([1, 2]))
+def test_evaluate_expected_equals_brute_force(case, judged_only, complete, level):
+    qrels, run = case
+    measures = ["P@1", "P@3", "recall@2", "recip_rank", "map", "Rprec", "ndcg", "ndcg@2",
+                "success@1", "num_ret", "num_rel_ret", "judged@2"]
+    qt = pl.DataFrame(qrels, schema={"query_id": pl.Utf8, "doc_id": pl.Utf8,
+                                     "relevance": pl.Int64}, orient="row")
+    rt = pl.DataFrame(run, schema={"query_id": pl.Utf8, "doc_id": pl.Utf8,
+                                   "score": pl.Float64}, orient="row")
+    opts = {"judged_only": judged_only, "relevance_level": level}
+    ev = fasteval.Evaluator(qt, measures, tie_break="expected", complete=complete, **opts)
+    got = ev.evaluate(rt)
+    want = _api_brute(qrels, run, measures, **opts)
+    trec = fasteval.evaluate(qt, rt, measures, complete=complete, **opts)
+    assert got.select("query_id", "measure").equals(trec.select("query_id", "measure"))
+    for q, m, v in got.select("query_id", "measure", "value").iter_rows():
+        if q == "qmissing":  # filled by complete=True: as the trec rule scores it
+            continue
+        assert abs(v - want[(q, m)]) <= 1e-12, (q, m, v, want[(q, m)])
+    filled = got.filter(pl.col("query_id") == "qmissing")["value"].to_list()
+    assert filled == trec.filter(pl.col("query_id") == "qmissing")["value"].to_list()
+
+
+def test_evaluate_refuses_measures_without_expected_value():
+    qrels = {"q1": {"a": 1}}
+    with pytest.raises(fasteval.errors.ParameterError, match=r"\['bpref', 'infAP'\]"):
+        fasteval.Evaluator(qrels, ["map", "bpref", "infAP"], tie_break="expected")
+
+
+def test_evaluate_example_and_report():
+    qrels = {"q1": {"a": 1, "b": 0, "c": 0}, "q2": {"x": 1}}
+    run = {"q1": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.5}, "q2": {"x": 2.0, "y": 2.0}}
+    ev = fasteval.Evaluator(qrels, ["P@1", "recip_rank"], tie_break="expected")
+    res = ev.evaluate(run)
+    assert res["value"].to_list() == pytest.approx([1 / 3, (1 + 1 / 2 + 1 / 3) / 3, 1 / 2,
+                                                   3 / 4])
+    assert (ev.report.tied_queries, ev.report.ties_mattered) == (2, 2)
+    trec = fasteval.evaluate(qrels, run, ["P@1", "recip_rank"])["value"].to_list()
+    assert trec == pytest.approx([0.0, 1 / 3, 0.0, 1 / 2])  # c, b, a and y, x first
+
+
+def test_cli_tie_break_expected(tmp_path, capsys):
+    from fasteval.cli import main
+
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq1 0 b 0\nq1 0 c 0\n")
+    (tmp_path / "run").write_text("q1 Q0 a 1 1.0 t\nq1 Q0 b 2 1.0 t\nq1 Q0 c 3 1.0 t\n")
+    rc = main(["eval", str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "P@1",
+               "--tie-break", "expected", "--format", "csv"])
+    out, err = capsys.readouterr()
+    assert rc == 0
+    assert "0.333333" in out
+    assert "1 queries with tied scores, 1 of them tied between different labels" in err
+    rc = main(["eval", str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "bpref",
+               "--tie-break", "expected", "--quiet"])
+    out, err = capsys.readouterr()
+    assert rc == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "bpref" in err
