@@ -65,7 +65,17 @@ DEFAULT_SHARE_QRELS_LIMIT = 1 << 30
 """Prepared qrels up to this many bytes are shared whole through the object store."""
 READ_TASK_ROWS = 2_000_000
 """Rows per read task at most (whole row groups; a larger row group is one task)."""
-_REPORT_KEYS = ("run_queries", "evaluated", "dropped_not_in_qrels", "deduplicated_rows")
+_PER_RUN_KEYS = ("missing_from_run", "filled")
+"""Report counts made per run on the driver; every other count of a block's report adds up."""
+
+
+def _report_keys() -> tuple[str, ...]:
+    """The counts of :class:`fasteval.prepare.Report` that blocks add up (as the batch job does)."""
+    import dataclasses
+
+    from fasteval.prepare import Report
+
+    return tuple(f.name for f in dataclasses.fields(Report) if f.name not in _PER_RUN_KEYS)
 _FAULT_ENV = "FASTEVAL_RAY_FAULT"
 _KEY_SEED = 18
 _QRELS_SRC = -1
@@ -342,7 +352,7 @@ def score_block(block, *, holder: tuple | None, names: list[str], keep: list[str
     """Score one block of whole queries; return per-query rows and one report row per run.
 
     Rows: ``_src``, ``run_id``, ``query_id``, ``_qidx`` (-1 on report rows), the measures,
-    then the report counts (``rows`` and :data:`_REPORT_KEYS`, only on report rows).
+    then the report counts (``rows`` and :func:`_report_keys`, only on report rows).
     ``holder``: the shared evaluator's object reference; None when the block carries its
     qrels (co-partitioned; ``options`` then builds the block's evaluator).
     """
@@ -381,7 +391,7 @@ def score_block(block, *, holder: tuple | None, names: list[str], keep: list[str
         for j, m in enumerate(names):
             cols[m] = pl.Series(m, np.append(values[:, j], np.nan), dtype=pl.Float64)
         rep = batch.report
-        counts = {"rows": run.height, **{k: int(getattr(rep, k)) for k in _REPORT_KEYS}}
+        counts = {"rows": run.height, **{k: int(getattr(rep, k)) for k in _report_keys()}}
         for k, v in counts.items():
             cols[f"_r_{k}"] = pl.Series(f"_r_{k}", [0] * n + [v], dtype=pl.Int64)
         parts.append(pl.DataFrame(cols))
@@ -393,7 +403,7 @@ def score_block(block, *, holder: tuple | None, names: list[str], keep: list[str
 def _empty_scored(names: list[str], qdtype) -> pl.DataFrame:
     schema = {"_src": pl.Int64, "run_id": pl.Utf8, "query_id": qdtype, "_qidx": pl.Int64}
     schema |= {m: pl.Float64 for m in names}
-    schema |= {f"_r_{k}": pl.Int64 for k in ("rows", *_REPORT_KEYS)}
+    schema |= {f"_r_{k}": pl.Int64 for k in ("rows", *_report_keys())}
     return pl.DataFrame(schema=schema)
 
 
@@ -642,6 +652,23 @@ def _quiet_data(ray):
     return restore
 
 
+def _query_order(evaluator, kind: str, fq: pl.DataFrame) -> pl.DataFrame:
+    """``(query_id, _qidx)``: the order in which the single-machine path lists the queries
+    of a run whose query ids are of another kind than the qrels' (``"str"`` against integer
+    qrels): the order of a one-document run of every qrels query, prepared by ``evaluator``."""
+    qids = evaluator.qrels.query_ids
+    doc = pl.Series("doc_id", ["0"] * len(qids), dtype=pl.Utf8)
+    if _kind(evaluator.qrels.doc_ids.dtype) == "int":
+        doc = doc.cast(pl.Int64)
+    probe = pl.DataFrame({"query_id": qids.cast(_DTYPES[kind]), "doc_id": doc,
+                          "score": pl.Series([0.0] * len(qids), dtype=pl.Float64)})
+    from fasteval.prepare import prepare_run
+
+    batch = prepare_run(evaluator.qrels, probe, complete=False, check_scores=False)
+    order = np.asarray(batch.qidx, dtype=np.int64)
+    return pl.DataFrame({"query_id": qids.gather(order), "_qidx": np.arange(len(order), dtype=np.int64)})
+
+
 def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks, t0,
          qrels, mode, progress):
     names = list(evaluator.measure_names)
@@ -721,13 +748,11 @@ def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks
     nq = len(evaluator.qrels.query_ids)
     qids = evaluator.qrels.query_ids
     fq = pl.DataFrame({"query_id": qids, "_qidx": np.arange(nq, dtype=np.int64)})
-    # a text run meets integer qrels re-indexed as text: its queries come in text order
-    fq_text = fq.with_columns((qids.cast(pl.Utf8).rank("ordinal") - 1).cast(pl.Int64).alias("_qidx"))
     # per-query rows in qrels order: the index in the driver's qrels (co-partitioned blocks
     # number their own queries)
     rows = allrows.filter(pl.col("_qidx") >= 0).drop("_qidx")
     # the report: per-block counts add up (each query lies whole in one block)
-    for k in _REPORT_KEYS:
+    for k in _report_keys():
         stats.report[k] = int(reports.get_column(f"_r_{k}").sum())
     stats.rows = int(reports.get_column("_r_rows").sum())
     stats.queries = stats.report["run_queries"]
@@ -743,7 +768,7 @@ def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks
     by_run = {r[0]: t for r, t in rows.partition_by("run_id", as_dict=True, maintain_order=False).items()}
     present_set = set(ordered_runs)
     for i, order in enumerate(orders):  # as run_job: a source's runs, then (-c) its runs' filled queries
-        fq_i = fq_text if kinds[i] == "str" and qdtype.is_integer() else fq
+        fq_i = fq if kinds[i] == _kind(qdtype) else _query_order(evaluator, kinds[i], fq)
         bodies, tails = [], []
         for rid in [r for r in order if r in present_set]:
             part = by_run.get(rid, rows.clear()).join(fq_i, on="query_id", how="left").sort("_qidx")
