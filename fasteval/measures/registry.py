@@ -227,6 +227,8 @@ class Family:
         What its kernel needs from the qrels beyond the query's grades: ``NEEDS_LEVELS``
         (the distinct judged grades, for the ideal order of custom gains),
         ``NEEDS_MAX_GRADE`` (the largest grade, which must not exceed the parameter).
+    bounded : bool
+        Values lie in [0, 1] (False for counts, ``utility``, DCG and grade-gain RBP).
     """
 
     key: str
@@ -243,6 +245,7 @@ class Family:
     param: Param | None = None
     profile: str = PROFILE_NONE
     needs: frozenset[str] = frozenset()
+    bounded: bool = True
 
     @property
     def const(self) -> str:
@@ -269,16 +272,16 @@ _P01 = Param("p", 0.9, lo=0.0, hi=1.0, open_lo=True, open_hi=True)
 
 # In trec_eval's internal table order (te_trec_measures[]), which is the output order.
 FAMILIES: tuple[Family, ...] = (
-    Family("num_q", 0, NONE, agg="sum", integer=True, scope="summary", sets=_OT,
+    Family("num_q", 0, NONE, bounded=False, agg="sum", integer=True, scope="summary", sets=_OT,
            doc="Number of topics evaluated.", rel=REL_NONE, aliases=ir("NumQ")),
-    Family("num_ret", 1, NONE, agg="sum", integer=True, sets=_OT,
+    Family("num_ret", 1, NONE, bounded=False, agg="sum", integer=True, sets=_OT,
            doc="Number of documents retrieved (after max_docs); with rel=k, the retrieved "
                "documents of grade >= k (ir_measures' NumRet(rel=k): num_rel_ret(rel=k)).",
            aliases=ir("NumRet") + fe("num_ret")),
-    Family("num_rel", 2, NONE, agg="sum", integer=True, sets=_OT,
+    Family("num_rel", 2, NONE, bounded=False, agg="sum", integer=True, sets=_OT,
            doc="Number of judged documents with grade >= relevance_level.",
            aliases=ir("NumRel") + fe("num_rel")),
-    Family("num_rel_ret", 3, NONE, agg="sum", integer=True, sets=_OT,
+    Family("num_rel_ret", 3, NONE, bounded=False, agg="sum", integer=True, sets=_OT,
            doc="Number of relevant documents retrieved.", profile=_RF,
            aliases=ir("NumRelRet") + fe("num_rel_ret")),
     Family("map", 4, NONE, sets=_OT, profile=_RF, aliases=ir("AP") + rx("map"),
@@ -306,7 +309,7 @@ FAMILIES: tuple[Family, ...] = (
            doc="bpref aggregated by geometric mean (floor 1e-5)."),
     Family("Rprec_mult", 15, FLOAT_CUTS, _RPREC_MULT, doc="Precision at x * num_rel documents.",
            profile=_RF),
-    Family("utility", 16, VECTOR, (1.0, -1.0, 0.0, 0.0),
+    Family("utility", 16, VECTOR, (1.0, -1.0, 0.0, 0.0), bounded=False,
            doc="p1*rel_ret + p2*nonrel_ret + p3*rel_notret + p4*nonrel_notret."),
     Family("11pt_avg", 17, VECTOR, _RECALL_POINTS,
            doc="Interpolated precision averaged over recall points."),
@@ -338,7 +341,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("set_map", 30, NONE, doc="set_P * set_recall.", profile=_RF, aliases=ir("SetAP")),
     Family("set_F", 31, FLOAT, (1.0,), doc="F-measure of set precision and recall (beta).",
            profile=_RF, param=Param("beta", 1.0, lo=0.0), aliases=ir("SetF") + rx("f1")),
-    Family("num_nonrel_judged_ret", 32, NONE, agg="sum", integer=True,
+    Family("num_nonrel_judged_ret", 32, NONE, bounded=False, agg="sum", integer=True,
            doc="Judged nonrelevant documents retrieved."),
     Family("rbp", 33, GAINS, sets=_V10, rel=REL_BINARY, param=_P01, needs=_LV,
            doc="Rank-biased precision, p = 0.9 (gains scaled to [0,1]); with rel=k, "
@@ -363,15 +366,15 @@ FAMILIES: tuple[Family, ...] = (
            profile=_R, aliases=rx("f1@k")),
     Family("judged", 44, INT_CUTS, (10,), sets=_X, rel=REL_NONE, aliases=ir("Judged@k"),
            doc="Fraction of the top k that is judged (ir_measures' Judged@k)."),
-    Family("hits", 45, OPT_CUT, sets=_X, profile=_R, aliases=rx("hits", "hits@k"),
+    Family("hits", 45, OPT_CUT, bounded=False, sets=_X, profile=_R, aliases=rx("hits", "hits@k"),
            doc="Number of relevant documents in the top k (whole ranking without k; ranx's hits)."),
-    Family("dcg", 46, OPT_CUT, sets=_X, rel=REL_FLOOR, profile=_D, aliases=rx("dcg", "dcg@k"),
+    Family("dcg", 46, OPT_CUT, bounded=False, sets=_X, rel=REL_FLOOR, profile=_D, aliases=rx("dcg", "dcg@k"),
            doc="DCG of the top k (whole ranking without k), gain = grade, discount log2(rank+1) "
                "(ranx's dcg)."),
-    Family("dcg_burges", 47, OPT_CUT, sets=_X, rel=REL_FLOOR, profile=_D,
+    Family("dcg_burges", 47, OPT_CUT, bounded=False, sets=_X, rel=REL_FLOOR, profile=_D,
            aliases=rx("dcg_burges", "dcg_burges@k"),
            doc="DCG of the top k (whole ranking without k), gain 2^grade - 1 (ranx's dcg_burges)."),
-    Family("rbp_raw", 48, FLOAT, (0.9,), sets=_X, rel=REL_FLOOR, param=_P01,
+    Family("rbp_raw", 48, FLOAT, (0.9,), bounded=False, sets=_X, rel=REL_FLOOR, param=_P01,
            doc="Rank-biased precision with the grade itself as gain, not rescaled "
                "(ranx's rbp.95: p = 0.95): (1 - p) * sum of grade * p^(rank - 1)."),
 )
@@ -420,3 +423,45 @@ def _check_registry() -> None:
 
 
 _check_registry()
+
+
+def _member(f: Family) -> str:
+    """A family's members as canonical names (``P_k``, ``hits`` / ``hits_k``)."""
+    if f.params == INT_CUTS:
+        return f"`{f.key}_k`"
+    if f.params == OPT_CUT:
+        return f"`{f.key}`, `{f.key}_k`"
+    if f.params == FLOAT_CUTS:
+        return f"`{f.key}_x`"
+    if f.params == LENGTH:
+        return f"`{f.key}_n`"
+    if f.param is not None:
+        return f"`{f.key}` ({f.param.name} = {f.param.default:g})"
+    return f"`{f.key}`"
+
+
+def measure_table() -> str:
+    """The README's measure table (Markdown), one row per family, from this registry.
+
+    Columns: canonical members, the ir_measures and ranx spellings (and fasteval's own
+    extra ones), how queries aggregate, and the definition. A test keeps the README's
+    copy equal to it.
+
+    Examples
+    --------
+    >>> measure_table().splitlines()[2].startswith("| `num_q` (trec_eval) | `NumQ` |")
+    True
+    """
+    rows = ["| measure | ir_measures | ranx | also | summary | definition |",
+            "|---|---|---|---|---|---|"]
+    agg = {"mean": "mean", "sum": "sum", "gm": "geometric mean"}
+    for f in FAMILIES:
+        cols = []
+        for dialect in (IR_MEASURES, RANX, FASTEVAL):
+            names = [f"`{a.name}`" + ("" if a.p is None else f" (p = {a.p:g})")
+                     for a in f.aliases if a.dialect == dialect]
+            cols.append(", ".join(names))
+        where = "" if "extra" in f.sets else " (trec_eval)"
+        rows.append(f"| {_member(f)}{where} | {cols[0]} | {cols[1]} | {cols[2]} | "
+                    f"{agg[f.agg]} | {f.doc.replace('|', '/')} |")
+    return "\n".join(rows)

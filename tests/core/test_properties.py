@@ -9,16 +9,15 @@ from hypothesis import strategies as st
 
 import fasteval
 from fasteval.measures import FAMILIES, parse_measures
+from fasteval.measures.registry import LENGTH
 
-# every numeric measure family with its default parameters
-ALL = [m for m in parse_measures("all_trec") if m.family != "relstring"] + parse_measures(
-    ["ndcg_burges", "ndcg_burges@10", "recip_rank@10", "f1@10", "judged@10", "success@3"]
+# every numeric family of the registry with its default parameters, and at a small cutoff
+ALL = parse_measures(
+    [f.key for f in FAMILIES if f.params != LENGTH]
+    + [f"{f.key}@3" for f in FAMILIES if f.cutoff]
 )
-BOUNDED = {
-    f.key for f in FAMILIES
-    if f.key not in {"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret",
-                     "utility", "relstring"}
-}
+BOUNDED = {f.key for f in FAMILIES if f.bounded}
+COUNTS = {f.key for f in FAMILIES if f.integer}
 
 
 @st.composite
@@ -66,7 +65,7 @@ def test_values_in_range(case) -> None:
         family = fasteval.parse_measure(name).family
         if family in BOUNDED and not np.isnan(v):
             assert -1e-12 <= v <= 1 + 1e-12, (name, v)
-        if family in {"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}:
+        if family in COUNTS:
             assert v >= 0 and v == int(v)
 
 
@@ -74,8 +73,7 @@ def test_values_in_range(case) -> None:
 @given(cases(), st.integers(1, 5))
 def test_unjudged_docs_below_cutoff_do_not_change_cutoff_measures(case, k) -> None:
     qrels, run = case
-    at_k = parse_measures([f"P@{k}", f"ndcg@{k}", f"recall@{k}", f"success@{k}",
-                           f"map@{k}", f"recip_rank@{k}", f"judged@{k}"])
+    at_k = parse_measures([f"{f.key}@{k}" for f in FAMILIES if f.cutoff])
     base = _values(qrels, run, at_k)
     low = float(run["score"].min()) - 1.0
     extra = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["zz1", "zz2", "zz3"],
