@@ -34,6 +34,10 @@ _EXPORTS: dict[str, str] = {
     "evaluate": "fasteval.evaluation",
     "aggregate": "fasteval.evaluation",
     "Evaluator": "fasteval.evaluation",
+    # diversity (subtopic judgments, ndeval's measures)
+    "evaluate_diversity": "fasteval.diversity",
+    "DiversityEvaluator": "fasteval.diversity",
+    "read_subtopic_qrels": "fasteval.io.subtopics",
     # preference judgments (trec_eval -R prefs / qrels_prefs)
     "evaluate_prefs": "fasteval.prefs",
     "read_prefs": "fasteval.prefs",

@@ -1,0 +1,261 @@
+"""Subtopic (intent) judgments for diversity evaluation: ``query_id, subtopic, doc_id, relevance``.
+
+The TREC Web track's format is text with four whitespace-separated fields per line,
+``qid subtopic docno judgment`` (the layout of TREC qrels, with the subtopic where qrels
+have the iteration); tables (parquet, CSV/TSV with a header, JSON Lines, polars, pandas,
+Arrow) give the four columns by name.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from fasteval.errors import InputError, ParameterError
+from fasteval.io._common import (
+    Locator,
+    check_duplicates_param,
+    find_column,
+    first_true,
+    fix_line_endings,
+    normalize_ids,
+    normalize_relevance,
+    row_locator,
+)
+
+__all__ = ["read_subtopic_qrels", "SUBTOPIC_ALIASES", "SUBTOPIC_COLUMNS"]
+
+#: Columns of a subtopic qrels table, in order.
+SUBTOPIC_COLUMNS = ("query_id", "subtopic", "doc_id", "relevance")
+
+#: Accepted spellings of the subtopic column (compared case-insensitively, first match wins);
+#: ``iteration`` is where ir_measures keeps it.
+SUBTOPIC_ALIASES = (
+    "subtopic", "subtopic_id", "subtopicid", "subtopic-id", "intent", "intent_id", "aspect",
+    "facet", "iteration", "iter",
+)
+
+_KEYS = ["query_id", "subtopic", "doc_id"]
+
+
+def read_subtopic_qrels(
+    source: Any,
+    *,
+    format: str | None = None,
+    query_col: str | None = None,
+    subtopic_col: str | None = None,
+    doc_col: str | None = None,
+    relevance_col: str | None = None,
+    duplicates: str = "error",
+) -> pl.DataFrame:
+    """Read subtopic judgments into ``query_id``, ``subtopic``, ``doc_id``, ``relevance`` (Int64).
+
+    Parameters
+    ----------
+    source
+        A path (TREC Web-track text ``qid subtopic docno judgment``, optionally ``.gz``;
+        parquet; CSV/TSV with a header; JSON Lines), a polars DataFrame/LazyFrame, a pandas
+        DataFrame, a pyarrow Table, or a dict ``{query_id: {subtopic: {doc_id: relevance}}}``.
+    format
+        ``"trec"``, ``"parquet"``, ``"csv"``, ``"tsv"`` or ``"jsonl"``; default from the name,
+        else sniffed (as :func:`fasteval.read_qrels`).
+    query_col, subtopic_col, doc_col, relevance_col
+        Column names for tables; default the canonical names or an alias (the subtopic:
+        ``subtopic_id``, ``intent``, ``aspect``, ``facet``, ``iteration``, ``iter``; the
+        others as :func:`fasteval.read_qrels`).
+    duplicates
+        ``"error"`` (default) raises on a repeated (query, subtopic, doc) triple, naming its
+        line or row; ``"keep_best"`` keeps the highest judgment of each; ``"ignore"``.
+
+    Returns
+    -------
+    polars.DataFrame
+        Ids as in the input (text from TREC files; integer or text columns as they are).
+
+    Raises
+    ------
+    fasteval.errors.InputError
+        A missing or empty file, a line without exactly four fields, a non-integer
+        judgment, null ids, missing columns or duplicates; the message names the file, line
+        or row, and column.
+
+    Examples
+    --------
+    >>> import io
+    >>> read_subtopic_qrels(io.BytesIO(b"1 1 d1 1\\n1 2 d1 0\\n1 2 d2 1\\n")).rows()
+    [('1', '1', 'd1', 1), ('1', '2', 'd1', 0), ('1', '2', 'd2', 1)]
+    >>> read_subtopic_qrels({"q1": {"a": {"d1": 1}, "b": {"d1": 1, "d2": 1}}}).height
+    3
+    """
+    check_duplicates_param(duplicates)
+    explicit = {"query_id": query_col, "subtopic": subtopic_col, "doc_id": doc_col,
+                "relevance": relevance_col}
+    fmt, name, data = _open(source, format)
+    if fmt == "trec":
+        if any(v is not None for v in explicit.values()):
+            raise ParameterError("*_col", "unset for TREC text (its columns are fixed)",
+                                 sorted(k for k, v in explicit.items() if v is not None))
+        df, where = _parse_text(data, name)
+    else:
+        frame = data if fmt == "frame" else _read_table(data, fmt, name)
+        df, where = _normalize(frame, explicit, name)
+    return _duplicates(df, duplicates, name, where)
+
+
+def _open(source: Any, format: str | None) -> tuple[str, str, Any]:
+    """``(format, display name, data)``: data is bytes for text formats, a path for parquet,
+    a polars frame for in-memory tables (format ``"frame"``)."""
+    from fasteval.io import readers, tables
+
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        if not os.path.exists(path):
+            raise InputError("file not found", source=path)
+        fmt = readers.detect_format(path, format)
+        if fmt == "parquet":
+            return fmt, path, path
+        data = readers._load_bytes(path, path)
+        return fmt, path, Path(data).read_bytes() if isinstance(data, str) else data
+    if hasattr(source, "read") and callable(source.read):
+        content, fmt, name = readers._read_stream(source, "qrels", format)
+        return fmt, name, content
+    name = "subtopic qrels"
+    frame = tables.frame_from_object(source, name)
+    if frame is None and isinstance(source, Mapping):
+        frame = _dict_to_frame(source, name)
+    if frame is None:
+        raise ParameterError(
+            "source", "a path, a polars/pandas DataFrame, a polars LazyFrame, a pyarrow Table or "
+            "a dict {query_id: {subtopic: {doc_id: relevance}}}", type(source).__name__)
+    if isinstance(frame, pl.LazyFrame):
+        frame = frame.collect()
+    return "frame", name, frame
+
+
+def _dict_to_frame(obj: Mapping, name: str) -> pl.DataFrame:
+    rows: list[tuple[Any, Any, Any, Any]] = []
+    for q, subs in obj.items():
+        if not isinstance(subs, Mapping):
+            raise InputError(f"query {q!r}: expected {{subtopic: {{doc_id: relevance}}}}", source=name)
+        for st, docs in subs.items():
+            if not isinstance(docs, Mapping):
+                raise InputError(f"query {q!r}, subtopic {st!r}: expected {{doc_id: relevance}}",
+                                 source=name)
+            rows.extend((q, st, d, r) for d, r in docs.items())
+    if not rows:
+        raise InputError("the subtopic qrels are empty (no judgments)", source=name)
+    cols = list(zip(*rows, strict=True))
+    return pl.DataFrame({c: pl.Series(c, list(v), strict=False) for c, v in zip(SUBTOPIC_COLUMNS, cols, strict=True)})
+
+
+def _read_table(data: Any, fmt: str, name: str) -> pl.DataFrame:
+    try:
+        if fmt == "parquet":
+            return pl.read_parquet(data)
+        if fmt in ("csv", "tsv"):
+            return pl.read_csv(fix_line_endings(data, name), separator="," if fmt == "csv" else "\t",
+                               infer_schema_length=0)
+        if fmt == "jsonl":
+            return pl.read_ndjson(data)
+    except pl.exceptions.PolarsError as exc:
+        raise InputError(f"cannot read as {fmt} ({str(exc).splitlines()[0]})", source=name) from exc
+    raise ParameterError("format", "'trec', 'parquet', 'csv', 'tsv' or 'jsonl' for subtopic qrels", fmt)
+
+
+def _normalize(frame: pl.DataFrame, explicit: dict[str, str | None], name: str) -> tuple[pl.DataFrame, Locator]:
+    if frame.height == 0:
+        raise InputError("the subtopic qrels table is empty (no rows)", source=name)
+    columns = frame.columns
+    taken = {v for v in explicit.values() if v is not None}
+    sub = explicit["subtopic"]
+    if sub is None:
+        lower = {c.lower(): c for c in reversed([c for c in columns if c not in taken])}
+        sub = next((lower[a] for a in SUBTOPIC_ALIASES if a in lower), None)
+        if sub is None:
+            raise InputError(
+                f"no subtopic column; expected one of {list(SUBTOPIC_ALIASES)} (or pass "
+                f"subtopic_col=...); the columns are {columns}", source=name, column="subtopic")
+    elif sub not in columns:
+        raise InputError(f"column {sub!r} (given for subtopic) not found; the columns are {columns}",
+                         source=name, column=sub)
+    taken.add(sub)
+    mapping = {"subtopic": sub}
+    for canonical in ("query_id", "doc_id", "relevance"):
+        col = find_column(columns, canonical, explicit[canonical], source=name, required=True,
+                          taken=frozenset(taken - {explicit[canonical]}))
+        mapping[canonical] = str(col)  # required=True: never None
+        taken.add(str(col))
+    where = row_locator()
+    if frame.get_column(mapping["relevance"]).dtype == pl.String:
+        rel = frame.get_column(mapping["relevance"]).str.strip_chars()
+    else:
+        rel = frame.get_column(mapping["relevance"])
+    out = pl.DataFrame([
+        normalize_ids(frame.get_column(mapping["query_id"]), "query_id", source=name, where=where),
+        normalize_ids(frame.get_column(mapping["subtopic"]), "subtopic", source=name, where=where),
+        normalize_ids(frame.get_column(mapping["doc_id"]), "doc_id", source=name, where=where),
+        normalize_relevance(rel, source=name, where=where),
+    ])
+    return out, where
+
+
+def _parse_text(data: bytes, name: str) -> tuple[pl.DataFrame, Locator]:
+    data = fix_line_endings(data, name)
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else str(data)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"not UTF-8 text ({exc.reason})", source=name, line=line) from exc
+    lines = pl.Series("line", text.split("\n")).str.strip_chars()
+    keep = (lines != "") & ~lines.str.starts_with("#")
+    numbers = pl.Series("n", range(1, len(lines) + 1))
+    kept = lines.filter(keep)
+    line_of = numbers.filter(keep)
+    if kept.len() == 0:
+        raise InputError("no subtopic qrels lines (the file is empty or holds only comments)", source=name)
+
+    def where(i: int) -> dict:
+        return {"line": int(line_of[i])}
+
+    fields = kept.str.extract_all(r"\S+")
+    bad = fields.list.len() != 4
+    if bad.any():
+        i = first_true(bad)
+        raise InputError(
+            f"expected exactly 4 whitespace-separated fields (qid subtopic docno judgment), got "
+            f"{int(fields.list.len()[i])}", source=name, **where(i))
+    out = pl.DataFrame([
+        fields.list.get(0).rename("query_id"),
+        fields.list.get(1).rename("subtopic"),
+        fields.list.get(2).rename("doc_id"),
+        normalize_relevance(fields.list.get(3), source=name, where=where),
+    ])
+    return out, where
+
+
+def _duplicates(df: pl.DataFrame, duplicates: str, name: str, where: Locator) -> pl.DataFrame:
+    if duplicates == "ignore" or df.height < 2:
+        return df
+    dup = df.select(_KEYS).is_duplicated()
+    if not dup.any():
+        return df
+    if duplicates == "error":
+        i = first_true(~df.select(pl.struct(_KEYS).is_first_distinct()).to_series())
+        q, s, d = (df.get_column(c)[i] for c in _KEYS)
+        raise InputError(
+            f"duplicate (query_id, subtopic, doc_id) triple ({q!r}, {s!r}, {d!r}); pass "
+            "duplicates='keep_best' to keep the highest judgment", source=name, **where(i))
+    import warnings
+
+    from fasteval.errors import DataWarning
+
+    kept = (df.with_row_index("__row").sort(["relevance", "__row"], descending=[True, False])
+            .unique(subset=_KEYS, keep="first").sort("__row").drop("__row"))
+    warnings.warn(DataWarning(f"{name}: dropped {df.height - kept.height} duplicate (query_id, "
+                              "subtopic, doc_id) row(s), keeping the highest relevance of each"),
+                  stacklevel=3)
+    return kept
