@@ -375,6 +375,24 @@ def _rbp(lab, s, e, p, grades, gs, ge, cl, cv, cs, ce):
 
 
 @njit(**_JIT)
+def _err(lab, s, e, k, gmax):
+    """Expected reciprocal rank of the top k: a document of grade g stops the user with
+    probability R(g) = (2^g - 1) / 2^gmax (Chapelle et al. 2009; gdeval's mapping).
+    The planner makes sure no grade exceeds ``gmax``."""
+    stop = _top_end(s, e, k)
+    scale = 2.0**gmax
+    total = 0.0
+    reach = 1.0  # probability that the user reaches the rank
+    for i in range(s, stop):
+        g = lab[i]
+        if g > 0:
+            r = (2.0**g - 1.0) / scale
+            total += reach * r / (i - s + 1.0)
+            reach *= 1.0 - r
+    return total
+
+
+@njit(**_JIT)
 def _rbp_resid(lab, s, e, p):
     unj = 0
     total = 0.0
@@ -492,6 +510,10 @@ def _one(plan, j, lab, s, e, grades, gs, ge):
         return _count_below(lab, s, e, k, 0, 2147483647) / d
     if code == Code.RBP_RAW:
         return _rbp_raw(lab, s, e, p, level)
+    if code == Code.ERR:
+        return _err(lab, s, e, k, p)
+    if code == Code.SET_JUDGED:
+        return _count_below(lab, s, e, n, 0, 2147483647) / n if n > 0 else 0.0
     return np.nan
 
 

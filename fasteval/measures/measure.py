@@ -22,6 +22,10 @@ from fasteval.measures.registry import (
     family,
 )
 
+_NAMED = (NONE, INT_CUTS, OPT_CUT)
+"""Kinds whose :class:`~fasteval.measures.registry.Param` is written as a named argument
+(``err_10(gmax=5)``); the others keep trec_eval's spellings (``set_F_0.5``, ``rbp_p=0.5``)."""
+
 WHOLE_RANKING = 2**62
 """Kernel cutoff of an :data:`~fasteval.measures.registry.OPT_CUT` measure without one."""
 
@@ -89,6 +93,10 @@ class Measure:
             elif spec.rel == REL_NONE:
                 raise ParameterError(
                     "rel", f"unset: {self.family} has no relevance level", self.rel)
+        if spec.params in _NAMED and spec.param is not None and self.param is not None:
+            # a named parameter (``ERR(gmax=5)@10``): its default is the same measure
+            value = float(self.param)
+            object.__setattr__(self, "param", None if value == spec.param.default else value)
         if spec.params == FLOAT and self.param is None:
             object.__setattr__(self, "param", float(spec.default[0]))
         if spec.params == LENGTH and self.cutoff is None:
@@ -118,8 +126,12 @@ class Measure:
     @property
     def name(self) -> str:
         """Canonical name (round-trips through :func:`fasteval.parse_measure`)."""
-        base = self.base_name
-        return base if self.rel is None else f"{base}(rel={self.rel})"
+        args = []
+        if self.spec.params in _NAMED and self.spec.param is not None and self.param is not None:
+            args.append(f"{self.spec.param.name}={self.param:g}")
+        if self.rel is not None:
+            args.append(f"rel={self.rel}")
+        return self.base_name + (f"({', '.join(args)})" if args else "")
 
     @property
     def depth(self) -> int:

@@ -335,8 +335,9 @@ def _parse_name(name: str) -> list[Measure]:
         if cut_text is not None:
             raise _Bad("the cutoff is given twice (cutoff= and @)")
         cut_text = cutoff_arg
-    if args:
-        raise _Bad(f"unsupported argument(s) {', '.join(sorted(args))}")
+    unknown = sorted(k for k in args if k not in _NAMED_ARGS)
+    if unknown:
+        raise _Bad(f"unsupported argument(s) {', '.join(unknown)}")
 
     if dcg is not None:
         if base.lower() != "ndcg":
@@ -355,6 +356,8 @@ def _parse_name(name: str) -> list[Measure]:
             raise _Bad("beta= applies to SetF only")
         b = _number("beta", beta)
         measures = [Measure("set_F", param=b, text=repr(b)) for _ in measures]
+    for key, text in args.items():
+        measures = [_with_named(x, key, text) for x in measures]
     if rel is not None:
         if rel < 0:
             raise _Bad(f"rel must be an integer >= 0, got {rel}")
@@ -363,6 +366,34 @@ def _parse_name(name: str) -> list[Measure]:
         except FastevalError as exc:
             raise _Bad(str(exc)) from None
     return measures
+
+
+_NAMED_ARGS = frozenset(
+    {f.param.name.lower() for f in FAMILIES if f.param is not None}
+    | {arg for f in FAMILIES for arg, _ in f.switches}
+)
+"""Arguments that the registry's families name: their parameter (``gmax``) or a switch to
+another family (``relative``)."""
+
+_TRUE = {"true": True, "1": True, "false": False, "0": False}
+
+
+def _with_named(x: Measure, key: str, text: str) -> Measure:
+    """``x`` with a named argument of its family: a switch (``SetP(relative=True)``) or its
+    parameter (``ERR(gmax=5)@10``)."""
+    fam = BY_KEY[x.family]
+    switch = dict(fam.switches).get(key)
+    if switch is not None:
+        if text.lower() not in _TRUE:
+            raise _Bad(f"{key} must be True or False, got {text!r}")
+        return dataclasses.replace(x, family=switch) if _TRUE[text.lower()] else x
+    if fam.param is None or fam.param.name.lower() != key or fam.params not in (
+            NONE, INT_CUTS, OPT_CUT):
+        raise _Bad(f"{key}= does not apply to {fam.key}")
+    try:
+        return dataclasses.replace(x, param=_number(key, text))
+    except FastevalError as exc:
+        raise _Bad(str(exc)) from None
 
 
 def _number(what: str, text: str) -> float:

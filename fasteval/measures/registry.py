@@ -229,6 +229,9 @@ class Family:
         ``NEEDS_MAX_GRADE`` (the largest grade, which must not exceed the parameter).
     bounded : bool
         Values lie in [0, 1] (False for counts, ``utility``, DCG and grade-gain RBP).
+    switches : tuple of (argument, family key)
+        Boolean arguments that select another family (``SetP(relative=True)``:
+        ``set_relative_P``).
     """
 
     key: str
@@ -246,6 +249,7 @@ class Family:
     profile: str = PROFILE_NONE
     needs: frozenset[str] = frozenset()
     bounded: bool = True
+    switches: tuple[tuple[str, str], ...] = ()
 
     @property
     def const(self) -> str:
@@ -333,7 +337,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("success", 26, INT_CUTS, (1, 5, 10), doc="1 if a relevant doc is in the top k.",
            profile=_R, aliases=ir("Success@k") + rx("hit_rate@k") + fe("success", "hitrate@k")),
     Family("set_P", 27, NONE, doc="Relevant retrieved / retrieved.", profile=_RF,
-           aliases=ir("SetP") + rx("precision")),
+           aliases=ir("SetP") + rx("precision"), switches=(("relative", "set_relative_P"),)),
     Family("set_relative_P", 28, NONE, doc="Relevant retrieved / min(retrieved, num_rel).",
            profile=_RF),
     Family("set_recall", 29, NONE, doc="Relevant retrieved / num_rel.", profile=_RF,
@@ -377,6 +381,14 @@ FAMILIES: tuple[Family, ...] = (
     Family("rbp_raw", 48, FLOAT, (0.9,), bounded=False, sets=_X, rel=REL_FLOOR, param=_P01,
            doc="Rank-biased precision with the grade itself as gain, not rescaled "
                "(ranx's rbp.95: p = 0.95): (1 - p) * sum of grade * p^(rank - 1)."),
+    Family("err", 49, OPT_CUT, sets=_X, rel=REL_NONE, aliases=ir("ERR@k"),
+           param=Param("gmax", 4.0, lo=1.0, hi=62.0, integer=True),
+           needs=frozenset({NEEDS_MAX_GRADE}),
+           doc="Expected reciprocal rank of the top k (Chapelle et al. 2009): sum over ranks r "
+               "of R(g_r)/r * prod_{i<r}(1 - R(g_i)), R(g) = (2^g - 1) / 2^gmax; gmax = 4 as in "
+               "gdeval (ir_measures' ERR@k); a larger grade needs ERR(gmax=...)."),
+    Family("set_judged", 50, NONE, sets=_X, rel=REL_NONE, aliases=ir("Judged"),
+           doc="Fraction of the retrieved documents that are judged (ir_measures' Judged)."),
 )
 
 BY_KEY: dict[str, Family] = {f.key: f for f in FAMILIES}
@@ -426,18 +438,21 @@ _check_registry()
 
 
 def _member(f: Family) -> str:
-    """A family's members as canonical names (``P_k``, ``hits`` / ``hits_k``)."""
+    """A family's members as canonical names (``P_k``, ``hits`` / ``hits_k``), with its
+    parameter and default."""
     if f.params == INT_CUTS:
-        return f"`{f.key}_k`"
-    if f.params == OPT_CUT:
-        return f"`{f.key}`, `{f.key}_k`"
-    if f.params == FLOAT_CUTS:
-        return f"`{f.key}_x`"
-    if f.params == LENGTH:
-        return f"`{f.key}_n`"
+        text = f"`{f.key}_k`"
+    elif f.params == OPT_CUT:
+        text = f"`{f.key}`, `{f.key}_k`"
+    elif f.params == FLOAT_CUTS:
+        text = f"`{f.key}_x`"
+    elif f.params == LENGTH:
+        text = f"`{f.key}_n`"
+    else:
+        text = f"`{f.key}`"
     if f.param is not None:
-        return f"`{f.key}` ({f.param.name} = {f.param.default:g})"
-    return f"`{f.key}`"
+        text += f" ({f.param.name} = {f.param.default:g})"
+    return text
 
 
 def measure_table() -> str:

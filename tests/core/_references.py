@@ -79,7 +79,7 @@ REFERENCES: dict[str, tuple[Ref, ...]] = {
     "relative_P": (_pt("relative_P_5"),),
     "success": (_pt("success_5"),),
     "set_P": (_pt("set_P"),),
-    "set_relative_P": (_pt("set_relative_P"),),
+    "set_relative_P": (_pt("set_relative_P"), _ir("SetP(relative=True)")),
     "set_recall": (_pt("set_recall"),),
     "set_map": (_pt("set_map"),),
     "set_F": (_pt("set_F"),),
@@ -96,4 +96,7 @@ REFERENCES: dict[str, tuple[Ref, ...]] = {
     "dcg": (_rx("dcg@10"),),
     "dcg_burges": (_rx("dcg_burges@10"),),
     "rbp_raw": (_rx("rbp.95"),),
+    "err": (_gd("err_10", "ERR@10"), _gd("err_5", "ERR@5"),
+            Ref("hand", test="tests/core/test_more_measures.py")),
+    "set_judged": (_ir("Judged"),),
 }

@@ -1,0 +1,69 @@
+"""Measures beyond trec_eval's set, on hand-worked cases (the reference implementations
+are compared in test_references.py)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import fasteval
+from fasteval.errors import ParameterError
+from fasteval.measures import parse_measure
+
+QRELS = {"1": {"a": 3, "b": 0, "c": 1, "d": 4, "u": -1}}
+RUN = {"1": {"a": 0.9, "b": 0.8, "c": 0.7, "x": 0.6, "d": 0.5, "u": 0.4}}
+
+
+def _values(measures, qrels=QRELS, run=RUN) -> dict[str, float]:
+    res = fasteval.evaluate(qrels, run, measures)
+    return dict(zip(res["measure"].to_list(), res["value"].to_list(), strict=True))
+
+
+def test_err_hand_worked() -> None:
+    # R(g) = (2^g - 1) / 16: a 7/16, b 0, c 1/16, x 0 (unjudged), d 15/16, u 0 (negative)
+    r = [7 / 16, 0, 1 / 16, 0, 15 / 16, 0]
+    at3 = r[0] + (1 - r[0]) * r[2] / 3
+    full = at3 + (1 - r[0]) * (1 - r[2]) * r[4] / 5
+    got = _values(["ERR@3", "ERR@10", "err", "ERR@1"])
+    assert got == pytest.approx({"err_3": at3, "err_10": full, "err": full, "err_1": 7 / 16},
+                                abs=1e-15)
+
+
+def test_err_gmax_is_a_named_parameter() -> None:
+    m = parse_measure("ERR(gmax=6)@10")
+    assert m.name == "err_10(gmax=6)" and parse_measure(m.name) == m
+    assert parse_measure("ERR(gmax=4)@10") == parse_measure("err_10")
+    r = [7 / 64, 0, 1 / 64, 0, 15 / 64]
+    want = r[0] + (1 - r[0]) * r[2] / 3 + (1 - r[0]) * (1 - r[2]) * r[4] / 5
+    assert _values([m])["err_10(gmax=6)"] == pytest.approx(want, abs=1e-15)
+
+
+def test_err_refuses_grades_above_gmax() -> None:
+    qrels = {"1": {"a": 5, "b": 1}}
+    with pytest.raises(ParameterError, match=r"gmax.*largest grade in the qrels \(5\)"):
+        _values(["ERR@10"], qrels)
+    # a (R = 31/32) first, b (R = 1/32) second
+    want = 31 / 32 + (1 / 32) * (1 / 32) / 2
+    assert _values(["ERR(gmax=5)@10"], qrels)["err_10(gmax=5)"] == pytest.approx(want, abs=1e-15)
+    with pytest.raises(ParameterError, match="err's gmax must be an integer"):
+        _values(["ERR(gmax=2.5)@10"])
+
+
+def test_err_without_relevant_documents_and_empty_cutoff() -> None:
+    assert _values(["ERR@2"], {"1": {"z": 2}})["err_2"] == 0.0
+
+
+def test_set_judged_counts_judged_documents_of_the_whole_ranking() -> None:
+    # a b c d judged (>= 0); x not in the pool; u judged negatively (unjudged for fasteval)
+    assert _values(["Judged", "Judged@2"]) == {"set_judged": 4 / 6, "judged_2": 1.0}
+
+
+def test_setp_relative_is_set_relative_p() -> None:
+    assert parse_measure("SetP(relative=True)").name == "set_relative_P"
+    assert parse_measure("SetP(relative=False)").name == "set_P"
+    qrels = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"],
+                          "relevance": [1, 1, 0]})
+    run = pl.DataFrame({"query_id": ["q"] * 4, "doc_id": ["a", "c", "d", "e"],
+                        "score": [4.0, 3.0, 2.0, 1.0]})
+    got = _values(["SetP(relative=True)", "SetP"], qrels, run)
+    assert got == {"set_relative_P": 1 / 2, "set_P": 1 / 4}
