@@ -1,4 +1,4 @@
-"""Command line: ``fasteval eval | trec-eval | compare | power | sas | judge | datasets | warmup``.
+"""Command line: ``fasteval eval | trec-eval | compare | power | fuse | sas | judge | datasets | warmup``.
 
 Each subcommand lives in its own module with two functions,
 ``add_parser(subparsers)`` and ``run(args) -> int``. Modules are imported only
@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "trec-eval": ("trec_eval_cmd", "drop-in replacement for the trec_eval 10 command line"),
     "compare": ("compare_cmd", "compare retrievers with paired significance tests"),
     "power": ("power_cmd", "topic-set size: topics needed to detect a difference"),
+    "fuse": ("fuse_cmd", "fuse runs into one (RRF, CombSUM, CombMNZ, Borda, weighted sums...)"),
     "sas": ("sas_cmd", "semantic answer similarity of predictions against gold answers"),
     "judge": ("judge_cmd", "LLM-judged faithfulness / context relevance"),
     "datasets": ("datasets_cmd", "generate synthetic benchmark datasets"),

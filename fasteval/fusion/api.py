@@ -180,8 +180,9 @@ def weight_grid(n_runs: int, step: float) -> list[tuple[float, ...]]:
     """Every weight vector of ``n_runs`` multiples of ``step`` that sum to 1, in the order
     of ``itertools.product`` (ranx's order).
 
-    ranx keeps the vectors whose float sum is exactly 1.0, which drops some (0.1 + 0.2 + 0.7
-    is 1.0000000000000002); the sum is taken in whole steps here, so none is dropped.
+    ranx keeps the vectors whose float sum is exactly 1.0, which drops some (0.2 + 0.7 + 0.1
+    is 0.9999999999999999: four of 66 for three runs at 0.1); the sum is taken in whole
+    steps here, so none is dropped.
 
     Examples
     --------

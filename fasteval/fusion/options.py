@@ -195,6 +195,8 @@ def check_weights(weights: object, n_runs: int | None, names: Sequence[str] | No
     fasteval.errors.ParameterError: weights must be one number per run (2 runs), got [1.0]
     """
     if isinstance(weights, Mapping):
+        if names is None and n_runs is None:  # a check before the runs are read: values only
+            return check_weights(list(weights.values()), None)
         if names is None:
             raise ParameterError("weights", "a sequence (the runs are not named)", weights)
         missing = [n for n in names if n not in weights]

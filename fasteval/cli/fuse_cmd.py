@@ -1,0 +1,110 @@
+"""``fasteval fuse RUN RUN [RUN ...] -m METHOD [-o OUT]``: fuse runs into one.
+
+Runs may be TREC text, parquet, CSV/TSV or JSON Lines files. The fused run goes to ``-o``
+(format from the suffix: ``.parquet``/``.pq`` parquet, ``.trec``/``.run``/``.txt`` TREC
+text, ``.csv``, ``.tsv``, ``.jsonl``; ``--format`` overrides), written atomically; without
+``-o`` (or with ``-o -``) it is printed as TREC text. An output that is one of the inputs
+is refused before anything is read.
+
+Examples
+--------
+>>> from fasteval.cli import main
+>>> main(["fuse", "bm25.run", "dense.run", "-m", "rrf", "-o", "fused.parquet"])  # doctest: +SKIP
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def _weights(text: str) -> list[float]:
+    from fasteval.errors import ParameterError
+
+    try:
+        return [float(x) for x in text.replace(",", " ").split()]
+    except ValueError:
+        raise ParameterError("--weights", "numbers separated by commas (0.3,0.7)", text) from None
+
+
+def _number(option: str):
+    def parse(text: str) -> float:
+        try:
+            return float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{option} must be a number, got {text!r}") from None
+
+    return parse
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``fasteval fuse``."""
+    p = subparsers.add_parser(
+        "fuse",
+        help="fuse runs into one (RRF, CombSUM, CombMNZ, Borda, Condorcet, weighted sums...)",
+        description=(
+            "Fuse two or more runs into one, as ranx's fuse does: the runs' scores are "
+            "normalised per query (--norm), then combined (--method). Each query's fused "
+            "documents are ranked by score, ties by doc id descending (trec_eval's order)."
+        ),
+    )
+    p.add_argument("runs", metavar="RUN", nargs="+", help="run files (TREC, parquet, CSV, JSONL)")
+    p.add_argument("-m", "--method", default="rrf", metavar="METHOD",
+                   help="rrf (default), sum, mnz, anz, max, min, med, gmnz, isr, log_isr, "
+                        "logn_isr, rbc, bordafuse, condorcet, wsum, wmnz, mixed, w_bordafuse, "
+                        "w_condorcet (combsum, combmnz, borda... also read)")
+    p.add_argument("--norm", default="min-max", metavar="NORM",
+                   help="score normalisation: min-max (default), max, sum, zmuv (z-score), rank, "
+                        "borda, min-max-inverted, none")
+    p.add_argument("-w", "--weights", default=None, metavar="W1,W2,...",
+                   help="one weight per run, in order (weighted methods)")
+    p.add_argument("--k", type=_number("--k"), default=None, help="RRF's k (60)")
+    p.add_argument("--phi", type=_number("--phi"), default=None, help="RBC's persistence, 0 < phi < 1")
+    p.add_argument("--gamma", type=_number("--gamma"), default=None, help="CombGMNZ's exponent")
+    p.add_argument("--sigma", type=_number("--sigma"), default=None, help="logn_isr's sigma (0.01)")
+    p.add_argument("-o", "--output", metavar="OUT", default=None,
+                   help="write here (atomically; format from the suffix); default or -: TREC "
+                        "text on standard output")
+    p.add_argument("--format", default=None, choices=("parquet", "trec", "csv", "tsv", "jsonl", "json"),
+                   help="output format (default: from the -o suffix)")
+    p.add_argument("--tag", default=None, help="run tag of TREC output (default: fused-METHOD)")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``fasteval fuse``."""
+    import polars as pl
+
+    from fasteval.errors import ParameterError
+    from fasteval.fusion.api import fuse
+    from fasteval.fusion.options import resolve
+    from fasteval.io.atomic import STDOUT, check_outputs
+    from fasteval.io.readers import read_run
+    from fasteval.io.writers import write_table
+
+    if len(args.runs) < 2:
+        raise ParameterError("RUN", "given at least twice (two runs to fuse)", args.runs)
+    weights = None if args.weights is None else _weights(args.weights)
+    spec = resolve(args.method, args.norm, weights, n_runs=len(args.runs), k=args.k,
+                   phi=args.phi, gamma=args.gamma, sigma=args.sigma)  # before reading
+    output = STDOUT if args.output is None else args.output
+    fmt = args.format or ("trec" if output == STDOUT else None)
+    if output == STDOUT and fmt == "parquet":
+        raise ParameterError("--format parquet", "used with -o OUT (parquet is not printed)",
+                             STDOUT)
+    check_outputs({"-o/--output": output}, args.runs)
+    runs: dict[str, pl.DataFrame] = {}
+    for i, path in enumerate(args.runs):  # named by path (a path given twice: by position)
+        name = path if path not in runs else f"{path} (run {i + 1})"
+        runs[name] = read_run(path, duplicates="ignore")
+    fused = fuse(runs, method=spec.method, norm=spec.norm, weights=spec.weights,
+                 **{p: v for p, v in spec.params.items() if p != "weights"})
+    if fmt == "trec" or (fmt is None and _is_trec(output)):
+        fused = fused.with_columns(pl.lit(args.tag or f"fused-{spec.method}").alias("tag"))
+    write_table(fused, output, fmt)
+    return 0
+
+
+def _is_trec(path: str) -> bool:
+    name = path.lower().removesuffix(".gz")
+    return name.endswith((".trec", ".run", ".txt", ".qrels"))

@@ -1,0 +1,88 @@
+"""``fasteval fuse``: outputs by suffix, atomic writes, refused outputs, one-line errors."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import fasteval
+from fasteval.cli import main
+
+RUN_A = "q1 Q0 a 1 3.0 x\nq1 Q0 b 2 2.0 x\nq2 Q0 c 1 1.0 x\n"
+RUN_B = "q1 Q0 b 1 9.0 y\nq1 Q0 d 2 1.0 y\nq2 Q0 c 1 5.0 y\nq2 Q0 a 2 4.0 y\n"
+
+
+@pytest.fixture
+def runs(tmp_path):
+    a = tmp_path / "a.run"
+    b = tmp_path / "b.run"
+    a.write_text(RUN_A)
+    b.write_text(RUN_B)
+    return str(a), str(b)
+
+
+def test_parquet_output_equals_api(runs, tmp_path) -> None:
+    out = tmp_path / "fused.parquet"
+    assert main(["fuse", *runs, "-m", "rrf", "-o", str(out)]) == 0
+    want = fasteval.fuse([fasteval.read_run(p) for p in runs], method="rrf")
+    assert pl.read_parquet(out).equals(want)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_trec_output_and_stdout(runs, tmp_path, capfd) -> None:
+    out = tmp_path / "fused.trec"
+    assert main(["fuse", *runs, "-m", "wsum", "--norm", "min-max", "-w", "0.2,0.8",
+                 "-o", str(out), "--tag", "mine"]) == 0
+    lines = out.read_text().splitlines()
+    assert lines[0] == "q1 Q0 b 1 0.8 mine"
+    assert [ln.split()[2] for ln in lines] == ["b", "a", "d", "c", "a"]
+    back = fasteval.read_run(str(out))
+    assert back.get_column("score").to_list() == [0.8, 0.2, 0.0, 0.8, 0.0]
+    assert main(["fuse", *runs, "-m", "combmnz"]) == 0  # no -o: TREC text on stdout
+    printed = capfd.readouterr().out.splitlines()
+    assert printed[0].split()[:4] == ["q1", "Q0", "b", "1"]
+    assert printed[0].endswith("fused-mnz")
+
+
+def test_rbc_and_params(runs, tmp_path) -> None:
+    out = tmp_path / "f.csv"
+    assert main(["fuse", *runs, "-m", "rbc", "--phi", "0.5", "-o", str(out)]) == 0
+    got = pl.read_csv(out)
+    assert got.columns == ["query_id", "doc_id", "score", "rank"]
+    assert got.row(0) == ("q1", "b", 0.5 * 0.5 + 0.5, 1)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["-m", "nope"], "method must be one of"),
+    (["-m", "wsum"], "weights must be given"),
+    (["-m", "wsum", "-w", "1"], "one number per run (2 runs)"),
+    (["-m", "wsum", "-w", "a,b"], "--weights must be numbers"),
+    (["-m", "rrf", "--phi", "0.5"], "phi must be used only by method 'rbc'"),
+    (["-m", "rrf", "--norm", "borda"], "not 'borda'"),
+    (["-m", "rrf", "--format", "parquet"], "parquet is not printed"),
+])
+def test_errors_are_one_line(runs, capfd, extra, message) -> None:
+    assert main(["fuse", *runs, *extra]) == 2
+    err = capfd.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("fasteval: error:") and message in err[0]
+
+
+def test_output_that_is_an_input_is_refused(runs, capfd) -> None:
+    before = open(runs[0]).read()
+    assert main(["fuse", *runs, "-m", "rrf", "-o", runs[0]]) == 2
+    assert "must be a file other than the input" in capfd.readouterr().err
+    assert open(runs[0]).read() == before
+
+
+def test_one_run_and_duplicates(runs, tmp_path, capfd) -> None:
+    assert main(["fuse", runs[0], "-m", "rrf"]) == 2
+    assert "given at least twice" in capfd.readouterr().err
+    dup = tmp_path / "dup.run"
+    dup.write_text("q1 Q0 a 1 3.0 x\nq1 Q0 a 2 2.0 x\n")
+    assert main(["fuse", runs[0], str(dup), "-m", "rrf"]) == 2
+    err = capfd.readouterr().err
+    assert "appears more than once for query 'q1'" in err and "dup.run" in err
+    # the same file twice is two runs
+    assert main(["fuse", runs[0], runs[0], "-m", "sum", "--norm", "none"]) == 0
+    first = capfd.readouterr().out.splitlines()[0].split()
+    assert first[2] == "a" and float(first[4]) == 6.0
