@@ -286,12 +286,17 @@ def _pass(parallel: bool):
         doc_sub = borrow(doc_sub)
         doc_sub_off = borrow(doc_sub_off)
         ideal = borrow(ideal)
+        # per-thread scratch, borrowed here (a borrow inside the loop could raise, which
+        # would keep numba from running the loop in parallel)
+        cnt = borrow(cnt)
+        cur = borrow(cur)
+        apsum = borrow(apsum)
+        prof = borrow(prof)
         for q in prange(nq):
             tid = get_thread_id() if parallel else 0
             _query(q, labels, offsets, qidx, present, doc_sub_off, doc_sub, q_nsub, q_sub_base,
                    nrel_sub, ideal_off, ideal, kinds, cuts, alpha, beta, out, depth, whole,
-                   need_ideal, borrow(cnt[tid]), borrow(cur[tid]), borrow(apsum[tid]),
-                   borrow(prof[tid]))
+                   need_ideal, cnt[tid], cur[tid], apsum[tid], prof[tid])
 
     if parallel:
         fn = njit(cache=True, parallel=True)(_run)
