@@ -219,7 +219,7 @@ def test_many_queries_on_threads() -> None:
     rng = np.random.default_rng(0)
     n_q, depth = 3000, 30
     runs = []
-    for r in range(3):
+    for _ in range(3):
         q = np.repeat(np.arange(n_q), depth)
         d = rng.integers(0, 60, size=n_q * depth)
         t = pl.DataFrame({"query_id": q, "doc_id": d, "score": rng.normal(size=n_q * depth)})
