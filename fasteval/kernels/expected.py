@@ -316,11 +316,11 @@ def _expected_count(lab, st, s, e, k, lo, hi):
 
 
 @njit(**_JIT)
-def _rel_profile(lab, st, s, e, d, level, erel, eap, err, enone):
+def _rel_profile(lab, st, s, e, d, level, want_rr, erel, eap, err, enone):
     """Expected relevance profile of the top ``i`` (``i <= d``): ``erel[i]`` relevant
-    documents (labels >= level), ``eap[i]`` the sum of precisions at them, ``err[i]`` the
-    reciprocal rank of the first one if it is there (else 0), ``enone[i]`` the chance that
-    none is there."""
+    documents (labels >= level), ``eap[i]`` the sum of precisions at them; with
+    ``want_rr``, ``err[i]`` the reciprocal rank of the first one if it is there (else 0)
+    and ``enone[i]`` the chance that none is there."""
     erel[0] = 0.0
     eap[0] = 0.0
     err[0] = 0.0
@@ -344,34 +344,51 @@ def _rel_profile(lab, st, s, e, d, level, erel, eap, err, enone):
             for t in range(a + 1, a + stop + 1):
                 erel[t] = before
                 eap[t] = ap
-                err[t] = rr
-                enone[t] = none
+            if want_rr:
+                for t in range(a + 1, a + stop + 1):
+                    err[t] = rr
+                    enone[t] = none
         elif n == 1:  # the trec_eval loop's own additions
             ap += (before + 1) / (a + 1.0)
-            if before == 0:
-                rr += 1.0 / (a + 1)
-            none = 0.0
             erel[a + 1] = before + 1
             eap[a + 1] = ap
-            err[a + 1] = rr
-            enone[a + 1] = 0.0
+            if want_rr:
+                if before == 0:
+                    rr += 1.0 / (a + 1)
+                err[a + 1] = rr
+                enone[a + 1] = 0.0
+            none = 0.0
         else:
             pr = r / n
             slope = (r - 1) / (n - 1)
-            q = none  # no relevant document above group position t
             for t in range(stop):
                 ap += pr * (before + 1 + t * slope) / (a + t + 1.0)
-                if q > 0.0:
-                    rr += q * r / (n - t) / (a + t + 1.0)
-                    q *= (n - r - t) / (n - t)
-                erel[a + t + 1] = before + r * (t + 1) / n
+                erel[a + t + 1] = before + pr * (t + 1)
                 eap[a + t + 1] = ap
-                err[a + t + 1] = rr
-                enone[a + t + 1] = q
+            if stop == n:
+                erel[a + n] = before + r  # exact at the group's end
+            if want_rr:
+                q = none  # no relevant document above group position t
+                for t in range(stop):
+                    if q > 0.0:
+                        rr += q * r / (n - t) / (a + t + 1.0)
+                        q *= (n - r - t) / (n - t)
+                    err[a + t + 1] = rr
+                    enone[a + t + 1] = q
             none = 0.0
         before += r
         a += n
         i = j
+
+
+@njit(cache=True)
+def _log2_table(n):
+    """``log2(i + 2)`` for i < n: the discount of rank i + 1 (the same ``math.log2`` values
+    as the trec pass computes)."""
+    out = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        out[i] = math.log2(i + 2.0)
+    return out
 
 
 @njit(**_JIT)
@@ -383,7 +400,7 @@ def _gain_of(v, exp_gain, floor):
 
 
 @njit(**_JIT)
-def _dcg_profile(lab, st, s, e, d, exp_gain, floor, edcg):
+def _dcg_profile(lab, st, s, e, d, exp_gain, floor, lg, edcg):
     """``edcg[i]``: expected DCG of the top ``i`` (``i <= d``): each position of a tie
     group gains the group's mean gain."""
     edcg[0] = 0.0
@@ -400,21 +417,21 @@ def _dcg_profile(lab, st, s, e, d, exp_gain, floor, edcg):
         mean = g / n
         for t in range(min(n, d - a)):
             if g != 0:
-                dcg += mean / math.log2(a + t + 2.0)
+                dcg += mean / lg[a + t]
             edcg[a + t + 1] = dcg
         a += n
         i = j
 
 
 @njit(**_JIT)
-def _ideal_profile(grades, gs, gd, exp_gain, floor, out):
+def _ideal_profile(grades, gs, gd, exp_gain, floor, lg, out):
     """``out[i]``: DCG of the best ``i`` judged grades (``i <= gd``)."""
     dcg = 0.0
     out[0] = 0.0
     for i in range(gd):
         g = grades[gs + i]
         if g > 0 and g >= floor:
-            dcg += _gain_of(g, exp_gain, floor) / math.log2(i + 2.0)
+            dcg += _gain_of(g, exp_gain, floor) / lg[i]
         out[i + 1] = dcg
 
 
@@ -430,7 +447,7 @@ def _gain(label, cl, cv, cs, ce):
 
 
 @njit(**_JIT)
-def _ndcg(lab, st, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe):
+def _ndcg(lab, st, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, lg):
     """Expected nDCG of the whole ranking with trec_eval's gains (custom gains per level,
     else the grade) over the ideal ranking of the qrels' gains."""
     dcg = 0.0
@@ -444,7 +461,7 @@ def _ndcg(lab, st, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe):
         if g != 0:
             mean = g / n
             for t in range(n):
-                dcg += mean / math.log2(i - s + t + 2.0)
+                dcg += mean / lg[i - s + t]
         i = j
     ideal = 0.0
     pos = 0
@@ -456,7 +473,7 @@ def _ndcg(lab, st, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe):
         for y in range(gs, ge):
             gy = grades[y]
             if gy == level:
-                ideal += gain / math.log2(pos + 2.0)
+                ideal += gain / lg[pos]
                 pos += 1
             elif gy < level:
                 break
@@ -513,7 +530,8 @@ def _from_rel(op, k, p, n, nrel, erel, eap, err, enone):
 
 
 @njit(**_JIT)
-def _direct(op, lab, st, s, e, grades, gs, ge, k, p, level, cl, cv, cs, ce, ol, og, os_, oe):
+def _direct(op, lab, st, s, e, grades, gs, ge, k, p, level, cl, cv, cs, ce, ol, og, os_, oe,
+            lg):
     """Slots whose value does not depend on the order inside tie groups, or that are
     computed by a function of their own."""
     n = e - s
@@ -525,7 +543,7 @@ def _direct(op, lab, st, s, e, grades, gs, ge, k, p, level, cl, cv, cs, ce, ol, 
     if op == OP_NUM_REL:
         return float(nrel)
     if op == OP_NDCG:
-        return _ndcg(lab, st, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe)
+        return _ndcg(lab, st, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, lg)
     if op == OP_UNJ:
         return _expected_count(lab, st, s, e, k, -2, -1) / k
     if op == OP_JUDGED:
@@ -567,7 +585,8 @@ def _expected_pass(parallel: bool) -> Any:
         return _PASSES[parallel]
 
     def _pass(labels, offsets, starts, grades, gstart, gend, ops, cuts, params, levels, cl, cv,
-              coff, ol, og, ooff, out, rdepth, ddepth, erel, eap, err, enone, edcg, eidcg):
+              coff, ol, og, ooff, out, rdepth, ddepth, want_rr, lg, erel, eap, err, enone, edcg,
+              eidcg):
         nq = offsets.shape[0] - 1
         m = ops.shape[0]
         labels = _borrow(labels)
@@ -583,6 +602,7 @@ def _expected_pass(parallel: bool) -> Any:
         enone = _borrow(enone)
         edcg = _borrow(edcg)
         eidcg = _borrow(eidcg)
+        lg = _borrow(lg)
         for q in prange(nq):
             s = offsets[q]
             e = offsets[q + 1]
@@ -603,8 +623,8 @@ def _expected_pass(parallel: bool) -> Any:
                     level = levels[j]
                     if rel_level < 0 or level != rel_level:
                         d = n if rdepth == _FULL else min(n, rdepth)
-                        _rel_profile(labels, starts, s, e, d, level, erel[tid], eap[tid],
-                                     err[tid], enone[tid])
+                        _rel_profile(labels, starts, s, e, d, level, want_rr, erel[tid],
+                                     eap[tid], err[tid], enone[tid])
                         nrel = _num_rel(grades, gs, ge, level)
                         rel_level = level
                     out[q, j] = _from_rel(op, cuts[j], params[j], n, nrel, erel[tid], eap[tid],
@@ -614,8 +634,9 @@ def _expected_pass(parallel: bool) -> Any:
                                      or op == OP_DCG_BURGES) else 0
                     floor = levels[j]
                     if exp_gain != dcg_exp or floor != dcg_floor:
-                        _dcg_profile(labels, starts, s, e, dd, exp_gain == 1, floor, edcg[tid])
-                        _ideal_profile(grades, gs, gd, exp_gain == 1, floor, eidcg[tid])
+                        _dcg_profile(labels, starts, s, e, dd, exp_gain == 1, floor, lg,
+                                     edcg[tid])
+                        _ideal_profile(grades, gs, gd, exp_gain == 1, floor, lg, eidcg[tid])
                         dcg_exp = exp_gain
                         dcg_floor = floor
                     k = cuts[j]
@@ -627,7 +648,7 @@ def _expected_pass(parallel: bool) -> Any:
                 else:
                     out[q, j] = _direct(op, labels, starts, s, e, grades, gs, ge, cuts[j],
                                         params[j], levels[j], cl, cv, coff[j], coff[j + 1], ol,
-                                        og, ooff[j], ooff[j + 1])
+                                        og, ooff[j], ooff[j + 1], lg)
 
     _pass.__qualname__ = f"_expected_pass_{'parallel' if parallel else 'serial'}"
     _pass.__name__ = _pass.__qualname__
@@ -770,8 +791,10 @@ def score_expected(labels: np.ndarray, offsets: np.ndarray, starts: np.ndarray,
     m = plan.ops.shape[0]
     rdepth = 0
     ddepth = 0
+    want_rr = False
     for j in range(m):
         op = int(plan.ops[j])
+        want_rr |= op in (OP_RR, OP_RR_CUT, OP_SUCCESS)
         kind = _kind.py_func(op)
         if kind == _KIND_REL:
             whole = _whole.py_func(op) or rdepth == _FULL
@@ -792,6 +815,6 @@ def score_expected(labels: np.ndarray, offsets: np.ndarray, starts: np.ndarray,
     starts = np.ascontiguousarray(starts, dtype=np.bool_)
     kernel(labels, offsets, starts, grades, gstart, gend, plan.ops, plan.cuts, plan.params,
            plan.levels, plan.cl, plan.cv, plan.coff, plan.ol, plan.og, plan.ooff, out, rdepth,
-           ddepth, np.empty((threads, lr + 1)), np.empty((threads, lr + 1)),
-           np.empty((threads, lr + 1)), np.empty((threads, lr + 1)),
+           ddepth, want_rr, _log2_table(max(longest, judged) + 1), np.empty((threads, lr + 1)),
+           np.empty((threads, lr + 1)), np.empty((threads, lr + 1)), np.empty((threads, lr + 1)),
            np.empty((threads, ld + 1)), np.empty((threads, min(judged, ddepth) + 1)))
