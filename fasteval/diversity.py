@@ -141,6 +141,31 @@ def _number(text: str, what: str, name: str) -> float:
     return value
 
 
+def is_diversity_name(name: object) -> bool:
+    """Whether ``name`` spells one of this module's measures (its base name; parameters and
+    cutoff are checked when it is parsed).
+
+    Examples
+    --------
+    >>> is_diversity_name("ERR_IA@20"), is_diversity_name("ndcg@10")
+    (True, False)
+    """
+    match = _NAME.match(name) if isinstance(name, str) else None
+    return match is not None and match.group("base").lower().replace("_", "-") in _SPELLINGS
+
+
+def _is_regular(name: object) -> bool:
+    """Whether ``name`` is a measure of :func:`fasteval.evaluate`."""
+    from fasteval.errors import FastevalError
+    from fasteval.measures import parse_measures
+
+    try:
+        parse_measures([name])  # type: ignore[list-item]
+    except (FastevalError, TypeError):
+        return False
+    return True
+
+
 def _parse_one(name: str) -> DiversityMeasure:
     match = _NAME.match(name) if isinstance(name, str) else None
     key = match.group("base").lower().replace("_", "-") if match else None
@@ -148,6 +173,8 @@ def _parse_one(name: str) -> DiversityMeasure:
         choices = sorted({k.label for k in DIVERSITY_KINDS})
         close = difflib.get_close_matches(str(name).split("@")[0].split("(")[0], choices, n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(choices)}"
+        if _is_regular(name):
+            hint = "; it is a relevance measure, computed by fasteval.evaluate"
         raise UnknownMeasureError(f"unknown diversity measure {name!r}{hint}")
     kind = _BY_CODE[_SPELLINGS[key]]
     alpha, beta = DEFAULT_ALPHA, DEFAULT_BETA

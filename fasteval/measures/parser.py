@@ -415,8 +415,18 @@ def _with_p(x: Measure, p: str) -> Measure:
 def _unknown(name: str, why: str | None = None) -> UnknownMeasureError:
     close = difflib.get_close_matches(name, known_names(), n=4, cutoff=0.6)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    if _is_diversity(name):
+        hint = ("; it is a diversity measure, computed from subtopic judgments by "
+                "fasteval.evaluate_diversity")
     why = f" ({why})" if why else ""
     return UnknownMeasureError(f"measure {name!r} is not known{why}{hint}")
+
+
+def _is_diversity(name: str) -> bool:
+    """Whether ``name`` spells one of :mod:`fasteval.diversity`'s measures."""
+    from fasteval.diversity import is_diversity_name
+
+    return is_diversity_name(name)
 
 
 @functools.lru_cache(maxsize=1)

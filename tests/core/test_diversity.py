@@ -179,11 +179,18 @@ def test_names_aliases_and_canonical_spelling():
     ("P-IA(alpha=0.3)@10", ParameterError, "none"),
     ("alpha-nDCG(rel=2)@10", ParameterError, "relevance level"),
     ("alpha-ndgc@10", UnknownMeasureError, "did you mean"),
-    ("ndcg@10", UnknownMeasureError, "diversity"),
+    ("ndcg@10", UnknownMeasureError, "fasteval.evaluate"),
 ])
 def test_bad_names(name, error, match):
     with pytest.raises(error, match=match):
         parse_diversity_measures(name)
+
+
+def test_evaluate_points_to_evaluate_diversity():
+    with pytest.raises(UnknownMeasureError, match="evaluate_diversity"):
+        fasteval.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, ["alpha-nDCG@10"])
+    with pytest.raises(UnknownMeasureError, match="did you mean"):
+        fasteval.parse_measures(["ndcg@10x"])
 
 
 # ------------------------------------------------------------------ reading subtopic qrels
