@@ -83,7 +83,7 @@ class UtilSampler(threading.Thread):
         }
 
 
-def one_run(preds, golds, model, batch_size, workers, label, device="cuda"):
+def one_run(preds, golds, model, batch_size, workers, label, device="cuda", engine="local"):
     import torch
 
     cuda = device.startswith("cuda")
@@ -108,7 +108,7 @@ def one_run(preds, golds, model, batch_size, workers, label, device="cuda"):
         time.sleep(0.2)
         t0 = time.perf_counter()
         out, stats = sas_core.sas(preds, golds, model=model, device=device, batch_size=batch_size,
-                                  output="arrow", return_stats=True)
+                                  output="arrow", return_stats=True, engine=engine)
         if cuda:
             torch.cuda.synchronize()
         t1 = time.perf_counter()
@@ -120,6 +120,7 @@ def one_run(preds, golds, model, batch_size, workers, label, device="cuda"):
     scores = out.column("sas").to_numpy()
     rep = {
         "label": label,
+        "engine": engine,
         "pairs": len(preds),
         "batch_size": batch_size,
         "tokenizer_threads": workers,
@@ -177,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default="cuda", help="cpu for a dry run of the script")
     ap.add_argument("--baseline-pairs", type=int, default=100_000)
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--ray", action="store_true",
+                    help="also run sas(engine='ray') on a local Ray (CPU tokenizer tasks, one GPU actor)")
     args = ap.parse_args(argv)
     t_begin = time.perf_counter()
 
@@ -236,6 +239,18 @@ def main(argv: list[str] | None = None) -> int:
             report["runs"].append(one_run(preds, golds, lm, b, w, label, args.device))
         except Exception as exc:  # noqa: BLE001 - keep the other runs' numbers
             report["runs"].append({"batch_size": b, "workers": w, "error": repr(exc)[:500]})
+        save()
+    if args.ray and time.perf_counter() - t_begin < args.budget_s:
+        try:
+            import ray
+
+            ray.init(include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+            b = sizes[0]
+            report["runs"].append(one_run(preds, golds, model, b, 0, f"fasteval engine=ray bs={b}",
+                                          args.device, engine="ray"))
+            ray.shutdown()
+        except Exception as exc:  # noqa: BLE001 - keep the other runs' numbers
+            report["runs"].append({"engine": "ray", "error": repr(exc)[:500]})
         save()
     if args.baseline and cuda and time.perf_counter() - t_begin < args.budget_s:
         n = min(args.baseline_pairs, len(preds))

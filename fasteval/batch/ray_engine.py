@@ -352,7 +352,8 @@ def score_block(block, *, holder: tuple | None, names: list[str], keep: list[str
     """Score one block of whole queries; return per-query rows and one report row per run.
 
     Rows: ``_src``, ``run_id``, ``query_id``, ``_qidx`` (-1 on report rows), the measures,
-    then the report counts (``rows`` and :func:`_report_keys`, only on report rows).
+    then the report counts (``rows``, ``ns``: nanoseconds spent, and :func:`_report_keys`,
+    only on report rows).
     ``holder``: the shared evaluator's object reference; None when the block carries its
     qrels (co-partitioned; ``options`` then builds the block's evaluator).
     """
@@ -370,6 +371,7 @@ def score_block(block, *, holder: tuple | None, names: list[str], keep: list[str
         ev = _evaluator_of(holder)
     parts = []
     for (src, rid), table in runs.partition_by(["_src", "run_id"], as_dict=True, maintain_order=True).items():
+        t0 = time.perf_counter_ns()
         table = table.sort("_row")  # input order (tie_break="input", duplicates, error rows)
         run = table.select(keep)
         try:
@@ -391,7 +393,8 @@ def score_block(block, *, holder: tuple | None, names: list[str], keep: list[str
         for j, m in enumerate(names):
             cols[m] = pl.Series(m, np.append(values[:, j], np.nan), dtype=pl.Float64)
         rep = batch.report
-        counts = {"rows": run.height, **{k: int(getattr(rep, k)) for k in _report_keys()}}
+        counts = {"rows": run.height, "ns": time.perf_counter_ns() - t0,
+                  **{k: int(getattr(rep, k)) for k in _report_keys()}}
         for k, v in counts.items():
             cols[f"_r_{k}"] = pl.Series(f"_r_{k}", [0] * n + [v], dtype=pl.Int64)
         parts.append(pl.DataFrame(cols))
@@ -403,7 +406,7 @@ def score_block(block, *, holder: tuple | None, names: list[str], keep: list[str
 def _empty_scored(names: list[str], qdtype) -> pl.DataFrame:
     schema = {"_src": pl.Int64, "run_id": pl.Utf8, "query_id": qdtype, "_qidx": pl.Int64}
     schema |= {m: pl.Float64 for m in names}
-    schema |= {f"_r_{k}": pl.Int64 for k in ("rows", *_report_keys())}
+    schema |= {f"_r_{k}": pl.Int64 for k in ("rows", "ns", *_report_keys())}
     return pl.DataFrame(schema=schema)
 
 
@@ -755,6 +758,8 @@ def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks
     for k in _report_keys():
         stats.report[k] = int(reports.get_column(f"_r_{k}").sum())
     stats.rows = int(reports.get_column("_r_rows").sum())
+    # seconds the block tasks spent preparing and scoring (summed over tasks: CPU-seconds)
+    stats.add_time("score_blocks", int(reports.get_column("_r_ns").sum()) / 1e9)
     stats.queries = stats.report["run_queries"]
     run_rank = {rid: r for r, rid in enumerate(rid for order in orders for rid in order)}
     present = reports.get_column("run_id").unique().to_list()
