@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numba import get_thread_id, prange
+from numba import get_num_threads, get_thread_id, prange
 
 from fasteval.kernels._borrow import borrow as _borrow
 from fasteval.kernels._jit import njit
@@ -178,34 +178,53 @@ def check_measures(measures: Iterable[Any]) -> None:
 # tie groups (prepare side)
 
 
-@njit(cache=True, parallel=True)
-def tie_starts(perm, offsets, key):
-    """Tie-group starts of rankings whose rows are ``perm[offsets[g]:offsets[g+1]]``
-    (input order) with scores ``key[row]``: ``out[i]`` is True where position ``i`` of
-    the ranked labels (score descending) starts a group of equal scores. Equal means
-    ``==`` on float64 (``-0.0`` ties with ``0.0``)."""
-    n = perm.shape[0]
-    sorted_keys = np.empty(n, dtype=np.float64)
+def tie_starts(perm: np.ndarray, offsets: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """Tie-group starts of rankings whose rows are ``perm[offsets[g]:offsets[g+1]]`` (an
+    empty ``perm``: rows ``offsets[g]:offsets[g+1]`` themselves), in input order, with
+    scores ``key[row]``: ``out[i]`` is True where position ``i`` of the ranked labels
+    (score descending) starts a group of equal scores. Equal means ``==`` on float64
+    (``-0.0`` ties with ``0.0``). Queries already in rank order (the usual run file) are
+    read without a sort.
+
+    >>> tie_starts(np.zeros(0, np.int64), np.array([0, 3, 5]),
+    ...            np.array([2.0, 2.0, 1.0, 0.5, 0.7])).tolist()
+    [True, False, True, True, True]
+    """
+    n = int(offsets[-1]) if len(offsets) else 0
+    longest = int(np.diff(offsets).max()) if len(offsets) > 1 else 0
     out = np.empty(n, dtype=np.bool_)
+    # one sort buffer per thread (allocated here: it outlives the parallel loop)
+    _tie_starts(perm, offsets, key, out, np.empty((get_num_threads(), longest)))
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _tie_starts(perm, offsets, key, out, scratch):
+    identity = perm.shape[0] == 0
     ng = offsets.shape[0] - 1
     for g in prange(ng):
         s = offsets[g]
         e = offsets[g + 1]
-        ordered = True  # rows already in rank order (the usual run file): no sort
+        ordered = True  # rows already in rank order: no sort
+        prev = key[s if identity else perm[s]] if e > s else 0.0
         for i in range(s + 1, e):
-            if key[perm[i]] > key[perm[i - 1]]:
+            k = key[i if identity else perm[i]]
+            if k > prev:
                 ordered = False
                 break
+            prev = k
         if ordered:
             for i in range(s, e):
-                out[i] = i == s or key[perm[i]] != key[perm[i - 1]]
+                out[i] = i == s or (key[i if identity else perm[i]]
+                                    != key[i - 1 if identity else perm[i - 1]])
             continue
-        for i in range(s, e):
-            sorted_keys[i] = key[perm[i]]
-        sorted_keys[s:e].sort()  # ascending: rank k is element e - 1 - k
-        for k in range(e - s):
-            out[s + k] = k == 0 or sorted_keys[e - 1 - k] != sorted_keys[e - k]
-    return out
+        buf = scratch[get_thread_id()]
+        n = e - s
+        for i in range(n):
+            buf[i] = key[s + i if identity else perm[s + i]]
+        buf[:n].sort()  # ascending: rank k is element n - 1 - k
+        for k in range(n):
+            out[s + k] = k == 0 or buf[n - 1 - k] != buf[n - k]
 
 
 @njit(cache=True)

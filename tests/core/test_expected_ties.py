@@ -222,8 +222,15 @@ def test_prepare_marks_tie_groups(monkeypatch, seed, int_ids, small):
     if not small:
         monkeypatch.setattr(P.small, "SMALL_ROWS", -1)
     qrels, run = random_case(seed, n_queries=25, int_ids=int_ids)
-    if seed == 3:  # each query in rank order already (tie_starts reads it without a sort)
+    if seed == 3:  # the usual dump: judged queries in order, each in rank order already
+        # (tie_starts reads them in place, without grouping or sorting)
+        run = run.filter(pl.col("query_id").is_in(qrels["query_id"].unique().implode()))
         run = run.sort(["query_id", "score"], descending=[False, True])
+        import fasteval.prepare.ties as T
+
+        perms = []
+        real = T.E.tie_starts
+        monkeypatch.setattr(T.E, "tie_starts", lambda p, *a: perms.append(len(p)) or real(p, *a))
     else:  # queries interleaved, rows in no order
         run = run.sample(fraction=1.0, shuffle=True, seed=seed)
     pq = P.prepare_qrels(qrels)
@@ -233,6 +240,8 @@ def test_prepare_marks_tie_groups(monkeypatch, seed, int_ids, small):
     assert np.array_equal(batch.offsets, trec.offsets)
     assert np.array_equal(batch.qidx, trec.qidx)
     assert batch.tie_starts.tolist() == _starts_by_polars(pq, run, batch)
+    if seed == 3:  # read in place
+        assert perms == [0]
     assert batch.report.tied_queries >= batch.report.ties_mattered > 0
     # -J keeps the groups (a dropped document's group goes on with the others); -c fills
     full = P.prepare_run(pq, run, tie_break="expected", judged_only=True, complete=True)
