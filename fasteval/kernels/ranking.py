@@ -393,6 +393,22 @@ def _err(lab, s, e, k, gmax):
 
 
 @njit(**_JIT)
+def _p_judged(lab, s, e, k, level):
+    """Relevant among the first k judged documents (labels >= 0) / k."""
+    seen = 0
+    rel = 0
+    for i in range(s, e):
+        if seen >= k:
+            break
+        v = lab[i]
+        if v >= 0:
+            seen += 1
+            if v >= level:
+                rel += 1
+    return rel / k
+
+
+@njit(**_JIT)
 def _rbp_resid(lab, s, e, p):
     unj = 0
     total = 0.0
@@ -432,7 +448,7 @@ def _binG(lab, s, e, level, nrel):
     return 0.0
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _one(plan, j, lab, s, e, grades, gs, ge):
     """Slot ``j``'s value for one query, by its family's kernel function (the families
     that no profile answers; see :data:`fasteval.measures.plan.MODE_FAMILY`).
@@ -512,6 +528,8 @@ def _one(plan, j, lab, s, e, grades, gs, ge):
         return _rbp_raw(lab, s, e, p, level)
     if code == Code.ERR:
         return _err(lab, s, e, k, p)
+    if code == Code.P_JUDGED:
+        return _p_judged(lab, s, e, k, level)
     if code == Code.SET_JUDGED:
         return _count_below(lab, s, e, n, 0, 2147483647) / n if n > 0 else 0.0
     return np.nan

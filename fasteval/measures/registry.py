@@ -301,7 +301,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("iprec_at_recall", 9, FLOAT_CUTS, _RECALL_POINTS, sets=_OT,
            doc="Interpolated precision at recall levels.", aliases=ir("IPrec@k")),
     Family("P", 10, INT_CUTS, _CUTS, sets=_OT, doc="Precision at k (relevant in top k / k).",
-           profile=_R, aliases=ir("P", "P@k") + rx("precision@k")),
+           profile=_R, aliases=ir("P", "P@k") + rx("precision@k"),
+           switches=(("judged_only", "P_judged"),)),
     Family("relstring", 11, LENGTH, (10,), scope="query",
            doc="Relevance labels of the top documents as a string (trec-eval output only).",
            rel=REL_NONE),
@@ -387,6 +388,9 @@ FAMILIES: tuple[Family, ...] = (
            doc="Expected reciprocal rank of the top k (Chapelle et al. 2009): sum over ranks r "
                "of R(g_r)/r * prod_{i<r}(1 - R(g_i)), R(g) = (2^g - 1) / 2^gmax; gmax = 4 as in "
                "gdeval (ir_measures' ERR@k); a larger grade needs ERR(gmax=...)."),
+    Family("P_judged", 51, INT_CUTS, (10,), sets=_X,
+           doc="Precision at k over the judged documents only: unjudged ones are skipped "
+               "(ir_measures' P(judged_only=True)@k, trec_eval's -J for one measure)."),
     Family("set_judged", 50, NONE, sets=_X, rel=REL_NONE, aliases=ir("Judged"),
            doc="Fraction of the retrieved documents that are judged (ir_measures' Judged)."),
 )

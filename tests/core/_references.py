@@ -99,4 +99,5 @@ REFERENCES: dict[str, tuple[Ref, ...]] = {
     "err": (_gd("err_10", "ERR@10"), _gd("err_5", "ERR@5"),
             Ref("hand", test="tests/core/test_more_measures.py")),
     "set_judged": (_ir("Judged"),),
+    "P_judged": (_ir("P(judged_only=True)@5", ties=True), _ir("P(judged_only=True,rel=2)@10")),
 }

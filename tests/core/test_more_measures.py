@@ -67,3 +67,12 @@ def test_setp_relative_is_set_relative_p() -> None:
                         "score": [4.0, 3.0, 2.0, 1.0]})
     got = _values(["SetP(relative=True)", "SetP"], qrels, run)
     assert got == {"set_relative_P": 1 / 2, "set_P": 1 / 4}
+
+
+def test_precision_over_judged_documents_only() -> None:
+    # ranking a(3) b(0) c(1) x(unjudged) d(4) u(negative: unjudged); judged: a b c d
+    got = _values(["P(judged_only=True)@2", "P(judged_only=True)@4", "P(judged_only=True)@5",
+                   "P(judged_only=True,rel=3)@4", "P@4"])
+    assert got == {"P_judged_2": 1 / 2, "P_judged_4": 3 / 4, "P_judged_5": 3 / 5,
+                   "P_judged_4(rel=3)": 2 / 4, "P_4": 2 / 4}
+    assert parse_measure("P_judged_4(rel=3)") == parse_measure("P(judged_only=True,rel=3)@4")
