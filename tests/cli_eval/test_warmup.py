@@ -15,6 +15,10 @@ def test_warmup_loads_every_score_pass_variant(capsys):
     err = capsys.readouterr().err
     assert "TREC text tokenizer" in err and "jobs in" in err
     assert set(ranking._PASSES) == {(g, p) for g in (False, True) for p in (False, True)}
+    from fasteval.kernels import expected
+
+    assert set(expected._PASSES) == {False, True}  # tie_break="expected", serial and parallel
+    assert expected._tie_starts.signatures
     for kernel in (K.rank_and_label, K.index_qrels, K.run_heads, K.id_keys):
         assert isinstance(kernel, numba.core.registry.CPUDispatcher)
         assert kernel.signatures, kernel  # compiled or loaded (one id-column type for both kinds)
