@@ -393,3 +393,34 @@ def test_cli_tie_break_expected(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert rc == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert "bpref" in err
+
+
+def test_cli_chunked_parquet_equals_in_memory(tmp_path, capsys):
+    """The batch driver scores query-aligned chunks: the same values and tie counts."""
+    from fasteval.cli import main
+    from tests.core._gen import random_case
+
+    qrels, run = random_case(11, n_queries=40, pool=20, depth=20)
+    run = run.sort(["query_id", "score"], descending=[False, True])
+    qrels.write_parquet(tmp_path / "qrels.parquet")
+    run.write_parquet(tmp_path / "run.parquet")
+    out = tmp_path / "out.parquet"
+    measures = ["map", "ndcg@5", "P@3", "recip_rank"]
+    rc = main(["eval", str(tmp_path / "qrels.parquet"), str(tmp_path / "run.parquet"),
+               *[a for m in measures for a in ("-m", m)], "-q", "-o", str(out),
+               "--tie-break", "expected", "--max-rows-per-chunk", "50", "--quiet",
+               "--log-json"])
+    assert rc == 0
+    ev = fasteval.Evaluator(qrels, measures, tie_break="expected")
+    want = ev.evaluate(run, run_id="run")
+    got = pl.read_parquet(out)
+    key = ["query_id", "measure"]
+    joined = want.join(got, on=key, suffix="_cli")
+    assert joined.height == want.height == got.height
+    assert (joined["value"] - joined["value_cli"]).abs().max() <= 1e-15
+    assert ev.report.ties_mattered > 0
+    import json
+
+    log = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
+    assert log["report"]["tied_queries"] == ev.report.tied_queries
+    assert log["report"]["ties_mattered"] == ev.report.ties_mattered
