@@ -54,12 +54,16 @@ NEEDS_IDEAL = (ALPHA_NDCG, NERR_IA, NNRBP)
 WHOLE_RANKING = (NRBP, NNRBP, MAP_IA)
 
 
-@njit(cache=True, nogil=True)
-def _discount(i):
-    """ndeval's discount of the document at 0-based position ``i``."""
-    if i == 0:
-        return 1.0
-    return math.log(2.0) / math.log(i + 2.0)
+def discounts(depth: int) -> np.ndarray:
+    """ndeval's discounts of 0-based positions ``0 .. depth - 1``: 1, then log(2) / log(i + 2)
+    (C's ``log``, as ndeval computes them).
+
+    Examples
+    --------
+    >>> discounts(3).round(6).tolist()
+    [1.0, 0.63093, 0.5]
+    """
+    return np.array([1.0] + [math.log(2.0) / math.log(i + 2.0) for i in range(1, depth)])
 
 
 @njit(cache=True, nogil=True)
@@ -150,17 +154,17 @@ def score_diversity(labels, offsets, qidx, present, doc_sub_off, doc_sub, q_nsub
     threads = max(1, int(n_threads)) if parallel else 1
     kernel = _pass(bool(parallel))
     kernel(labels, offsets, qidx, present, doc_sub_off, doc_sub, q_nsub, q_sub_base, nrel_sub,
-           ideal_off, ideal, kinds, cuts, float(alpha), float(beta), out, depth,
+           ideal_off, ideal, kinds, cuts, float(alpha), float(beta), out, depth, discounts(depth),
            np.empty((threads, max_sub), dtype=np.int64), np.empty((threads, max_sub)),
            np.empty((threads, max_sub)), np.empty((threads, 6, depth + 1)))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _query(q, labels, offsets, qidx, present, doc_sub_off, doc_sub, q_nsub, q_sub_base, nrel_sub,
-           ideal_off, ideal, kinds, cuts, alpha, beta, out, depth, whole, need_ideal,
+           ideal_off, ideal, kinds, cuts, alpha, beta, out, depth, whole, need_ideal, disc,
            tc, tg, ta, p):
-    """All measures of query ``q`` (see :func:`score_diversity`); ``tc``, ``tg``, ``ta`` and
-    ``p`` are the calling thread's scratch."""
+    """All measures of query ``q`` (see :func:`score_diversity`); ``disc[i]``: the discount of
+    0-based position ``i``; ``tc``, ``tg``, ``ta`` and ``p`` are the calling thread's scratch."""
     m = kinds.shape[0]
     if not present[q]:
         for j in range(m):
@@ -203,7 +207,7 @@ def _query(q, labels, offsets, qidx, present, doc_sub_off, doc_sub, q_nsub, q_su
                 gain += tg[t]
                 tg[t] *= keep
         if i < depth:
-            dcg += gain * _discount(i)
+            dcg += gain * disc[i]
             err += gain / (i + 1.0)
             p[0, i + 1] = dcg
             p[1, i + 1] = err
@@ -224,7 +228,7 @@ def _query(q, labels, offsets, qidx, present, doc_sub_off, doc_sub, q_nsub, q_su
         for i in range(ni):
             gain = ideal[o + i]
             if i < depth:
-                idcg += gain * _discount(i)
+                idcg += gain * disc[i]
                 ierr += gain / (i + 1.0)
                 p[4, i + 1] = idcg
                 p[5, i + 1] = ierr
@@ -246,7 +250,7 @@ def _query(q, labels, offsets, qidx, present, doc_sub_off, doc_sub, q_nsub, q_su
             top = float(n_sub)
             norm = 0.0
             for i in range(k):
-                norm += top * _discount(i) if kind == ALPHA_DCG else top / (i + 1.0)
+                norm += top * disc[i] if kind == ALPHA_DCG else top / (i + 1.0)
                 top *= keep
             out[q, j] = (p[0, k] if kind == ALPHA_DCG else p[1, k]) / norm
         elif kind == NRBP:
@@ -273,7 +277,7 @@ def _pass(parallel: bool):
         return _PASSES[parallel]
 
     def _run(labels, offsets, qidx, present, doc_sub_off, doc_sub, q_nsub, q_sub_base, nrel_sub,
-             ideal_off, ideal, kinds, cuts, alpha, beta, out, depth, cnt, cur, apsum, prof):
+             ideal_off, ideal, kinds, cuts, alpha, beta, out, depth, disc, cnt, cur, apsum, prof):
         nq = offsets.shape[0] - 1
         whole = False
         need_ideal = False
@@ -296,7 +300,7 @@ def _pass(parallel: bool):
             tid = get_thread_id() if parallel else 0
             _query(q, labels, offsets, qidx, present, doc_sub_off, doc_sub, q_nsub, q_sub_base,
                    nrel_sub, ideal_off, ideal, kinds, cuts, alpha, beta, out, depth, whole,
-                   need_ideal, cnt[tid], cur[tid], apsum[tid], prof[tid])
+                   need_ideal, disc, cnt[tid], cur[tid], apsum[tid], prof[tid])
 
     if parallel:
         fn = njit(cache=True, parallel=True)(_run)
