@@ -1,15 +1,15 @@
 """Tie-aware expected values (``tie_break="expected"``) against trec_eval's rule
 (``tie_break="trec"``) at 100k queries x 100 docs with quantised scores.
 
-The issue-2 run's scores rounded to one decimal (about 20 distinct scores per query, as a
-BM25 score printed with one decimal place or an int8 dense score would give), six
+bench_speed's run with its scores rounded to one decimal (about 20 distinct scores per
+query, as a BM25 score printed with one decimal place or an int8 dense score would give), six
 measures (P@10, recall@100, recip_rank, map, ndcg, ndcg@10), side by side in one run::
 
     python -m pytest benches/bench_ties.py --benchmark-columns=median,min,max,rounds
 
 ``end_to_end``: a run table in memory to per-query results (qrels prepared outside the
 timing); ``score``: the score pass alone on a prepared batch. ``extra_info`` records the
-queries with ties, the queries whose ties mattered (a tie between different labels) and
+queries with ties, the queries whose ties mattered (a tie between different grades) and
 the mean absolute difference between the two rules' per-query values.
 ``FASTEVAL_BENCH_TIES_SIZE=10k`` for a quick pass.
 """
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import ROOT, dataset  # noqa: E402
 
 SIZE = os.environ.get("FASTEVAL_BENCH_TIES_SIZE", "100k")
-GROUP = f"ties {SIZE} x 100, quantised scores, 6 measures"
+GROUP = f"ties-{SIZE}"
 MEASURES = ["P@10", "recall@100", "recip_rank", "map", "ndcg", "ndcg@10"]
 RULES = ("trec", "expected")
 
@@ -62,7 +62,7 @@ def evaluators(data):
 def test_end_to_end(benchmark, data, evaluators, rule):
     _, run = data
     ev = evaluators[rule]
-    benchmark.group = GROUP + ", end to end"
+    benchmark.group = GROUP + "-end-to-end"
     res = benchmark.pedantic(lambda: ev.evaluate(run), rounds=5, warmup_rounds=1)
     benchmark.extra_info["result_rows"] = res.height
     benchmark.extra_info["tied_queries"] = ev.report.tied_queries
@@ -80,7 +80,7 @@ def test_score(benchmark, data, evaluators, rule):
     _, run = data
     ev = evaluators[rule]
     batch = ev.prepare(run)
-    benchmark.group = GROUP + ", score pass"
+    benchmark.group = GROUP + "-score-pass"
     out = benchmark.pedantic(lambda: ev.score(batch), rounds=7, warmup_rounds=1)
     benchmark.extra_info["rows"] = int(batch.offsets[-1])
     benchmark.extra_info["ns_per_row_per_measure"] = (

@@ -232,7 +232,7 @@ class Evaluator:
         ``"expected"``: each measure's mean over every ordering of tied documents
         (:mod:`fasteval.kernels.expected`); measures without an expected value are refused,
         and :attr:`report` counts the queries with ties (``tied_queries``) and those tied
-        between documents of different labels (``ties_mattered``).
+        between documents of different grades (``ties_mattered``; unjudged counts as 0).
     duplicates : {"error", "keep_best"}, default "error"
         A document twice in one query's ranking is an error, or keep its best row.
     num_docs : int, default 0

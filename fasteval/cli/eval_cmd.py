@@ -275,7 +275,7 @@ def _note(stats, complete: bool) -> str:
     parts.append(f"{rep.get('deduplicated_rows', 0)} duplicate rows removed")
     if rep.get("tied_queries"):  # --tie-break expected
         parts.append(f"{rep['tied_queries']} queries with tied scores, {rep.get('ties_mattered', 0)} "
-                     "of them tied between different labels (expected values)")
+                     "of them tied between different grades (expected values)")
     if stats.qrels is not None:
         parts.append(f"on Ray, qrels {stats.qrels}")
     return "; ".join(parts)

@@ -264,8 +264,10 @@ def truncate_groups(labels, offsets, starts, max_docs, judged_only):
 @njit(cache=True)
 def count_ties(labels, offsets, starts):
     """``(tied, mattered)``: queries with a tie group of two or more documents, and those
-    with a tie group holding two different labels (grades, or judged and unjudged), whose
-    measures can change with the order of the tie."""
+    with a tie group holding two different grades (a relevant and a non-relevant document,
+    or two grades of relevance; unjudged documents and negative grades count as grade 0),
+    whose values of P, recall, RR, AP or nDCG can change with the order of the tie.
+    (``judged`` and ``unj`` also change where judged and unjudged documents tie.)"""
     tied = 0
     mattered = 0
     for g in range(offsets.shape[0] - 1):
@@ -274,7 +276,7 @@ def count_ties(labels, offsets, starts):
         for i in range(offsets[g] + 1, offsets[g + 1]):
             if not starts[i]:
                 t = True
-                if labels[i] != labels[i - 1]:
+                if max(labels[i], 0) != max(labels[i - 1], 0):
                     m = True
                     break
         tied += t

@@ -38,7 +38,8 @@ class Report:
         With ``tie_break="expected"``: queries with a tie (documents of equal score).
     ties_mattered : int
         With ``tie_break="expected"``: queries with a tie between documents of different
-        labels (grades, or judged and unjudged), whose values depend on how it is broken.
+        grades (a relevant and a non-relevant one, or two grades; unjudged counts as 0),
+        whose values of P, recall, RR, AP or nDCG depend on how it is broken.
     """
 
     run_queries: int = 0
@@ -62,7 +63,7 @@ class Report:
             parts.append(f"{self.deduplicated_rows} duplicate rows removed")
         if self.tied_queries:
             parts.append(f"{self.tied_queries} queries with tied scores, {self.ties_mattered} "
-                         "of them tied between different labels (expected values)")
+                         "of them tied between different grades (expected values)")
         return "; ".join(parts)
 
 

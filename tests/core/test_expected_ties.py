@@ -185,11 +185,12 @@ def test_tie_starts_and_truncate_groups():
 
 
 def test_count_ties():
-    labels = np.array([1, 1, 0, 2, 0, 0, 1], dtype=np.int32)
-    starts = np.array([True, False, True, True, False, True, True])
-    # query 0: tie of equal labels (tied, harmless); query 1: tie of 2 and 0 (matters)
-    tied, mattered = E.count_ties(labels, np.array([0, 3, 7]), starts)
-    assert (tied, mattered) == (2, 1)
+    labels = np.array([1, 1, 0, 2, 0, 0, 1, 0, -1, -2, 1], dtype=np.int32)
+    starts = np.array([True, False, True, True, False, True, True, True, False, False, True])
+    # query 0: tie of equal grades (harmless); query 1: a 2 tied with a 0 (matters);
+    # query 2: a judged non-relevant document tied with unjudged ones (harmless to P, AP..)
+    tied, mattered = E.count_ties(labels, np.array([0, 3, 7, 11]), starts)
+    assert (tied, mattered) == (3, 1)
 
 
 def test_unsupported_families_listed():
@@ -387,7 +388,7 @@ def test_cli_tie_break_expected(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert rc == 0
     assert "0.333333" in out
-    assert "1 queries with tied scores, 1 of them tied between different labels" in err
+    assert "1 queries with tied scores, 1 of them tied between different grades" in err
     rc = main(["eval", str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "bpref",
                "--tie-break", "expected", "--quiet"])
     out, err = capsys.readouterr()
