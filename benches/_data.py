@@ -18,14 +18,14 @@ BENCH_DIR = Path(os.environ.get("FASTEVAL_BENCH_DIR", ROOT / "benches" / ".data"
 
 SIZES = {"10k": 10_000, "100k": 100_000, "1M": 1_000_000}
 
-# issue 2's five measures, in each tool's spelling
+# five measures (bench_speed, bench_latency), in each tool's spelling
 MEASURES5 = {
     "fasteval": ["ndcg@10", "map@100", "recip_rank", "recall@100", "P@10"],
     "pytrec_eval": ["ndcg_cut.10", "map_cut.100", "recip_rank", "recall.100", "P.10"],
     "ranx": ["ndcg@10", "map@100", "mrr", "recall@100", "precision@10"],
     "ir_measures": ["nDCG@10", "AP@100", "RR", "R@100", "P@10"],
 }
-# issue 3's ten measures
+# ten measures (bench_batch, bench_ray)
 MEASURES10 = {
     "fasteval": ["ndcg@10", "ndcg@100", "map", "map@100", "recip_rank", "P@5", "P@10", "recall@100", "Rprec", "bpref"],
     "pytrec_eval": ["ndcg_cut.10", "ndcg_cut.100", "map", "map_cut.100", "recip_rank", "P.5", "P.10",

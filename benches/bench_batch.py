@@ -1,4 +1,4 @@
-"""Issue 3 batch benchmark: parquet -> parquet at 10k / 100k / 1M queries x 100 docs, ten measures.
+"""Batch jobs: parquet -> parquet at 10k / 100k / 1M queries x 100 docs, ten measures.
 
 Run (sizes from ``FASTEVAL_BENCH_SIZES``, default ``10k,100k``; the 1M job needs ~4 GB of
 disk for the data and several minutes)::
@@ -60,7 +60,7 @@ def _cli(qrels, run, out, *extra):
 def test_cli_parquet_to_parquet(benchmark, data, tmp_path):
     size, qrels, run = data
     out = tmp_path / "per_query.parquet"
-    benchmark.group = f"issue3 {size} x 100: CLI fresh process"
+    benchmark.group = f"batch-{size}-cli"
     rounds = 3 if size != "1M" else 1
     res = benchmark.pedantic(lambda: run_measured(_cli(qrels, run, out), timeout=1800), rounds=rounds, iterations=1)
     assert res["rc"] == 0, res["stderr"][-2000:]
@@ -73,7 +73,7 @@ def test_cli_parquet_to_parquet(benchmark, data, tmp_path):
 def test_cli_memory_limit_1gib(benchmark, data, tmp_path):
     size, qrels, run = data
     out = tmp_path / "per_query.parquet"
-    benchmark.group = f"issue3 {size} x 100: CLI fresh process"
+    benchmark.group = f"batch-{size}-cli"
     res = benchmark.pedantic(lambda: run_measured(_cli(qrels, run, out, "--memory-limit", "1GiB"), timeout=3600),
                              rounds=1, iterations=1)
     assert res["rc"] == 0, res["stderr"][-2000:]
@@ -90,7 +90,7 @@ def test_api_warm(benchmark, data, tmp_path):
     if size == "1M":
         pytest.skip("1M is measured in a fresh process (test_cli_*) to keep this process small")
     evaluate_files(qrels, run, MEASURES10["fasteval"], max_rows_per_chunk=1000)  # warm
-    benchmark.group = f"issue3 {size} x 100: in process"
+    benchmark.group = f"batch-{size}-in-process"
     out = tmp_path / "o.parquet"
     benchmark.pedantic(lambda: evaluate_files(qrels, run, MEASURES10["fasteval"], out=out), rounds=3, iterations=1)
 
@@ -101,7 +101,7 @@ def test_polars_read(benchmark, data):
     size, _, run = data
     if size == "1M":
         pytest.skip("in-process rows only up to 100k")
-    benchmark.group = f"issue3 {size} x 100: in process"
+    benchmark.group = f"batch-{size}-in-process"
     df = benchmark.pedantic(lambda: pl.read_parquet(run), rounds=5, iterations=1)
     benchmark.extra_info["rows_per_s"] = df.height / benchmark.stats.stats.median
     _record(bench="polars read", size=size, median=benchmark.stats.stats.median, rows=df.height)
@@ -118,7 +118,7 @@ def test_kernel_only(benchmark, data):
     ev = fasteval.Evaluator(fasteval.read_qrels(qrels), MEASURES10["fasteval"])
     df = pl.read_parquet(run)
     ev.evaluate(df)
-    benchmark.group = f"issue3 {size} x 100: in process"
+    benchmark.group = f"batch-{size}-in-process"
     benchmark.pedantic(lambda: ev.evaluate(df), rounds=3, iterations=1)
     rps = df.height / benchmark.stats.stats.median
     benchmark.extra_info["rows_per_s"] = rps
@@ -130,7 +130,7 @@ def test_peer(benchmark, data, tool):
     size, qrels, run = data
     if size == "1M" and not PEERS_1M:
         pytest.skip("peers at 1M only with FASTEVAL_BENCH_PEERS_1M=1 (they need 10x their 100k memory)")
-    benchmark.group = f"issue3 {size} x 100: CLI fresh process"
+    benchmark.group = f"batch-{size}-cli"
     res = benchmark.pedantic(lambda: runner(tool, qrels, run, measures="10", rss_cap=RSS_CAP, timeout=1800),
                              rounds=1, iterations=1)
     benchmark.extra_info.update(peak_rss=res["max_rss"], killed=res["killed"])

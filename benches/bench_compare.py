@@ -2,7 +2,7 @@
 
 Run with ``python -m pytest benches/bench_compare.py --benchmark-only``.
 
-* ``test_fasteval_baseline``: the issue's target case: 5 systems compared against a baseline
+* ``test_fasteval_baseline``: the target case: 5 systems compared against a baseline
   (4 pairs x 3 measures = 12 comparisons), paired t-test + 10,000 sign-flip randomization
   resamples + 10,000 bootstrap resamples (the bootstrap also gives the confidence
   intervals). Target: <= 5 s on 2 cores.

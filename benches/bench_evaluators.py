@@ -1,6 +1,6 @@
 """Benchmark: fasteval's Haystack-compatible evaluators vs haystack-ai.
 
-Workload (issues 5 and 19): N questions with 10 ground-truth and 100 retrieved
+Workload: N questions with 10 ground-truth and 100 retrieved
 documents each, through DocumentMAPEvaluator and DocumentNDCGEvaluator, timed from
 the Python ``haystack.Document`` objects (conversion included).  Both libraries get
 the very same document objects.  Beside them, the floor of any implementation that

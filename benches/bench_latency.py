@@ -1,4 +1,4 @@
-"""Issue 17 everyday latency: fresh processes, each beside its floor in the same run.
+"""Everyday latency: fresh processes, each beside its floor in the same run.
 
 Three rows, each a fresh ``python -m fasteval`` process per round::
 
@@ -10,7 +10,7 @@ Three rows, each a fresh ``python -m fasteval`` process per round::
   empty cache; the goal is <= 10 s on a quiet machine.
 * **small job, warm cache**: the same job again against the floor, a fresh Python that
   imports polars, numba and pyarrow (goal: <= 1.3x the floor).
-* **eval on 100k x 100 parquet, 5 measures**: ``fasteval eval`` (the issue-2 files,
+* **eval on 100k x 100 parquet, 5 measures**: ``fasteval eval`` (bench_speed's files,
   ``benches/_data.py``) against a fresh Python that imports polars and reads both files
   (goal: <= 1.5x the floor).
 
@@ -79,19 +79,19 @@ def _cold(cmd: list[str]) -> float:
 
 @pytest.mark.parametrize("job", ["quickstart", "warmup"])
 def test_first_run_empty_cache(benchmark, job):
-    benchmark.group = "issue17 first run, empty numba cache"
+    benchmark.group = "latency-first-run"
     cmd = _fasteval(*SMALL_JOB) if job == "quickstart" else _fasteval("warmup", "--quiet")
     benchmark.pedantic(_cold, args=(cmd,), rounds=COLD_ROUNDS, iterations=1)
     benchmark.extra_info["load"] = os.getloadavg()[0]
 
 
 def test_small_job_import_floor(benchmark):
-    benchmark.group = "issue17 small job, warm cache"
+    benchmark.group = "latency-small-job"
     benchmark.pedantic(_wall, args=(IMPORT_FLOOR,), rounds=ROUNDS, iterations=1, warmup_rounds=1)
 
 
 def test_small_job_fasteval(benchmark):
-    benchmark.group = "issue17 small job, warm cache"
+    benchmark.group = "latency-small-job"
     _side_by_side(benchmark, _fasteval(*SMALL_JOB), IMPORT_FLOOR)
 
 
@@ -107,13 +107,13 @@ def _read_floor(qrels: Path, run: Path) -> list[str]:
 
 
 def test_cli_read_floor(benchmark, parquet100k):
-    benchmark.group = "issue17 fasteval eval 100k x 100 parquet, 5 measures, fresh process"
+    benchmark.group = "latency-eval-100k-parquet"
     benchmark.pedantic(_wall, args=(_read_floor(*parquet100k),), rounds=ROUNDS, iterations=1,
                        warmup_rounds=1)
 
 
 def test_cli_fasteval(benchmark, parquet100k):
-    benchmark.group = "issue17 fasteval eval 100k x 100 parquet, 5 measures, fresh process"
+    benchmark.group = "latency-eval-100k-parquet"
     qrels, run = parquet100k
     _side_by_side(benchmark, _fasteval("eval", str(qrels), str(run), *MEASURES5, "--quiet"),
                   _read_floor(qrels, run))

@@ -1,6 +1,6 @@
 """Benchmark: the columnar RAG API (``evaluate_rag``) vs haystack-ai's five deterministic evaluators.
 
-Workload (issue 19): N questions of RAG logs, one row each: 10 ground-truth document keys
+Workload: N questions of RAG logs, one row each: 10 ground-truth document keys
 (with graded gains), 100 retrieved keys in rank order (about half of the ground truth among
 them), a predicted and a gold answer. fasteval scores the polars table in one call
 (recall single/multi-hit, MRR, MAP, NDCG, exact match); haystack-ai runs its

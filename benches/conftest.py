@@ -32,3 +32,13 @@ if MODE == "fasteval-command":
 def _record_process_mode(request):
     if "benchmark" in request.fixturenames:
         request.getfixturevalue("benchmark").extra_info["process"] = MODE
+
+
+def pytest_collect_file(file_path, parent):
+    """Collect ``bench_*.py`` (not pytest's ``test_*.py`` pattern) when a run names the
+    folder, so that ``python -m pytest benches`` finds every suite; a file named on the
+    command line is collected by pytest itself."""
+    if file_path.suffix == ".py" and file_path.name.startswith("bench_") and \
+            not parent.session.isinitpath(file_path):
+        return pytest.Module.from_parent(parent, path=file_path)
+    return None
