@@ -83,7 +83,8 @@ def compile_kernels(report: Callable[[str, float], None] | None = None) -> list[
     and one of 700k rows (the blocked, threaded preparation and the parallel passes), each
     with measures answered from profiles and with measures that need the family functions;
     with text ids, both sizes again with ``tie_break="expected"`` (the tie-group kernels and
-    the expected-value passes). Returns the names of the jobs run; ``report(name,
+    the expected-value passes); then ``fasteval fuse``'s kernels, for text and for integer
+    ids. Returns the names of the jobs run; ``report(name,
     seconds)`` is called after each.
 
     Examples
@@ -123,4 +124,10 @@ def compile_kernels(report: Callable[[str, float], None] | None = None) -> list[
             ev = Evaluator(qrels, _EXPECTED_MEASURES, tie_break="expected")
             step("small run, expected values over ties", lambda ev=ev, r=small: ev.evaluate(r))
             step(f"{run.height:,} rows, expected values over ties", lambda ev=ev, r=run: ev.evaluate(r))
+    from fasteval.fusion import fuse
+
+    for int_ids in (False, True):  # one kernel per step serves every method and norm
+        q, a, b, c = (1, 10, 11, 12) if int_ids else ("q", "a", "b", "c")
+        pair = [{q: {a: 2.0, b: 1.0}}, {q: {b: 3.0, c: 1.0}}]
+        step(f"fusion, {'integer' if int_ids else 'text'} ids", lambda r=pair: fuse(r, method="rrf"))
     return done
