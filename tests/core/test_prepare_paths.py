@@ -16,6 +16,7 @@ from fasteval.errors import InputError
 from fasteval.kernels import prepare as K
 from tests.core._gen import random_case
 
+
 @pytest.fixture(autouse=True)
 def _kernel_path(monkeypatch):
     """These tests compare the kernels' paths: no table is small enough for polars."""
