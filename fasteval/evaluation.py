@@ -107,20 +107,17 @@ def score_batch(
     out = np.empty((n, len(measures)), dtype=np.float64)
     gstart = pq.q_start[batch.qidx]
     gend = pq.g_end[batch.qidx]
+    levels = pq.judged_levels() if needs(measures) & {NEEDS_LEVELS, NEEDS_MAX_GRADE} else ()
     if batch.tie_starts is not None:  # tie_break="expected"
         from fasteval.kernels import expected
 
-        eplan = expected.plan_expected(
-            measures, relevance_level,
-            pq.judged_levels() if any(m.family == "ndcg" for m in measures) else ())
+        eplan = expected.plan_expected(measures, relevance_level, levels)
         if len(measures) and n:
             expected.score_expected(batch.labels, batch.offsets, batch.tie_starts, pq.grades,
                                     gstart, gend, eplan, out, numba.get_num_threads())
     else:
-        wanted = needs(measures)
-        plan = plan_slots(measures, relevance_level,
-                          pq.judged_levels() if wanted & {NEEDS_LEVELS, NEEDS_MAX_GRADE} else (),
-                          compat=compat, num_docs=float(num_docs))
+        plan = plan_slots(measures, relevance_level, levels, compat=compat,
+                          num_docs=float(num_docs))
         if len(measures) and n:
             score_queries(batch.labels, batch.offsets, pq.grades, gstart, gend, plan, out,
                           numba.get_num_threads())

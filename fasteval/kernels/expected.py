@@ -85,6 +85,8 @@ OP_DCG = 26
 OP_NDCG_BURGES = 27
 OP_NDCG_BURGES_CUT = 28
 OP_DCG_BURGES = 29
+OP_RBP = 30
+OP_RBP_RAW = 31
 
 FAMILY_OPS: dict[str, int] = {
     "num_q": OP_NUM_Q,
@@ -118,6 +120,8 @@ FAMILY_OPS: dict[str, int] = {
     "ndcg_burges": OP_NDCG_BURGES,
     "ndcg_burges_cut": OP_NDCG_BURGES_CUT,
     "dcg_burges": OP_DCG_BURGES,
+    "rbp": OP_RBP,
+    "rbp_raw": OP_RBP_RAW,
 }
 """Measure families with an expected-value kernel, by registry key."""
 
@@ -502,6 +506,69 @@ def _ndcg(lab, st, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, lg):
 
 
 @njit(**_JIT)
+def _rbp(lab, st, s, e, p, level, raw, grades, gs, ge, cl, cv, cs, ce):
+    """Expected rank-biased precision: each position of a tie group gains the group's mean
+    gain. ``raw``: the grade as gain (grades > 0 and >= ``level``; ranx's); else ``level``
+    >= 0: gain 1 at or above it (ir_measures' RBP(rel=k)); else trec_eval's gains (custom
+    gains per level, else the grade; grades beyond the qrels' and not given a gain count 0),
+    rescaled to [0, 1] when some gain lies outside it."""
+    graded = not raw and level < 0
+    maxg = grades[gs] if ge > gs else -1
+    gmin = 0.0
+    gmax = 0.0
+    if graded:
+        first = True
+        for lv in range(0, maxg + 1):
+            g = _gain(lv, cl, cv, cs, ce)
+            gmin = g if first else min(gmin, g)
+            gmax = g if first else max(gmax, g)
+            first = False
+        for j in range(cs, ce):
+            g = cv[j]
+            gmin = g if first else min(gmin, g)
+            gmax = g if first else max(gmax, g)
+            first = False
+    rescale = gmin < 0.0 or gmax > 1.0
+    total = 0.0
+    cur = 1.0
+    i = s
+    while i < e:
+        j = _group_end(st, i, e)
+        n = j - i
+        g = 0.0
+        for x in range(i, j):
+            v = lab[x]
+            if raw:
+                if v > 0 and v >= level:
+                    g += v
+            elif not graded:
+                if v >= level:
+                    g += 1.0
+            else:
+                gv = _gain(v, cl, cv, cs, ce)
+                known = v >= 0 and v <= maxg
+                if not known:
+                    for y in range(cs, ce):
+                        if cl[y] == v:
+                            known = True
+                if known:
+                    g += (gv - gmin) / (gmax - gmin) if rescale else gv
+        if n == 1:  # the trec_eval loop's own addition
+            if g != 0:
+                total += g * cur
+            cur *= p
+        else:
+            w = 0.0
+            for _ in range(n):
+                w += cur
+                cur *= p
+            if g != 0:
+                total += g / n * w
+        i = j
+    return (1.0 - p) * total
+
+
+@njit(**_JIT)
 def _kind(op):
     if op >= OP_MAP and op <= OP_SUCCESS:
         return _KIND_REL
@@ -565,6 +632,8 @@ def _direct(op, lab, st, s, e, grades, gs, ge, k, p, level, cl, cv, cs, ce, ol, 
         return float(nrel)
     if op == OP_NDCG:
         return _ndcg(lab, st, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, lg)
+    if op == OP_RBP or op == OP_RBP_RAW:
+        return _rbp(lab, st, s, e, p, level, op == OP_RBP_RAW, grades, gs, ge, cl, cv, cs, ce)
     if op == OP_UNJ:
         return _expected_count(lab, st, s, e, k, -2, -1) / k
     if op == OP_JUDGED:
@@ -734,45 +803,16 @@ def plan_expected(measures: Sequence[Any], relevance_level: int,
     >>> plan.ops.tolist(), plan.cuts.tolist(), plan.ol.tolist()
     ([7, 24], [5, 4611686018427387904], [2, 1, 0])
     """
+    from fasteval.measures.plan import plan_slots
+
     check_measures(measures)
-    judged = [int(g) for g in judged_levels]
-    m = len(measures)
-    ops = np.zeros(m, dtype=np.int64)
-    cuts = np.zeros(m, dtype=np.int64)
-    params = np.zeros(m, dtype=np.float64)
-    levels = np.zeros(m, dtype=np.int64)
-    cl: list[int] = []
-    cv: list[float] = []
-    coff = [0]
-    ol: list[int] = []
-    og: list[float] = []
-    ooff = [0]
-    for j, meas in enumerate(measures):
-        ops[j] = FAMILY_OPS[meas.family]
-        cuts[j] = meas.cutoff if meas.cutoff is not None else WHOLE
-        levels[j] = meas.level(relevance_level)
-        if meas.family == "set_F":
-            params[j] = 1.0 if meas.param is None else float(meas.param)
-        else:
-            params[j] = float(meas.param or 0.0)
-        if meas.family == "ndcg":
-            custom = meas.gain_overrides(judged)
-            for lv, g in custom.items():
-                cl.append(lv)
-                cv.append(g)
-            pairs = {lv: float(lv) for lv in judged}
-            pairs.update(custom)
-            for lv, g in sorted(pairs.items(), key=lambda t: (-t[1], -t[0])):
-                ol.append(lv)
-                og.append(g)
-        coff.append(len(cl))
-        ooff.append(len(ol))
-    return ExpectedPlan(
-        ops=ops, cuts=cuts, params=params, levels=levels,
-        cl=np.asarray(cl, dtype=np.int64), cv=np.asarray(cv, dtype=np.float64),
-        coff=np.asarray(coff, dtype=np.int64), ol=np.asarray(ol, dtype=np.int64),
-        og=np.asarray(og, dtype=np.float64), ooff=np.asarray(ooff, dtype=np.int64),
-    )
+    plan = plan_slots(list(measures), relevance_level, list(judged_levels))
+    ops = np.array([FAMILY_OPS[m.family] for m in measures], dtype=np.int64)
+    # a family without a cutoff reads the whole ranking
+    cuts = np.where(plan.cuts > 0, plan.cuts, WHOLE).astype(np.int64)
+    return ExpectedPlan(ops=ops, cuts=cuts, params=plan.params, levels=plan.levels,
+                        cl=plan.cl, cv=plan.cv, coff=plan.coff, ol=plan.ol, og=plan.og,
+                        ooff=plan.ooff)
 
 
 def score_expected(labels: np.ndarray, offsets: np.ndarray, starts: np.ndarray,

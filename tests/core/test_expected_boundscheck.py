@@ -26,7 +26,8 @@ MEASURES = ["P@1", "P@5", "P@30", "recall@5", "recip_rank", "map", "gm_map", "Rp
             "hits", "hits@3", "dcg@5", "ndcg_burges", "ndcg_burges@5", "dcg_burges",
             "recip_rank_cut@3", "judged@5", "unj_5", "num_rel_ret", "num_ret", "num_rel",
             "set_P", "set_recall", "set_relative_P", "set_map", "set_F",
-            "num_nonrel_judged_ret", "Rprec_mult_1.20", "ndcg_1=3,2=0.5", "ndcg(rel=2)"]
+            "num_nonrel_judged_ret", "Rprec_mult_1.20", "ndcg_1=3,2=0.5", "ndcg(rel=2)", "rbp",
+            "RBP", "rbp(rel=2)", "rbp_raw", "rbp_1=3,2=0.5"]
 OPTIONS = list(itertools.product((False, True), (False, True), (1, 2)))  # -J, -c, -l
 
 

@@ -26,7 +26,8 @@ MEASURES = [
     "unj_3", "num_rel_ret", "num_ret", "num_rel", "set_P", "set_recall", "set_relative_P",
     "set_map", "set_F", "num_nonrel_judged_ret", "Rprec_mult_0.50", "Rprec_mult_1.80",
     "ndcg_1=5,2=1", "ndcg(rel=2)", "ndcg_cut_3(rel=2)", "P_3(rel=2)", "map(rel=2)",
-    "recip_rank(rel=3)", "ndcg_burges_cut_3(rel=2)",
+    "recip_rank(rel=3)", "ndcg_burges_cut_3(rel=2)", "rbp", "RBP", "rbp(rel=2)", "rbp_raw",
+    "rbp.95", "rbp_1=3,2=0.5", "rbp_1=0.5", "rbp_p=0.5",
 ]
 """Every family with an expected kernel, with cutoffs inside and beyond the rankings."""
 
