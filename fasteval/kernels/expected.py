@@ -21,7 +21,7 @@ The formulas, for a tie group of ``n`` documents holding ``r`` relevant ones, at
 * each of its positions holds a relevant document with probability ``r / n``, so the
   expected number of relevant documents in the top ``a + t`` is ``R + r * t / n``
   (P@k, recall@k, R-prec, hits, F1@k: all linear in that count), and the expected gain at
-  each of its positions is the group's mean gain (DCG, nDCG, nDCG@k);
+  each of its positions is the group's mean gain (DCG, nDCG, nDCG@k, RBP);
 * average precision adds, at group position ``t`` (0-based),
   ``(r / n) * (R + 1 + t * (r - 1) / (n - 1)) / (a + t + 1)``: the chance that the
   position is relevant times the expected precision there given that it is (the ``t``
