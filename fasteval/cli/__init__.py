@@ -20,12 +20,26 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "trec-eval": ("trec_eval_cmd", "drop-in replacement for the trec_eval 10 command line"),
     "compare": ("compare_cmd", "compare retrievers with paired significance tests"),
     "power": ("power_cmd", "topic-set size: topics needed to detect a difference"),
-    "fuse": ("fuse_cmd", "fuse runs into one (RRF, CombSUM, CombMNZ, Borda, weighted sums...)"),
+    "fuse": ("fuse_cmd", "fuse runs into one (RRF, CombSUM, CombMNZ, Borda, Condorcet, weighted sums...)"),
     "sas": ("sas_cmd", "semantic answer similarity of predictions against gold answers"),
     "judge": ("judge_cmd", "LLM-judged faithfulness / context relevance"),
     "datasets": ("datasets_cmd", "generate synthetic benchmark datasets"),
     "warmup": ("warmup_cmd", "compile the kernels once (after installing), so the first job does not pay"),
 }
+
+
+def add_command(subparsers, name: str, description: str | None = None) -> argparse.ArgumentParser:
+    """The parser of subcommand ``name`` (its module's ``add_parser`` calls this), with the
+    one-line help of :data:`SUBCOMMANDS`: ``fasteval --help`` shows the same text whether
+    or not the command's module is loaded.
+
+    Examples
+    --------
+    >>> sub = argparse.ArgumentParser(prog="fasteval").add_subparsers()
+    >>> add_command(sub, "power", "Topic-set size.").description
+    'Topic-set size.'
+    """
+    return subparsers.add_parser(name, help=SUBCOMMANDS[name][1], description=description)
 
 
 def console_main() -> NoReturn:

@@ -19,15 +19,17 @@ import argparse
 import sys
 from pathlib import Path
 
+from fasteval.cli import add_command
+
 FORMATS = ("table", "markdown", "latex", "html", "csv", "parquet")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``fasteval compare``."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "compare",
-        help="compare retrievers with paired significance tests",
-        description=(
+        (
             "Compare runs with paired significance tests (t-test, Wilcoxon, randomization, "
             "bootstrap, Tukey HSD), multiple-testing correction and effect sizes. Give QRELS "
             "and two or more RUNs to score them, or --results with per-query result files "

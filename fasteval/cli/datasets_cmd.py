@@ -16,12 +16,13 @@ import json
 import sys
 import time
 
+from fasteval.cli import add_command
 from fasteval.datasets.synth import COMPRESSIONS
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``datasets`` and its ``synth`` action."""
-    p = subparsers.add_parser("datasets", help="generate synthetic benchmark datasets")
+    p = add_command(subparsers, "datasets")
     sub = p.add_subparsers(dest="action", metavar="ACTION")
     s = sub.add_parser(
         "synth",

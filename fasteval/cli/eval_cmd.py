@@ -25,15 +25,17 @@ import json
 import sys
 import time
 
+from fasteval.cli import add_command
+
 FORMATS = ("table", "csv", "json", "parquet", "trec")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``fasteval eval``."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "eval",
-        help="score one or more runs against qrels",
-        description=(
+        (
             "Score runs against qrels. Prints a table of aggregate values (per query with -q). "
             "RUN may be a run file (TREC, parquet, CSV/TSV, JSONL), a quoted glob of parquet "
             "parts, a directory of runs (one per file or sub-directory) or a hive-partitioned "

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 
+from fasteval.cli import add_command
+
 
 def _weights(text: str) -> list[float]:
     from fasteval.errors import ParameterError
@@ -39,10 +41,10 @@ def _number(option: str):
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``fasteval fuse``."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "fuse",
-        help="fuse runs into one (RRF, CombSUM, CombMNZ, Borda, Condorcet, weighted sums...)",
-        description=(
+        (
             "Fuse two or more runs into one, as ranx's fuse does: the runs' scores are "
             "normalised per query (--norm), then combined (--method). Each query's fused "
             "documents are ranked by score, ties by doc id descending (trec_eval's order)."

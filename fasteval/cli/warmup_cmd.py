@@ -18,13 +18,15 @@ import argparse
 import sys
 import time
 
+from fasteval.cli import add_command
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``fasteval warmup``."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "warmup",
-        help="compile the kernels once (after installing), so the first job does not pay",
-        description=(
+        (
             "Compile every kernel variant that 'fasteval eval' and 'fasteval trec-eval' use "
             "into numba's cache: text and integer ids, small and large runs, all measure "
             "families. Takes a minute or two once; later jobs load the compiled code."
