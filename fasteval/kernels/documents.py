@@ -35,6 +35,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import prange
 
+from fasteval.kernels._borrow import borrow
 from fasteval.kernels._jit import njit
 
 MEASURES: tuple[str, ...] = ("recall_single_hit", "recall_multi_hit", "mrr", "map", "ndcg")
@@ -295,6 +296,7 @@ def document_measures(
 
 # -- keys of texts packed end to end (the evaluators' fast path for string values) ---------
 _K = np.uint64(0x9E3779B97F4A7C15)
+_NO_BYTES = np.zeros(0, dtype=np.uint8)  # "the words are padded" (see _load8_bounded)
 
 
 @njit(cache=True, inline="always")
@@ -368,32 +370,40 @@ def texts_equal(words_a, starts_a, lens_a, ia, words_b, starts_b, lens_b, ib):  
         n = lens_a[i]
         if lens_b[j] != n:
             return False
-        pa = starts_a[i]
-        pb = starts_b[j]
-        m = 0
-        while m + 8 <= n:
-            if _load8(words_a, pa + m) != _load8(words_b, pb + m):
-                return False
-            m += 8
-        if m < n:
-            mask = (np.uint64(1) << np.uint64(8 * (n - m))) - np.uint64(1)
-            if (_load8(words_a, pa + m) ^ _load8(words_b, pb + m)) & mask:
-                return False
+        if not _bytes_equal(words_a, _NO_BYTES, starts_a[i], words_b, _NO_BYTES, starts_b[j], n):
+            return False
     return True
 
 
 # -- keys of an Arrow string column (offsets + bytes), for the table API ----------------------
 @njit(cache=True, inline="always")
 def _load8_bounded(words, data, p):  # pragma: no cover - numba
-    """:func:`_load8` on a buffer without padding: bytes past its end read as 0."""
+    """:func:`_load8` on a buffer without padding: bytes past its end read as 0. An empty
+    ``data`` stands for a padded buffer (``words`` reach 8 bytes past every text)."""
     q = p >> 3
-    if q + 1 < words.shape[0]:
+    if q + 1 < words.shape[0] or data.shape[0] == 0:
         return _load8(words, p)
     w = np.uint64(0)
     for b in range(8):
         if p + b < data.shape[0]:
             w |= np.uint64(data[p + b]) << np.uint64(8 * b)
     return w
+
+
+@njit(cache=True, inline="always")
+def _bytes_equal(wa, da, pa, wb, db, pb, n):  # pragma: no cover - numba
+    """Whether the ``n`` bytes at ``pa`` of buffer a equal the ``n`` at ``pb`` of buffer b,
+    compared eight at a time (``w*``: the buffer's whole words, ``d*``: its bytes, or empty
+    for a padded buffer; see :func:`_load8_bounded`)."""
+    m = 0
+    while m + 8 <= n:
+        if _load8_bounded(wa, da, pa + m) != _load8_bounded(wb, db, pb + m):
+            return False
+        m += 8
+    if m < n:
+        mask = (np.uint64(1) << np.uint64(8 * (n - m))) - np.uint64(1)
+        return ((_load8_bounded(wa, da, pa + m) ^ _load8_bounded(wb, db, pb + m)) & mask) == 0
+    return True
 
 
 @njit(cache=True, inline="always")
@@ -418,6 +428,7 @@ def arrow_text_keys(offsets, words, data, valid, keys, flags):  # pragma: no cov
     ``data[offsets[i]:offsets[i + 1]]``; ``words`` is the uint64 view of ``data``'s whole
     words; ``valid`` is empty (no nulls) or False at nulls. Flags as :func:`split_text_keys`
     gives them, 0 for nulls."""
+    words, data = borrow(words), borrow(data)
     n = keys.shape[0]
     check = valid.shape[0] > 0
     for i in prange(n):
@@ -434,23 +445,15 @@ def arrow_text_keys(offsets, words, data, valid, keys, flags):  # pragma: no cov
 @njit(cache=True)
 def arrow_texts_equal(off_a, words_a, data_a, ia, off_b, words_b, data_b, ib):  # pragma: no cover
     """Whether string ``ia[k]`` of column a equals string ``ib[k]`` of column b, every k."""
+    words_a, data_a, words_b, data_b = borrow(words_a), borrow(data_a), borrow(words_b), borrow(data_b)
     for k in range(ia.shape[0]):
         i = ia[k]
         j = ib[k]
         pa = off_a[i]
         pb = off_b[j]
         n = off_a[i + 1] - pa
-        if off_b[j + 1] - pb != n:
+        if off_b[j + 1] - pb != n or not _bytes_equal(words_a, data_a, pa, words_b, data_b, pb, n):
             return False
-        m = 0
-        while m + 8 <= n:
-            if _load8_bounded(words_a, data_a, pa + m) != _load8_bounded(words_b, data_b, pb + m):
-                return False
-            m += 8
-        if m < n:
-            mask = (np.uint64(1) << np.uint64(8 * (n - m))) - np.uint64(1)
-            if (_load8_bounded(words_a, data_a, pa + m) ^ _load8_bounded(words_b, data_b, pb + m)) & mask:
-                return False
     return True
 
 
@@ -480,6 +483,7 @@ def view_text_keys(views, base, words, data, valid, keys, flags):  # pragma: no 
     """Keys and flags of an Arrow string_view column: ``views`` is its (n, 2) uint64 view
     words; texts longer than 12 bytes lie at ``base[buffer] + offset`` of ``data`` (the data
     buffers put end to end; ``words`` its uint64 view). ``valid`` empty: no nulls."""
+    words, data, base = borrow(words), borrow(data), borrow(base)
     n = keys.shape[0]
     check = valid.shape[0] > 0
     for i in prange(n):
@@ -501,6 +505,7 @@ def view_text_keys(views, base, words, data, valid, keys, flags):  # pragma: no 
 @njit(cache=True)
 def view_texts_equal(va, ba, wa, da, ia, vb, bb, wb, db, ib):  # pragma: no cover - numba
     """Whether text ``ia[k]`` of view column a equals text ``ib[k]`` of view column b."""
+    wa, da, wb, db, ba, bb = borrow(wa), borrow(da), borrow(wb), borrow(db), borrow(ba), borrow(bb)
     for k in range(ia.shape[0]):
         i = ia[k]
         j = ib[k]
@@ -513,15 +518,6 @@ def view_texts_equal(va, ba, wa, da, ia, vb, bb, wb, db, ib):  # pragma: no cove
             if a0 != b0 or a1 != b1:
                 return False
             continue
-        pa = _view_start(va[i, 1], ba)
-        pb = _view_start(vb[j, 1], bb)
-        m = 0
-        while m + 8 <= n:
-            if _load8_bounded(wa, da, pa + m) != _load8_bounded(wb, db, pb + m):
-                return False
-            m += 8
-        if m < n:
-            mask = (np.uint64(1) << np.uint64(8 * (n - m))) - np.uint64(1)
-            if (_load8_bounded(wa, da, pa + m) ^ _load8_bounded(wb, db, pb + m)) & mask:
-                return False
+        if not _bytes_equal(wa, da, _view_start(va[i, 1], ba), wb, db, _view_start(vb[j, 1], bb), n):
+            return False
     return True
