@@ -584,6 +584,9 @@ def _from_rel_profile(code, k, p, n, nrel, crel, cap, first):
         return 1.0 / (first + 1) if first >= 0 and first < k else 0.0
     if code == Code.HITS:
         return float(crel[min(k, n)])
+    if code == Code.SET_P_CUT:
+        d = min(k, n)
+        return crel[d] / d if d > 0 else 0.0
     if code == Code.F1:
         r = crel[min(k, n)]
         if r == 0 or nrel == 0:
@@ -756,17 +759,19 @@ def _score_pass(generic: bool, parallel: bool):
         ddepth = plan.dcg_depth
         labels = _borrow(labels)
         grades = _borrow(grades)
-        # the plan's arrays, borrowed: handing them to _one costs no reference counts
-        bplan = Plan(_borrow(plan.codes), _borrow(plan.modes), _borrow(plan.cuts),
-                     _borrow(plan.params), _borrow(plan.levels), _borrow(plan.vec),
-                     _borrow(plan.voff), _borrow(plan.cl), _borrow(plan.cv),
-                     _borrow(plan.coff), _borrow(plan.ol), _borrow(plan.og),
-                     _borrow(plan.ooff), rdepth, ddepth, plan.compat, plan.ndocs)
-        codes = bplan.codes
-        modes = bplan.modes
-        cuts = bplan.cuts
-        params = bplan.params
-        levels = bplan.levels
+        if generic:  # the plan's arrays, borrowed: reading them in _one costs no counts
+            bplan = Plan(_borrow(plan.codes), _borrow(plan.modes), _borrow(plan.cuts),
+                         _borrow(plan.params), _borrow(plan.levels), _borrow(plan.vec),
+                         _borrow(plan.voff), _borrow(plan.cl), _borrow(plan.cv),
+                         _borrow(plan.coff), _borrow(plan.ol), _borrow(plan.og),
+                         _borrow(plan.ooff), rdepth, ddepth, plan.compat, plan.ndocs)
+        else:  # (folded away: the profiles-only pass never builds it)
+            bplan = plan
+        codes = _borrow(plan.codes)
+        modes = _borrow(plan.modes)
+        cuts = _borrow(plan.cuts)
+        params = _borrow(plan.params)
+        levels = _borrow(plan.levels)
         crel = _borrow(crel)
         cap = _borrow(cap)
         cdcg = _borrow(cdcg)

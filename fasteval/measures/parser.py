@@ -316,6 +316,10 @@ def _parse_name(name: str) -> list[Measure]:
     if m is None:
         raise _Bad()
     base, args_text, cut_text = m.group("base").strip(), m.group("args"), m.group("cut")
+    gains = None
+    if args_text and _GAINS_ARG.search(args_text):  # ir_measures' nDCG(gains={0: 0, 2: 5})
+        gains = _GAINS_ARG.search(args_text).group(1)
+        args_text = _GAINS_ARG.sub("", args_text)
     args = _parse_args(args_text) if args_text else {}
     rel = None
     if "rel" in args:
@@ -347,6 +351,8 @@ def _parse_name(name: str) -> list[Measure]:
         elif dcg != "log2":
             raise _Bad(f"dcg must be 'log2' or 'exp-log2', got {dcg!r}")
     measures, alias = _base_measures(base, cut_text, name)
+    if gains is not None:
+        measures = [_with_gains(x, gains) for x in measures]
     if alias in _ALIAS_P and p is None:
         p = repr(_ALIAS_P[alias])
     if p is not None:
@@ -376,6 +382,29 @@ _NAMED_ARGS = frozenset(
 another family (``relative``)."""
 
 _TRUE = {"true": True, "1": True, "false": False, "0": False}
+
+_GAINS_ARG = re.compile(r"gains\s*=\s*\{([^{}]*)\}\s*,?", re.I)
+
+
+def _with_gains(x: Measure, text: str) -> Measure:
+    """``x`` with ir_measures' ``gains={grade: gain, ...}``: trec_eval's ``level=gain``
+    pairs of a gain family (``nDCG(gains={0: 0, 1: 1, 2: 3})`` is ``ndcg.0=0,1=1,2=3``;
+    grades not listed keep their own value as gain)."""
+    if BY_KEY[x.family].params != GAINS:
+        raise _Bad(f"gains= applies to nDCG without a cutoff (and G, ndcg_rel, Rndcg), "
+                   f"not {x.family}")
+    pairs = []
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        key, sep, val = item.partition(":")
+        if not sep or not re.fullmatch(r"\s*[+-]?\d+\s*", key):
+            raise _Bad(f"gains must be {{grade: gain, ...}} with integer grades, got {item!r}")
+        gain = repr(_number("gain", val.strip()))
+        pairs.append(f"{int(key)}={gain.removesuffix('.0')}")
+    if not pairs:
+        raise _Bad("gains must not be empty")
+    return _family_with_params(x.family, ",".join(pairs), x.family, ".")[0]
 
 
 def _with_named(x: Measure, key: str, text: str) -> Measure:

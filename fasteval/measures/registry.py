@@ -307,7 +307,7 @@ FAMILIES: tuple[Family, ...] = (
            doc="Relevance labels of the top documents as a string (trec-eval output only).",
            rel=REL_NONE),
     Family("recall", 12, INT_CUTS, _CUTS, doc="Recall at k (relevant in top k / num_rel).",
-           profile=_R, aliases=ir("R", "R@k") + rx("recall@k") + fe("recall")),
+           profile=_R, aliases=ir("R", "R@k", "SetR@k") + rx("recall@k") + fe("recall")),
     Family("infAP", 13, NONE, doc="Inferred average precision (Yilmaz & Aslam).",
            aliases=ir("infAP")),
     Family("gm_bpref", 14, NONE, agg="gm", scope="summary",
@@ -391,6 +391,9 @@ FAMILIES: tuple[Family, ...] = (
     Family("P_judged", 51, INT_CUTS, (10,), sets=_X,
            doc="Precision at k over the judged documents only: unjudged ones are skipped "
                "(ir_measures' P(judged_only=True)@k, trec_eval's -J for one measure)."),
+    Family("set_P_cut", 52, INT_CUTS, (10,), sets=_X, profile=_R, aliases=ir("SetP@k"),
+           doc="set_P of the top k: relevant in the top k / the number retrieved there "
+               "(min(k, retrieved)); = set_P with max_docs=k."),
     Family("set_judged", 50, NONE, sets=_X, rel=REL_NONE, aliases=ir("Judged"),
            doc="Fraction of the retrieved documents that are judged (ir_measures' Judged)."),
 )

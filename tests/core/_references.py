@@ -71,7 +71,7 @@ REFERENCES: dict[str, tuple[Ref, ...]] = {
     "11pt_avg": (_pt("11pt_avg"),),
     "binG": (_pt("binG"),),
     "G": (_pt("G"),),
-    "ndcg": (_pt("ndcg"),),
+    "ndcg": (_pt("ndcg"), _ir("nDCG(gains={0:0,1:1,2:5,3:2})")),
     "ndcg_rel": (_pt("ndcg_rel"),),
     "Rndcg": (_pt("Rndcg"),),
     "ndcg_cut": (_pt("ndcg_cut_10"),),
@@ -99,5 +99,6 @@ REFERENCES: dict[str, tuple[Ref, ...]] = {
     "err": (_gd("err_10", "ERR@10"), _gd("err_5", "ERR@5"),
             Ref("hand", test="tests/core/test_more_measures.py")),
     "set_judged": (_ir("Judged"),),
+    "set_P_cut": (Ref("hand", test="tests/core/test_more_measures.py"),),
     "P_judged": (_ir("P(judged_only=True)@5", ties=True), _ir("P(judged_only=True,rel=2)@10")),
 }

@@ -3,12 +3,17 @@ are compared in test_references.py)."""
 
 from __future__ import annotations
 
+import math
+
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import fasteval
 from fasteval.errors import ParameterError
 from fasteval.measures import parse_measure
+from tests.core._gen import random_case
 
 QRELS = {"1": {"a": 3, "b": 0, "c": 1, "d": 4, "u": -1}}
 RUN = {"1": {"a": 0.9, "b": 0.8, "c": 0.7, "x": 0.6, "d": 0.5, "u": 0.4}}
@@ -76,3 +81,28 @@ def test_precision_over_judged_documents_only() -> None:
     assert got == {"P_judged_2": 1 / 2, "P_judged_4": 3 / 4, "P_judged_5": 3 / 5,
                    "P_judged_4(rel=3)": 2 / 4, "P_4": 2 / 4}
     assert parse_measure("P_judged_4(rel=3)") == parse_measure("P(judged_only=True,rel=3)@4")
+
+
+def test_ndcg_with_ir_measures_gains_is_trec_eval_gains() -> None:
+    m = parse_measure("nDCG(gains={0: 0, 1: 1, 3: 10})")
+    assert m == parse_measure("ndcg.0=0,1=1,3=10") and parse_measure(m.name) == m
+    # gains: a 3 -> 10, b 0, c 1, x -, d 4 (unlisted: its grade), u -
+    dcg = 10 + 1 / 2 + 4 / math.log2(6)
+    ideal = 10 + 4 / math.log2(3) + 1 / 2
+    assert _values([m])[m.name] == pytest.approx(dcg / ideal, abs=1e-15)
+
+
+def test_set_precision_and_recall_at_k() -> None:
+    # ranking a(3) b(0) c(1) x u(-1) d(4) u; relevant (>= 1): a c d; retrieved 6
+    got = _values(["SetP@2", "SetP@4", "SetP@10", "SetR@4", "SetP"])
+    assert got == {"set_P_cut_2": 1 / 2, "set_P_cut_4": 2 / 4, "set_P_cut_10": 3 / 6,
+                   "recall_4": 2 / 3, "set_P": 3 / 6}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10_000), st.integers(1, 12))
+def test_set_p_at_k_is_set_p_of_the_top_k(seed: int, k: int) -> None:
+    qrels, run = random_case(seed, n_queries=6, pool=10, depth=15)
+    a = fasteval.evaluate(qrels, run, [f"SetP@{k}"])["value"].to_list()
+    b = fasteval.evaluate(qrels, run, ["set_P"], max_docs=k)["value"].to_list()
+    assert a == b

@@ -35,6 +35,13 @@ SAME = [
     ("rbp_raw_0.95", "rbp.95", "rbp_raw.0.95"),
     ("rbp_p=0.8", "RBP", "RBP(p=0.8)"),
     ("rbp_p=0.5(rel=1)", "RBP(p=0.5,rel=1)", "rbp.p=0.5-l1"),
+    ("P_judged_5", "P(judged_only=True)@5", "P_judged@5", "P(judged_only=true, cutoff=5)"),
+    ("set_relative_P", "SetP(relative=True)", "setp(relative=1)"),
+    ("err_20", "ERR@20", "err@20", "ERR(gmax=4)@20", "err_20(gmax=4)"),
+    ("err_20(gmax=6)", "ERR(gmax=6)@20", "err(gmax=6)@20"),
+    ("set_judged", "Judged", "JUDGED"),
+    ("set_P_cut_5", "SetP@5", "set_P_cut@5"),
+    ("ndcg_0=0,2=5.5", "nDCG(gains={0: 0, 2: 5.5})", "ndcg.0=0,2=5.5", "nDCG(gains={0:0.0,2:5.5})"),
 ]
 
 
@@ -66,7 +73,9 @@ def test_relevance_override_and_params() -> None:
 
 
 @pytest.mark.parametrize("bad", ["ndgc@10", "P@0", "P@x", "foo", "Rprec@10", "map(rel=x)",
-                                 "nDCG(dcg='exp')@10", "P(judged_only=True)@5",
+                                 "nDCG(dcg='exp')@10", "P(judged_only=maybe)@5",
+                                 "map(judged_only=True)", "nDCG(gains={1: 2})@10",
+                                 "ERR(gmax=4)", "SetP@0",
                                  # trec_eval refuses these too
                                  "P.5,5", "P.0", "P.", "P.5,", "ndcg.1", "ndcg.1=3,",
                                  "ndcg.1==3", "utility.1,-1,0", "iprec_at_recall.0.5,0.5",
