@@ -261,3 +261,14 @@ def test_properties(runs, method, norm) -> None:
     mine = _scores(out)
     for key, value in _scores(again).items():
         assert value == pytest.approx(mine[key], rel=1e-12, abs=1e-12)
+
+
+def test_empty_runs() -> None:
+    empty = pl.DataFrame({"query_id": pl.Series([], dtype=pl.Utf8),
+                          "doc_id": pl.Series([], dtype=pl.Utf8),
+                          "score": pl.Series([], dtype=pl.Float64)})
+    out = fasteval.fuse([empty, empty], method="rrf")
+    assert out.height == 0 and out.columns == ["query_id", "doc_id", "score", "rank"]
+    # an empty run gives Borda's mean points: (1 - 0 + 1) / 2 = 1, plus 1 from the other
+    assert fasteval.fuse([empty, {"q": {"a": 1.0}}], method="bordafuse").rows() == [
+        ("q", "a", 2.0, 1)]
