@@ -34,7 +34,7 @@ def _runs_of(runs: RunsInput) -> list[tuple[str, pl.DataFrame]]:
 
 def fuse(
     runs: RunsInput,
-    method: str = "wsum",
+    method: str = "rrf",
     norm: str | None = "min-max",
     weights: Sequence[float] | dict[str, float] | None = None,
     *,
@@ -59,9 +59,9 @@ def fuse(
           ``"sum"`` (CombSUM), ``"mnz"`` (CombMNZ: sum x number of runs holding it),
           ``"anz"`` (CombANZ: sum / that number), ``"max"``, ``"min"``, ``"med"``
           (median), ``"gmnz"`` (CombGMNZ: sum x number ** ``gamma``);
-        * weighted: ``"wsum"`` (weighted sum; the default), ``"wmnz"`` (sum x the
+        * weighted: ``"wsum"`` (weighted sum; ranx's default method), ``"wmnz"`` (sum x the
           weights of the runs holding it), ``"mixed"`` (weighted sum x sqrt(number));
-        * rank methods, on each run's positions ``i`` (0 first): ``"rrf"`` (sum of
+        * rank methods, on each run's positions ``i`` (0 first): ``"rrf"`` (the default; sum of
           1 / (``k`` + i + 1)), ``"isr"`` (sum of 1 / (i + 1)**2, x number), ``"log_isr"``
           (the same sum x log(number)), ``"logn_isr"`` (x log(number + ``sigma``)),
           ``"rbc"`` (sum of (1 - ``phi``) ``phi`` ** i), ``"bordafuse"`` (``borda``:
