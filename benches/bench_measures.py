@@ -29,6 +29,8 @@ PAIRS = [
     ("err", "rbp_raw"),  # the same over the whole ranking
     ("Judged", "judged@10"),  # count of judged documents
     ("SetP(relative=True)", "set_P"),  # read off the relevance profile
+    ("SetP@10", "P@10"),  # the same, to a cutoff
+    ("P(judged_only=True)@10", "judged@10"),  # a pass over the top k judged documents
     ("P@10", "P@10"),
     ("bpref", "bpref"),
 ]

@@ -638,25 +638,12 @@ def _dcg_profile(lab, s, d, grades, gs, gd, exp_gain, floor, cdcg, cidcg):
     _running_dcg(grades, gs, gd, exp_gain, floor, cidcg)
 
 
-@njit(**_JIT)
-def _dcg_gain(code):
-    """The gain a DCG-profile family uses: 1 for 2^grade - 1, 0 for the grade itself."""
-    return 1 if code == Code.NDCG_BURGES_CUT or code == Code.DCG_BURGES else 0
+_DISPATCH = (_one, _from_rel_profile)
+"""The functions that branch on family codes: :func:`implemented_codes` reads them (and
+the DCG branch of the score pass, :data:`_DCG_CODES`)."""
 
-
-@njit(**_JIT)
-def _from_dcg_profile(code, k, dd, gd, cdcg, cidcg):
-    """A slot's value from the DCG profiles (of depth ``dd`` and ideal depth ``gd``)."""
-    if code == Code.DCG or code == Code.DCG_BURGES:  # not normalised
-        return cdcg[min(k, dd)]
-    if code == Code.NDCG_CUT or code == Code.NDCG_BURGES_CUT:
-        idcg = cidcg[min(k, gd)]
-        return cdcg[min(k, dd)] / idcg if idcg > 0.0 else 0.0
-    return np.nan
-
-
-_DISPATCH = (_one, _from_rel_profile, _from_dcg_profile)
-"""The functions that branch on family codes: :func:`implemented_codes` reads them."""
+_DCG_CODES = (Code.NDCG_CUT, Code.NDCG_BURGES_CUT, Code.DCG, Code.DCG_BURGES)
+"""The families the score pass reads off its DCG profiles (inline, in ``_score_pass``)."""
 
 
 def implemented_codes() -> frozenset[int]:
@@ -673,7 +660,8 @@ def implemented_codes() -> frozenset[int]:
         names: set[str] = set()
         for f in _DISPATCH:
             names.update(f.py_func.__code__.co_names)
-        _IMPLEMENTED = frozenset(int(c) for c in Code if c.name in names)
+        _IMPLEMENTED = frozenset(int(c) for c in Code if c.name in names) | frozenset(
+            int(c) for c in _DCG_CODES)
     return _IMPLEMENTED
 
 
@@ -801,7 +789,7 @@ def _score_pass(generic: bool, parallel: bool):
                     out[q, j] = _from_rel_profile(code, cuts[j], params[j], n, nrel, crel[tid],
                                                   cap[tid], first)
                 elif mode == MODE_DCG:
-                    exp_gain = _dcg_gain(code)
+                    exp_gain = 1 if code == Code.NDCG_BURGES_CUT or code == Code.DCG_BURGES else 0
                     floor = levels[j]
                     dd = min(n, ddepth)
                     gd = min(ge - gs, ddepth)
@@ -810,7 +798,12 @@ def _score_pass(generic: bool, parallel: bool):
                                      cdcg[tid], cidcg[tid])
                         dcg_exp = exp_gain
                         dcg_floor = floor
-                    out[q, j] = _from_dcg_profile(code, cuts[j], dd, gd, cdcg[tid], cidcg[tid])
+                    k = cuts[j]
+                    if code == Code.DCG or code == Code.DCG_BURGES:  # not normalised
+                        out[q, j] = cdcg[tid, min(k, dd)]
+                    else:  # NDCG_CUT, NDCG_BURGES_CUT
+                        idcg = cidcg[tid, min(k, gd)]
+                        out[q, j] = cdcg[tid, min(k, dd)] / idcg if idcg > 0.0 else 0.0
                 elif generic:
                     out[q, j] = _one(bplan, j, labels, s, e, grades, gs, ge)
 
