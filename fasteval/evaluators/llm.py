@@ -5,7 +5,10 @@ take the same arguments and return the same keys as Haystack's components of tho
 and build prompts of the same shape (instructions, output keys, examples as JSON, then the
 inputs). Rows are judged concurrently (``max_concurrency``), replies are parsed robustly and
 cached on disk (``cache_dir``), and any OpenAI-compatible server can be the judge
-(:class:`fasteval.judge.OpenAIChatClient`). Haystack chat generators work as they are.
+(:class:`fasteval.judge.OpenAIChatClient`). Haystack chat generators work as they are; with
+no ``chat_generator``, the judge is Haystack's own default (``OpenAIChatGenerator``, JSON
+mode, ``seed=42``) when haystack-ai is installed, else fasteval's OpenAI client with the same
+settings (:func:`default_chat_generator`).
 
 Differences from Haystack, all additive: keyword-only ``max_concurrency``, ``cache_dir`` and
 ``corrective_retry``; ``meta`` holds one dict per row (model, usage, ``cached``, ``error``...)
@@ -196,6 +199,37 @@ def _generator_from_dict(data: dict[str, Any]) -> Any:
     return cls(**data.get("init_parameters", {}))
 
 
+def default_chat_generator() -> Any:
+    """The judge an LLM evaluator uses when it is given no ``chat_generator``.
+
+    With haystack-ai installed: Haystack's own ``OpenAIChatGenerator``, built as Haystack's
+    evaluators build their default (its default model and API key ``Secret``,
+    ``OPENAI_API_KEY``; JSON mode and ``seed=42`` in ``generation_kwargs``), so a test that
+    mocks ``OpenAIChatGenerator.run`` / ``run_async`` reaches it, a missing key fails at
+    ``warm_up()`` with Haystack's ``ValueError``, and ``to_dict`` writes what Haystack writes.
+    Without haystack-ai: fasteval's :class:`~fasteval.judge.OpenAIChatClient` with the same
+    model, JSON mode, ``seed=42`` and key variable.
+
+    Returns
+    -------
+    object
+        A new chat generator (no request is made and no key is read here).
+
+    Examples
+    --------
+    >>> gen = default_chat_generator()
+    >>> gen.model, gen.generation_kwargs["seed"]
+    ('gpt-5-mini', 42)
+    """
+    try:
+        from haystack.components.generators.chat.openai import OpenAIChatGenerator
+    except ImportError:
+        from fasteval.judge.client import OpenAIChatClient
+
+        return OpenAIChatClient(json_mode=True, generation_kwargs={"seed": 42})
+    return OpenAIChatGenerator(generation_kwargs={"response_format": {"type": "json_object"}, "seed": 42})
+
+
 # Keyword-only options Haystack's evaluators do not have, with their defaults.
 _OWN_DEFAULTS: dict[str, Any] = {"max_concurrency": 8, "cache_dir": None, "corrective_retry": True, "deadline": None}
 
@@ -219,11 +253,18 @@ class LLMEvaluator(HaystackComponent):
         Raise on the first failed row; otherwise the row's result is ``None`` and
         ``meta[i]["error"]`` says why.
     chat_generator : object, optional
-        A fasteval chat generator (default: :class:`fasteval.judge.OpenAIChatClient` in JSON
-        mode with seed 42, key from ``OPENAI_API_KEY``), a Haystack chat generator, or an
-        ``openai.OpenAI`` / ``openai.AsyncOpenAI`` client object (its base URL, auth, proxies
-        and retries apply; wrapped in :class:`fasteval.judge.OpenAISDKClient` with the default
-        model; wrap it yourself to choose the model).
+        A Haystack chat generator, a fasteval chat generator (e.g.
+        :class:`fasteval.judge.OpenAIChatClient`), or an ``openai.OpenAI`` /
+        ``openai.AsyncOpenAI`` client object (its base URL, auth, proxies and retries apply;
+        wrapped in :class:`fasteval.judge.OpenAISDKClient` with the default model; wrap it
+        yourself to choose the model). Default (:func:`default_chat_generator`): with
+        haystack-ai installed, Haystack's ``OpenAIChatGenerator`` exactly as Haystack's
+        evaluators build it (gpt-5-mini, ``response_format={"type": "json_object"}``,
+        ``seed=42``, key from ``OPENAI_API_KEY``), so patching
+        ``OpenAIChatGenerator.run`` / ``run_async`` mocks the judge as it does in Haystack;
+        without haystack-ai, :class:`fasteval.judge.OpenAIChatClient` with the same model,
+        JSON mode, seed and key variable. Either way fasteval's concurrency, cache and reply
+        parsing run on top.
     max_concurrency : int
         Rows judged at once.
     cache_dir : str or PathLike, optional
@@ -299,9 +340,7 @@ class LLMEvaluator(HaystackComponent):
         self.corrective_retry = corrective_retry
         self.last_report: Any = None
         if chat_generator is None:
-            from fasteval.judge.client import OpenAIChatClient
-
-            chat_generator = OpenAIChatClient(json_mode=True, generation_kwargs={"seed": 42})
+            chat_generator = default_chat_generator()
         from fasteval.judge.openai_sdk import as_chat_generator
 
         self._chat_generator = as_chat_generator(chat_generator)
@@ -451,9 +490,10 @@ class LLMEvaluator(HaystackComponent):
     def warm_up(self) -> None:
         """Warm up the chat generator when it has ``warm_up``.
 
-        With the default generator this checks the API key: with ``OPENAI_API_KEY`` unset it
-        raises ``ValueError("None of the following authentication environment variables are
-        set: ('OPENAI_API_KEY',)")``, as Haystack does, before any request.
+        With the default generator (either kind) this checks the API key: with
+        ``OPENAI_API_KEY`` unset it raises ``ValueError("None of the following authentication
+        environment variables are set: ('OPENAI_API_KEY',)")``, as Haystack does, before any
+        request.
         """
         if hasattr(self._chat_generator, "warm_up"):
             self._chat_generator.warm_up()
@@ -794,4 +834,4 @@ class ContextRelevanceEvaluator(LLMEvaluator):
         return params
 
 
-__all__ = ["LLMEvaluator", "FaithfulnessEvaluator", "ContextRelevanceEvaluator"]
+__all__ = ["LLMEvaluator", "FaithfulnessEvaluator", "ContextRelevanceEvaluator", "default_chat_generator"]

@@ -311,6 +311,8 @@ def test_a_mocked_haystack_generator_run_is_what_answers(monkeypatch):
 def test_a_mocked_fasteval_client_run_is_what_answers(monkeypatch):
     from fasteval.judge import ChatReply, OpenAIChatClient
 
+    # fasteval's client is the default judge only where Haystack's OpenAIChatGenerator is missing
+    monkeypatch.setitem(sys.modules, "haystack.components.generators.chat.openai", None)
     monkeypatch.setenv("OPENAI_API_KEY", "test-api-key")
     monkeypatch.setattr(OpenAIChatClient, "run", lambda self, messages: ChatReply('{"score": 2}'))
 
