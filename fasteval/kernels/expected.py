@@ -51,6 +51,7 @@ from numba import get_num_threads, get_thread_id, prange
 
 from fasteval.kernels._borrow import borrow as _borrow
 from fasteval.kernels._jit import njit
+from fasteval.kernels.ranking import _gain, _num_rel
 
 _JIT = {"cache": True, "error_model": "numpy", "nogil": True}
 
@@ -301,17 +302,6 @@ def _group_end(st, i, e):
     return j
 
 
-@njit(**_JIT)
-def _num_rel(grades, gs, ge, level):
-    """Judged grades >= level (grades sorted descending)."""
-    c = 0
-    for i in range(gs, ge):
-        if grades[i] >= level:
-            c += 1
-        else:
-            break
-    return c
-
 
 @njit(**_JIT)
 def _count(lab, s, e, lo, hi):
@@ -459,16 +449,6 @@ def _ideal_profile(grades, gs, gd, exp_gain, floor, lg, out):
             dcg += _gain_of(g, exp_gain, floor) / lg[i]
         out[i + 1] = dcg
 
-
-@njit(**_JIT)
-def _gain(label, cl, cv, cs, ce):
-    """trec_eval's gain of a label: a custom gain for its level, else the grade (>= 0)."""
-    for j in range(cs, ce):
-        if cl[j] == label:
-            return cv[j]
-    if label >= 0:
-        return float(label)
-    return 0.0
 
 
 @njit(**_JIT)
