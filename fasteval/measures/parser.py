@@ -31,9 +31,9 @@ trec_eval's parameter lists, by kind of family (what trec_eval 10 does with ``-m
 * ``level=value`` pairs (``ndcg.1=3,2=9``, ``rbp.p=0.5``): integer levels set gains,
   ``p`` sets rbp's persistence; other names are ignored (with a warning), as trec_eval
   ignores them;
-* families without parameters (``rbp_resid.p=0.5``, ``map.5``): trec_eval accepts the
-  list and ignores it, and so does fasteval (with a warning): the measure is the plain
-  family, named as trec_eval prints it.
+* families without parameters (``rbp_resid.p=0.5``, ``map.5``) and the sets
+  (``official.5``): trec_eval accepts the list and ignores it, and so does fasteval (with
+  a warning): the measure is the plain family (or the set), named as trec_eval prints it.
 
 Where trec_eval reads a parameter that is not a number as 0 (C ``atof``), fasteval
 refuses it. Where the dialects spell different measures alike, trec_eval's meaning wins:
@@ -312,6 +312,12 @@ def _parse_one(item: str | Measure) -> list[Measure]:
 def _parse_name(name: str) -> list[Measure]:
     if name in SETS:
         return _expand_set(name)
+    base, dot, params = name.partition(".")
+    if dot and base in SETS:  # official.5: trec_eval accepts a set's list and ignores it
+        if not params:
+            raise _Bad(f"parameters after {base + '.'!r} must not be empty")
+        _ignored(name, f"the parameters of the set {base} ({params!r})")
+        return _expand_set(base)
     m = _FORM.match(name)
     if m is None:
         raise _Bad()

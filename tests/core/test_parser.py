@@ -195,6 +195,15 @@ def test_parameters_of_a_family_without_any_are_ignored(spelling: str, family: s
         assert parse_measures(spelling) == [Measure(family)]
 
 
+@pytest.mark.parametrize("name", ["official", "all_trec"])
+def test_parameters_of_a_set_are_ignored(name: str) -> None:
+    """trec_eval 10 accepts `-m official.5` and ignores the list: the whole set."""
+    with pytest.warns(UserWarning, match=f"the set {name}"):
+        assert parse_measures(f"{name}.5") == parse_measures(name)
+    with pytest.raises(UnknownMeasureError, match="must not be empty"):
+        parse_measures(f"{name}.")
+
+
 def test_ignored_pair_names_warn() -> None:
     with pytest.warns(UserWarning, match="'x'"):
         m = parse_measure("ndcg.1=3,x=2")
