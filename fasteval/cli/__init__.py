@@ -103,7 +103,25 @@ def main(argv: list[str] | None = None) -> int:
 def _guard(fn) -> int:
     """Run a subcommand; a user error, a failed read or write (a full disk, a missing file)
     or a number out of range is one line on stderr and exit status 2, never a traceback.
-    Standard output is flushed here, so that a write that fails is reported too."""
+    Standard output is flushed here, so that a write that fails is reported too. A warning
+    is one line on stderr too (``fasteval: warning: ...``)."""
+    import warnings
+
+    shown = warnings.showwarning
+    warnings.showwarning = _one_line_warning
+    try:
+        return _run_guarded(fn)
+    finally:
+        warnings.showwarning = shown
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """``warnings.showwarning`` of the commands: the message alone, on one line."""
+    text = " ".join(str(message).split())
+    print(f"fasteval: warning: {text}", file=sys.stderr if file is None else file)
+
+
+def _run_guarded(fn) -> int:
     from fasteval.errors import FastevalError
 
     try:

@@ -276,3 +276,17 @@ def test_canonical_names_take_integers_only(spelling: str) -> None:
     for syntax in (False, True):
         with pytest.raises(UnknownMeasureError):
             parse_measures(spelling, trec_eval_syntax=syntax)
+
+
+def test_the_commands_print_a_warning_on_one_line(capsys) -> None:
+    from pathlib import Path
+
+    from fasteval.cli import main
+
+    trec = Path(__file__).resolve().parents[2] / "datasets" / "trec"
+    qrels, run = str(trec / "qrels.test"), str(trec / "results.test")
+    assert main(["trec-eval", "-m", "map.5", qrels, run]) == 0
+    out, err = capsys.readouterr()
+    assert err == ("fasteval: warning: measure 'map.5': trec_eval ignores the parameters of "
+                   "map ('5'), and so does fasteval\n")
+    assert out.startswith("map ")
