@@ -4,8 +4,9 @@ instead of reading or writing past an array.
 A subprocess runs with ``NUMBA_BOUNDSCHECK=1`` and its own ``NUMBA_CACHE_DIR`` (so neither
 cache sees the other's machine code), evaluates every trec_eval measure and the extras on
 small multi-query data under every combination of -J / -M / -c / -l / compat, and runs
-``trec-eval -q -c -J -M`` once. Its results must equal this process's (normal build) and,
-for compat 9, pytrec_eval's.
+``trec-eval -q -c -J -M`` once, preparing the tables with the kernels (not polars' small-table
+path). Its results must equal this process's (normal build, small tables prepared by polars)
+and, for compat 9, pytrec_eval's.
 
 The subprocess compiles the kernels without ``parallel`` (``prange`` runs as ``range``): in
 numba 0.68 a bounds-check failure inside a ``prange`` body is not raised (the loop reads
@@ -115,6 +116,8 @@ try:  # the checks are compiled in: a read past the end raises
     sys.exit("an out-of-bounds read did not raise")
 except IndexError:
     pass
+from fasteval.prepare import small
+small.SMALL_ROWS = -1  # the preparation kernels too: polars prepares small tables otherwise
 from tests.core import test_boundscheck as t
 out = Path(sys.argv[1])
 qrels, run = t.data()
