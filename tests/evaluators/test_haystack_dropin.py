@@ -1,4 +1,4 @@
-"""Issue 19: the behaviours Haystack's own evaluator tests check, with fasteval's classes.
+"""The behaviours Haystack's own evaluator tests check, with fasteval's classes.
 
 Each test exercises what one group of haystack-ai's ``test/components/evaluators`` tests
 checks, and where it can, runs Haystack's installed class on the same input as the oracle
