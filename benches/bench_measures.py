@@ -33,6 +33,19 @@ PAIRS = [
     ("P(judged_only=True)@10", "judged@10"),  # a pass over the top k judged documents
     ("P@10", "P@10"),
     ("bpref", "bpref"),
+    # C/W/L: one pass over the ranking (cwl_eval's 1,000-rank horizon summed in closed form)
+    ("INST(max_rel=3)", "rbp_raw"),
+    ("INSQ(max_rel=3)", "rbp_raw"),
+    ("NERR10(max_rel=3)", "rbp_raw"),
+    ("NERR11(max_rel=3)", "rbp_raw"),
+    ("RBP(rel=1)", "rbp_raw"),
+    ("INST(max_rel=3,residual=True)", "rbp_raw"),  # two passes: unjudged gain 0, then 1
+    ("BPM(max_rel=3)@10", "ERR@10"),  # C/W/L to a cutoff
+    ("SDCG(max_rel=3)@10", "ERR@10"),
+    ("NERR8(max_rel=3)@10", "ERR@10"),
+    ("NERR9(max_rel=3)@10", "ERR@10"),
+    ("Compat", "map"),  # a pass over the ranking with a prefix sum per query
+    ("nDCG(gains={0:0,1:1,2:3})@10", "ndcg"),  # custom gains: trec_eval's ndcg walk, cut
 ]
 
 

@@ -51,6 +51,7 @@ from numba import get_num_threads, get_thread_id, prange
 
 from fasteval.kernels._borrow import borrow as _borrow
 from fasteval.kernels._jit import njit
+from fasteval.kernels.cwl import HORIZON
 from fasteval.kernels.ranking import _gain, _num_rel
 
 _JIT = {"cache": True, "error_model": "numpy", "nogil": True}
@@ -509,6 +510,11 @@ def _rbp(lab, st, s, e, p, level, raw, grades, gs, ge, cl, cv, cs, ce):
             gmax = g if first else max(gmax, g)
             first = False
     rescale = gmin < 0.0 or gmax > 1.0
+    binary = not raw and not graded
+    # C/W/L's RBP (ir_measures' RBP(rel=k)) reads cwl_eval's horizon of ranks, normalised;
+    # a tie group across it spreads its gain over all its positions, weighted up to it
+    stop = s + HORIZON if binary else e
+    den = 0.0  # binary: sum of the weights of the ranks read (C/W/L's normaliser)
     total = 0.0
     cur = 1.0
     i = s
@@ -534,17 +540,26 @@ def _rbp(lab, st, s, e, p, level, raw, grades, gs, ge, cl, cv, cs, ce):
                 if known:
                     g += (gv - gmin) / (gmax - gmin) if rescale else gv
         if n == 1:  # the trec_eval loop's own addition
-            if g != 0:
-                total += g * cur
+            if i < stop:
+                if g != 0:
+                    total += g * cur
+                den += cur
             cur *= p
         else:
             w = 0.0
-            for _ in range(n):
-                w += cur
+            for x in range(i, j):
+                if x < stop:
+                    w += cur
+                    den += cur
                 cur *= p
             if g != 0:
                 total += g / n * w
         i = j
+    if binary:  # the ranks past the ranking, as kernels.cwl sums them
+        rest = HORIZON - (e - s)
+        if rest > 0:
+            den += cur * (1.0 - p**rest) / (1.0 - p)
+        return total / den
     return (1.0 - p) * total
 
 

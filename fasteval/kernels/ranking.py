@@ -24,6 +24,8 @@ from numba import get_thread_id, prange
 
 from fasteval.kernels._borrow import borrow as _borrow
 from fasteval.kernels._jit import njit
+from fasteval.kernels.cwl import compat as _compat
+from fasteval.kernels.cwl import cwl_value as _cwl_value
 from fasteval.measures.plan import FULL as _FULL
 from fasteval.measures.plan import MODE_DCG, MODE_REL, Plan
 from fasteval.measures.registry import Code
@@ -32,6 +34,7 @@ NONPOOL = -1
 UNJUDGED = -2
 MIN_GEO_MEAN = 0.00001
 INFAP_EPSILON = 0.00001
+_WHOLE = 1 << 62  # a cutoff meaning the whole ranking (and the whole ideal one)
 C_NAN = -math.nan
 """What C's ``0.0 / 0.0`` gives on x86 (the sign bit set): trec_eval prints it as ``-nan``."""
 
@@ -188,9 +191,12 @@ def _next_ideal(j, oe, ol, grades, gs, ge):
 
 
 @njit(**_JIT)
-def _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, which, level):
-    """ndcg (0), ndcg_rel (1), Rndcg (2) and G (3) with trec_eval's gain rules."""
+def _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, which, level, k):
+    """ndcg (0), ndcg_rel (1), Rndcg (2) and G (3) with trec_eval's gain rules; ndcg of the
+    top ``k`` (and the ideal top ``k``) for a cutoff (``nDCG(gains={...})@k``)."""
     n = e - s
+    if which == 0 and k < n:
+        n = k
     j, left = _next_ideal(os_, oe, ol, grades, gs, ge)
     ideal_gain = og[j] if j < oe else 0.0
     results_dcg = 0.0
@@ -259,7 +265,7 @@ def _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, whi
         if which == 2 and ideal_dcg > 0.0:
             total += results_dcg / ideal_dcg
             n_changed += 1
-    while ideal_gain > 0.0:
+    while ideal_gain > 0.0 and i < k:
         if left == 0:
             j, left = _next_ideal(j + 1, oe, ol, grades, gs, ge)
             ideal_gain = og[j] if j < oe else 0.0
@@ -301,18 +307,6 @@ def _ndcg_full_exp(lab, s, e, grades, gs, ge, floor):
             break
         idcg += (2.0**g - 1.0) / math.log2(i - gs + 2.0)
     return dcg / idcg if idcg > 0.0 else 0.0
-
-
-@njit(**_JIT)
-def _rbp_binary(lab, s, e, p, level):
-    """Rank-biased precision with gain 1 for grades >= level, else 0 (ir_measures' rel)."""
-    total = 0.0
-    cur = 1.0
-    for i in range(s, e):
-        if lab[i] >= level:
-            total += cur
-        cur *= p
-    return (1.0 - p) * total
 
 
 @njit(**_JIT)
@@ -449,13 +443,14 @@ def _binG(lab, s, e, level, nrel):
 
 
 @njit(inline="always", **_JIT)
-def _one(plan, j, lab, s, e, grades, gs, ge):
+def _one(plan, j, lab, s, e, grades, gs, ge, work, iwork):
     """Slot ``j``'s value for one query, by its family's kernel function (the families
     that no profile answers; see :data:`fasteval.measures.plan.MODE_FAMILY`).
 
     Each family is reached through its constant in :class:`Code`; a family without a
     branch here (or in a profile reader) is refused by the planner
-    (:func:`implemented_codes`), so the NaN at the end is never returned.
+    (:func:`implemented_codes`), so the NaN at the end is never returned. ``work`` and
+    ``iwork`` are the thread's scratch for the families that declare ``NEEDS_WORK``.
     """
     code = plan.codes[j]
     k = plan.cuts[j]
@@ -499,20 +494,34 @@ def _one(plan, j, lab, s, e, grades, gs, ge):
     og = plan.og
     os_ = plan.ooff[j]
     oe = plan.ooff[j + 1]
+    whole = _WHOLE
     if code == Code.G:
-        return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 3, level)
+        return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 3, level,
+                            whole)
     if code == Code.NDCG:
-        return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 0, level)
+        return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 0, level,
+                            whole)
+    if code == Code.NDCG_CUT:  # with custom gains (else read off the DCG profiles)
+        return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 0, level,
+                            k)
     if code == Code.NDCG_REL:
-        return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 1, level)
+        return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 1, level,
+                            whole)
     if code == Code.RNDCG:
-        return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 2, level)
+        return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 2, level,
+                            whole)
     if code == Code.NUM_NONREL_JUDGED_RET:
         return float(_count_below(lab, s, e, n, 0, level - 1))
-    if code == Code.RBP:  # level -1: trec_eval's graded rbp; else binary at the measure's rel
+    if code == Code.RBP:  # level -1: trec_eval's graded rbp; else C/W/L's, binary at rel
         if level >= 0:
-            return _rbp_binary(lab, s, e, p, level)
+            return _cwl_value(code, lab, s, e, k, p, 0.0, 1.0, level, vec[vs] > 0.0)
         return _rbp(lab, s, e, p, grades, gs, ge, cl, cv, cs, ce)
+    if (code == Code.INST or code == Code.INSQ or code == Code.BPM or code == Code.SDCG
+            or code == Code.NERR8 or code == Code.NERR9 or code == Code.NERR10
+            or code == Code.NERR11):
+        return _cwl_value(code, lab, s, e, k, p, vec[vs], vec[vs + 1], -1, vec[vs + 2] > 0.0)
+    if code == Code.COMPAT or code == Code.COMPAT_RAW:
+        return _compat(lab, s, e, grades, gs, ge, level, p, code == Code.COMPAT, work, iwork)
     if code == Code.RBP_RESID:
         return _rbp_resid(lab, s, e, 0.9)
     if code == Code.UNJ:
@@ -719,12 +728,15 @@ def score_queries(labels, offsets, grades, gstart, gend, plan, out, n_threads, p
         parallel = labels.shape[0] >= SERIAL_ROWS
     threads = max(1, int(n_threads)) if parallel else 1
     kernel = _score_pass(plan.generic, bool(parallel))
+    lw = max(longest, judged) if plan.work else 0
     # per-thread scratch, allocated here so that it outlives the parallel pass (see _borrow)
     kernel(labels, offsets, grades, gstart, gend, plan, out,
            np.empty((threads, lr + 1), dtype=np.int64),
            np.empty((threads, lr + 1), dtype=np.float64),
            np.empty((threads, ld + 1), dtype=np.float64),
-           np.empty((threads, min(judged, ddepth) + 1), dtype=np.float64))
+           np.empty((threads, min(judged, ddepth) + 1), dtype=np.float64),
+           np.empty((threads, lw + 1), dtype=np.float64),
+           np.empty((threads, lw + 1), dtype=np.int64))
 
 
 def _score_pass(generic: bool, parallel: bool):
@@ -740,7 +752,8 @@ def _score_pass(generic: bool, parallel: bool):
     if key in _PASSES:
         return _PASSES[key]
 
-    def _pass(labels, offsets, grades, gstart, gend, plan, out, crel, cap, cdcg, cidcg):
+    def _pass(labels, offsets, grades, gstart, gend, plan, out, crel, cap, cdcg, cidcg, work,
+              iwork):
         nq = offsets.shape[0] - 1
         m = plan.codes.shape[0]
         rdepth = plan.rel_depth
@@ -752,7 +765,8 @@ def _score_pass(generic: bool, parallel: bool):
                          _borrow(plan.params), _borrow(plan.levels), _borrow(plan.vec),
                          _borrow(plan.voff), _borrow(plan.cl), _borrow(plan.cv),
                          _borrow(plan.coff), _borrow(plan.ol), _borrow(plan.og),
-                         _borrow(plan.ooff), rdepth, ddepth, plan.compat, plan.ndocs)
+                         _borrow(plan.ooff), rdepth, ddepth, plan.compat, plan.ndocs,
+                         plan.work)
         else:  # (folded away: the profiles-only pass never builds it)
             bplan = plan
         codes = _borrow(plan.codes)
@@ -764,6 +778,8 @@ def _score_pass(generic: bool, parallel: bool):
         cap = _borrow(cap)
         cdcg = _borrow(cdcg)
         cidcg = _borrow(cidcg)
+        work = _borrow(work)
+        iwork = _borrow(iwork)
         for q in prange(nq):
             s = offsets[q]
             e = offsets[q + 1]
@@ -805,7 +821,8 @@ def _score_pass(generic: bool, parallel: bool):
                         idcg = cidcg[tid, min(k, gd)]
                         out[q, j] = cdcg[tid, min(k, dd)] / idcg if idcg > 0.0 else 0.0
                 elif generic:
-                    out[q, j] = _one(bplan, j, labels, s, e, grades, gs, ge)
+                    out[q, j] = _one(bplan, j, labels, s, e, grades, gs, ge, work[tid],
+                                     iwork[tid])
 
     _pass.__qualname__ = f"_score_pass_{'generic' if generic else 'profiles'}_{'parallel' if parallel else 'serial'}"
     _pass.__name__ = _pass.__qualname__

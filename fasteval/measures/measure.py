@@ -58,6 +58,10 @@ class Measure:
         ``NumRet(rel=k)``); families without a relevance level refuse it.
     text : str, optional
         Parameter text as written in trec_eval's ``-m name.params`` (part of the name).
+    options : tuple of (str, float) pairs, optional
+        The family's further named numbers (:attr:`Family.options`): the C/W/L gain scale
+        ``min_rel`` / ``max_rel`` and ``residual`` (1.0 for True). Only values that differ
+        from the default are kept, in the family's order.
 
     Examples
     --------
@@ -71,6 +75,8 @@ class Measure:
     'P_5(rel=2)'
     >>> Measure("num_ret", rel=2).name
     'num_rel_ret(rel=2)'
+    >>> parse_measure("INST(T=2, max_rel=3)").name
+    'inst(T=2, max_rel=3)'
     """
 
     family: str
@@ -80,6 +86,7 @@ class Measure:
     gains: tuple[tuple[int, float], ...] | None = None
     rel: int | None = None
     text: str | None = None
+    options: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
         spec = BY_KEY.get(self.family)
@@ -101,6 +108,29 @@ class Measure:
             object.__setattr__(self, "param", float(spec.default[0]))
         if spec.params == LENGTH and self.cutoff is None:
             object.__setattr__(self, "cutoff", int(spec.default[0]))
+        if self.options:
+            object.__setattr__(self, "options", _normal_options(spec, self.options))
+
+    def option(self, name: str) -> float:
+        """The value of the family option ``name`` (its default when not given; NaN for a
+        required one left out).
+
+        Examples
+        --------
+        >>> from fasteval import parse_measure
+        >>> m = parse_measure("SDCG(max_rel=3)@10")
+        >>> m.option("min_rel"), m.option("max_rel"), m.option("residual")
+        (0.0, 3.0, 0.0)
+        """
+        spec = self.spec.option(name)
+        if spec is None:
+            raise ParameterError("option", f"one of {self.family}'s options", name)
+        return dict(self.options).get(spec.name, spec.default)
+
+    def missing_options(self) -> list[str]:
+        """The required options left out (``max_rel`` of a C/W/L measure)."""
+        given = dict(self.options)
+        return [o.name for o in self.spec.options if o.required and o.name not in given]
 
     @property
     def spec(self) -> Family:
@@ -129,6 +159,13 @@ class Measure:
         args = []
         if self.spec.params in _NAMED and self.spec.param is not None and self.param is not None:
             args.append(f"{self.spec.param.name}={self.param:g}")
+        if self.gains is not None and self.spec.params != GAINS:
+            pairs = ",".join(f"{lv}:{_num(g)}" for lv, g in self.gains)
+            args.append(f"gains={{{pairs}}}")
+        for key, value in self.options:
+            opt = self.spec.option(key)
+            args.append(f"{key}={bool(value)}" if opt is not None and opt.flag
+                        else f"{key}={_num(value)}")
         if self.rel is not None:
             args.append(f"rel={self.rel}")
         return self.base_name + (f"({', '.join(args)})" if args else "")
@@ -177,7 +214,8 @@ class Measure:
         out: dict[int, float] = {}
         for lv, g in self.gains or ():
             out.setdefault(lv, g)
-        if self.rel is not None and self.spec.params == GAINS and self.spec.rel == REL_FLOOR:
+        gain_family = self.spec.params == GAINS or self.gains is not None
+        if self.rel is not None and gain_family and self.spec.rel == REL_FLOOR:
             floor = {lv: 0.0 for lv in judged if lv < self.rel}
             out = floor | out
         return out
@@ -192,3 +230,37 @@ class Measure:
 
     def __repr__(self) -> str:
         return f"Measure({self.name!r})"
+
+
+def _num(x: float) -> str:
+    """A number as it parses back (``5`` for 5.0, ``0.25``)."""
+    text = repr(float(x))
+    return text.removesuffix(".0") if "e" not in text else text
+
+
+def _normal_options(spec: Family, options) -> tuple[tuple[str, float], ...]:
+    """Options checked against the family, defaults left out, in the family's order."""
+    given: dict[str, float] = {}
+    for key, value in dict(options).items():
+        opt = spec.option(key)
+        if opt is None:
+            allowed = ", ".join(o.name for o in spec.options) or "none"
+            raise ParameterError(f"{spec.key}'s option", f"one of: {allowed}", key)
+        if isinstance(value, bool):
+            value = float(value)
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise ParameterError(f"{spec.key}'s {opt.name}", opt.constraint, value) from None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ParameterError(f"{spec.key}'s {opt.name}", opt.constraint, value)
+        opt.check(spec.key, value)
+        given[opt.name] = value
+    out = tuple((o.name, given[o.name]) for o in spec.options
+                if o.name in given and (o.required or given[o.name] != o.default))
+    lo = dict(out).get("min_rel", 0.0)
+    hi = dict(out).get("max_rel")
+    if hi is not None and not hi > lo:
+        raise ParameterError(f"{spec.key}'s max_rel", f"an integer > min_rel ({lo:g})",
+                             int(hi))
+    return out

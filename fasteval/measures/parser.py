@@ -191,6 +191,8 @@ def _defaults(fam_key: str) -> list[Measure]:
     fam = BY_KEY[fam_key]
     kind = fam.params
     if kind == INT_CUTS:
+        if not fam.default:
+            raise _Bad(f"{fam_key} needs a cutoff, e.g. {fam_key}@10")
         return [Measure(fam_key, cutoff=k) for k in fam.default]
     if kind == FLOAT_CUTS:
         return [Measure(fam_key, param=float(v)) for v in fam.default]
@@ -377,15 +379,24 @@ def _parse_name(name: str) -> list[Measure]:
             measures = [dataclasses.replace(x, rel=rel) for x in measures]
         except FastevalError as exc:
             raise _Bad(str(exc)) from None
+    for x in measures:
+        missing = x.missing_options()
+        if missing:
+            raise _Bad(f"{x.family} needs {', '.join(k + '=' for k in missing)} (the top grade "
+                       f"of the relevance scale, e.g. {base}(max_rel=3))")
+        if x.family == "rbp" and x.rel is None and dict(x.options).get("residual"):
+            raise _Bad("residual=True applies to RBP with rel= (binary gains), e.g. "
+                           "RBP(rel=1, residual=True); trec_eval's residual is rbp_resid")
     return measures
 
 
 _NAMED_ARGS = frozenset(
     {f.param.name.lower() for f in FAMILIES if f.param is not None}
-    | {arg for f in FAMILIES for arg, _ in f.switches}
+    | {sw[0] for f in FAMILIES for sw in f.switches}
+    | {o.name.lower() for f in FAMILIES for o in f.options}
 )
-"""Arguments that the registry's families name: their parameter (``gmax``) or a switch to
-another family (``relative``)."""
+"""Arguments that the registry's families name: their parameter (``gmax``), a switch to
+another family (``relative``) or an option (``max_rel``)."""
 
 _TRUE = {"true": True, "1": True, "false": False, "0": False}
 
@@ -396,9 +407,17 @@ def _with_gains(x: Measure, text: str) -> Measure:
     """``x`` with ir_measures' ``gains={grade: gain, ...}``: trec_eval's ``level=gain``
     pairs of a gain family (``nDCG(gains={0: 0, 1: 1, 2: 3})`` is ``ndcg.0=0,1=1,2=3``;
     grades not listed keep their own value as gain)."""
+    if x.family == "ndcg_cut":  # nDCG(gains={...})@k: trec_eval's gain rules, cut at k
+        pairs = _gain_pairs(text)
+        return dataclasses.replace(x, gains=tuple((int(a), float(b)) for a, b in (
+            pair.split("=") for pair in pairs)))
     if BY_KEY[x.family].params != GAINS:
-        raise _Bad(f"gains= applies to nDCG without a cutoff (and G, ndcg_rel, Rndcg), "
-                   f"not {x.family}")
+        raise _Bad(f"gains= applies to nDCG (and G, ndcg_rel, Rndcg), not {x.family}")
+    return _family_with_params(x.family, ",".join(_gain_pairs(text)), x.family, ".")[0]
+
+
+def _gain_pairs(text: str) -> list[str]:
+    """ir_measures' ``{grade: gain, ...}`` as trec_eval's ``grade=gain`` items."""
     pairs = []
     for item in text.split(","):
         if not item.strip():
@@ -410,18 +429,31 @@ def _with_gains(x: Measure, text: str) -> Measure:
         pairs.append(f"{int(key)}={gain.removesuffix('.0')}")
     if not pairs:
         raise _Bad("gains must not be empty")
-    return _family_with_params(x.family, ",".join(pairs), x.family, ".")[0]
+    return pairs
 
 
 def _with_named(x: Measure, key: str, text: str) -> Measure:
     """``x`` with a named argument of its family: a switch (``SetP(relative=True)``) or its
     parameter (``ERR(gmax=5)@10``)."""
     fam = BY_KEY[x.family]
-    switch = dict(fam.switches).get(key)
+    switch = fam.switch(key)
     if switch is not None:
         if text.lower() not in _TRUE:
             raise _Bad(f"{key} must be True or False, got {text!r}")
-        return dataclasses.replace(x, family=switch) if _TRUE[text.lower()] else x
+        other, when = switch
+        return dataclasses.replace(x, family=other) if _TRUE[text.lower()] == when else x
+    opt = fam.option(key)
+    if opt is not None:
+        if opt.flag:
+            if text.lower() not in _TRUE:
+                raise _Bad(f"{key} must be True or False, got {text!r}")
+            value = float(_TRUE[text.lower()])
+        else:
+            value = _number(key, text)
+        try:
+            return dataclasses.replace(x, options=x.options + ((opt.name, value),))
+        except FastevalError as exc:
+            raise _Bad(str(exc)) from None
     if fam.param is None or fam.param.name.lower() != key or fam.params not in (
             NONE, INT_CUTS, OPT_CUT):
         raise _Bad(f"{key}= does not apply to {fam.key}")
@@ -441,10 +473,14 @@ def _number(what: str, text: str) -> float:
 def _with_p(x: Measure, p: str) -> Measure:
     value = _number("p", p)
     if x.family == "rbp":
-        return Measure("rbp", param=value, gains=x.gains, text=f"p={value!r}")
+        return Measure("rbp", param=value, gains=x.gains, text=f"p={value!r}",
+                       options=x.options)
     if x.family == "rbp_raw":
         return Measure("rbp_raw", param=value, text=repr(value))
-    raise _Bad("p= applies to RBP only")
+    fam = BY_KEY[x.family]
+    if fam.param is not None and fam.param.name == "p":
+        return _with_named(x, "p", p)
+    raise _Bad(f"p= does not apply to {x.family}")
 
 
 def _unknown(name: str, why: str | None = None) -> UnknownMeasureError:
@@ -469,10 +505,12 @@ def _known() -> tuple[str, ...]:
     candidates = set(SETS)
     for fam in FAMILIES:
         candidates.add(fam.key)
+        candidates.add(fam.sample())
         if fam.params in (INT_CUTS, OPT_CUT):
             ks = fam.default or (10,)
             candidates.update(f"{fam.key}_{k}" for k in ks)
             candidates.update(f"{fam.key}@{k}" for k in ks)
+            candidates.update(fam.sample(k) for k in ks)
         elif fam.params == FLOAT_CUTS:
             candidates.add(f"{fam.key}@0.5")
     for alias, (_plain, with_cut) in _ALIASES.items():

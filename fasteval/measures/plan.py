@@ -20,6 +20,7 @@ from fasteval.measures.registry import (
     GAINS,
     NEEDS_LEVELS,
     NEEDS_MAX_GRADE,
+    NEEDS_WORK,
     PROFILE_DCG,
     PROFILE_REL,
     PROFILE_REL_FULL,
@@ -66,6 +67,9 @@ class Plan(NamedTuple):
         10 or 9 (trec_eval version rules for recall-point rounding).
     ndocs : float
         Collection size (trec_eval ``-N``), used by ``utility``.
+    work : int
+        1 when a slot's family needs per-thread scratch as long as the longest ranking or
+        judgment list (``NEEDS_WORK``), else 0.
     """
 
     codes: np.ndarray
@@ -85,6 +89,7 @@ class Plan(NamedTuple):
     dcg_depth: int
     compat: int
     ndocs: float
+    work: int = 0
 
     @property
     def generic(self) -> bool:
@@ -104,6 +109,8 @@ def needs(measures: Iterable[Measure]) -> frozenset[str]:
     out: set[str] = set()
     for m in measures:
         out |= BY_KEY[m.family].needs
+        if m.gains:  # custom gains order the ideal ranking by gain (nDCG(gains=...)@k)
+            out.add(NEEDS_LEVELS)
     return frozenset(out)
 
 
@@ -166,6 +173,7 @@ def plan_slots(measures: list[Measure], relevance_level: int = 1,
     ooff = [0]
     rel_depth = 0
     dcg_depth = 0
+    work = 0
     for j, meas in enumerate(measures):
         fam = BY_KEY[meas.family]
         if fam.code not in done:
@@ -173,6 +181,14 @@ def plan_slots(measures: list[Measure], relevance_level: int = 1,
                 f"measure {meas.name!r} has no kernel (family {fam.key!r}, code {fam.code})")
         codes[j] = fam.code
         modes[j] = mode = _MODES.get(fam.profile, MODE_FAMILY)
+        if meas.gains and mode == MODE_DCG:  # custom gains: the family function
+            modes[j] = mode = MODE_FAMILY
+        if NEEDS_WORK in fam.needs:
+            work = 1
+        missing = meas.missing_options()
+        if missing:
+            raise ParameterError(f"{meas.name}'s {missing[0]}",
+                                 "given (the top grade of the relevance scale)", None)
         cuts[j] = meas.depth
         levels[j] = meas.level(relevance_level)
         if meas.param is not None:
@@ -190,13 +206,15 @@ def plan_slots(measures: list[Measure], relevance_level: int = 1,
                                  params[j])
         if fam.params == VECTOR:
             vec.extend(meas.vector or fam.default)
+        elif fam.options:  # in the family's order, defaults filled in
+            vec.extend(meas.option(o.name) for o in fam.options)
         voff.append(len(vec))
         custom = meas.gain_overrides(judged)
         for lv, g in custom.items():
             cl.append(lv)
             cv.append(g)
         coff.append(len(cl))
-        if fam.params == GAINS and NEEDS_LEVELS in fam.needs:
+        if (fam.params == GAINS and NEEDS_LEVELS in fam.needs) or meas.gains:
             pairs = {lv: float(lv) for lv in judged}
             pairs.update(custom)
             # ideal order: gain descending (trec_eval walks its gain-sorted list from the top)
@@ -222,4 +240,5 @@ def plan_slots(measures: list[Measure], relevance_level: int = 1,
         dcg_depth=int(dcg_depth),
         compat=int(compat),
         ndocs=float(num_docs),
+        work=work,
     )

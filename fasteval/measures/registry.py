@@ -24,6 +24,7 @@ them as constants).
 from __future__ import annotations
 
 import enum
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -54,6 +55,7 @@ PROFILE_DCG = "dcg"  # read off the running DCG profiles, to the slot's cutoff
 # what a family's kernel needs from the qrels beyond the query's judged grades
 NEEDS_LEVELS = "levels"  # the distinct judged grades: the ideal order of custom gains
 NEEDS_MAX_GRADE = "max_grade"  # the largest judged grade (checked against a parameter)
+NEEDS_WORK = "work"  # per-thread scratch as long as the longest ranking or judgment list
 
 # dialects of the aliases
 TREC_EVAL = "trec_eval"
@@ -132,6 +134,10 @@ class Param:
         Bounds; ``open_lo`` / ``open_hi`` exclude them.
     integer : bool
         Whole numbers only.
+    required : bool
+        No default: a name without it is refused (``max_rel`` of the C/W/L measures).
+    flag : bool
+        A yes/no option, written ``True`` / ``False`` (stored as 1.0 / 0.0).
 
     Examples
     --------
@@ -150,10 +156,14 @@ class Param:
     open_lo: bool = False
     open_hi: bool = False
     integer: bool = False
+    required: bool = False
+    flag: bool = False
 
     @property
     def constraint(self) -> str:
         """The allowed values, in words."""
+        if self.flag:
+            return "True or False"
         what = "an integer" if self.integer else "a number"
         lo, hi = _g(self.lo), _g(self.hi)
         if self.lo is not None and self.hi is not None:
@@ -167,10 +177,12 @@ class Param:
             return f"{what} {'>' if self.open_lo else '>='} {lo}"
         if self.hi is not None:
             return f"{what} {'<' if self.open_hi else '<='} {hi}"
-        return f"a finite {what[2:] if what.startswith('a ') else what}"
+        return "an integer" if self.integer else "a finite number"
 
     def ok(self, value: float) -> bool:
         """Whether ``value`` lies in the range."""
+        if self.flag:
+            return value in (0.0, 1.0)
         if self.integer and value != int(value):
             return False
         if self.lo is not None and (value <= self.lo if self.open_lo else value < self.lo):
@@ -226,12 +238,18 @@ class Family:
     needs : frozenset of str
         What its kernel needs from the qrels beyond the query's grades: ``NEEDS_LEVELS``
         (the distinct judged grades, for the ideal order of custom gains),
-        ``NEEDS_MAX_GRADE`` (the largest grade, which must not exceed the parameter).
+        ``NEEDS_MAX_GRADE`` (the largest grade, which must not exceed the parameter),
+        ``NEEDS_WORK`` (per-thread scratch as long as a ranking or judgment list).
     bounded : bool
         Values lie in [0, 1] (False for counts, ``utility``, DCG and grade-gain RBP).
-    switches : tuple of (argument, family key)
-        Boolean arguments that select another family (``SetP(relative=True)``:
-        ``set_relative_P``).
+    switches : tuple of (argument, family key[, value])
+        Boolean arguments that select another family when given ``value`` (True unless
+        given): ``SetP(relative=True)`` is ``set_relative_P``, ``Compat(normalize=False)``
+        is ``compat_raw``.
+    options : tuple of Param
+        Further named numbers of the family's members, in the order the kernel reads them
+        (the plan's ``vec`` of the slot): the C/W/L gain scale ``min_rel`` / ``max_rel``
+        and ``residual``. A member stores only the values that differ from the default.
     """
 
     key: str
@@ -249,7 +267,8 @@ class Family:
     profile: str = PROFILE_NONE
     needs: frozenset[str] = frozenset()
     bounded: bool = True
-    switches: tuple[tuple[str, str], ...] = ()
+    switches: tuple[tuple, ...] = ()
+    options: tuple[Param, ...] = ()
 
     @property
     def const(self) -> str:
@@ -262,6 +281,45 @@ class Family:
         """Whether members take a rank cutoff (``family@k``)."""
         return self.params in (INT_CUTS, OPT_CUT)
 
+    def sample(self, cutoff: int | None = None) -> str:
+        """A name of one member that parses: the key, with ``@cutoff`` when given (or when
+        the family has no default cutoff) and its required options (``max_rel=3``); the
+        tests and the suggestions draw members from it.
+
+        Examples
+        --------
+        >>> family("P").sample(), family("bpm").sample(), family("inst").sample(5)
+        ('P', 'bpm(max_rel=3)@10', 'inst(max_rel=3)')
+        """
+        args = [f"{o.name}=3" for o in self.options if o.required]
+        name = self.key + (f"({', '.join(args)})" if args else "")
+        if cutoff is None and self.params == INT_CUTS and not self.default:
+            cutoff = 10
+        if cutoff is not None and self.cutoff:
+            name += f"@{cutoff}"
+        return name
+
+    def switch(self, argument: str) -> tuple[str, bool] | None:
+        """The family that ``argument`` selects and the value that selects it (None: the
+        family has no such switch).
+
+        Examples
+        --------
+        >>> family("set_P").switch("relative")
+        ('set_relative_P', True)
+        """
+        for sw in self.switches:
+            if sw[0] == argument:
+                return sw[1], (sw[2] if len(sw) > 2 else True)
+        return None
+
+    def option(self, name: str) -> Param | None:
+        """The option called ``name`` (case-insensitive), if the family has one."""
+        for o in self.options:
+            if o.name.lower() == name.lower():
+                return o
+        return None
+
 
 _T = frozenset({"all_trec"})
 _OT = frozenset({"official", "all_trec"})
@@ -271,8 +329,19 @@ _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _RECALL_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 _RPREC_MULT = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 _LV = frozenset({NEEDS_LEVELS})
+_WORK = frozenset({NEEDS_WORK})
 _R, _RF, _D = PROFILE_REL, PROFILE_REL_FULL, PROFILE_DCG
 _P01 = Param("p", 0.9, lo=0.0, hi=1.0, open_lo=True, open_hi=True)
+_P95 = Param("p", 0.95, lo=0.0, hi=1.0, open_lo=True, open_hi=True)
+_T = Param("T", 1.0, lo=0.0, open_lo=True)
+_RESIDUAL = Param("residual", 0.0, flag=True)
+_CWL = (Param("min_rel", 0.0, integer=True), Param("max_rel", math.nan, integer=True,
+                                                   required=True), _RESIDUAL)
+"""Options of the C/W/L families: the grade scale (a grade g gains
+(clip(g, min_rel, max_rel) - min_rel) / (max_rel - min_rel)) and the residual switch."""
+_CWL_DOC = ("gains scaled to [0, 1] by min_rel (0) and max_rel (required); expected utility "
+            "per document over cwl_eval's 1000 ranks (unjudged and missing ranks gain 0); "
+            "residual=True: the rise when they gain 1.")
 
 # In trec_eval's internal table order (te_trec_measures[]), which is the output order.
 FAMILIES: tuple[Family, ...] = (
@@ -350,8 +419,10 @@ FAMILIES: tuple[Family, ...] = (
            doc="Judged nonrelevant documents retrieved."),
     Family("rbp", 33, GAINS, sets=_V10, rel=REL_BINARY, param=_P01, needs=_LV,
            doc="Rank-biased precision, p = 0.9 (gains scaled to [0,1]); with rel=k, "
-               "gain 1 for grades >= k, else 0 (ir_measures' RBP(rel=k)).",
-           aliases=ir("RBP", p=0.8)),
+               "gain 1 for grades >= k, else 0, over cwl_eval's 1000 ranks (ir_measures' "
+               "RBP(rel=k)); residual=True (with rel): the rise when unjudged and missing "
+               "ranks gain 1.",
+           aliases=ir("RBP", p=0.8), options=(_RESIDUAL,)),
     Family("rbp_resid", 34, NONE, sets=_V10, doc="RBP residual due to unjudged documents (p = 0.9).",
            rel=REL_NONE),
     Family("unj", 35, INT_CUTS, (5, 10, 20), sets=_V10,
@@ -396,6 +467,44 @@ FAMILIES: tuple[Family, ...] = (
                "(min(k, retrieved)); = set_P with max_docs=k."),
     Family("set_judged", 50, NONE, sets=_X, rel=REL_NONE, aliases=ir("Judged"),
            doc="Fraction of the retrieved documents that are judged (ir_measures' Judged)."),
+    # --- C/W/L measures (cwl_eval's definitions; fasteval.kernels.cwl) ---
+    Family("inst", 53, NONE, sets=_X, rel=REL_NONE, aliases=ir("INST"), param=_T, options=_CWL,
+           doc="INST (Moffat et al. 2015), C/W/L: continue from rank i with probability "
+               "((i + 2T - G_i - 1) / (i + 2T - G_i))^2, G_i the gain up to i; " + _CWL_DOC),
+    Family("insq", 54, NONE, sets=_X, rel=REL_NONE, aliases=ir("INSQ"), param=_T, options=_CWL,
+           doc="INSQ (Moffat et al. 2012), C/W/L: continue from rank i with probability "
+               "((i + 2T - 1) / (i + 2T))^2; " + _CWL_DOC),
+    Family("bpm", 55, INT_CUTS, (), sets=_X, rel=REL_NONE, aliases=ir("BPM@k"), param=_T,
+           options=_CWL,
+           doc="Bejeweled Player Model, static (Zhang et al. 2017), C/W/L: continue while the "
+               "gain so far is below T and fewer than k documents were seen; " + _CWL_DOC),
+    Family("sdcg", 56, INT_CUTS, (), sets=_X, rel=REL_NONE, aliases=ir("SDCG@k"), options=_CWL,
+           doc="Scaled DCG@k, C/W/L: DCG@k of the scaled gains over the DCG@k of k fully "
+               "relevant documents; " + _CWL_DOC),
+    Family("nerr8", 57, INT_CUTS, (), sets=_X, rel=REL_NONE, aliases=ir("NERR8@k"), options=_CWL,
+           doc="Not-quite ERR, eq. 8 (Azzopardi et al. 2021), C/W/L: continue from rank i < k "
+               "with probability 1 - g_i; " + _CWL_DOC),
+    Family("nerr9", 58, INT_CUTS, (), sets=_X, rel=REL_NONE, aliases=ir("NERR9@k"), options=_CWL,
+           doc="Not-quite ERR, eq. 9, C/W/L: continue from rank i < k with probability "
+               "i / (i + 1) * (1 - g_i); " + _CWL_DOC),
+    Family("nerr10", 59, NONE, sets=_X, rel=REL_NONE, aliases=ir("NERR10"), options=_CWL,
+           param=Param("p", 0.9, lo=0.0, hi=1.0, open_lo=True, open_hi=True),
+           doc="Not-quite ERR, eq. 10, C/W/L: continue with probability p * (1 - g_i); "
+               + _CWL_DOC),
+    Family("nerr11", 60, NONE, sets=_X, rel=REL_NONE, aliases=ir("NERR11"), param=_T,
+           options=_CWL,
+           doc="Not-quite ERR, eq. 11, C/W/L: continue with probability "
+               "((i + 2T - 1) / (i + 2T))^2 * (1 - g_i); " + _CWL_DOC),
+    Family("compat", 61, NONE, sets=_X, aliases=ir("Compat"), param=_P95, needs=_WORK,
+           switches=(("normalize", "compat_raw", False),),
+           doc="Compatibility (Clarke, Vtyurina and Smucker 2020): rank-biased overlap (p) of "
+               "the ranking with the ideal one (grades >= rel descending, equal grades in the "
+               "ranking's order, then the unretrieved), to depth max(retrieved, relevant), "
+               "divided by the ideal ranking's own overlap."),
+    Family("compat_raw", 62, NONE, sets=_X, param=_P95, needs=_WORK,
+           switches=(("normalize", "compat", True),),
+           doc="Compatibility without the normalisation: the rank-biased overlap with the "
+               "ideal ranking (ir_measures' Compat(normalize=False))."),
 )
 
 BY_KEY: dict[str, Family] = {f.key: f for f in FAMILIES}
@@ -457,9 +566,11 @@ def _member(f: Family) -> str:
         text = f"`{f.key}_n`"
     else:
         text = f"`{f.key}`"
-    if f.param is not None:
-        text += f" ({f.param.name} = {f.param.default:g})"
-    return text
+    extra = [] if f.param is None else [f"{f.param.name} = {f.param.default:g}"]
+    for o in f.options:
+        extra.append(f"{o.name} required" if o.required else
+                     f"{o.name} = {bool(o.default) if o.flag else format(o.default, 'g')}")
+    return text + (f" ({'; '.join(extra)})" if extra else "")
 
 
 def measure_table() -> str:

@@ -7,8 +7,9 @@ per query, on random cases (:func:`tests.core._gen.random_case`):
 * ``pytrec_eval``: trec_eval 9.0.8's C code (fasteval runs with ``compat=9``); ties
   broken as trec_eval breaks them, so cases have ties.
 * ``ranx`` / ``ir_measures``: their own code (ir_measures' providers: its Judged
-  provider, cwl_eval for RBP(rel=k), gdeval for ERR and exponential nDCG). Cases without
-  ties where the tool orders them its own way (``ties=False``).
+  provider, cwl_eval for RBP(rel=k) and the C/W/L measures, its compat provider for
+  Compat, pytrec_eval for nDCG(gains)@k, gdeval for ERR and exponential nDCG). Cases
+  without ties where the tool orders them its own way (``ties=False``).
 * ``gdeval``: gdeval.pl (shipped with ir_measures), run through ir_measures; it reads
   numeric topic ids only and prints five decimals.
 * ``hand``: no tool computes it; ``test`` names the tests with hand-worked values (or
@@ -74,7 +75,7 @@ REFERENCES: dict[str, tuple[Ref, ...]] = {
     "ndcg": (_pt("ndcg"), _ir("nDCG(gains={0:0,1:1,2:5,3:2})")),
     "ndcg_rel": (_pt("ndcg_rel"),),
     "Rndcg": (_pt("Rndcg"),),
-    "ndcg_cut": (_pt("ndcg_cut_10"),),
+    "ndcg_cut": (_pt("ndcg_cut_10"), _ir("nDCG(gains={0:0,1:1,2:5,3:2})@10", ties=True)),
     "map_cut": (_pt("map_cut_10"),),
     "relative_P": (_pt("relative_P_5"),),
     "success": (_pt("success_5"),),
@@ -84,7 +85,8 @@ REFERENCES: dict[str, tuple[Ref, ...]] = {
     "set_map": (_pt("set_map"),),
     "set_F": (_pt("set_F"),),
     "num_nonrel_judged_ret": (_pt("num_nonrel_judged_ret"),),
-    "rbp": (_ir("RBP(rel=2)", ties=False), Ref("hand", test=_CONFORMANCE)),
+    "rbp": (_ir("RBP(rel=2)", ties=False), _ir("RBP(rel=1,p=0.99)"),
+            Ref("hand", test=_CONFORMANCE)),
     "rbp_resid": (Ref("hand", test=_CONFORMANCE),),
     "unj": (Ref("hand", test=_CONFORMANCE),),
     "ndcg_burges": (_rx("ndcg_burges"),),
@@ -101,4 +103,14 @@ REFERENCES: dict[str, tuple[Ref, ...]] = {
     "set_judged": (_ir("Judged"),),
     "set_P_cut": (Ref("hand", test="tests/core/test_more_measures.py"),),
     "P_judged": (_ir("P(judged_only=True)@5", ties=True), _ir("P(judged_only=True,rel=2)@10")),
+    "inst": (_ir("INST(max_rel=3)"), _ir("INST(T=2.0,max_rel=2)")),
+    "insq": (_ir("INSQ(max_rel=3)"), _ir("INSQ(T=3.0,max_rel=2)")),
+    "bpm": (_ir("BPM(max_rel=3)@10"), _ir("BPM(T=2.0,max_rel=2)@5")),
+    "sdcg": (_ir("SDCG(max_rel=3)@10"), _ir("SDCG(min_rel=1,max_rel=2)@20")),
+    "nerr8": (_ir("NERR8(max_rel=3)@10"),),
+    "nerr9": (_ir("NERR9(max_rel=3)@10"),),
+    "nerr10": (_ir("NERR10(max_rel=3)"), _ir("NERR10(p=0.5,max_rel=2)")),
+    "nerr11": (_ir("NERR11(max_rel=3)"), _ir("NERR11(T=2.0,max_rel=2)")),
+    "compat": (_ir("Compat"), _ir("Compat(p=0.8)")),
+    "compat_raw": (_ir("Compat(normalize=False)"),),
 }

@@ -13,8 +13,10 @@ from fasteval.measures.registry import LENGTH
 
 # every numeric family of the registry with its default parameters, and at a small cutoff
 ALL = parse_measures(
-    [f.key for f in FAMILIES if f.params != LENGTH]
-    + [f"{f.key}@3" for f in FAMILIES if f.cutoff]
+    [f.sample() for f in FAMILIES if f.params != LENGTH]
+    + [f.sample(3) for f in FAMILIES if f.cutoff]
+    + ["RBP(rel=1, residual=True)", "INST(max_rel=2, residual=True)",
+       "SDCG(min_rel=1, max_rel=3, residual=True)@3", "nDCG(gains={0: 0, 1: 2, 2: 1})@3"]
 )
 BOUNDED = {f.key for f in FAMILIES if f.bounded}
 COUNTS = {f.key for f in FAMILIES if f.integer}
@@ -73,7 +75,7 @@ def test_values_in_range(case) -> None:
 @given(cases(), st.integers(1, 5))
 def test_unjudged_docs_below_cutoff_do_not_change_cutoff_measures(case, k) -> None:
     qrels, run = case
-    at_k = parse_measures([f"{f.key}@{k}" for f in FAMILIES if f.cutoff])
+    at_k = parse_measures([f.sample(k) for f in FAMILIES if f.cutoff])
     base = _values(qrels, run, at_k)
     low = float(run["score"].min()) - 1.0
     extra = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["zz1", "zz2", "zz3"],

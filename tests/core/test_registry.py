@@ -50,7 +50,9 @@ def test_every_alias_parses_to_its_family() -> None:
     for f in FAMILIES:
         for alias in f.aliases:
             cut = "0.5" if f.params == FLOAT_CUTS else "10"
-            name = alias.name.replace("@k", f"@{cut}")
+            required = [f"{o.name}=3" for o in f.options if o.required]
+            args = f"({', '.join(required)})" if required else ""
+            name = alias.name.removesuffix("@k") + args + (f"@{cut}" if alias.cut else "")
             for spelling in (name, name.lower(), name.upper()):
                 if spelling in BY_KEY and spelling != f.key:
                     continue  # a family key wins over an alias spelled alike (F1 vs f1)
@@ -63,8 +65,9 @@ def test_every_alias_parses_to_its_family() -> None:
 def test_every_cutoff_family_takes_at_k() -> None:
     for f in FAMILIES:
         if f.cutoff:
-            assert parse_measure(f"{f.key}@7") == Measure(f.key, cutoff=7)
-            assert f"{f.key}@{(f.default or (10,))[0]}" in known_names()
+            required = tuple((o.name, 3.0) for o in f.options if o.required)
+            assert parse_measure(f.sample(7)) == Measure(f.key, cutoff=7, options=required)
+            assert f.sample((f.default or (10,))[0]) in known_names()
 
 
 def test_parameter_ranges_come_from_the_registry() -> None:
