@@ -84,6 +84,7 @@ def score_batch(
     compat: int = 10,
     num_docs: float = 0.0,
     trec_eval_names: bool = False,
+    parallel: bool | None = None,
 ) -> np.ndarray:
     """Values ``[n_queries, n_measures]`` for a prepared batch (one kernel call).
 
@@ -102,6 +103,9 @@ def score_batch(
     ``utility.a,b,c,d`` keeps the placeholder's value (``b`` for its one nonrelevant
     document, plus the ``c``/``d`` terms). ``fasteval trec-eval`` passes it; the API
     gives the intended 0.
+
+    ``parallel``: the variant of the score pass (see
+    :func:`fasteval.kernels.ranking.score_queries`; None: by the batch's size).
     """
     n = len(batch.qidx)
     out = np.empty((n, len(measures)), dtype=np.float64)
@@ -120,7 +124,7 @@ def score_batch(
                           num_docs=float(num_docs))
         if len(measures) and n:
             score_queries(batch.labels, batch.offsets, pq.grades, gstart, gend, plan, out,
-                          numba.get_num_threads())
+                          numba.get_num_threads(), parallel=parallel)
     if not batch.present.all():
         _score_filled(out, ~batch.present, measures, compat, trec_eval_names)
     return out
@@ -209,7 +213,8 @@ class Evaluator:
     Parameters
     ----------
     qrels : table, path or dict
-        Anything :func:`fasteval.read_qrels` reads.
+        Anything :func:`fasteval.read_qrels` reads, or qrels prepared already
+        (a :class:`fasteval.prepare.PreparedQrels`).
     measures : str or list of str / Measure
         Measure names in any dialect (``"ndcg@10"``, ``"ndcg_cut_10"``, ``"nDCG@10"``).
     relevance_level : int, default 1
@@ -287,7 +292,8 @@ class Evaluator:
         self.duplicates = duplicates
         self.num_docs = num_docs
         self.compat = compat
-        self.qrels = prepare_qrels(_load_qrels(qrels))
+        self.qrels = (qrels if isinstance(qrels, PreparedQrels)
+                      else prepare_qrels(_load_qrels(qrels)))
         self.report: Report = Report()
 
     @property

@@ -33,18 +33,26 @@ class BatchResult:
     stats: JobStats
 
 
-def make_evaluator(qrels, measures, *, after_read=None, **options):
+def make_evaluator(qrels, measures, *, after_read=None, sources=None, qrels_cache=False,
+                   **options):
     """An :class:`fasteval.Evaluator` for ``qrels`` (a path or a table).
 
     A qrels file is read while the kernels load on a background thread
     (:func:`fasteval._warmup.warm_up`, joined before the qrels are prepared), and without the
     reader's duplicate check: preparing the qrels finds repeated judgments anyway, and only
     then is the file read again for the reader's message, which names the file and the line.
-    ``after_read`` (optional) is called once the qrels table is in memory, before it is
-    prepared: a job starts reading its first run there, beside the preparation. Standard
-    input (``-``), a FIFO or a device is read once into memory
-    (:func:`fasteval.batch.discover.read_once`).
+    ``after_read`` (optional) is called once the qrels table is in memory, before the
+    kernels are ready: a job starts reading its first run there, beside the loading and the
+    preparation. ``sources`` (optional, the job's :class:`fasteval.batch.discover.RunSource`
+    list) tells the background thread the runs' sizes, so that it loads only the kernels
+    the job calls. Standard input (``-``), a FIFO or a device is read once into memory
+    (:func:`fasteval.batch.discover.read_once`). ``qrels_cache=True``: a regular file's
+    prepared qrels are taken from :mod:`fasteval.batch.qrels_cache` when it holds them for
+    the file as it is now, and put there otherwise (written on a background thread:
+    :func:`fasteval.batch.qrels_cache.wait` before the process ends).
     """
+    import warnings
+
     import fasteval
     from fasteval._warmup import warm_up
     from fasteval.errors import DuplicateJudgmentError
@@ -53,22 +61,69 @@ def make_evaluator(qrels, measures, *, after_read=None, **options):
         if after_read is not None:
             after_read()
         return fasteval.Evaluator(qrels, measures, **options)
-    warming = warm_up()
+    warming = warm_up(_warm_job(qrels, measures, sources, options))
+    cache = ident = parts = table = None
+    caught: list = []
     try:
         once = read_once(qrels)  # standard input, a FIFO: read once, kept for a second read
         fmt = stream_format(once.name) if once is not None else None
-        table = fasteval.read_qrels(_again(once) if once is not None else qrels, format=fmt,
-                                    duplicates="ignore")
+        if qrels_cache and once is None and _file_size(qrels) >= QRELS_CACHE_MIN_BYTES:
+            from fasteval.batch import qrels_cache as cache
+
+            ident = cache.identity(qrels, fmt)  # before reading: a later change is seen
+            parts = cache.load(qrels, fmt) if ident is not None else None
+        if parts is None:
+            with warnings.catch_warnings(record=True) as caught:
+                table = fasteval.read_qrels(_again(once) if once is not None else qrels,
+                                            format=fmt, duplicates="ignore")
+            for w in caught:  # shown as the reader shows them; an entry skips the reader
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
+        if after_read is not None:  # reads beside the loading of the kernels
+            after_read()
     finally:
         warming.join()
-    if after_read is not None:
-        after_read()
+    if parts is not None:
+        return fasteval.Evaluator(cache.restore(parts), measures, **options)
     try:
-        return fasteval.Evaluator(table, measures, **options)
+        evaluator = fasteval.Evaluator(table, measures, **options)
     except DuplicateJudgmentError:
         # raises the reader's error (file, line, pair)
         fasteval.read_qrels(_again(once) if once is not None else qrels, format=fmt)
         raise
+    if ident is not None and not caught:
+        cache.store_in_background(evaluator.qrels, ident)
+    return evaluator
+
+
+QRELS_CACHE_MIN_BYTES = 1 << 20
+"""Qrels files smaller than this (some 50,000 judgments in TREC text) are prepared in
+milliseconds: the cache is not consulted for them (nor its module loaded)."""
+
+
+def _file_size(path) -> int:
+    try:
+        return os.path.getsize(path)
+    except (OSError, TypeError, ValueError):
+        return 0
+
+
+def _warm_job(qrels, measures, sources, options):
+    """What :func:`fasteval._warmup.warm_up` is told of a job: its measures and options,
+    and the bounds on its sizes known without reading (parquet footers, file sizes)."""
+    from fasteval._warmup import Job, rows_bounds
+
+    q_lo, q_hi = rows_bounds(qrels)
+    r_lo = r_hi = None
+    if sources:
+        bounds = [(s.rows, s.rows) if s.kind in ("parquet", "frame") and s.rows >= 0
+                  else rows_bounds(s.files[0]) if s.kind == "file" and s.files
+                  else (None, None) for s in sources]
+        known = [lo for lo, _ in bounds if lo is not None]
+        r_lo = max(known) if known else None
+        r_hi = None if any(hi is None for _, hi in bounds) else max(hi for _, hi in bounds)
+    names = tuple(measures) if isinstance(measures, list | tuple) else (measures,)
+    return Job(measures=names, options=dict(options), qrels_rows=q_hi, qrels_rows_at_least=q_lo,
+               run_rows=r_hi, run_rows_at_least=r_lo)
 
 
 def _again(data: io.BytesIO) -> io.BytesIO:

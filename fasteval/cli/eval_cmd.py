@@ -79,6 +79,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="with --engine ray: qrels that take at most SIZE prepared (default 1GiB) are "
                         "shared whole through Ray's object store; larger ones are co-partitioned "
                         "with the runs by query")
+    p.add_argument("--no-qrels-cache", action="store_true",
+                   help="neither read nor write the cache of prepared qrels (large qrels files are "
+                        "kept prepared under $FASTEVAL_CACHE_DIR, default ~/.cache/fasteval, keyed on "
+                        "the file's path, inode, size and times)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary note on stderr")
     p.add_argument("--log-json", action="store_true", help="print a one-line JSON summary on stderr")
     return p
@@ -103,6 +107,15 @@ def _check_args(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``fasteval eval``."""
+    try:
+        return _run(args)
+    finally:
+        cache = sys.modules.get("fasteval.batch.qrels_cache")
+        if cache is not None:
+            cache.wait()  # an entry being written is finished, not left half-written
+
+
+def _run(args: argparse.Namespace) -> int:
     import fasteval
     from fasteval.batch.api import job_progress, make_evaluator, write_table_atomic
     from fasteval.batch.discover import discover_all
@@ -136,6 +149,8 @@ def run(args: argparse.Namespace) -> int:
         args.qrels,
         measures,
         after_read=read_first_run,
+        sources=sources,
+        qrels_cache=not args.no_qrels_cache,
         relevance_level=args.relevance_level,
         max_docs=args.max_docs,
         complete=args.complete,

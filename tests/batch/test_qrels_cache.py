@@ -1,0 +1,248 @@
+"""The cache of prepared qrels behind ``fasteval eval``: a hit gives exactly what reading the
+file gives, a changed file is never served from it, ``--no-qrels-cache`` neither reads nor
+writes it, a damaged entry is ignored and replaced, and only settled, warning-free, large
+qrels are kept."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import warnings
+
+import numpy as np
+import polars as pl
+import pytest
+
+import fasteval
+from fasteval.batch import qrels_cache as C
+from fasteval.cli import main
+from fasteval.datasets import SynthSpec, generate
+from fasteval.errors import DataWarning
+
+M = ["ndcg@10", "map", "P@5", "recip_rank", "bpref", "num_rel", "gm_map"]
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """An empty cache folder; every table prepared by the kernels (as large qrels are), and
+    files settled at once (the tests write them just before)."""
+    monkeypatch.setenv("FASTEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr("fasteval.prepare.small.SMALL_ROWS", 0)
+    monkeypatch.setattr("fasteval.batch.api.QRELS_CACHE_MIN_BYTES", 0)
+    monkeypatch.setattr(C, "SETTLE_SECONDS", 0.0)
+    return tmp_path / "cache" / "qrels"
+
+
+def _write_trec_qrels(df: pl.DataFrame, path) -> None:
+    lines = [f"{q} 0 {d} {r}" for q, d, r in df.select("query_id", "doc_id", "relevance").iter_rows()]
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture
+def files(tmp_path):
+    qrels, runs = generate(SynthSpec(queries=150, depth=30, runs=1, seed=3, judged=12))
+    qrels = qrels.with_columns(pl.col("relevance").clip(0, 1))  # one digit: a rewrite keeps the size
+    q = tmp_path / "qrels.txt"
+    _write_trec_qrels(qrels, q)
+    run = tmp_path / "run.parquet"
+    next(iter(runs.values())).write_parquet(run)
+    return q, run
+
+
+def _eval(q, run, out, *extra) -> str:
+    args = ["eval", str(q), str(run), *sum((["-m", m] for m in M), []), "-q", "--format", "csv",
+            "-o", str(out), "--quiet", *extra]
+    assert main(args) == 0
+    return out.read_text()
+
+
+def _entries(folder) -> list:
+    return sorted(folder.glob("*.qrels")) if folder.exists() else []
+
+
+def _no_reading(monkeypatch):
+    def refuse(*a, **k):
+        raise AssertionError("the qrels file was read")
+
+    monkeypatch.setattr(fasteval, "read_qrels", refuse)
+
+
+def test_hit_gives_what_reading_gives(cache, files, tmp_path, monkeypatch):
+    q, run = files
+    fresh = _eval(q, run, tmp_path / "fresh.csv", "--no-qrels-cache")
+    options = ("-c", "-J", "-M", "20", "-l", "1")
+    fresh_options = _eval(q, run, tmp_path / "fresh_o.csv", "--no-qrels-cache", *options)
+    assert not _entries(cache)
+    assert _eval(q, run, tmp_path / "miss.csv") == fresh  # read, prepared, stored
+    assert len(_entries(cache)) == 1
+    _no_reading(monkeypatch)
+    assert _eval(q, run, tmp_path / "hit.csv") == fresh
+    assert _eval(q, run, tmp_path / "hit_o.csv", *options) == fresh_options
+
+
+@pytest.mark.parametrize("int_ids", [False, True])
+def test_entry_round_trip_is_exact(cache, int_ids, tmp_path):
+    """Every array of the prepared qrels comes back with its values, dtype, shape,
+    writability and layout (numba compiles one variant per array type), every series
+    with its dtype and values; and a text run scores the same against either."""
+    from fasteval.evaluation import Evaluator
+    from fasteval.kernels import prepare as K
+    from fasteval.prepare import check_qrels_table
+    from fasteval.prepare.qrels import _prepare_qrels_kernels
+
+    qrels, runs = generate(SynthSpec(queries=80, depth=20, runs=1, seed=4, judged=10, int_ids=int_ids))
+    path = tmp_path / "qrels.parquet"
+    qrels.write_parquet(path)
+    ident = C.identity(path)
+    pq = _prepare_qrels_kernels(check_qrels_table(fasteval.read_qrels(path)))
+    assert C.store(pq, ident)
+    back = C.restore(C.load(path))
+
+    def same(a, b, name):
+        if isinstance(a, np.ndarray):
+            assert (a.dtype, a.shape, a.flags.writeable, a.flags.c_contiguous) == \
+                (b.dtype, b.shape, b.flags.writeable, b.flags.c_contiguous), name
+            np.testing.assert_array_equal(a, b, err_msg=name)
+        elif isinstance(a, pl.Series):
+            assert a.dtype == b.dtype and a.name == b.name and a.equals(b), name
+        elif isinstance(a, tuple):
+            for i, (x, y) in enumerate(zip(a, b, strict=True)):
+                same(x, y, f"{name}[{i}]")
+        else:
+            assert a == b, name
+
+    for obj, other in ((pq, back), (pq.index, back.index)):
+        for f in dataclasses.fields(obj):
+            if f.name not in ("index", "frame", "_alt"):
+                same(getattr(obj, f.name), getattr(other, f.name), f.name)
+    run = next(iter(runs.values()))
+    text_run = run.with_columns(pl.col("query_id").cast(pl.Utf8), pl.col("doc_id").cast(pl.Utf8))
+    for r in (run, text_run):
+        expected = Evaluator(pq, M).evaluate(r)
+        compiled = {name: len(k.signatures) for name, k in vars(K).items() if hasattr(k, "signatures")}
+        assert Evaluator(back, M).evaluate(r).equals(expected)
+        # the same kernel variants served both: nothing compiled for the restored arrays
+        assert compiled == {name: len(k.signatures) for name, k in vars(K).items()
+                            if hasattr(k, "signatures")}
+
+
+def test_changed_file_is_never_served(cache, files, tmp_path):
+    """Rewritten with the same size and its old modification time put back: the status
+    change time still tells, and the new content is scored."""
+    q, run = files
+    old = _eval(q, run, tmp_path / "old.csv")
+    assert len(_entries(cache)) == 1
+    st = os.stat(q)
+    text = q.read_text()
+    flipped = "\n".join(line[:-1] + ("1" if line[-1] == "0" else "0") for line in text.splitlines())
+    q.write_text(flipped + "\n")
+    os.utime(q, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(q).st_size == st.st_size and os.stat(q).st_mtime_ns == st.st_mtime_ns
+    new = _eval(q, run, tmp_path / "new.csv")
+    assert new != old
+    assert new == _eval(q, run, tmp_path / "fresh.csv", "--no-qrels-cache")
+
+
+def test_no_qrels_cache_neither_reads_nor_writes(cache, files, tmp_path, monkeypatch):
+    q, run = files
+    _eval(q, run, tmp_path / "a.csv", "--no-qrels-cache")
+    assert not _entries(cache)
+    _eval(q, run, tmp_path / "b.csv")
+    assert len(_entries(cache)) == 1
+
+    def refuse(*a, **k):
+        raise AssertionError("the cache was used")
+
+    monkeypatch.setattr(C, "load", refuse)
+    monkeypatch.setattr(C, "store", refuse)
+    assert _eval(q, run, tmp_path / "c.csv", "--no-qrels-cache") == (tmp_path / "a.csv").read_text()
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "header", "empty"])
+def test_damaged_entry_is_ignored_and_replaced(cache, files, tmp_path, damage):
+    q, run = files
+    good = _eval(q, run, tmp_path / "good.csv")
+    (entry,) = _entries(cache)
+    data = entry.read_bytes()
+    entry.write_bytes({"garbage": b"\x00garbage" * 100, "truncated": data[: len(data) // 2],
+                       "header": data[:20] + b"{" + data[21:], "empty": b""}[damage])
+    assert C.load(q) is None
+    assert _eval(q, run, tmp_path / "again.csv") == good
+    assert C.load(q) is not None  # written anew
+    assert _eval(q, run, tmp_path / "hit.csv") == good
+
+
+def test_entry_of_another_identity_is_not_taken(cache, files, tmp_path):
+    """An entry renamed to stand for another file is refused (the identity inside it is compared)."""
+    q, run = files
+    good = _eval(q, run, tmp_path / "good.csv")
+    other = tmp_path / "other.txt"
+    other.write_text(q.read_text().replace(" 1\n", " 0\n"))
+    (entry,) = _entries(cache)
+    entry.rename(C._entry_path(C.identity(other)))
+    assert C.load(other) is None
+    assert _eval(other, run, tmp_path / "other.csv") == \
+        _eval(other, run, tmp_path / "other2.csv", "--no-qrels-cache") != good
+
+
+def test_recent_small_or_warning_qrels_are_not_kept(cache, files, tmp_path, monkeypatch, capsys):
+    q, run = files
+    monkeypatch.setattr(C, "SETTLE_SECONDS", 3600.0)  # changed within the hour: not settled
+    _eval(q, run, tmp_path / "a.csv")
+    assert not _entries(cache)
+    monkeypatch.setattr(C, "SETTLE_SECONDS", 0.0)
+    monkeypatch.setattr("fasteval.prepare.small.SMALL_ROWS", 100_000)  # prepared by polars
+    _eval(q, run, tmp_path / "b.csv")
+    assert not _entries(cache)
+    monkeypatch.setattr("fasteval.prepare.small.SMALL_ROWS", 0)
+    read = fasteval.read_qrels
+
+    def warning_read(*a, **k):
+        warnings.warn(DataWarning("qrels: something to say"), stacklevel=2)
+        return read(*a, **k)
+
+    monkeypatch.setattr(fasteval, "read_qrels", warning_read)
+    capsys.readouterr()
+    _eval(q, run, tmp_path / "c.csv")
+    assert "fasteval: warning: qrels: something to say" in capsys.readouterr().err  # shown once
+    assert not _entries(cache)  # a hit would skip the reader and its warning
+    assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text() == \
+        (tmp_path / "c.csv").read_text()
+
+
+def test_folder_is_trimmed_oldest_first(cache, files, tmp_path, monkeypatch):
+    q, run = files
+    _eval(q, run, tmp_path / "a.csv")
+    (first,) = _entries(cache)
+    os.utime(first, (1, 1))  # last used long ago
+    q2 = tmp_path / "qrels2.txt"
+    q2.write_text(q.read_text())
+    monkeypatch.setattr(C, "MAX_TOTAL_BYTES", first.stat().st_size + 1)
+    _eval(q2, run, tmp_path / "b.csv")
+    (kept,) = _entries(cache)
+    assert kept != first and C.load(q2) is not None and C.load(q) is None
+
+
+def test_small_files_do_not_consult_the_cache(tmp_path, monkeypatch):
+    """A small qrels file (prepared by polars in milliseconds) is read as it always was."""
+    monkeypatch.setenv("FASTEVAL_CACHE_DIR", str(tmp_path / "cache"))
+
+    def refuse(*a, **k):
+        raise AssertionError("the cache was consulted")
+
+    monkeypatch.setattr(C, "identity", refuse)
+    out = tmp_path / "out.csv"
+    assert main(["eval", "datasets/trec/qrels.test", "datasets/trec/results.test", "-m", "map",
+                 "-o", str(out), "--quiet"]) == 0
+    assert "map" in out.read_text()
+    assert not (tmp_path / "cache").exists()
+
+
+def test_cache_folder_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("FASTEVAL_CACHE_DIR", str(tmp_path / "a"))
+    assert C.cache_dir() == tmp_path / "a" / "qrels"
+    monkeypatch.delenv("FASTEVAL_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
+    assert C.cache_dir() == tmp_path / "x" / "fasteval" / "qrels"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")  # not absolute: ignored, as the spec says
+    assert C.cache_dir() == C.Path.home() / ".cache" / "fasteval" / "qrels"
