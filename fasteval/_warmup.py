@@ -158,6 +158,9 @@ _PROFILE_MEASURES = ["ndcg@10", "map", "P@10", "recall@100", "recip_rank"]
 _GENERIC_MEASURES = ["bpref", "ndcg", "infAP", "rbp", "num_ret"]
 """Need the family functions: the generic score pass."""
 
+_MODEL_MEASURES = ["INST(max_rel=3)", "RBP(rel=1)", "Compat", "bpref"]
+"""User-model measures (C/W/L, Compatibility): the generic pass with the model functions."""
+
 _EXPECTED_MEASURES = ["ndcg@10", "map", "P@10", "recip_rank", "ndcg", "num_ret"]
 """``tie_break="expected"``: the expected-value passes and the tie-group kernels."""
 
@@ -170,7 +173,8 @@ def compile_kernels(report: Callable[[str, float], None] | None = None) -> list[
     polars), then for text ids and for integer ids, a small job (the serial score passes)
     and one of 700k rows (the blocked, threaded preparation and the parallel passes), each
     with measures answered from profiles and with measures that need the family functions;
-    with text ids, both sizes again with ``tie_break="expected"`` (the tie-group kernels and
+    with text ids, both sizes again with user-model measures (C/W/L, Compatibility) and
+    with ``tie_break="expected"`` (the tie-group kernels and
     the expected-value passes); then ``fasteval fuse``'s kernels, for text and for integer
     ids. Returns the names of the jobs run; ``report(name,
     seconds)`` is called after each.
@@ -209,6 +213,9 @@ def compile_kernels(report: Callable[[str, float], None] | None = None) -> list[
             step(f"{kind} ids, small run, {what} measures", lambda ev=ev, r=small: ev.evaluate(r))
             step(f"{kind} ids, {run.height:,} rows, {what} measures", lambda ev=ev, r=run: ev.evaluate(r))
         if not int_ids:  # the tie kernels take either kind of id alike
+            ev = Evaluator(qrels, _MODEL_MEASURES)
+            step("small run, user-model measures", lambda ev=ev, r=small: ev.evaluate(r))
+            step(f"{run.height:,} rows, user-model measures", lambda ev=ev, r=run: ev.evaluate(r))
             ev = Evaluator(qrels, _EXPECTED_MEASURES, tie_break="expected")
             step("small run, expected values over ties", lambda ev=ev, r=small: ev.evaluate(r))
             step(f"{run.height:,} rows, expected values over ties", lambda ev=ev, r=run: ev.evaluate(r))

@@ -27,7 +27,7 @@ from fasteval.kernels._jit import njit
 from fasteval.kernels.cwl import compat as _compat
 from fasteval.kernels.cwl import cwl_value as _cwl_value
 from fasteval.measures.plan import FULL as _FULL
-from fasteval.measures.plan import MODE_DCG, MODE_REL, Plan
+from fasteval.measures.plan import MODE_DCG, MODE_MODEL, MODE_REL, Plan
 from fasteval.measures.registry import Code
 
 NONPOOL = -1
@@ -443,14 +443,36 @@ def _binG(lab, s, e, level, nrel):
 
 
 @njit(inline="always", **_JIT)
-def _one(plan, j, lab, s, e, grades, gs, ge, work, iwork):
+def _one_model(plan, j, lab, s, e, grades, gs, ge, work, iwork):
+    """Slot ``j``'s value for one query, for the user-model families
+    (:data:`fasteval.measures.plan.MODE_MODEL`: C/W/L measures, RBP(rel=k), Compatibility;
+    :mod:`fasteval.kernels.cwl`). ``work`` and ``iwork`` are the thread's scratch for the
+    families that declare ``NEEDS_WORK``."""
+    code = plan.codes[j]
+    k = plan.cuts[j]
+    p = plan.params[j]
+    level = plan.levels[j]
+    vec = plan.vec
+    vs = plan.voff[j]
+    if code == Code.RBP:  # binary gains at the measure's rel; options: residual
+        return _cwl_value(code, lab, s, e, k, p, 0.0, 1.0, level, vec[vs] > 0.0)
+    if code == Code.COMPAT or code == Code.COMPAT_RAW:
+        return _compat(lab, s, e, grades, gs, ge, level, p, code == Code.COMPAT, work, iwork)
+    if (code == Code.INST or code == Code.INSQ or code == Code.BPM or code == Code.SDCG
+            or code == Code.NERR8 or code == Code.NERR9 or code == Code.NERR10
+            or code == Code.NERR11):  # options: min_rel, max_rel, residual
+        return _cwl_value(code, lab, s, e, k, p, vec[vs], vec[vs + 1], -1, vec[vs + 2] > 0.0)
+    return np.nan
+
+
+@njit(inline="always", **_JIT)
+def _one(plan, j, lab, s, e, grades, gs, ge):
     """Slot ``j``'s value for one query, by its family's kernel function (the families
     that no profile answers; see :data:`fasteval.measures.plan.MODE_FAMILY`).
 
     Each family is reached through its constant in :class:`Code`; a family without a
     branch here (or in a profile reader) is refused by the planner
-    (:func:`implemented_codes`), so the NaN at the end is never returned. ``work`` and
-    ``iwork`` are the thread's scratch for the families that declare ``NEEDS_WORK``.
+    (:func:`implemented_codes`), so the NaN at the end is never returned.
     """
     code = plan.codes[j]
     k = plan.cuts[j]
@@ -512,16 +534,8 @@ def _one(plan, j, lab, s, e, grades, gs, ge, work, iwork):
                             whole)
     if code == Code.NUM_NONREL_JUDGED_RET:
         return float(_count_below(lab, s, e, n, 0, level - 1))
-    if code == Code.RBP:  # level -1: trec_eval's graded rbp; else C/W/L's, binary at rel
-        if level >= 0:
-            return _cwl_value(code, lab, s, e, k, p, 0.0, 1.0, level, vec[vs] > 0.0)
+    if code == Code.RBP:  # trec_eval's graded rbp (RBP(rel=k) is _one_model's)
         return _rbp(lab, s, e, p, grades, gs, ge, cl, cv, cs, ce)
-    if (code == Code.INST or code == Code.INSQ or code == Code.BPM or code == Code.SDCG
-            or code == Code.NERR8 or code == Code.NERR9 or code == Code.NERR10
-            or code == Code.NERR11):
-        return _cwl_value(code, lab, s, e, k, p, vec[vs], vec[vs + 1], -1, vec[vs + 2] > 0.0)
-    if code == Code.COMPAT or code == Code.COMPAT_RAW:
-        return _compat(lab, s, e, grades, gs, ge, level, p, code == Code.COMPAT, work, iwork)
     if code == Code.RBP_RESID:
         return _rbp_resid(lab, s, e, 0.9)
     if code == Code.UNJ:
@@ -647,7 +661,7 @@ def _dcg_profile(lab, s, d, grades, gs, gd, exp_gain, floor, cdcg, cidcg):
     _running_dcg(grades, gs, gd, exp_gain, floor, cidcg)
 
 
-_DISPATCH = (_one, _from_rel_profile)
+_DISPATCH = (_one, _one_model, _from_rel_profile)
 """The functions that branch on family codes: :func:`implemented_codes` reads them (and
 the DCG branch of the score pass, :data:`_DCG_CODES`)."""
 
@@ -657,7 +671,8 @@ _DCG_CODES = (Code.NDCG_CUT, Code.NDCG_BURGES_CUT, Code.DCG, Code.DCG_BURGES)
 
 def implemented_codes() -> frozenset[int]:
     """The family codes some kernel computes: those whose :class:`Code` constant a
-    dispatch function (``_one`` or a profile reader) names. The planner refuses the rest.
+    dispatch function (``_one``, ``_one_model`` or a profile reader) names. The planner
+    refuses the rest.
 
     Examples
     --------
@@ -727,7 +742,8 @@ def score_queries(labels, offsets, grades, gstart, gend, plan, out, n_threads, p
     if parallel is None:
         parallel = labels.shape[0] >= SERIAL_ROWS
     threads = max(1, int(n_threads)) if parallel else 1
-    kernel = _score_pass(plan.generic, bool(parallel))
+    model = plan.model
+    kernel = _score_pass(plan.generic or model, model, bool(parallel))
     lw = max(longest, judged) if plan.work else 0
     # per-thread scratch, allocated here so that it outlives the parallel pass (see _borrow)
     kernel(labels, offsets, grades, gstart, gend, plan, out,
@@ -739,16 +755,18 @@ def score_queries(labels, offsets, grades, gstart, gend, plan, out, n_threads, p
            np.empty((threads, lw + 1), dtype=np.int64))
 
 
-def _score_pass(generic: bool, parallel: bool):
+def _score_pass(generic: bool, model: bool, parallel: bool):
     """The pass of :func:`score_queries` (scratch given by the caller), compiled on first use.
 
     ``generic``: slots that no profile answers call their family function (``_one``, most of
     the compile time); without it such slots would be NaN, so it is chosen whenever a slot
-    needs it. ``parallel``: a ``prange`` over queries, else one thread. Each of the four
-    variants has its own cache entry (the flags are closure constants, which numba folds
-    and keys its cache on).
+    needs it. ``model``: slots of the user-model families (:data:`MODE_MODEL`) call
+    ``_one_model`` (only with ``generic``: a job without such a slot never compiles
+    :mod:`fasteval.kernels.cwl`). ``parallel``: a ``prange`` over queries, else one thread.
+    Each of the six variants has its own cache entry (the flags are closure constants,
+    which numba folds and keys its cache on).
     """
-    key = (generic, parallel)
+    key = (generic, model, parallel)
     if key in _PASSES:
         return _PASSES[key]
 
@@ -820,11 +838,14 @@ def _score_pass(generic: bool, parallel: bool):
                     else:  # NDCG_CUT, NDCG_BURGES_CUT
                         idcg = cidcg[tid, min(k, gd)]
                         out[q, j] = cdcg[tid, min(k, dd)] / idcg if idcg > 0.0 else 0.0
+                elif model and mode == MODE_MODEL:
+                    out[q, j] = _one_model(bplan, j, labels, s, e, grades, gs, ge, work[tid],
+                                           iwork[tid])
                 elif generic:
-                    out[q, j] = _one(bplan, j, labels, s, e, grades, gs, ge, work[tid],
-                                     iwork[tid])
+                    out[q, j] = _one(bplan, j, labels, s, e, grades, gs, ge)
 
-    _pass.__qualname__ = f"_score_pass_{'generic' if generic else 'profiles'}_{'parallel' if parallel else 'serial'}"
+    kind = ("generic_model" if model else "generic") if generic else "profiles"
+    _pass.__qualname__ = f"_score_pass_{kind}_{'parallel' if parallel else 'serial'}"
     _pass.__name__ = _pass.__qualname__
     kernel = njit(cache=True, parallel=parallel, error_model="numpy")(_pass)
     _PASSES[key] = kernel

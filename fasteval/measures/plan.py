@@ -22,8 +22,10 @@ from fasteval.measures.registry import (
     NEEDS_MAX_GRADE,
     NEEDS_WORK,
     PROFILE_DCG,
+    PROFILE_MODEL,
     PROFILE_REL,
     PROFILE_REL_FULL,
+    REL_BINARY,
     VECTOR,
 )
 
@@ -33,10 +35,14 @@ MODE_REL = 1
 """A slot read off the relevance profile (running relevant count and precision sum)."""
 MODE_DCG = 2
 """A slot read off the running DCG profiles (of the ranking and of the ideal one)."""
+MODE_MODEL = 3
+"""A slot answered by a user-model function of :mod:`fasteval.kernels.cwl` (C/W/L measures,
+Compatibility): compiled into the score pass only when a plan has such a slot."""
 FULL = -1
 """Profile depth: the whole ranking."""
 
-_MODES = {PROFILE_REL: MODE_REL, PROFILE_REL_FULL: MODE_REL, PROFILE_DCG: MODE_DCG}
+_MODES = {PROFILE_REL: MODE_REL, PROFILE_REL_FULL: MODE_REL, PROFILE_DCG: MODE_DCG,
+          PROFILE_MODEL: MODE_MODEL}
 
 
 class Plan(NamedTuple):
@@ -47,7 +53,7 @@ class Plan(NamedTuple):
     codes : int64[m]
         Family code (:class:`fasteval.measures.registry.Code`).
     modes : int64[m]
-        :data:`MODE_FAMILY`, :data:`MODE_REL` or :data:`MODE_DCG`.
+        :data:`MODE_FAMILY`, :data:`MODE_REL`, :data:`MODE_DCG` or :data:`MODE_MODEL`.
     cuts : int64[m]
         Rank cutoff (0: none; a huge one for an optional cutoff left out).
     params : float64[m]
@@ -95,6 +101,11 @@ class Plan(NamedTuple):
     def generic(self) -> bool:
         """Whether some slot needs its family's kernel function (no profile answers it)."""
         return bool((self.modes == MODE_FAMILY).any())
+
+    @property
+    def model(self) -> bool:
+        """Whether some slot needs a user-model function (:data:`MODE_MODEL`)."""
+        return bool((self.modes == MODE_MODEL).any())
 
 
 def needs(measures: Iterable[Measure]) -> frozenset[str]:
@@ -183,6 +194,8 @@ def plan_slots(measures: list[Measure], relevance_level: int = 1,
         modes[j] = mode = _MODES.get(fam.profile, MODE_FAMILY)
         if meas.gains and mode == MODE_DCG:  # custom gains: the family function
             modes[j] = mode = MODE_FAMILY
+        if fam.rel == REL_BINARY and meas.rel is not None:  # RBP(rel=k): C/W/L's
+            modes[j] = mode = MODE_MODEL
         if NEEDS_WORK in fam.needs:
             work = 1
         missing = meas.missing_options()

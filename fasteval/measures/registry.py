@@ -43,7 +43,7 @@ OPT_CUT = "opt_cut"  # one measure, an optional rank cutoff (none: the whole ran
 # what a measure's own relevance level (``rel=``, ranx's ``-lN``) means for a family
 REL_LEVEL = "level"  # relevant iff grade >= rel; unset: the evaluation's relevance_level
 REL_FLOOR = "floor"  # graded gains; grades below rel gain 0 (ranx); unset: no floor
-REL_BINARY = "binary"  # graded without rel; with rel, gain 1 iff grade >= rel (ir_measures RBP)
+REL_BINARY = "binary"  # graded without rel; with rel, C/W/L's gain 1 iff grade >= rel (ir_measures RBP)
 REL_NONE = "none"  # rel does not apply (it is refused)
 
 # how the score pass answers a family (see fasteval.kernels.ranking)
@@ -51,6 +51,7 @@ PROFILE_NONE = ""  # its own kernel function, called from ranking._one
 PROFILE_REL = "rel"  # read off the relevance profile, to the slot's cutoff
 PROFILE_REL_FULL = "rel_full"  # read off the relevance profile of the whole ranking
 PROFILE_DCG = "dcg"  # read off the running DCG profiles, to the slot's cutoff
+PROFILE_MODEL = "model"  # a user-model function (fasteval.kernels.cwl), called from _one_model
 
 # what a family's kernel needs from the qrels beyond the query's judged grades
 NEEDS_LEVELS = "levels"  # the distinct judged grades: the ideal order of custom gains
@@ -233,8 +234,9 @@ class Family:
         The number the family takes (``p``, ``beta``), with its default and range.
     profile : str
         How the score pass answers it: ``PROFILE_REL``, ``PROFILE_REL_FULL``,
-        ``PROFILE_DCG`` (read off a per-query profile) or ``PROFILE_NONE`` (its own
-        kernel function).
+        ``PROFILE_DCG`` (read off a per-query profile), ``PROFILE_MODEL`` (a user-model
+        function of :mod:`fasteval.kernels.cwl`, compiled only into the passes of plans
+        that use one) or ``PROFILE_NONE`` (its own kernel function).
     needs : frozenset of str
         What its kernel needs from the qrels beyond the query's grades: ``NEEDS_LEVELS``
         (the distinct judged grades, for the ideal order of custom gains),
@@ -330,7 +332,7 @@ _RECALL_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 _RPREC_MULT = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 _LV = frozenset({NEEDS_LEVELS})
 _WORK = frozenset({NEEDS_WORK})
-_R, _RF, _D = PROFILE_REL, PROFILE_REL_FULL, PROFILE_DCG
+_R, _RF, _D, _M = PROFILE_REL, PROFILE_REL_FULL, PROFILE_DCG, PROFILE_MODEL
 _P01 = Param("p", 0.9, lo=0.0, hi=1.0, open_lo=True, open_hi=True)
 _P95 = Param("p", 0.95, lo=0.0, hi=1.0, open_lo=True, open_hi=True)
 _T = Param("T", 1.0, lo=0.0, open_lo=True)
@@ -468,40 +470,40 @@ FAMILIES: tuple[Family, ...] = (
     Family("set_judged", 50, NONE, sets=_X, rel=REL_NONE, aliases=ir("Judged"),
            doc="Fraction of the retrieved documents that are judged (ir_measures' Judged)."),
     # --- C/W/L measures (cwl_eval's definitions; fasteval.kernels.cwl) ---
-    Family("inst", 53, NONE, sets=_X, rel=REL_NONE, aliases=ir("INST"), param=_T, options=_CWL,
+    Family("inst", 53, NONE, sets=_X, profile=_M, rel=REL_NONE, aliases=ir("INST"), param=_T, options=_CWL,
            doc="INST (Moffat et al. 2015), C/W/L: continue from rank i with probability "
                "((i + 2T - G_i - 1) / (i + 2T - G_i))^2, G_i the gain up to i; " + _CWL_DOC),
-    Family("insq", 54, NONE, sets=_X, rel=REL_NONE, aliases=ir("INSQ"), param=_T, options=_CWL,
+    Family("insq", 54, NONE, sets=_X, profile=_M, rel=REL_NONE, aliases=ir("INSQ"), param=_T, options=_CWL,
            doc="INSQ (Moffat et al. 2012), C/W/L: continue from rank i with probability "
                "((i + 2T - 1) / (i + 2T))^2; " + _CWL_DOC),
-    Family("bpm", 55, INT_CUTS, (), sets=_X, rel=REL_NONE, aliases=ir("BPM@k"), param=_T,
+    Family("bpm", 55, INT_CUTS, (), sets=_X, profile=_M, rel=REL_NONE, aliases=ir("BPM@k"), param=_T,
            options=_CWL,
            doc="Bejeweled Player Model, static (Zhang et al. 2017), C/W/L: continue while the "
                "gain so far is below T and fewer than k documents were seen; " + _CWL_DOC),
-    Family("sdcg", 56, INT_CUTS, (), sets=_X, rel=REL_NONE, aliases=ir("SDCG@k"), options=_CWL,
+    Family("sdcg", 56, INT_CUTS, (), sets=_X, profile=_M, rel=REL_NONE, aliases=ir("SDCG@k"), options=_CWL,
            doc="Scaled DCG@k, C/W/L: DCG@k of the scaled gains over the DCG@k of k fully "
                "relevant documents; " + _CWL_DOC),
-    Family("nerr8", 57, INT_CUTS, (), sets=_X, rel=REL_NONE, aliases=ir("NERR8@k"), options=_CWL,
+    Family("nerr8", 57, INT_CUTS, (), sets=_X, profile=_M, rel=REL_NONE, aliases=ir("NERR8@k"), options=_CWL,
            doc="Not-quite ERR, eq. 8 (Azzopardi et al. 2021), C/W/L: continue from rank i < k "
                "with probability 1 - g_i; " + _CWL_DOC),
-    Family("nerr9", 58, INT_CUTS, (), sets=_X, rel=REL_NONE, aliases=ir("NERR9@k"), options=_CWL,
+    Family("nerr9", 58, INT_CUTS, (), sets=_X, profile=_M, rel=REL_NONE, aliases=ir("NERR9@k"), options=_CWL,
            doc="Not-quite ERR, eq. 9, C/W/L: continue from rank i < k with probability "
                "i / (i + 1) * (1 - g_i); " + _CWL_DOC),
-    Family("nerr10", 59, NONE, sets=_X, rel=REL_NONE, aliases=ir("NERR10"), options=_CWL,
+    Family("nerr10", 59, NONE, sets=_X, profile=_M, rel=REL_NONE, aliases=ir("NERR10"), options=_CWL,
            param=Param("p", 0.9, lo=0.0, hi=1.0, open_lo=True, open_hi=True),
            doc="Not-quite ERR, eq. 10, C/W/L: continue with probability p * (1 - g_i); "
                + _CWL_DOC),
-    Family("nerr11", 60, NONE, sets=_X, rel=REL_NONE, aliases=ir("NERR11"), param=_T,
+    Family("nerr11", 60, NONE, sets=_X, profile=_M, rel=REL_NONE, aliases=ir("NERR11"), param=_T,
            options=_CWL,
            doc="Not-quite ERR, eq. 11, C/W/L: continue with probability "
                "((i + 2T - 1) / (i + 2T))^2 * (1 - g_i); " + _CWL_DOC),
-    Family("compat", 61, NONE, sets=_X, aliases=ir("Compat"), param=_P95, needs=_WORK,
+    Family("compat", 61, NONE, sets=_X, profile=_M, aliases=ir("Compat"), param=_P95, needs=_WORK,
            switches=(("normalize", "compat_raw", False),),
            doc="Compatibility (Clarke, Vtyurina and Smucker 2020): rank-biased overlap (p) of "
                "the ranking with the ideal one (grades >= rel descending, equal grades in the "
                "ranking's order, then the unretrieved), to depth max(retrieved, relevant), "
                "divided by the ideal ranking's own overlap."),
-    Family("compat_raw", 62, NONE, sets=_X, param=_P95, needs=_WORK,
+    Family("compat_raw", 62, NONE, sets=_X, profile=_M, param=_P95, needs=_WORK,
            switches=(("normalize", "compat", True),),
            doc="Compatibility without the normalisation: the rank-biased overlap with the "
                "ideal ranking (ir_measures' Compat(normalize=False))."),

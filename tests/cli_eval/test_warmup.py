@@ -14,7 +14,8 @@ def test_warmup_loads_every_score_pass_variant(capsys):
     assert main(["warmup"]) == 0
     err = capsys.readouterr().err
     assert "TREC text tokenizer" in err and "jobs in" in err
-    assert set(ranking._PASSES) == {(g, p) for g in (False, True) for p in (False, True)}
+    variants = {(False, False), (True, False), (True, True)}  # profiles, generic, + user models
+    assert set(ranking._PASSES) == {(g, m, p) for g, m in variants for p in (False, True)}
     from fasteval.kernels import expected
 
     assert set(expected._PASSES) == {False, True}  # tie_break="expected", serial and parallel
