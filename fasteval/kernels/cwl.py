@@ -66,11 +66,11 @@ def _cont(code, i, g, cum, t, k):
     if code == Code.RBP:
         return t
     if code == Code.INST:
-        x = i + 2.0 * t - cum
-        return ((x - 1.0) / x) ** 2
+        y = 1.0 - 1.0 / (i + 2.0 * t - cum)
+        return y * y
     if code == Code.INSQ:
-        x = i + 2.0 * t
-        return ((x - 1.0) / x) ** 2
+        y = 1.0 - 1.0 / (i + 2.0 * t)
+        return y * y
     if code == Code.BPM:
         return 1.0 if cum < t and i < k else 0.0
     if code == Code.SDCG:
@@ -82,8 +82,8 @@ def _cont(code, i, g, cum, t, k):
     if code == Code.NERR10:
         return t * (1.0 - g)
     # NERR11
-    x = i + 2.0 * t
-    return ((x - 1.0) / x) ** 2 * (1.0 - g)
+    y = 1.0 - 1.0 / (i + 2.0 * t)
+    return y * y * (1.0 - g)
 
 
 @njit(**_JIT)
@@ -95,8 +95,11 @@ def _gain(v, lo, hi, level, u):
         v = 0
     if level >= 0:
         return 1.0 if v >= level else 0.0
-    x = min(max(float(v), lo), hi)
-    return (x - lo) / (hi - lo)
+    if v <= lo:  # most documents: no division
+        return 0.0
+    if v >= hi:
+        return 1.0
+    return (v - lo) / (hi - lo)
 
 
 @njit(**_JIT)
