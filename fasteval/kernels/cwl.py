@@ -49,7 +49,7 @@ def _trigamma(x):
 @njit(**_JIT)
 def _inv_squares(a, b):
     """sum_{x = a, a + 1, ..., < b} 1 / x^2 (a > 0; b - a a whole number)."""
-    if b - a <= 32.0:
+    if b - a <= 32.0 or a > 1e4:  # (far out, psi_1(a) - psi_1(b) would cancel)
         total = 0.0
         x = a
         while x < b - 0.5:

@@ -335,7 +335,10 @@ _WORK = frozenset({NEEDS_WORK})
 _R, _RF, _D, _M = PROFILE_REL, PROFILE_REL_FULL, PROFILE_DCG, PROFILE_MODEL
 _P01 = Param("p", 0.9, lo=0.0, hi=1.0, open_lo=True, open_hi=True)
 _P95 = Param("p", 0.95, lo=0.0, hi=1.0, open_lo=True, open_hi=True)
-_T = Param("T", 1.0, lo=0.0, open_lo=True)
+_T = Param("T", 1.0, lo=0.0, hi=1e9, open_lo=True)
+_T_INST = Param("T", 1.0, lo=0.5, hi=1e9)
+"""INST's T: from 0.5 every continuation probability lies in [0, 1] (below it, rankings
+with many relevant documents overflow)."""
 _RESIDUAL = Param("residual", 0.0, flag=True)
 _CWL = (Param("min_rel", 0.0, integer=True), Param("max_rel", math.nan, integer=True,
                                                    required=True), _RESIDUAL)
@@ -470,7 +473,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("set_judged", 50, NONE, sets=_X, rel=REL_NONE, aliases=ir("Judged"),
            doc="Fraction of the retrieved documents that are judged (ir_measures' Judged)."),
     # --- C/W/L measures (cwl_eval's definitions; fasteval.kernels.cwl) ---
-    Family("inst", 53, NONE, sets=_X, profile=_M, rel=REL_NONE, aliases=ir("INST"), param=_T, options=_CWL,
+    Family("inst", 53, NONE, sets=_X, profile=_M, rel=REL_NONE, aliases=ir("INST"), param=_T_INST,
+           options=_CWL,
            doc="INST (Moffat et al. 2015), C/W/L: continue from rank i with probability "
                "((i + 2T - G_i - 1) / (i + 2T - G_i))^2, G_i the gain up to i; " + _CWL_DOC),
     Family("insq", 54, NONE, sets=_X, profile=_M, rel=REL_NONE, aliases=ir("INSQ"), param=_T, options=_CWL,
