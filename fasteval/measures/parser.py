@@ -253,7 +253,10 @@ def _parse_args(args: str) -> dict[str, str]:
         if "=" not in item:
             raise _Bad(f"arguments must be key=value, got {item!r}")
         k, v = item.split("=", 1)
-        out[k.strip().lower()] = v.strip().strip("'\"")
+        key = k.strip().lower()
+        if key in out:
+            raise _Bad(f"the argument {k.strip()} is given twice")
+        out[key] = v.strip().strip("'\"")
     return out
 
 

@@ -240,6 +240,8 @@ def test_names_and_round_trips() -> None:
     ("P(max_rel=3)@5", "unsupported|does not apply"),
     ("Compat(normalize=perhaps)", "normalize must be True or False"),
     ("P(gains={1: 2})@10", "gains= applies to nDCG"),
+    ("INST(max_rel=3, max_rel=4)", "max_rel is given twice"),
+    ("P(rel=1, rel=2)@5", "rel is given twice"),
 ])
 def test_bad_names(name: str, match: str) -> None:
     with pytest.raises(UnknownMeasureError, match=match):
