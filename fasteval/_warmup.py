@@ -24,6 +24,24 @@ _MEASURES = ("map", "ndcg@10")
 """The measures warmed when no job is given."""
 
 
+class Slot:
+    """A value handed from one thread to another once: :meth:`put` (the first call counts),
+    :meth:`get` (waits for it)."""
+
+    def __init__(self) -> None:
+        self._ready = threading.Event()
+        self._value: Any = None
+
+    def put(self, value: Any) -> None:
+        if not self._ready.is_set():
+            self._value = value
+            self._ready.set()
+
+    def get(self) -> Any:
+        self._ready.wait()
+        return self._value
+
+
 @dataclass(frozen=True)
 class Job:
     """What a job will score, for :func:`warm_up`.
@@ -38,6 +56,10 @@ class Job:
         At most this many rows in the qrels, in the largest run (None: unknown).
     run_rows_at_least : int or None
         The largest run has at least this many rows (None: unknown).
+    cached_qrels : Slot or None
+        Where the caller puts the qrels' entry of :mod:`fasteval.batch.qrels_cache` (or
+        None) once looked up: with one, the thread prepares no qrels (it restores the
+        entry, and leaves the prepared qrels in ``restored``).
     """
 
     measures: tuple = _MEASURES
@@ -46,6 +68,8 @@ class Job:
     run_rows: int | None = None
     run_rows_at_least: int | None = None
     qrels_rows_at_least: int | None = None
+    cached_qrels: Slot | None = None
+    restored: Slot = field(default_factory=Slot)
 
 
 def rows_bounds(path: Any) -> tuple[int | None, int | None]:
@@ -105,12 +129,32 @@ def _run_job(job: Job) -> None:
         from fasteval.prepare.qrels import _prepare_qrels_kernels
 
         opts = dict(job.options)
-        pq = _prepare_qrels_kernels(check_qrels_table(qrels))
+        parts = job.cached_qrels.get() if job.cached_qrels is not None else None
+        if parts is not None:  # the qrels are prepared already: only the run's kernels
+            from fasteval.batch.qrels_cache import restore
+
+            pq = restore(parts)
+            job.restored.put(pq)
+            run = _tiny_run(pq)
+            opts.pop("complete", None)  # (placeholders for every other query: no new kernel)
+        else:
+            pq = _prepare_qrels_kernels(check_qrels_table(qrels))
         batch = prepare_run(pq, run, **{k: opts[k] for k in _PREPARE_OPTIONS if k in opts})
         if large:
             parallel = (job.run_rows_at_least or 0) >= SERIAL_ROWS or None
             score_batch(pq, batch, parse_measures(list(job.measures)),
                         **{k: opts[k] for k in _SCORE_OPTIONS if k in opts}, parallel=parallel)
+
+
+def _tiny_run(pq: Any) -> Any:
+    """Two unjudged documents for the first query of prepared qrels ``pq``, ids typed as
+    theirs."""
+    import polars as pl
+
+    qid = pq.query_ids.slice(0, 1)
+    docs = [10**15 + 1, 10**15 + 2] if pq.doc_ids.dtype.is_integer() else ["\x00a", "\x00b"]
+    return pl.DataFrame({"query_id": pl.concat([qid, qid]), "doc_id": docs,
+                         "score": [1.0, 1.0]})
 
 
 _PREPARE_OPTIONS = ("tie_break", "max_docs", "judged_only", "complete", "duplicates")
@@ -132,6 +176,8 @@ def _warm(job: Job) -> None:
         _run_job(job)
     except Exception:  # noqa: BLE001 - warming is an optimisation; the real call reports
         pass
+    finally:
+        job.restored.put(None)  # nothing restored here (a first put stays)
 
 
 def warm_up(job: Job | None = None) -> threading.Thread:

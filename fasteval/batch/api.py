@@ -61,7 +61,8 @@ def make_evaluator(qrels, measures, *, after_read=None, sources=None, qrels_cach
         if after_read is not None:
             after_read()
         return fasteval.Evaluator(qrels, measures, **options)
-    warming = warm_up(_warm_job(qrels, measures, sources, options))
+    job = _warm_job(qrels, measures, sources, options)
+    warming = warm_up(job)
     cache = ident = parts = table = None
     caught: list = []
     try:
@@ -72,6 +73,7 @@ def make_evaluator(qrels, measures, *, after_read=None, sources=None, qrels_cach
 
             ident = cache.identity(qrels, fmt)  # before reading: a later change is seen
             parts = cache.load(qrels, fmt) if ident is not None else None
+        job.cached_qrels.put(parts)  # the warm-up restores an entry, or prepares tiny qrels
         if parts is None:
             with warnings.catch_warnings(record=True) as caught:
                 table = fasteval.read_qrels(_again(once) if once is not None else qrels,
@@ -81,9 +83,12 @@ def make_evaluator(qrels, measures, *, after_read=None, sources=None, qrels_cach
         if after_read is not None:  # reads beside the loading of the kernels
             after_read()
     finally:
+        job.cached_qrels.put(None)  # (if not put above) never leave the warm-up waiting
         warming.join()
     if parts is not None:
-        return fasteval.Evaluator(cache.restore(parts), measures, **options)
+        restored = job.restored.get()
+        return fasteval.Evaluator(restored if restored is not None else cache.restore(parts),
+                                  measures, **options)
     try:
         evaluator = fasteval.Evaluator(table, measures, **options)
     except DuplicateJudgmentError:
@@ -110,7 +115,7 @@ def _file_size(path) -> int:
 def _warm_job(qrels, measures, sources, options):
     """What :func:`fasteval._warmup.warm_up` is told of a job: its measures and options,
     and the bounds on its sizes known without reading (parquet footers, file sizes)."""
-    from fasteval._warmup import Job, rows_bounds
+    from fasteval._warmup import Job, Slot, rows_bounds
 
     q_lo, q_hi = rows_bounds(qrels)
     r_lo = r_hi = None
@@ -123,7 +128,7 @@ def _warm_job(qrels, measures, sources, options):
         r_hi = None if any(hi is None for _, hi in bounds) else max(hi for _, hi in bounds)
     names = tuple(measures) if isinstance(measures, list | tuple) else (measures,)
     return Job(measures=names, options=dict(options), qrels_rows=q_hi, qrels_rows_at_least=q_lo,
-               run_rows=r_hi, run_rows_at_least=r_lo)
+               run_rows=r_hi, run_rows_at_least=r_lo, cached_qrels=Slot())
 
 
 def _again(data: io.BytesIO) -> io.BytesIO:

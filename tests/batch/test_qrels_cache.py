@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 import warnings
 
 import numpy as np
@@ -78,6 +79,19 @@ def test_hit_gives_what_reading_gives(cache, files, tmp_path, monkeypatch):
     _no_reading(monkeypatch)
     assert _eval(q, run, tmp_path / "hit.csv") == fresh
     assert _eval(q, run, tmp_path / "hit_o.csv", *options) == fresh_options
+
+
+def test_entry_is_restored_once(cache, files, tmp_path, monkeypatch):
+    """On a hit the warm-up thread restores the entry (loading only the run's kernels) and
+    the job takes those prepared qrels: one restore."""
+    q, run = files
+    good = _eval(q, run, tmp_path / "good.csv")
+    calls = []
+    restore = C.restore
+    monkeypatch.setattr(C, "restore", lambda parts: calls.append(threading.current_thread().name)
+                        or restore(parts))
+    assert _eval(q, run, tmp_path / "hit.csv") == good
+    assert calls == ["fasteval-warm-up"]
 
 
 @pytest.mark.parametrize("int_ids", [False, True])
