@@ -186,6 +186,41 @@ def test_damaged_entry_is_ignored_and_replaced(cache, files, tmp_path, damage):
     assert _eval(q, run, tmp_path / "hit.csv") == good
 
 
+def _blob_at(entry, field: str, index: bool = False) -> tuple[int, int]:
+    """(file offset, length) of an array of an entry (its header says where)."""
+    import json
+    import struct
+
+    data = entry.read_bytes()
+    (hlen,) = struct.unpack("<Q", data[len(C.MAGIC):len(C.MAGIC) + 8])
+    start = len(C.MAGIC) + 8
+    header = json.loads(data[start:start + hlen])
+    node = (header["tree"]["index"] if index else header["tree"])[field]
+    if node["t"] == "tuple":  # an id column: its 16-byte views
+        node = node["v"][2]
+    off, n = header["blobs"][node["i"]]
+    return start + hlen + (-(start + hlen) % C._ALIGN) + off, n
+
+
+@pytest.mark.parametrize(("field", "index"), [
+    ("q_start", False), ("grades", False), ("q_hash", True), ("qslots", True), ("doc_col", True)])
+def test_arrays_changed_in_place_are_a_miss(cache, files, tmp_path, field, index):
+    """Bytes changed inside the arrays, the header intact (positions out of range, a grade
+    or a doc key that would silently change a value): the checksum makes the entry a miss,
+    and the job reads the file again."""
+    q, run = files
+    good = _eval(q, run, tmp_path / "good.csv")
+    (entry,) = _entries(cache)
+    off, n = _blob_at(entry, field, index)
+    data = bytearray(entry.read_bytes())
+    pos = off + n // 2 - n // 2 % 8
+    data[pos:pos + 4] = bytes(b ^ 0x55 for b in data[pos:pos + 4])
+    entry.write_bytes(bytes(data))
+    assert C.load(q) is None
+    assert _eval(q, run, tmp_path / "again.csv") == good
+    assert C.load(q) is not None  # written anew
+
+
 def test_entry_of_another_identity_is_not_taken(cache, files, tmp_path):
     """An entry renamed to stand for another file is refused (the identity inside it is compared)."""
     q, run = files
