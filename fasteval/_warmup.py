@@ -108,8 +108,9 @@ def _run_job(job: Job) -> None:
 
     qrels = pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"],
                           "relevance": [1, 0, 2]})
-    run = pl.DataFrame({"query_id": ["q1", "q1", "q2", "q3"], "doc_id": ["b", "a", "c", "d"],
-                        "score": [1.0, 1.0, 0.5, 0.1]})
+    run = _with_rank(pl.DataFrame({"query_id": ["q1", "q1", "q2", "q3"],
+                                   "doc_id": ["b", "a", "c", "d"], "score": [1.0, 1.0, 0.5, 0.1]}),
+                     job)
     small_qrels = job.qrels_rows is not None and job.qrels_rows <= SMALL_ROWS
     small_runs = job.run_rows is not None and job.run_rows <= SMALL_ROWS
     large = ((job.qrels_rows_at_least or 0) > SMALL_ROWS
@@ -135,7 +136,7 @@ def _run_job(job: Job) -> None:
 
             pq = restore(parts)
             job.restored.put(pq)
-            run = _tiny_run(pq)
+            run = _with_rank(_tiny_run(pq), job)
             opts.pop("complete", None)  # (placeholders for every other query: no new kernel)
         else:
             pq = _prepare_qrels_kernels(check_qrels_table(qrels))
@@ -144,6 +145,15 @@ def _run_job(job: Job) -> None:
             parallel = (job.run_rows_at_least or 0) >= SERIAL_ROWS or None
             score_batch(pq, batch, parse_measures(list(job.measures)),
                         **{k: opts[k] for k in _SCORE_OPTIONS if k in opts}, parallel=parallel)
+
+
+def _with_rank(run: Any, job: Job) -> Any:
+    """``run`` with a ``rank`` column when the job orders by it (``tie_break="rank"``)."""
+    if job.options.get("tie_break") != "rank":
+        return run
+    import polars as pl
+
+    return run.with_columns(pl.int_range(1, run.height + 1, dtype=pl.Int64).alias("rank"))
 
 
 def _tiny_run(pq: Any) -> Any:
