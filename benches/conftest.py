@@ -27,6 +27,11 @@ if MODE == "fasteval-command":
 
     fasteval.configure_process()
 
+# `fasteval eval`'s qrels cache (fresh CLI processes started from here) lives beside the
+# benchmark data, not in the user's cache folder
+os.environ.setdefault("FASTEVAL_CACHE_DIR", os.path.join(
+    os.environ.get("FASTEVAL_BENCH_DIR", os.path.join(os.path.dirname(__file__), ".data")), "cache"))
+
 
 @pytest.fixture(autouse=True)
 def _record_process_mode(request):
