@@ -47,7 +47,7 @@ import numpy as np
 
 MAGIC = b"FEQRELS1"
 MAX_ENTRY_BYTES = 512 * 2**20
-"""Largest entry written (about 13 M judgments with short ids)."""
+"""Largest entry written, counted as the prepared arrays take in memory (about 9 M judgments)."""
 MAX_TOTAL_BYTES = 2 * 2**30
 """The folder is trimmed to this size, oldest entries first, after each write."""
 SETTLE_SECONDS = 2.0
