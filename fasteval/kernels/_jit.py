@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numba
+from numba.core import types as nbtypes
 from numba.core.runtime import rtsys
 
 
@@ -52,8 +53,38 @@ def quick_loading(dispatcher: Any) -> Any:
     return dispatcher
 
 
+def _plain_call_template(self: Any, args: Any, kws: Any) -> Any:
+    """``Dispatcher.get_call_template`` with literal argument types made plain (see
+    :func:`one_signature`)."""
+    args = tuple(nbtypes.unliteral(a) for a in args)
+    kws = {k: nbtypes.unliteral(v) for k, v in kws.items()}
+    return type(self).get_call_template(self, args, kws)
+
+
+def one_signature(dispatcher: Any) -> Any:
+    """Make calls to ``dispatcher`` from other kernels compile it for the plain types of
+    their arguments, not for each constant: by default numba types a constant argument
+    (``_count_below(lab, s, e, k, 0, 2147483647)``) as a literal and compiles one
+    specialisation per value; five call sites of one function with different constants
+    cost five compilations (seconds on a first run) for the same machine code. Returns
+    ``dispatcher``; one without the method is left as it is.
+
+    Examples
+    --------
+    >>> import numba
+    >>> inner = one_signature(numba.njit(lambda x, k: x + k))
+    >>> outer = numba.njit(lambda x: inner(x, 1) + inner(x, 2))
+    >>> outer(1), len(inner.signatures)
+    (5, 1)
+    """
+    if hasattr(dispatcher, "get_call_template"):
+        dispatcher.get_call_template = types.MethodType(_plain_call_template, dispatcher)
+    return dispatcher
+
+
 def njit(*args: Any, **options: Any) -> Any:
-    """``numba.njit`` (same arguments), with :func:`quick_loading` applied to the result.
+    """``numba.njit`` (same arguments), with :func:`quick_loading` and
+    :func:`one_signature` applied to the result.
 
     Examples
     --------
@@ -64,10 +95,10 @@ def njit(*args: Any, **options: Any) -> Any:
     42
     """
     if len(args) == 1 and callable(args[0]) and not options:
-        return quick_loading(numba.njit(args[0]))
+        return one_signature(quick_loading(numba.njit(args[0])))
     wrap = numba.njit(*args, **options)
 
     def decorate(func: Callable) -> Any:
-        return quick_loading(wrap(func))
+        return one_signature(quick_loading(wrap(func)))
 
     return decorate
