@@ -195,10 +195,11 @@ def _first_of(grades, gs, ge, g):
 
 
 @njit(**_JIT)
-def compat(lab, s, e, grades, gs, ge, level, p, normalize, prefix, seen):
+def compat(lab, s, e, grades, gs, nrel, level, p, normalize, prefix, seen):
     """Compatibility (Clarke, Vtyurina and Smucker 2020) of the ranking ``lab[s:e]``.
 
-    The ideal ranking lists the judged documents of grade >= ``level`` by grade, equal
+    The ideal ranking lists the ``nrel`` judged documents of grade >= ``level`` (the first
+    of the descending ``grades[gs:]``) by grade, equal
     grades in the order the ranking has them (unretrieved ones last). With ``d`` the
     larger of the two lengths and ``O_i`` the overlap of the top ``i`` of both, the value
     is ``sum_{i<=d} p^(i-1) O_i / i`` over ``sum_{i<=d} p^(i-1)`` (rank-biased overlap),
@@ -211,12 +212,6 @@ def compat(lab, s, e, grades, gs, ge, level, p, normalize, prefix, seen):
     at the grade's first ideal rank.
     """
     n = e - s
-    nrel = 0
-    for i in range(gs, ge):
-        if grades[i] >= level:
-            nrel += 1
-        else:
-            break
     if nrel == 0:
         return 0.0
     d = max(n, nrel)

@@ -457,7 +457,8 @@ def _one_model(plan, j, lab, s, e, grades, gs, ge, work, iwork):
     if code == Code.RBP:  # binary gains at the measure's rel; options: residual
         return _cwl_value(code, lab, s, e, k, p, 0.0, 1.0, level, vec[vs] > 0.0)
     if code == Code.COMPAT or code == Code.COMPAT_RAW:
-        return _compat(lab, s, e, grades, gs, ge, level, p, code == Code.COMPAT, work, iwork)
+        return _compat(lab, s, e, grades, gs, _num_rel(grades, gs, ge, level), level, p,
+                       code == Code.COMPAT, work, iwork)
     if (code == Code.INST or code == Code.INSQ or code == Code.BPM or code == Code.SDCG
             or code == Code.NERR8 or code == Code.NERR9 or code == Code.NERR10
             or code == Code.NERR11):  # options: min_rel, max_rel, residual
