@@ -313,7 +313,7 @@ def _beats(y, x, n_runs, rk, weights):
     return wy > wx
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, inline="always")
 def _cand_before(y, x, by_votes, n_runs, rk, weights, cb, cand_row, is_int, ints, v8, v, data,
                  base):
     """Candidate ``y`` goes before ``x`` in the Condorcet sort: more votes (``by_votes``),
@@ -323,7 +323,7 @@ def _cand_before(y, x, by_votes, n_runs, rk, weights, cb, cand_row, is_int, ints
     return _doc_before(cand_row[cb + y], cand_row[cb + x], is_int, ints, v8, v, data, base)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, inline="always")
 def _merge_sort_cands(order, n, scr, by_votes, n_runs, rk, weights, cb, cand_row, is_int,
                       ints, v8, v, data, base):
     """Stable merge sort of candidates ``order[:n]``: an element moves before another
