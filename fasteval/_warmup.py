@@ -54,12 +54,14 @@ class Job:
         Its :class:`fasteval.Evaluator` options (``tie_break``, ``max_docs``, ...).
     qrels_rows, run_rows : int or None
         At most this many rows in the qrels, in the largest run (None: unknown).
-    run_rows_at_least : int or None
-        The largest run has at least this many rows (None: unknown).
+    run_rows_at_least, qrels_rows_at_least : int or None
+        The largest run / the qrels have at least this many rows (None: unknown).
     cached_qrels : Slot or None
         Where the caller puts the qrels' entry of :mod:`fasteval.batch.qrels_cache` (or
         None) once looked up: with one, the thread prepares no qrels (it restores the
         entry, and leaves the prepared qrels in ``restored``).
+    restored : Slot
+        The qrels the thread restored from ``cached_qrels`` (None when it restored none).
     """
 
     measures: tuple = _MEASURES

@@ -195,10 +195,7 @@ def check_measure_values(measures: list[Measure]) -> None:
             spec = BY_KEY[m.family].param
             if spec is not None:
                 spec.check(m.family, m.param)
-        missing = m.missing_options()
-        if missing:
-            raise ParameterError(f"{m.name}'s {missing[0]}",
-                                 "given (the top grade of the relevance scale)", None)
+        m.check_options()
         values = list(m.vector or ()) + [g for _, g in (m.gains or ())]
         if not all(np.isfinite(float(v)) for v in values):
             raise ParameterError(f"{m.name}'s parameters", "finite numbers", values)

@@ -72,7 +72,7 @@ def make_evaluator(qrels, measures, *, after_read=None, sources=None, qrels_cach
             from fasteval.batch import qrels_cache as cache
 
             ident = cache.identity(qrels, fmt)  # before reading: a later change is seen
-            parts = cache.load(qrels, fmt) if ident is not None else None
+            parts = cache.load(qrels, fmt, ident=ident) if ident is not None else None
         job.cached_qrels.put(parts)  # the warm-up restores an entry, or prepares tiny qrels
         if parts is None:
             with warnings.catch_warnings(record=True) as caught:

@@ -111,11 +111,13 @@ def _entry_path(ident: dict) -> Path:
     return cache_dir() / f"{name}.qrels"
 
 
-def load(path: Any, fmt: str | None = None) -> dict | None:
+def load(path: Any, fmt: str | None = None, *, ident: dict | None = None) -> dict | None:
     """The stored parts of the prepared qrels of file ``path`` (for :func:`restore`), or
     None: no entry, an entry of another identity, or one that cannot be read whole.
-    Imports neither numba nor the kernels, so it may run while they load."""
-    ident = identity(path, fmt)
+    ``ident``: the file's :func:`identity`, when the caller has it. Imports neither numba
+    nor the kernels, so it may run while they load."""
+    if ident is None:
+        ident = identity(path, fmt)
     if ident is None:
         return None
     entry = _entry_path(ident)

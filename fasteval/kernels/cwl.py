@@ -60,6 +60,15 @@ def _inv_squares(a, b):
 
 
 @njit(**_JIT)
+def geometric_tail(p, geo, rest):
+    """sum_{j < rest} p * geo^j: the weights of ``rest`` ranks from one of weight ``p`` on,
+    each ``geo`` times the one before (0 <= geo < 1)."""
+    if geo == 0.0:
+        return p
+    return p * (1.0 - geo**rest) / (1.0 - geo)
+
+
+@njit(**_JIT)
 def _cont(code, i, g, cum, t, k):
     """c_i: the probability of going on from rank ``i`` (1-based) with gain ``g`` there
     and ``cum`` gained up to it (``t``: T or p; ``k``: the cutoff)."""
@@ -151,13 +160,7 @@ def _utility(code, lab, s, e, k, t, lo, hi, level, u):
                 break
         return num / den
     if geo >= 0.0:
-        # sum_{j < rest} p * geo^j
-        if geo == 0.0:
-            tail = p
-        elif geo == 1.0:
-            tail = p * rest
-        else:
-            tail = p * (1.0 - geo**rest) / (1.0 - geo)
+        tail = geometric_tail(p, geo, rest)
     else:
         # P_j = P_m * ((m - 1 + a) / (j - 1 + a))^2 for j >= m
         b = m - 1 + a

@@ -51,7 +51,7 @@ from numba import get_num_threads, get_thread_id, prange
 
 from fasteval.kernels._borrow import borrow as _borrow
 from fasteval.kernels._jit import njit
-from fasteval.kernels.cwl import HORIZON
+from fasteval.kernels.cwl import HORIZON, geometric_tail
 from fasteval.kernels.ranking import _gain, _num_rel
 
 _JIT = {"cache": True, "error_model": "numpy", "nogil": True}
@@ -558,7 +558,7 @@ def _rbp(lab, st, s, e, p, level, raw, grades, gs, ge, cl, cv, cs, ce):
     if binary:  # the ranks past the ranking, as kernels.cwl sums them
         rest = HORIZON - (e - s)
         if rest > 0:
-            den += cur * (1.0 - p**rest) / (1.0 - p)
+            den += geometric_tail(cur, p, rest)
         return total / den
     return (1.0 - p) * total
 

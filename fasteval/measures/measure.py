@@ -132,6 +132,22 @@ class Measure:
         given = dict(self.options)
         return [o.name for o in self.spec.options if o.required and o.name not in given]
 
+    def check_options(self) -> None:
+        """Raise :class:`~fasteval.errors.ParameterError` for a required option left out
+        (a measure built without the parser, which refuses such names itself).
+
+        Examples
+        --------
+        >>> Measure("inst").check_options()
+        Traceback (most recent call last):
+        ...
+        fasteval.errors.ParameterError: inst's max_rel must be given (the top grade of the relevance scale), got None
+        """
+        missing = self.missing_options()
+        if missing:
+            raise ParameterError(f"{self.name}'s {missing[0]}",
+                                 "given (the top grade of the relevance scale)", None)
+
     @property
     def spec(self) -> Family:
         """The family declaration."""

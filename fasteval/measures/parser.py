@@ -410,17 +410,17 @@ def _with_gains(x: Measure, text: str) -> Measure:
     """``x`` with ir_measures' ``gains={grade: gain, ...}``: trec_eval's ``level=gain``
     pairs of a gain family (``nDCG(gains={0: 0, 1: 1, 2: 3})`` is ``ndcg.0=0,1=1,2=3``;
     grades not listed keep their own value as gain)."""
+    pairs = _gain_pairs(text)
     if x.family == "ndcg_cut":  # nDCG(gains={...})@k: trec_eval's gain rules, cut at k
-        pairs = _gain_pairs(text)
-        return dataclasses.replace(x, gains=tuple((int(a), float(b)) for a, b in (
-            pair.split("=") for pair in pairs)))
+        return dataclasses.replace(x, gains=tuple(pairs))
     if BY_KEY[x.family].params != GAINS:
         raise _Bad(f"gains= applies to nDCG (and G, ndcg_rel, Rndcg), not {x.family}")
-    return _family_with_params(x.family, ",".join(_gain_pairs(text)), x.family, ".")[0]
+    items = ",".join(f"{lv}={repr(g).removesuffix('.0')}" for lv, g in pairs)
+    return _family_with_params(x.family, items, x.family, ".")[0]
 
 
-def _gain_pairs(text: str) -> list[str]:
-    """ir_measures' ``{grade: gain, ...}`` as trec_eval's ``grade=gain`` items."""
+def _gain_pairs(text: str) -> list[tuple[int, float]]:
+    """ir_measures' ``{grade: gain, ...}`` as (grade, gain) pairs, in the order given."""
     pairs = []
     for item in text.split(","):
         if not item.strip():
@@ -428,8 +428,7 @@ def _gain_pairs(text: str) -> list[str]:
         key, sep, val = item.partition(":")
         if not sep or not re.fullmatch(r"\s*[+-]?\d+\s*", key):
             raise _Bad(f"gains must be {{grade: gain, ...}} with integer grades, got {item!r}")
-        gain = repr(_number("gain", val.strip()))
-        pairs.append(f"{int(key)}={gain.removesuffix('.0')}")
+        pairs.append((int(key), _number("gain", val.strip())))
     if not pairs:
         raise _Bad("gains must not be empty")
     return pairs

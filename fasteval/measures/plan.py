@@ -198,10 +198,7 @@ def plan_slots(measures: list[Measure], relevance_level: int = 1,
             modes[j] = mode = MODE_MODEL
         if NEEDS_WORK in fam.needs:
             work = 1
-        missing = meas.missing_options()
-        if missing:
-            raise ParameterError(f"{meas.name}'s {missing[0]}",
-                                 "given (the top grade of the relevance scale)", None)
+        meas.check_options()
         cuts[j] = meas.depth
         levels[j] = meas.level(relevance_level)
         if meas.param is not None:
