@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from fasteval.errors import ParameterError
@@ -274,9 +275,18 @@ def _normal_options(spec: Family, options) -> tuple[tuple[str, float], ...]:
         given[opt.name] = value
     out = tuple((o.name, given[o.name]) for o in spec.options
                 if o.name in given and (o.required or given[o.name] != o.default))
-    lo = dict(out).get("min_rel", 0.0)
-    hi = dict(out).get("max_rel")
-    if hi is not None and not hi > lo:
-        raise ParameterError(f"{spec.key}'s max_rel", f"an integer > min_rel ({lo:g})",
-                             int(hi))
+    for o in spec.options:  # declared orderings between options (max_rel above min_rel)
+        if o.above is None or o.name not in given:
+            continue
+        low = spec.option(o.above)
+        floor = given.get(o.above, low.default if low is not None else math.nan)
+        if not given[o.name] > floor:
+            what = "an integer" if o.integer else "a number"
+            raise ParameterError(f"{spec.key}'s {o.name}", f"{what} > {o.above} ({floor:g})",
+                                 _g_value(given[o.name], o.integer))
     return out
+
+
+def _g_value(value: float, integer: bool) -> float | int:
+    """``value`` as the user wrote it: an integer option's whole number as an int."""
+    return int(value) if integer and value == int(value) else value

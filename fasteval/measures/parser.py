@@ -373,7 +373,8 @@ def _parse_name(name: str) -> list[Measure]:
             raise _Bad("beta= applies to SetF only")
         b = _number("beta", beta)
         measures = [Measure("set_F", param=b, text=repr(b)) for _ in measures]
-    for key, text in args.items():
+    # an option another must exceed goes first (min_rel before max_rel): each step checks
+    for key, text in sorted(args.items(), key=lambda kv: kv[0] not in _BOUNDING_OPTIONS):
         measures = [_with_named(x, key, text) for x in measures]
     if rel is not None:
         if rel < 0:
@@ -402,6 +403,9 @@ _NAMED_ARGS = frozenset(
 another family (``relative``) or an option (``max_rel``)."""
 
 _TRUE = {"true": True, "1": True, "false": False, "0": False}
+
+_BOUNDING_OPTIONS = frozenset(o.above.lower() for f in FAMILIES for o in f.options if o.above)
+"""Options that another option of a family must exceed (``min_rel``)."""
 
 _GAINS_ARG = re.compile(r"gains\s*=\s*\{([^{}]*)\}\s*,?", re.I)
 

@@ -139,6 +139,9 @@ class Param:
         No default: a name without it is refused (``max_rel`` of the C/W/L measures).
     flag : bool
         A yes/no option, written ``True`` / ``False`` (stored as 1.0 / 0.0).
+    above : str, optional
+        Another option of the family that this one must exceed (its value as given, or
+        its default): ``max_rel`` is above ``min_rel``.
 
     Examples
     --------
@@ -159,6 +162,7 @@ class Param:
     integer: bool = False
     required: bool = False
     flag: bool = False
+    above: str | None = None
 
     @property
     def constraint(self) -> str:
@@ -340,8 +344,8 @@ _T_INST = Param("T", 1.0, lo=0.5, hi=1e9)
 """INST's T: from 0.5 every continuation probability lies in [0, 1] (below it, rankings
 with many relevant documents overflow)."""
 _RESIDUAL = Param("residual", 0.0, flag=True)
-_CWL = (Param("min_rel", 0.0, integer=True), Param("max_rel", math.nan, integer=True,
-                                                   required=True), _RESIDUAL)
+_CWL = (Param("min_rel", 0.0, integer=True),
+        Param("max_rel", math.nan, integer=True, required=True, above="min_rel"), _RESIDUAL)
 """Options of the C/W/L families: the grade scale (a grade g gains
 (clip(g, min_rel, max_rel) - min_rel) / (max_rel - min_rel)) and the residual switch."""
 _CWL_DOC = ("gains scaled to [0, 1] by min_rel (0) and max_rel (required); expected utility "

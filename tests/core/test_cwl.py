@@ -229,8 +229,22 @@ def test_names_and_round_trips() -> None:
         assert m.name == name and parse_measure(m.name) == m
 
 
+def test_grade_scale_in_either_order() -> None:
+    """max_rel is checked against the min_rel given, wherever it is written."""
+    a = parse_measure("INST(max_rel=-1, min_rel=-3)")
+    b = parse_measure("INST(min_rel=-3, max_rel=-1)")
+    assert a == b and a.name == "inst(min_rel=-3, max_rel=-1)"
+    assert (a.option("min_rel"), a.option("max_rel")) == (-3.0, -1.0)
+    direct = Measure("inst", options=(("max_rel", -1), ("min_rel", -3)))
+    assert direct == a
+    with pytest.raises(ParameterError, match=r"max_rel must be an integer > min_rel \(-1\), got -2"):
+        Measure("inst", options=(("max_rel", -2), ("min_rel", -1)))
+
+
 @pytest.mark.parametrize(("name", "match"), [
     ("INST", "needs max_rel="),
+    ("INST(max_rel=-2, min_rel=-1)", "max_rel must be an integer > min_rel"),
+    ("SDCG(max_rel=0)@5", r"max_rel must be an integer > min_rel \(0\), got 0"),
     ("SDCG@10", "needs max_rel="),
     ("BPM(max_rel=3)", "needs a cutoff"),
     ("INST(max_rel=2, min_rel=2)", "max_rel must be an integer > min_rel"),
