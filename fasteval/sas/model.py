@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -257,13 +259,34 @@ def _load(name: str, dev: str, prec: str, revision: str | None, cross_encoder: b
         kwargs["revision"] = revision
     source = str(path) if is_local else name
     try:
-        model = (CrossEncoder if is_cross else SentenceTransformer)(source, **kwargs)
+        with _no_loading_bar():
+            model = (CrossEncoder if is_cross else SentenceTransformer)(source, **kwargs)
     except OSError as exc:
         raise _missing_model(name, exc) from exc
     model = model.to(dtype)  # also when the checkpoint was saved in another precision
     model.eval()
     rev = revision or (_local_revision(path) if is_local else getattr(config, "_commit_hash", None) or "")
     return LoadedModel(model, str(path.resolve()) if is_local else name, is_cross, dev, prec, rev)
+
+
+@contextmanager
+def _no_loading_bar() -> Iterator[None]:
+    """Without transformers' "Loading weights" bar: loading a model from disk takes a
+    moment, and fasteval's own progress (stderr, silent on short steps and under
+    ``--quiet``) is the only one drawn. The library's setting is restored afterwards."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover - sentence-transformers brings transformers
+        yield
+        return
+    was_on = hf_logging.is_progress_bar_enabled()
+    if was_on:
+        hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_on:
+            hf_logging.enable_progress_bar()
 
 
 def clear_loaded_models() -> None:

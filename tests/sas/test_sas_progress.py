@@ -20,12 +20,19 @@ def no_delay(monkeypatch):
 
 
 def test_embedding_progress_off_a_terminal_is_plain_lines(tiny_bi, no_delay, capsys):
+    from transformers.utils import logging as hf_logging
+
+    from fasteval.sas.model import clear_loaded_models
+
+    clear_loaded_models()  # the model is loaded here, not taken from an earlier test
+    assert hf_logging.is_progress_bar_enabled()
     sas(PREDS, GOLDS, model=tiny_bi, device="cpu", batch_size=2, progress=True)
     out, err = capsys.readouterr()
     assert out == ""
+    assert hf_logging.is_progress_bar_enabled()  # the library's setting is restored
     n = len(set(PREDS) | set(GOLDS))
-    # (the model's loader may draw its own bar, "Loading weights", before ours)
-    ours = err[err.index("embedding: "):]
+    ours = err
+    assert "Loading weights" not in err  # the model loader's own bar is not drawn
     lines = ours.splitlines()
     assert lines and all(line.startswith("embedding: ") for line in lines) and "\r" not in ours
     assert lines[-1].startswith("embedding: 100%|##########|") and f"{n}/{n} [" in lines[-1]
