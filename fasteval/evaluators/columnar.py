@@ -28,6 +28,7 @@ Examples
 from __future__ import annotations
 
 import ctypes
+import numbers
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -106,9 +107,12 @@ def check_pair_lengths(
     ...
     fasteval.errors.InputError: ground_truth_answers, predicted_answers: must both be non-empty lists, got lengths 1 and 0
     """
-    n1, n2 = len(first), len(second)
     where = f"{first_name}, {second_name}"
-    if n1 == 0 or n2 == 0:
+    n1 = len(first)
+    if n1 == 0:  # as Haystack: the second list is not looked at (it may be anything)
+        raise InputError(f"must both be non-empty lists, got {first_name} of length 0", source=where)
+    n2 = len(second)
+    if n2 == 0:
         raise InputError(f"must both be non-empty lists, got lengths {n1} and {n2}", source=where)
     if n1 != n2:
         raise InputError(f"must have the same length, got {n1} and {n2}", source=where)
@@ -204,6 +208,28 @@ class DocumentTable:
     ret_text: Any = None
     gt_packed: PackedText | None = None
     ret_packed: PackedText | None = None
+    numpy_gain_rows: np.ndarray | None = None
+
+    def individual(self, scores: np.ndarray, measure: str) -> list[Any]:
+        """One measure's per-question scores as a list of Python numbers, typed as Haystack's
+        are: NDCG questions whose ground truth has numpy ``score`` values (a NumPy or pandas
+        column, say) give ``numpy.float64``, as Haystack's arithmetic on them does.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fasteval.evaluators.documents import Document
+        >>> gt = [[Document(content="a", score=np.float64(2.0))], [Document(content="a", score=2.0)]]
+        >>> ret = [[Document(content="a")], [Document(content="a")]]
+        >>> t = DocumentTable.build(gt, ret, gains=True)
+        >>> [type(v).__name__ for v in t.individual(t.score()["ndcg"], "ndcg")]
+        ['float64', 'float']
+        """
+        out = scores.tolist()
+        if measure == "ndcg" and self.numpy_gain_rows is not None:
+            for i in self.numpy_gain_rows.tolist():
+                out[i] = np.float64(out[i])
+        return out
 
     @classmethod
     def build(
@@ -241,10 +267,32 @@ class DocumentTable:
         else:
             getter = comparison_getter(document_comparison_field)
         mapper = make_normalizer(normalize)
+        numpy_rows = None
         if gains and n_gt:
-            gt_gain = _gains(ground_truth_documents, gt_offsets)
+            gt_gain, numpy_rows = _gains(ground_truth_documents, gt_offsets, getter, mapper)
         else:
             gt_gain = np.ones(n_gt, dtype=np.float64)
+        table = cls._keyed(
+            ground_truth_documents, retrieved_documents, document_comparison_field, getter, mapper,
+            gt_offsets, ret_offsets, gt_gain, require_hashable,
+        )
+        table.numpy_gain_rows = numpy_rows
+        return table
+
+    @classmethod
+    def _keyed(
+        cls,
+        ground_truth_documents: Sequence[Sequence[Any]],
+        retrieved_documents: Sequence[Sequence[Any]],
+        document_comparison_field: str,
+        getter: Callable[[Any], Any],
+        mapper: Callable[[Any], Any] | None,
+        gt_offsets: np.ndarray,
+        ret_offsets: np.ndarray,
+        gt_gain: np.ndarray,
+        require_hashable: bool,
+    ) -> DocumentTable:
+        """The table with its comparison values read and keyed (see :meth:`build`)."""
         if mapper is None:
             gt_packed = _packed_text(ground_truth_documents, gt_offsets, document_comparison_field, getter)
             ret_packed = None if gt_packed is None else _packed_text(
@@ -630,15 +678,28 @@ def _hash_keys(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     return key, flag
 
 
-def _gains(ground_truth_documents: Sequence[Sequence[Any]], gt_offsets: np.ndarray) -> np.ndarray:
-    """Ground-truth gains; raise if a question mixes scored and unscored documents."""
+_PLAIN_SCORES = frozenset({float, int, bool, type(None)})
+
+
+def _gains(
+    ground_truth_documents: Sequence[Sequence[Any]],
+    gt_offsets: np.ndarray,
+    getter: Callable[[Any], Any],
+    mapper: Callable[[Any], Any] | None,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Ground-truth gains, and the questions (or None) whose result Haystack's arithmetic
+    makes a ``numpy.float64`` (a numpy score on a document with a comparison value).
+
+    Raises ``InputError`` if a question mixes scored and unscored documents, and Haystack's
+    ``TypeError`` for a score that is not a real number (a string, a ``Decimal``, a list) on
+    a document with a comparison value; such a score on a document without one is unused.
+    """
     scores = [doc.score for docs in ground_truth_documents for doc in docs]
-    try:
-        gain = np.array(scores, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(
-            f"ground-truth scores must be numbers or None: {exc}", source="ground_truth_documents"
-        ) from exc
+    numpy_rows = None
+    if _PLAIN_SCORES.issuperset(map(type, scores)):
+        gain = np.array(scores, dtype=np.float64)  # None -> NaN; a huge int: OverflowError
+    else:
+        gain, numpy_rows = _odd_gains(ground_truth_documents, gt_offsets, scores, getter, mapper)
     missing = np.zeros(len(scores), dtype=np.bool_)
     for i in np.flatnonzero(np.isnan(gain)).tolist():
         if scores[i] is None:
@@ -649,10 +710,62 @@ def _gains(ground_truth_documents: Sequence[Sequence[Any]], gt_offsets: np.ndarr
         n_missing = cum[gt_offsets[1:]] - cum[gt_offsets[:-1]]
         mixed = np.flatnonzero((n_missing > 0) & (n_missing < counts))
         if mixed.size:
-            raise InputError(
-                "either none or all documents of a question's ground truth must have a score",
-                source="ground_truth_documents",
-                row=int(mixed[0]),
-            )
+            raise _mixed_error(int(mixed[0]))
         gain[missing] = 1.0
-    return gain
+    return gain, numpy_rows
+
+
+def _odd_gains(
+    ground_truth_documents: Sequence[Sequence[Any]],
+    gt_offsets: np.ndarray,
+    scores: list[Any],
+    getter: Callable[[Any], Any],
+    mapper: Callable[[Any], Any] | None,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`_gains` for scores that are not all plain ``float`` / ``int`` / None."""
+    docs = [doc for question in ground_truth_documents for doc in question]
+    gain = np.empty(len(scores), dtype=np.float64)
+    numpy_doc = np.zeros(len(scores), dtype=np.bool_)
+    mixed = _mixed_row(scores, gt_offsets)
+    if mixed is not None:  # the mixed-scores error comes first, as in Haystack
+        raise _mixed_error(mixed)
+    for i, score in enumerate(scores):
+        if score is None:
+            gain[i] = np.nan
+        elif type(score) in _PLAIN_SCORES:
+            gain[i] = score
+        else:
+            value = getter(docs[i])
+            if mapper is not None:
+                value = mapper(value)
+            if value is None:  # never matched: Haystack does not use its score
+                gain[i] = 0.0
+                continue
+            if isinstance(score, numbers.Real):
+                gain[i] = float(score)
+                numpy_doc[i] = isinstance(score, np.generic)
+            else:
+                # the operations Haystack applies to a gain, so that its TypeError is raised
+                gain[i] = float(max(score, score) / 1.0)
+    if not numpy_doc.any():
+        return gain, None
+    question = np.repeat(np.arange(gt_offsets.shape[0] - 1), np.diff(gt_offsets))
+    return gain, np.unique(question[numpy_doc])
+
+
+def _mixed_error(row: int) -> InputError:
+    return InputError(
+        "either none or all documents of a question's ground truth must have a score",
+        source="ground_truth_documents",
+        row=row,
+    )
+
+
+def _mixed_row(scores: list[Any], gt_offsets: np.ndarray) -> int | None:
+    """The first question mixing scored and unscored documents, or None."""
+    for q in range(gt_offsets.shape[0] - 1):
+        lo, hi = int(gt_offsets[q]), int(gt_offsets[q + 1])
+        n_none = sum(1 for s in scores[lo:hi] if s is None)
+        if 0 < n_none < hi - lo:
+            return q
+    return None

@@ -12,7 +12,9 @@
   list do not inflate recall, AP or DCG);
 * NDCG gains are the ground-truth ``score`` when every document of the question
   has one, 1.0 when none has, and an error when they are mixed; duplicated
-  ground-truth values keep their largest gain;
+  ground-truth values keep their largest gain; a gain that is not a real number
+  (a string, a ``Decimal``) raises Haystack's ``TypeError``, and questions with
+  numpy gains score ``numpy.float64`` values, as Haystack's arithmetic gives;
 * empty outer lists or lists of different length raise ``ValueError``.
 
 Known differences from haystack-ai (all deliberate):
@@ -172,7 +174,8 @@ class _DocumentEvaluator(HaystackComponent):
             ground_truth_documents, retrieved_documents, self.document_comparison_field,
             gains=self._gains, normalize=self.normalize, require_hashable=self._require_hashable,
         )
-        individual = table.score(self.top_k)[self._measure_name()].tolist()
+        measure = self._measure_name()
+        individual = table.individual(table.score(self.top_k)[measure], measure)
         return {"score": sum(individual) / len(individual), "individual_scores": individual}
 
 
@@ -434,6 +437,6 @@ def evaluate_documents(
     for name, (family, k) in parsed.items():
         if k not in by_cutoff:
             by_cutoff[k] = table.score(k)
-        individual = by_cutoff[k][family].tolist()
+        individual = table.individual(by_cutoff[k][family], family)
         out[name] = {"score": sum(individual) / len(individual), "individual_scores": individual}
     return out
