@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import random
@@ -332,6 +333,8 @@ class OpenAIChatClient:
         """Values to mask in anything shown: the API key, the URL's credentials, and
         sensitive header values."""
         found = [p for p in (self._auth or ()) if p]
+        if self._auth:  # the Basic token as sent, which a server may echo back
+            found.append(base64.b64encode(":".join(self._auth).encode()).decode())
         if self.api_key_env:
             found.append(os.environ.get(self.api_key_env) or "")
         return [s for s in found + header_secrets(self.headers) if s]

@@ -117,6 +117,19 @@ def test_url_credentials_are_sent_but_never_shown_or_saved(fake_openai):
     assert params["base_url"] == server.url and params["headers"] == {"X-Team": "ir"}
 
 
+def test_a_basic_token_echoed_bare_is_masked(fake_openai):
+    """A server quoting only the token of the Basic header (not the word Basic)."""
+    token = base64.b64encode(b"alice:pa55word").decode()
+    body = json.dumps({"error": {"message": f"Incorrect API key provided: {token}"}})
+    server = fake_openai(lambda req, n: Reply(status=401, raw=body))
+    client = OpenAIChatClient(model="m", base_url=server.url.replace("http://", "http://alice:pa55word@"),
+                              api_key_env=None, max_retries=0)
+    with pytest.raises(RequestError) as exc:
+        client.run(MSG)
+    assert "HTTP 401" in str(exc.value) and "provided: ***" in str(exc.value)
+    assert token not in str(exc.value)
+
+
 def test_to_dict_drops_an_authorization_header():
     client = OpenAIChatClient(model="m", base_url="http://127.0.0.1:9/v1",
                               headers={"Authorization": f"Bearer {KEY}"})
