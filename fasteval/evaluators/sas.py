@@ -257,7 +257,8 @@ class SASEvaluator(HaystackComponent):
         Returns
         -------
         dict
-            ``score``: mean of the individual scores; ``individual_scores``: one float per pair
+            ``score``: mean of the individual scores (a ``numpy.float64``, as Haystack's; the
+            empty input's is ``0.0``); ``individual_scores``: one float per pair
             (cosine similarity, or the cross-encoder's score).
         """
         if len(ground_truth_answers) != len(predicted_answers):
@@ -279,5 +280,6 @@ class SASEvaluator(HaystackComponent):
             per="pair",
             output="arrow",
         )
-        scores = table.column("score").to_numpy()
-        return {"score": float(np.mean(scores)), "individual_scores": scores.tolist()}
+        individual = table.column("score").to_numpy().tolist()
+        # Haystack's score is numpy's mean of the list of floats: a numpy.float64
+        return {"score": np.mean(individual), "individual_scores": individual}

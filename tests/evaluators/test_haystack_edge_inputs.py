@@ -86,3 +86,28 @@ def test_ndcg_numpy_gains_give_numpy_floats_as_in_haystack():
     res = fe.evaluate_documents(gt, ret, ["ndcg", "mrr"])
     assert type(res["ndcg"]["individual_scores"][0]) is np.float64
     assert type(res["mrr"]["individual_scores"][0]) is float
+
+
+@pytest.fixture(scope="module")
+def tiny_sas_model(tmp_path_factory):
+    pytest.importorskip("sentence_transformers")
+    from tests.sas.conftest import _cross
+
+    return _cross(tmp_path_factory.mktemp("edge_cross"), 1)
+
+
+def test_sas_score_is_numpy_float64_as_in_haystack(tiny_sas_model):
+    from haystack.utils import ComponentDevice
+
+    gts, preds = ["paris is big", "the cat", "rome"], ["paris big", "a dog", "rome"]
+    theirs = hs_eval.SASEvaluator(model=tiny_sas_model, device=ComponentDevice.from_str("cpu"))
+    theirs.warm_up()
+    hs = theirs.run(ground_truth_answers=gts, predicted_answers=preds)
+    ours = fe.SASEvaluator(model=tiny_sas_model, device="cpu").run(
+        ground_truth_answers=gts, predicted_answers=preds)
+    assert type(hs["score"]) is type(ours["score"]) is np.float64
+    assert [type(v) for v in ours["individual_scores"]] == [float] * 3
+    assert ours["individual_scores"] == hs["individual_scores"]  # cross-encoder: same float32 values
+    assert ours["score"] == hs["score"]
+    empty = fe.SASEvaluator(model=tiny_sas_model, device="cpu").run([], [])
+    assert empty == {"score": 0.0, "individual_scores": [0.0]} and type(empty["score"]) is float
