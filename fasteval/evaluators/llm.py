@@ -13,7 +13,12 @@ settings (:func:`default_chat_generator`).
 Differences from Haystack, all additive: keyword-only ``max_concurrency``, ``cache_dir`` and
 ``corrective_retry``; ``meta`` holds one dict per row (model, usage, ``cached``, ``error``...)
 instead of only the rows whose reply had metadata; an unusable reply is retried once with a
-corrective message before the row counts as failed; scores are Python floats.
+corrective message before the row counts as failed; scores are Python floats. Replies are
+scored as Haystack scores them (any numbers in ``statement_scores``, as many as there are;
+anything with a length in ``relevant_statements``) and kept as the model wrote them; a reply
+that Haystack's scoring cannot take (``statement_scores`` that are not numbers,
+``relevant_statements`` without a length) is an unusable reply, where Haystack's ``run``
+raises ``TypeError``.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import Any
 
 from fasteval.evaluators.base import HaystackComponent, register_with_haystack, serialized_type
 from fasteval.judge.errors import ReplyParseError
-from fasteval.judge.parsing import binary_scores, make_parser, string_list
+from fasteval.judge.parsing import make_parser
 
 logger = logging.getLogger(__name__)
 
@@ -620,12 +625,50 @@ class LLMEvaluator(HaystackComponent):
                 f"max_concurrency={self.max_concurrency}, cache_dir={self.cache_dir!r})")
 
 
-def _excluded_mean(scores: list[float]) -> float:
+def _excluded_mean(scores: list[float], *, numpy_mean: bool = False) -> float:
+    """Mean of the scores that are not NaN (NaN if none is), as Haystack averages them:
+    numpy's mean for faithfulness (pairwise summation), ``statistics.mean`` for context
+    relevance (its 0/1 scores: the plain quotient is the same number)."""
     valid = [s for s in scores if not math.isnan(s)]
     skipped = len(scores) - len(valid)
     if skipped:
         logger.warning("%d query(s) failed and were excluded from the score.", skipped)
-    return sum(valid) / len(valid) if valid else float("nan")
+    if not valid:
+        return float("nan")
+    if numpy_mean:
+        import numpy as np
+
+        return float(np.mean(valid))
+    return sum(valid) / len(valid)
+
+
+def _faithfulness_score(reply: dict[str, Any]) -> float:
+    """Haystack's score of one faithfulness reply: 0 without statements, else numpy's mean of
+    ``statement_scores`` (any numbers, as many as there are; none gives NaN, a row left out of
+    the mean). ``ReplyParseError`` when that mean cannot be taken (Haystack's run raises).
+
+    Examples
+    --------
+    >>> _faithfulness_score({"statements": ["a", "b"], "statement_scores": [1, 0.5]})
+    0.75
+    >>> _faithfulness_score({"statements": [], "statement_scores": "n/a"})
+    0.0
+    """
+    if not reply["statements"]:
+        return 0.0
+    import warnings
+
+    import numpy as np
+
+    value = reply["statement_scores"]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the mean of no score: NaN
+            return float(np.mean(value))
+    except (TypeError, ValueError, OverflowError):
+        raise ReplyParseError(
+            f"key 'statement_scores' must hold numbers (the 0/1 scores of the statements), got {value!r}"
+        ) from None
 
 
 class FaithfulnessEvaluator(LLMEvaluator):
@@ -697,14 +740,8 @@ class FaithfulnessEvaluator(LLMEvaluator):
         )
 
     def _validate_reply(self, obj: dict[str, Any]) -> dict[str, Any]:
-        statements = string_list(obj["statements"], "statements")
-        scores = binary_scores(obj["statement_scores"], "statement_scores")
-        if len(statements) != len(scores):
-            raise ReplyParseError(
-                f"'statement_scores' must have one score per statement: {len(statements)} statements, "
-                f"{len(scores)} scores"
-            )
-        return {**obj, "statements": statements, "statement_scores": scores}
+        _faithfulness_score(obj)  # a reply Haystack could not score is unusable
+        return obj
 
     def run(self, **inputs: Any) -> dict[str, Any]:
         """Returns ``score``, ``individual_scores``, ``results`` (statements, statement_scores, score, status), ``meta``."""
@@ -723,10 +760,9 @@ class FaithfulnessEvaluator(LLMEvaluator):
                 }
                 continue
             res["status"] = "evaluated"
-            scores = res["statement_scores"]
-            res["score"] = float(sum(scores)) / len(scores) if res["statements"] and scores else 0.0
+            res["score"] = _faithfulness_score(res)
         scores = [float(res["score"]) for res in result["results"]]
-        result["score"] = _excluded_mean(scores)
+        result["score"] = _excluded_mean(scores, numpy_mean=True)
         result["individual_scores"] = scores
         return result
 
@@ -804,7 +840,14 @@ class ContextRelevanceEvaluator(LLMEvaluator):
         )
 
     def _validate_reply(self, obj: dict[str, Any]) -> dict[str, Any]:
-        return {**obj, "relevant_statements": string_list(obj["relevant_statements"], "relevant_statements")}
+        value = obj["relevant_statements"]
+        try:
+            len(value)  # Haystack scores 1 when it is non-empty
+        except TypeError:
+            raise ReplyParseError(
+                f"key 'relevant_statements' must be a list of the relevant sentences, got {value!r}"
+            ) from None
+        return obj
 
     def run(self, **inputs: Any) -> dict[str, Any]:
         """Returns ``score``, ``individual_scores``, ``results`` (relevant_statements, score, status), ``meta``."""

@@ -81,6 +81,35 @@ def _to_chat_messages(messages: list[dict[str, str]]) -> list[Any]:
     return [makers[m["role"]](m["content"]) for m in messages]
 
 
+class MessageDict(dict):
+    """An OpenAI-style message (``{"role": "user", "content": ...}``, a real ``dict``) that
+    also answers as Haystack's ``ChatMessage`` (``.text``, ``.role``, ``.meta``, ``.is_from``...),
+    so that a generator written for either protocol reads it: Haystack hands its evaluators'
+    generators ``ChatMessage`` objects whatever they are, fasteval's protocol hands dicts.
+    The ``ChatMessage`` is built on the first attribute read (haystack-ai needed then).
+
+    Examples
+    --------
+    >>> m = MessageDict(role="user", content="Hi")
+    >>> m["content"], m == {"role": "user", "content": "Hi"}
+    ('Hi', True)
+    >>> m.text  # doctest: +SKIP
+    'Hi'
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        message = self.__dict__.get("_chat_message")
+        if message is None:
+            try:
+                message = _to_chat_messages([self])[0]
+            except ImportError:
+                raise AttributeError(name) from None
+            self.__dict__["_chat_message"] = message
+        return getattr(message, name)
+
+
 def normalize_reply(result: Any) -> ChatReply:
     """Turn what a generator returned into a :class:`ChatReply`.
 
@@ -200,7 +229,8 @@ class Backend:
 
     async def call(self, messages: list[dict[str, str]]) -> ChatReply:
         """Send ``messages``; return the first reply."""
-        payload: Any = _to_chat_messages(messages) if self.haystack_style else messages
+        payload: Any = (_to_chat_messages(messages) if self.haystack_style
+                        else [MessageDict(m) for m in messages])
         tracer = self._tracer
         if self._run_async is not None:
             if tracer is None:

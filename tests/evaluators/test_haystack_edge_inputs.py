@@ -111,3 +111,118 @@ def test_sas_score_is_numpy_float64_as_in_haystack(tiny_sas_model):
     assert ours["score"] == hs["score"]
     empty = fe.SASEvaluator(model=tiny_sas_model, device="cpu").run([], [])
     assert empty == {"score": 0.0, "individual_scores": [0.0]} and type(empty["score"]) is float
+
+
+class _ScriptedGenerator:
+    """A chat generator answering each row with the reply scripted for it (row index taken
+    from the question ``Q<i>`` in the prompt's inputs)."""
+
+    def __init__(self, replies):
+        self.replies = replies
+
+    def run(self, messages):
+        from haystack.dataclasses import ChatMessage
+
+        row = messages[0].text.rsplit("Inputs:", 1)[1]
+        i = int(row.split('"questions": Q', 1)[1].split(",", 1)[0])
+        return {"replies": [ChatMessage.from_assistant(self.replies[i])]}
+
+
+def _both(name, replies, **inputs):
+    n = len(replies)
+    inputs = {"questions": [f"Q{i}" for i in range(n)], "contexts": [[f"c{i}"] for i in range(n)], **inputs}
+    hs = getattr(hs_eval, name)(chat_generator=_ScriptedGenerator(replies), progress_bar=False,
+                                raise_on_failure=False).run(**inputs)
+    ours = getattr(fe, name)(chat_generator=_ScriptedGenerator(replies), progress_bar=False,
+                             raise_on_failure=False, max_concurrency=1).run(**inputs)
+    return hs, ours
+
+
+def _same_scores(hs, ours):
+    def canon(out):
+        return (float(out["score"]), [float(s) for s in out["individual_scores"]],
+                [{**r, "score": float(r["score"])} for r in out["results"]])
+
+    a, b = canon(hs), canon(ours)
+    assert (np.isnan(a[0]) and np.isnan(b[0])) or a[0] == b[0]
+    np.testing.assert_array_equal(a[1], b[1])
+    for x, y in zip(a[2], b[2], strict=True):
+        assert x.keys() == y.keys()
+        for key in x:
+            if key == "score":
+                assert (np.isnan(x[key]) and np.isnan(y[key])) or x[key] == y[key]
+            else:  # raw values, types included (True stays True, 1.0 stays 1.0)
+                assert x[key] == y[key] and [type(v) for v in np.atleast_1d(x[key])] == \
+                    [type(v) for v in np.atleast_1d(y[key])], key
+
+
+def test_faithfulness_replies_scored_as_haystack_scores_them():
+    replies = [
+        '{"statements": ["a", "b"], "statement_scores": [1, 0]}',
+        '{"statements": ["a", "b"], "statement_scores": [true, 1.0]}',
+        '{"statements": ["a", "b"], "statement_scores": [0.5, 1]}',  # not 0/1
+        '{"statements": ["a", "b"], "statement_scores": [1]}',  # fewer scores than statements
+        '{"statements": [1, 2], "statement_scores": [2]}',
+        '{"statements": ["a"], "statement_scores": []}',  # NaN, left out of the mean
+        '{"statements": null, "statement_scores": []}',  # no statements: 0
+        '{"statements": ["a"], "statement_scores": 1}',
+        '{"statements": ["a"], "statement_scores": [NaN]}',
+    ]
+    hs, ours = _both("FaithfulnessEvaluator", replies, predicted_answers=[f"a{i}" for i in range(len(replies))])
+    assert [r["status"] for r in ours["results"]] == ["evaluated"] * len(replies)
+    np.testing.assert_array_equal(ours["individual_scores"],
+                                  [0.5, 1.0, 0.75, 1.0, 2.0, np.nan, 0.0, 1.0, np.nan])
+    assert ours["score"] == pytest.approx((0.5 + 1 + 0.75 + 1 + 2 + 0 + 1) / 7)
+    assert ours["results"][1]["statement_scores"] == [True, 1.0]
+    _same_scores(hs, ours)
+
+
+def test_context_relevance_replies_scored_as_haystack_scores_them():
+    replies = ['{"relevant_statements": ["a"]}', '{"relevant_statements": []}',
+               '{"relevant_statements": "a sentence"}', '{"relevant_statements": ""}',
+               '{"relevant_statements": [1]}', '{"relevant_statements": {"a": 1}}']
+    hs, ours = _both("ContextRelevanceEvaluator", replies)
+    assert ours["individual_scores"] == [1.0, 0.0, 1.0, 0.0, 1.0, 1.0]
+    assert ours["results"][2]["relevant_statements"] == "a sentence"
+    _same_scores(hs, ours)
+
+
+def test_replies_haystack_cannot_score_are_unusable_rows():
+    # Haystack's run raises TypeError on these; here they fail their row (after one corrective retry)
+    ev = fe.FaithfulnessEvaluator(
+        chat_generator=_ScriptedGenerator(['{"statements": ["a"], "statement_scores": ["1"]}']),
+        progress_bar=False, raise_on_failure=False)
+    out = ev.run(questions=["Q0"], contexts=[["c"]], predicted_answers=["a"])
+    assert out["results"][0]["status"] == "error" and np.isnan(out["score"])
+    assert "must hold numbers" in out["meta"][0]["error"] and out["meta"][0]["requests"] == 2
+    ev = fe.ContextRelevanceEvaluator(chat_generator=_ScriptedGenerator(['{"relevant_statements": null}']),
+                                      progress_bar=False, raise_on_failure=False)
+    out = ev.run(questions=["Q0"], contexts=[["c"]])
+    assert out["results"][0]["status"] == "error" and np.isnan(out["individual_scores"][0])
+    with pytest.raises(TypeError):
+        hs_eval.ContextRelevanceEvaluator(
+            chat_generator=_ScriptedGenerator(['{"relevant_statements": null}']), progress_bar=False,
+            raise_on_failure=False).run(questions=["Q0"], contexts=[["c"]])
+
+
+def test_a_plain_generator_reading_chat_messages_works_as_in_haystack():
+    # no annotation, no component decorator: Haystack still hands it ChatMessage objects
+    class Plain:
+        def __init__(self):
+            self.seen = []
+
+        def run(self, messages):
+            from haystack.dataclasses import ChatMessage
+
+            self.seen.append((messages[0].text, messages[0].role.value, messages[0]["content"]
+                              if isinstance(messages[0], dict) else None))
+            return {"replies": [ChatMessage.from_assistant('{"relevant_statements": ["x"]}')]}
+
+    ours_gen = Plain()
+    out = fe.ContextRelevanceEvaluator(chat_generator=ours_gen, progress_bar=False).run(
+        questions=["q"], contexts=[["c"]])
+    theirs = hs_eval.ContextRelevanceEvaluator(chat_generator=Plain(), progress_bar=False).run(
+        questions=["q"], contexts=[["c"]])
+    assert out["individual_scores"] == [1.0] and theirs["individual_scores"] == [1]
+    text, role, content = ours_gen.seen[0]
+    assert role == "user" and text == content and text.endswith('{"questions": q, "contexts": [\'c\']}\nOutputs:')
