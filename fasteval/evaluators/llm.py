@@ -349,6 +349,23 @@ class LLMEvaluator(HaystackComponent):
         from fasteval.judge.openai_sdk import as_chat_generator
 
         self._chat_generator = as_chat_generator(chat_generator)
+        self._template_builder()  # Jinja markup in the text fails here, as in Haystack
+
+    def _template_builder(self) -> Any:
+        """Haystack's ``PromptBuilder`` over :meth:`prepare_template` when the instructions,
+        output keys or examples hold Jinja markup (``{{``, ``{%``, ``{#``), else None.
+
+        Haystack's template is Jinja: such markup is rendered (a variable named there is a
+        required input, an unclosed tag a ``TemplateSyntaxError``), so it is rendered the same
+        way here. Without haystack-ai the text is taken literally.
+        """
+        if not any(mark in self._prompt_prefix() for mark in ("{{", "{%", "{#")):
+            return None
+        try:
+            from haystack.components.builders import PromptBuilder
+        except ImportError:
+            return None
+        return PromptBuilder(template=self.prepare_template())
 
     # -- Haystack-compatible validation -------------------------------------------------
     @staticmethod
@@ -445,6 +462,9 @@ class LLMEvaluator(HaystackComponent):
         >>> ev.render_prompt(texts="Hello").splitlines()[-3:]
         ['Inputs:', '{"texts": Hello}', 'Outputs:']
         """
+        builder = self._template_builder()
+        if builder is not None:
+            return builder.run(**row)["prompt"]
         return self._render(self._prompt_prefix(), row)
 
     def _render(self, prefix: str, row: dict[str, Any]) -> str:
@@ -524,8 +544,12 @@ class LLMEvaluator(HaystackComponent):
 
     def _prompts_and_parser(self, rows: list[dict[str, Any]]) -> tuple[list[str], Any]:
         """Prompts and reply parser from the current ``outputs`` (and prompt settings)."""
-        prefix = self._prompt_prefix()
-        prompts = [self._render(prefix, row) for row in rows]
+        builder = self._template_builder()
+        if builder is not None:
+            prompts = [builder.run(**row)["prompt"] for row in rows]
+        else:
+            prefix = self._prompt_prefix()
+            prompts = [self._render(prefix, row) for row in rows]
         return prompts, make_parser(list(self.outputs), self._validate_reply)
 
     def run(self, **inputs: Any) -> dict[str, Any]:

@@ -226,3 +226,35 @@ def test_a_plain_generator_reading_chat_messages_works_as_in_haystack():
     assert out["individual_scores"] == [1.0] and theirs["individual_scores"] == [1]
     text, role, content = ours_gen.seen[0]
     assert role == "user" and text == content and text.endswith('{"questions": q, "contexts": [\'c\']}\nOutputs:')
+
+
+def test_jinja_markup_in_instructions_or_examples_is_rendered_as_in_haystack():
+    class Rec:
+        def __init__(self):
+            self.prompts = []
+
+        def run(self, messages):
+            from haystack.dataclasses import ChatMessage
+
+            self.prompts.append(messages[0].text)
+            return {"replies": [ChatMessage.from_assistant('{"score": 1}')]}
+
+    examples = [{"inputs": {"x": "ex"}, "outputs": {"score": 1}}]
+    args = {"inputs": [("x", list[str])], "outputs": ["score"], "examples": examples, "progress_bar": False}
+    hs_gen, our_gen = Rec(), Rec()
+    hs_eval.LLMEvaluator(instructions="Is {{ x | upper }} fine?", chat_generator=hs_gen, **args).run(x=["v"])
+    ev = fe.LLMEvaluator(instructions="Is {{ x | upper }} fine?", chat_generator=our_gen, **args)
+    ev.run(x=["v"])
+    assert our_gen.prompts[0].splitlines()[1] == hs_gen.prompts[0].splitlines()[1] == "Is V fine?"
+    assert ev.render_prompt(x="w").splitlines()[1] == "Is W fine?"
+    # a variable named only in the text is a required input; an unclosed tag fails at construction
+    for cls in (hs_eval.LLMEvaluator, fe.LLMEvaluator):
+        with pytest.raises(ValueError, match="Missing required input variables in PromptBuilder: other"):
+            cls(instructions="Rate {{ other }}", chat_generator=Rec(), **args).run(x=["v"])
+        with pytest.raises(Exception, match="Missing end of comment tag") as info:
+            cls(instructions="Count the {# items", chat_generator=Rec(), **args)
+        assert type(info.value).__name__ == "TemplateSyntaxError"
+    # values are never rendered as templates
+    gen = Rec()
+    fe.LLMEvaluator(instructions="Q", chat_generator=gen, **args).run(x=["{{ x }}"])
+    assert gen.prompts[0].endswith('{"x": {{ x }}}\nOutputs:')
