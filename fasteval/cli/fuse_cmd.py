@@ -86,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
 
     if len(args.runs) < 2:
         raise ParameterError("RUN", "given at least twice (two runs to fuse)", args.runs)
+    if args.tag is not None and (not args.tag or any(c.isspace() for c in args.tag)):
+        # the tag is a TREC field: whitespace would split it (and "" leave the line short)
+        raise ParameterError("--tag", "non-empty text without whitespace", args.tag)
     weights = None if args.weights is None else _weights(args.weights)
     spec = resolve(args.method, args.norm, weights, n_runs=len(args.runs), k=args.k,
                    phi=args.phi, gamma=args.gamma, sigma=args.sigma)  # before reading

@@ -178,7 +178,7 @@ def _plan(o: Options) -> tuple[list[Measure], bool, list[tuple[str, Measure]]]:
 def _read_zscores(path: str) -> dict[tuple[str, str], tuple[float, float]]:
     out: dict[tuple[str, str], tuple[float, float]] = {}
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:  # -sig: a byte order mark is dropped
             for lineno, line in enumerate(fh, 1):
                 f = line.split()
                 if not f or line.startswith("#"):
@@ -195,6 +195,15 @@ def _read_zscores(path: str) -> dict[tuple[str, str], tuple[float, float]]:
                                      line=lineno) from None
     except FileNotFoundError:
         raise InputError("file not found", source=path) from None
+    except IsADirectoryError:
+        raise InputError("is a directory; expected a z-score file", source=path) from None
+    except UnicodeDecodeError:
+        raise InputError("not valid UTF-8 text", source=path) from None
+    if not out:
+        # trec_eval refuses an empty file too ("Cannot read zscores file"); every value
+        # would otherwise print as a z-score of 0
+        raise InputError("no z-score lines (qid measure mean stddev); the file is empty "
+                         "or holds only comments", source=path)
     return out
 
 
@@ -237,6 +246,10 @@ def _read_qrels_jg(path: str) -> pl.DataFrame:
                 data = fh.read()
         except OSError as exc:
             raise InputError(f"cannot read ({exc.strerror})", source=path) from None
+    from fasteval.io._common import GRADE_MAX, GRADE_MIN
+
+    seen: dict[tuple[str, str, str], int] = {}
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark
     for lineno, raw in enumerate(data.splitlines(), 1):
         if raw.startswith(b"#") or not raw.strip():
             continue
@@ -245,13 +258,33 @@ def _read_qrels_jg(path: str) -> pl.DataFrame:
             raise InputError(f"expected 4 fields (qid jg docno rel), got {len(f)}",
                              source=path, line=lineno)
         try:
-            rows.append((f[0], f[1], f[2], int(f[3])))
+            rel = int(f[3])
         except ValueError:
             raise InputError(f"relevance is not an integer: {f[3]!r}", source=path,
                              line=lineno, column="relevance") from None
+        if not GRADE_MIN <= rel <= GRADE_MAX:
+            raise InputError(f"relevance {rel} is outside the 32-bit range of grades "
+                             f"({GRADE_MIN} to {GRADE_MAX})", source=path, line=lineno,
+                             column="relevance")
+        key = (f[0], f[1], f[2])
+        if key in seen:
+            raise InputError(f"document {f[2]!r} is judged twice for query {f[0]!r} in "
+                             f"judgment group {f[1]!r} (first on line {seen[key]})",
+                             source=path, line=lineno, column="doc_id")
+        seen[key] = lineno
+        rows.append((f[0], f[1], f[2], rel))
     if not rows:
         raise InputError("no judgments in file", source=path)
     return pl.DataFrame(rows, schema=["query_id", "jg", "doc_id", "relevance"], orient="row")
+
+
+def _run_source(run_path: str):
+    """The run file, or standard input for ``-`` (trec_eval's rule: the run only)."""
+    if run_path != "-":
+        return run_path
+    if sys.stdin is None or sys.stdin.closed:
+        raise InputError("standard input is closed; expected the run on it", source="-")
+    return sys.stdin
 
 
 def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
@@ -263,10 +296,13 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
     from fasteval.io.readers import read_qrels, read_run
 
     qrels_path, run_path = o.files
+    if qrels_path == "-":
+        raise InputError("standard input holds the run only, as in trec_eval; give the "
+                         "qrels as a file", source="-")
     if o.rel_format in ("prefs", "qrels_prefs"):
         from fasteval.prefs import evaluate_prefs
 
-        run = read_run(sys.stdin if run_path == "-" else run_path, format="trec")
+        run = read_run(_run_source(run_path), format="trec")
         lines = evaluate_prefs(
             qrels_path, run, mode=o.rel_format, measures=o.measures or None,
             per_query=o.per_query, max_docs=o.max_docs, complete=o.complete,
@@ -278,7 +314,7 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
                 out.write(_fmt(name, qid, value, isinstance(value, (int, np.integer))) + "\n")
         return 0
     measures, print_runid, avgjg = _plan(o)
-    run = read_run(sys.stdin if run_path == "-" else run_path, format="trec")
+    run = read_run(_run_source(run_path), format="trec")
     runid = str(run.get_column("tag")[-1]) if "tag" in run.columns and run.height else ""
     opts = dict(
         relevance_level=o.level, max_docs=o.max_docs, judged_only=o.judged_only,
@@ -286,6 +322,15 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
     )
     numeric = [m for m in measures if m.family != "relstring"]
     if o.rel_format == "qrels_jg":
+        # trec_eval computes no other measure from qrels_jg judgments (they stop it with
+        # "Can't calculate measure"): refused, not left out of the output
+        other = [m.name for m in measures if m.family != "num_q"]
+        if other:
+            shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
+            raise ParameterError(
+                "-m with -R qrels_jg", "num_q, map_avgjg, P_avgjg, Rprec_mult_avgjg or qrels_jg "
+                "(no other measure is computed from qrels_jg judgments)", shown,
+            )
         return _run_jg(o, qrels_path, run, runid, numeric, print_runid, avgjg, opts, out)
     ev = Evaluator(read_qrels(qrels_path, format="trec"), numeric or ["num_q"], complete=True,
                    **opts)
@@ -365,7 +410,8 @@ def _run_jg(o, qrels_path, run, runid, numeric, print_runid, avgjg, opts, out) -
     from fasteval.evaluation import Evaluator
 
     jq = _read_qrels_jg(qrels_path)
-    bases = [m for _, m in avgjg]
+    # num_q alone still needs a pass to find the queries the run answers
+    bases = [m for _, m in avgjg] or parse_measures("num_q")
     groups = jq.partition_by("jg", maintain_order=True, as_dict=True)
     all_q = jq.get_column("query_id").unique().sort()
     sums = np.zeros((len(all_q), len(bases)))

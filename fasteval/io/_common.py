@@ -302,7 +302,9 @@ def check_grades(s: pl.Series, *, source: str, where: Locator) -> pl.Series:
     if len(s) and s.dtype.is_integer():
         lo, hi = s.min(), s.max()
         if lo < GRADE_MIN or hi > GRADE_MAX:  # type: ignore[operator]
-            i = first_true((s < GRADE_MIN) | (s > GRADE_MAX))
+            # an unsigned series cannot be compared with a negative bound
+            bad = (s > GRADE_MAX) if s.dtype.is_unsigned_integer() else (s < GRADE_MIN) | (s > GRADE_MAX)
+            i = first_true(bad)
             raise InputError(
                 f"relevance {s[i]} is outside the 32-bit range of grades ({GRADE_MIN} to {GRADE_MAX})",
                 source=source, column="relevance", **where(i),
@@ -352,14 +354,24 @@ def normalize_relevance(s: pl.Series, *, source: str, where: Locator) -> pl.Seri
 
 
 def normalize_rank(s: pl.Series, *, source: str, where: Locator) -> pl.Series:
-    """Return ranks as Int64 (integral floats and digit strings accepted)."""
+    """Return ranks as Int64 (integral floats and digit strings accepted; anything past
+    64 bits is refused)."""
     if s.dtype.is_integer():
+        if s.dtype == pl.UInt64 and s.len() and (s.max() or 0) > 2**63 - 1:  # type: ignore[operator]
+            i = first_true(s > 2**63 - 1)
+            raise InputError(f"rank {s[i]} does not fit in a signed 64-bit integer",
+                             source=source, column="rank", **where(i))
         out = s.cast(pl.Int64)
     elif s.dtype.is_float():
         bad = s.is_not_null() & (s.is_nan() | s.is_infinite() | (s != s.floor()))
         if bad.any():
             i = first_true(bad)
             raise InputError(f"rank must be an integer, got {s[i]!r}", source=source, column="rank", **where(i))
+        huge = (s < -(2.0**63)) | (s >= 2.0**63)
+        if huge.any():
+            i = first_true(huge)
+            raise InputError(f"rank {s[i]!r} does not fit in a signed 64-bit integer",
+                             source=source, column="rank", **where(i))
         out = s.cast(pl.Int64)
     elif s.dtype == pl.String:
         out = s.cast(pl.Int64, strict=False)

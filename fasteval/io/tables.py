@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from collections.abc import Mapping
 from itertools import chain
 from typing import Any
@@ -58,11 +59,38 @@ def _collect(lf: pl.LazyFrame, source: str, what: str) -> pl.DataFrame:
 
 def lazy_parquet(path: str, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.LazyFrame, dict[str, str]]:
     """Lazy parquet scan (file, glob or directory) restricted to the needed columns."""
+    if os.path.isdir(path):
+        _check_parquet_directory(path, source)
     try:
         lf = pl.scan_parquet(path)
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise InputError(f"cannot open parquet ({_first_line(exc)})", source=source) from exc
     return _select(lf, kind, explicit, source)
+
+
+def _check_parquet_directory(path: str, source: str) -> None:
+    """A directory read as one parquet dataset must hold parquet files and nothing else
+    (hidden files and ``_``-prefixed markers such as ``_SUCCESS`` aside): name what it
+    holds instead of polars' message about mixed extensions or an empty expansion."""
+    found, other = 0, []
+    for root, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+        for name in sorted(files):
+            if name.startswith((".", "_")):
+                continue
+            if name.endswith(".parquet"):
+                found += 1
+            else:
+                other.append(os.path.relpath(os.path.join(root, name), path))
+    if other:
+        shown = ", ".join(other[:5]) + (f" and {len(other) - 5} more" if len(other) > 5 else "")
+        raise InputError(
+            f"a directory is read as one parquet dataset, but it holds {len(other)} other "
+            f"file(s): {shown}; expected only .parquet files (or give a file)", source=source,
+        )
+    if not found:
+        raise InputError("the directory holds no .parquet file; expected a file, or a "
+                         "directory of parquet parts", source=source)
 
 
 def read_parquet(path: str | bytes, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.DataFrame, dict[str, str]]:

@@ -277,9 +277,11 @@ def _read_careful(data: str | bytes, kind: Kind, source: str) -> tuple[pl.DataFr
     rank: pl.Series | None = rank_raw.cast(pl.Int64, strict=False).rename("rank")
     if rank.null_count():
         as_float = rank_raw.cast(pl.Float64, strict=False)
-        if as_float.null_count() or (as_float != as_float.floor()).any():
+        # a whole number past int64 (1e23, inf) is no rank either
+        integral = (as_float == as_float.floor()) & (as_float.abs() < 2.0**63)
+        if as_float.null_count() or not integral.all():
             warnings.warn(
-                DataWarning(f"{source}: the rank column is not all integers; it is dropped (trec_eval ignores it too)"),
+                DataWarning(f"{source}: the rank column is not all 64-bit integers; it is dropped (trec_eval ignores it too)"),
                 stacklevel=6,
             )
             rank = None

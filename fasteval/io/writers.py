@@ -57,18 +57,39 @@ def _format_for(path: Path, format: str | None) -> str:
 def _check_trec_ids(df: pl.DataFrame, col: str) -> None:
     s = df.get_column(col)
     if s.dtype != pl.String:
+        if s.null_count():
+            _refuse_null(s, col)
         return
+    if s.null_count():
+        _refuse_null(s, col)
     bad = s.str.contains(r"\s") | (s == "")
     if col == "query_id":
         bad = bad | s.str.starts_with("#")
     if bad.any():
         i = int(bad.arg_true()[0])
+        what = "a tag" if col in ("tag", "run_id") else "an id"
+        rule = "non-empty, without whitespace" + (" and not starting with '#'" if col == "query_id" else "")
         raise InputError(
-            f"{col} {s[i]!r} cannot be written as TREC text (ids must be non-empty, without "
-            "whitespace, and query ids must not start with '#')",
+            f"{col} {s[i]!r} cannot be written as TREC text ({what} must be {rule})",
             row=i,
             column=col,
         )
+
+
+def _refuse_null(s: pl.Series, col: str) -> None:
+    i = int(s.is_null().arg_true()[0])
+    raise InputError(f"{col} is null; a TREC line needs every field", row=i, column=col)
+
+
+def _check_trec_numbers(df: pl.DataFrame, col: str) -> None:
+    """A null (or NaN) number would write an empty (or ``NaN``) field: a line that reads
+    back with a field missing, or as an error."""
+    s = df.get_column(col)
+    if s.null_count():
+        _refuse_null(s, col)
+    if s.dtype.is_float() and s.is_nan().any():
+        i = int(s.is_nan().arg_true()[0])
+        raise InputError(f"{col} is NaN; a TREC line needs a number", row=i, column=col)
 
 
 def _trec_frame(df: pl.DataFrame) -> pl.DataFrame:
@@ -78,7 +99,9 @@ def _trec_frame(df: pl.DataFrame) -> pl.DataFrame:
             raise InputError(f"TREC output needs a {col} column; the columns are {df.columns}", column=col)
         _check_trec_ids(df, col)
     if "score" in df.columns:
+        _check_trec_numbers(df, "score")
         if "rank" in df.columns:
+            _check_trec_numbers(df, "rank")
             rank = pl.col("rank")
         else:
             # trec_eval's order: score descending, then doc id descending.
@@ -87,10 +110,10 @@ def _trec_frame(df: pl.DataFrame) -> pl.DataFrame:
                 .rank(method="ordinal", descending=True)
                 .over("query_id")
             )
-        if "tag" in df.columns:
-            tag = pl.col("tag")
-        elif "run_id" in df.columns:
-            tag = pl.col("run_id")
+        if "tag" in df.columns or "run_id" in df.columns:
+            name = "tag" if "tag" in df.columns else "run_id"
+            tag = pl.col(name)
+            _check_trec_ids(df.select(tag.cast(pl.String).alias(name)), name)
         else:
             tag = pl.lit("fasteval")
         return df.select(
@@ -102,6 +125,7 @@ def _trec_frame(df: pl.DataFrame) -> pl.DataFrame:
             tag.cast(pl.String).alias("tag"),
         )
     if "relevance" in df.columns:
+        _check_trec_numbers(df, "relevance")
         return df.select(pl.col("query_id"), pl.lit("0").alias("iter"), pl.col("doc_id"), pl.col("relevance"))
     raise InputError(f"TREC output needs a score (run) or relevance (qrels) column; the columns are {df.columns}")
 

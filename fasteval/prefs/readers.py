@@ -40,7 +40,7 @@ def _read_lines(path: str | os.PathLike[str]) -> list[str]:
 
     raw = fix_line_endings(raw, str(path))  # old-Mac (CR-only) files: one line per record
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte order mark is no part of the first qid
     except UnicodeDecodeError as exc:
         raise InputError(f"not valid UTF-8 at byte {exc.start}", source=str(path)) from None
     lines = text.split("\n")

@@ -122,7 +122,11 @@ def prepare_run(
     if score.dtype != pl.Float64:
         score = score.cast(pl.Float64)
     if tie_break == "rank":
-        key_col = -run.get_column("rank").cast(pl.Float64)
+        from fasteval.io._common import normalize_rank, row_locator
+
+        # NaN, fractional or past-int64 ranks are refused, as read_run refuses them
+        rank = normalize_rank(run.get_column("rank"), source=source, where=row_locator())
+        key_col = -rank.cast(pl.Float64)
     else:
         key_col = score
     sort = tie_break != "input"

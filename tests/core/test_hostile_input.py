@@ -136,3 +136,235 @@ def test_cli_reports_bad_measure_parameters_in_one_line(tmp_path, capsys, argv, 
     err = capsys.readouterr().err
     assert rc == 2
     assert err.count("\n") == 1 and err.startswith("fasteval: error:") and fragment in err
+
+
+# ---------------------------------------------------------------- ranks, grades, ids past 64 bits
+
+def test_trec_rank_past_int64_is_dropped_like_any_non_rank(tmp_path):
+    # trec_eval never reads the rank; one past 64 bits is dropped with the same warning
+    path = tmp_path / "r"
+    path.write_text("1 Q0 b 99999999999999999999999 2.0 t\n1 Q0 a inf 1.0 t\n")
+    with pytest.warns(fasteval.DataWarning, match="the rank column is not all 64-bit integers"):
+        run = fasteval.read_run(path)
+    assert run.columns == ["query_id", "doc_id", "score", "tag"]
+    assert run.get_column("doc_id").to_list() == ["b", "a"]
+
+
+def test_unsigned_grades_past_32_bits_name_the_row(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "q.parquet"
+    pq.write_table(pa.table({"query_id": ["1", "1"], "doc_id": ["a", "b"],
+                             "relevance": pa.array([1, 2**64 - 1], pa.uint64())}), path)
+    with pytest.raises(InputError) as exc:
+        fasteval.read_qrels(path)
+    err = _error(exc)
+    assert (err.row, err.column) == (1, "relevance")
+    assert "relevance 18446744073709551615 is outside the 32-bit range" in str(err)
+
+
+@pytest.mark.parametrize("rank, row, fragment", [
+    (pl.Series([1, 2**64 - 1], dtype=pl.UInt64), 1,
+     "rank 18446744073709551615 does not fit in a signed 64-bit integer"),
+    (pl.Series([1e30, 1.0]), 0, "rank 1e+30 does not fit in a signed 64-bit integer"),
+])
+def test_ranks_past_int64_are_refused(tmp_path, rank, row, fragment):
+    path = tmp_path / "r.parquet"
+    pl.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "score": [1.0, 1.0],
+                  "rank": rank}).write_parquet(path)
+    with pytest.raises(InputError) as exc:
+        fasteval.read_run(path)
+    err = _error(exc)
+    assert (err.row, err.column) == (row, "rank") and fragment in str(err)
+
+
+@pytest.mark.parametrize("ranks, row, fragment", [
+    ([1.0, float("nan")], 1, "rank must be an integer, got nan"),
+    ([1.5, 1.2], 0, "rank must be an integer, got 1.5"),
+    ([1e30, 1.0], 0, "does not fit in a signed 64-bit integer"),
+])
+def test_tie_break_rank_refuses_ranks_read_run_refuses(ranks, row, fragment):
+    # a table handed to evaluate() directly gets the rank check read_run makes: a NaN rank
+    # sorted first and gave AP 1 where the ranks given say 0.5
+    run = pl.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "score": [1.0, 1.0],
+                        "rank": ranks})
+    qrels = {"1": {"a": 0, "b": 1}}
+    with pytest.raises(InputError) as exc:
+        fasteval.evaluate(qrels, run, ["map"], tie_break="rank")
+    err = _error(exc)
+    assert (err.row, err.column) == (row, "rank") and fragment in str(err)
+    good = run.with_columns(pl.Series("rank", [2.0, 1.0]))
+    assert fasteval.evaluate(qrels, good, ["map"], tie_break="rank")["value"].to_list() == [1.0]
+    assert fasteval.evaluate(qrels, good.with_columns(pl.Series("rank", [1, 2])), ["map"],
+                             tie_break="rank")["value"].to_list() == [0.5]
+
+
+def test_eval_cli_refuses_a_nan_rank_in_a_parquet_run(tmp_path, capsys):
+    from fasteval.cli import main
+
+    pl.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "relevance": [0, 1]}).write_parquet(
+        tmp_path / "q.parquet")
+    pl.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "score": [1.0, 1.0],
+                  "rank": [1.0, float("nan")]}).write_parquet(tmp_path / "r.parquet")
+    rc = main(["eval", str(tmp_path / "q.parquet"), str(tmp_path / "r.parquet"), "-m", "map",
+               "--tie-break", "rank", "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1
+    assert "r.parquet, row 1, column 'rank': rank must be an integer, got nan" in err
+
+
+# ---------------------------------------------------------------- directories as inputs
+
+@pytest.mark.parametrize("reader", [fasteval.read_run, fasteval.read_qrels])
+def test_directory_without_parquet_parts_is_named(tmp_path, reader):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(InputError) as exc:
+        reader(empty)
+    assert "the directory holds no .parquet file" in str(_error(exc))
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    QRELS.rename({"relevance": "score"}).with_columns(pl.col("score").cast(pl.Float64)).write_parquet(
+        mixed / "part-0.parquet")
+    (mixed / "notes.txt").write_text("x")
+    (mixed / "_SUCCESS").write_text("")
+    with pytest.raises(InputError) as exc:
+        reader(mixed)
+    assert "holds 1 other file(s): notes.txt; expected only .parquet files" in str(_error(exc))
+    (mixed / "notes.txt").unlink()  # parquet parts and a marker file: read as one table
+    if reader is fasteval.read_run:
+        assert reader(mixed).height == 4
+
+
+# ---------------------------------------------------------------- TREC output of bad tables
+
+@pytest.mark.parametrize("table, row, column, fragment", [
+    ({"doc_id": ["a", None]}, 1, "doc_id", "doc_id is null"),
+    ({"score": [1.0, float("nan")]}, 1, "score", "score is NaN"),
+    ({"score": [1.0, None]}, 1, "score", "score is null"),
+    ({"run_id": ["x y", "r"]}, 0, "run_id", "run_id 'x y' cannot be written as TREC text"),
+    ({"tag": ["r", ""]}, 1, "tag", "tag '' cannot be written as TREC text"),
+])
+def test_trec_output_refuses_fields_that_would_not_read_back(tmp_path, table, row, column, fragment):
+    base = {"query_id": ["1", "1"], "doc_id": ["a", "b"], "score": [1.0, 0.5]}
+    out = tmp_path / "out.trec"
+    with pytest.raises(InputError) as exc:
+        fasteval.write_table(pl.DataFrame({**base, **table}), out)
+    err = _error(exc)
+    assert (err.row, err.column) == (row, column) and fragment in str(err)
+    assert list(tmp_path.iterdir()) == []  # no file, no temporary left
+
+
+def test_trec_qrels_output_refuses_a_null_grade(tmp_path):
+    with pytest.raises(InputError, match="relevance is null"):
+        fasteval.write_table(pl.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"],
+                                           "relevance": [1, None]}), tmp_path / "q.qrels")
+    fasteval.write_table(pl.DataFrame({"query_id": [1], "doc_id": ["a"], "score": [2],
+                                       "tag": [7]}), tmp_path / "r.trec")
+    assert (tmp_path / "r.trec").read_text() == "1 Q0 a 1 2 7\n"
+
+
+def test_fuse_refuses_a_tag_with_whitespace(tmp_path, capsys):
+    from fasteval.cli import main
+
+    for name in ("a", "b"):
+        (tmp_path / name).write_text("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\n")
+    rc = main(["fuse", str(tmp_path / "a"), str(tmp_path / "b"), "--tag", "my run"])
+    cap = capsys.readouterr()
+    assert rc == 2 and cap.out == ""
+    assert cap.err == "fasteval: error: --tag must be non-empty text without whitespace, got 'my run'\n"
+
+
+# ---------------------------------------------------------------- trec-eval side files
+
+def _trec_eval(argv, capsys):
+    from fasteval.cli import main
+
+    rc = main(["trec-eval", *argv])
+    cap = capsys.readouterr()
+    if rc:
+        assert cap.err.count("\n") == 1 and cap.err.startswith("fasteval: error:")
+    return rc, cap.out, cap.err
+
+
+@pytest.fixture
+def small_trec(tmp_path):
+    (tmp_path / "q").write_text("1 0 a 1\n1 0 b 0\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 1.0 t\n1 Q0 b 2 0.5 t\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("measures, named", [
+    ([], "'num_ret, num_rel, num_rel_ret and 25 more'"),  # official
+    (["-m", "map", "-m", "map_avgjg"], "'map'"),
+    (["-m", "relstring"], "'relstring'"),
+])
+def test_qrels_jg_refuses_measures_it_cannot_compute(small_trec, capsys, measures, named):
+    # they were left out of the output without a word (or failed on an empty measure list)
+    (small_trec / "jg").write_text("1 j1 a 1\n1 j2 a 0\n")
+    rc, out, err = _trec_eval(["-R", "qrels_jg", *measures, str(small_trec / "jg"),
+                               str(small_trec / "r")], capsys)
+    assert rc == 2 and out == ""
+    assert "-m with -R qrels_jg must be num_q, map_avgjg, P_avgjg, Rprec_mult_avgjg or " \
+           "qrels_jg" in err and err.endswith(f"got {named}\n")
+
+
+def test_qrels_jg_num_q_alone(small_trec, capsys):
+    (small_trec / "jg").write_text("\ufeff1 j1 a 1\r\n1 j2 a 0\r\n2 j1 c 1\r\n")
+    rc, out, _ = _trec_eval(["-R", "qrels_jg", "-m", "num_q", "-m", "map_avgjg", "-q",
+                             str(small_trec / "jg"), str(small_trec / "r")], capsys)
+    # query 1 (a BOM before it): AP 1 in group j1, 0 in j2; query 2 is not in the run
+    assert (rc, out) == (0, "map_avgjg             \t1\t0.5000\n"
+                            "num_q                 \tall\t1\n"
+                            "map_avgjg             \tall\t0.5000\n")
+
+
+@pytest.mark.parametrize("text, line, fragment", [
+    ("1 j a 1\n1 j b 99999999999999999999\n", 2,
+     "column 'relevance': relevance 99999999999999999999 is outside the 32-bit range"),
+    ("1 j a 5000000000\n", 1, "relevance 5000000000 is outside the 32-bit range"),
+    ("# c\n1 j a 1\n1 j a 0\n", 3,
+     "column 'doc_id': document 'a' is judged twice for query '1' in judgment group 'j' "
+     "(first on line 2)"),
+])
+def test_qrels_jg_errors_name_the_file_and_line(small_trec, capsys, text, line, fragment):
+    jg = small_trec / "jg"
+    jg.write_text(text)
+    rc, _, err = _trec_eval(["-R", "qrels_jg", "-m", "qrels_jg", str(jg), str(small_trec / "r")],
+                            capsys)
+    assert rc == 2 and err.startswith(f"fasteval: error: {jg}, line {line}, ") and fragment in err
+
+
+def test_empty_zscore_file_is_refused_not_read_as_zeros(small_trec, capsys):
+    z = small_trec / "z"
+    z.write_text("# nothing\n")
+    rc, out, err = _trec_eval(["-Z", str(z), "-m", "map", str(small_trec / "q"),
+                               str(small_trec / "r")], capsys)
+    assert rc == 2 and out == "" and f"{z}: no z-score lines" in err
+
+
+def test_zscore_and_prefs_files_with_a_byte_order_mark(small_trec, capsys):
+    # the mark was read into the first qid: its z-scores were not found (printed as 0) and
+    # its preferences belonged to no query of the run
+    z = small_trec / "z"
+    z.write_text("\ufeff1 map 0.5 0.1\r\n")
+    rc, out, _ = _trec_eval(["-Z", str(z), "-q", "-m", "map", str(small_trec / "q"),
+                             str(small_trec / "r")], capsys)
+    assert (rc, out) == (0, "Zmap                   \t1\t5.0000\nZmap                   \tall\t5.0000\n")
+    prefs = small_trec / "p"
+    prefs.write_text("\ufeff1 x y a 1\r\n1 x y b 0\r\n")
+    for fmt, path in (("prefs", prefs), ("qrels_prefs", small_trec / "qp")):
+        (small_trec / "qp").write_text("\ufeff1 0 a 1\r\n1 0 b 0\r\n")
+        rc, out, _ = _trec_eval(["-R", fmt, "-q", "-m", "prefs_simp", str(path),
+                                 str(small_trec / "r")], capsys)
+        assert (rc, out) == (0, "prefs_simp            \t1\t1.0000\n"
+                                "prefs_simp            \tall\t1.0000\n")
+
+
+def test_trec_eval_standard_input_is_the_run_only(small_trec, capsys, monkeypatch):
+    rc, _, err = _trec_eval(["-", str(small_trec / "r")], capsys)
+    assert rc == 2 and "-: standard input holds the run only" in err
+    monkeypatch.setattr("sys.stdin", None)  # started with standard input closed
+    rc, _, err = _trec_eval([str(small_trec / "q"), "-"], capsys)
+    assert rc == 2 and err == "fasteval: error: -: standard input is closed; expected the run on it\n"
