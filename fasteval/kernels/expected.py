@@ -52,7 +52,7 @@ from numba import get_num_threads, get_thread_id, prange
 from fasteval.kernels._borrow import borrow as _borrow
 from fasteval.kernels._jit import njit
 from fasteval.kernels.cwl import HORIZON, geometric_tail
-from fasteval.kernels.ranking import _gain, _num_rel
+from fasteval.kernels.ranking import _count_level, _gain, _ideal_range, _num_rel
 
 _JIT = {"cache": True, "error_model": "numpy", "nogil": True}
 
@@ -471,18 +471,18 @@ def _ndcg(lab, st, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, lg):
         i = j
     ideal = 0.0
     pos = 0
-    for x in range(os_, oe):  # levels by gain, descending
+    os_, oe = _ideal_range(ol, os_, oe, grades, gs, ge)
+    for x in range(os_, oe):  # trec_eval's walk: levels by gain, descending
+        level = ol[x]
+        c = _count_level(grades, gs, ge, level)
+        if c == 0:
+            continue  # a level without documents is passed over whatever its gain
         gain = og[x]
         if gain <= 0.0:
             break
-        level = ol[x]
-        for y in range(gs, ge):
-            gy = grades[y]
-            if gy == level:
-                ideal += gain / lg[pos]
-                pos += 1
-            elif gy < level:
-                break
+        for _ in range(c):
+            ideal += gain / lg[pos]
+            pos += 1
     return dcg / ideal if ideal > 0.0 else 0.0
 
 

@@ -26,6 +26,7 @@ from fasteval.kernels._borrow import borrow as _borrow
 from fasteval.kernels._jit import njit
 from fasteval.kernels.cwl import compat as _compat
 from fasteval.kernels.cwl import cwl_value as _cwl_value
+from fasteval.measures.gains import IDEAL_VARIANTS as _IDEAL_VARIANTS
 from fasteval.measures.plan import FULL as _FULL
 from fasteval.measures.plan import MODE_DCG, MODE_MODEL, MODE_REL, Plan
 from fasteval.measures.registry import Code
@@ -177,6 +178,22 @@ def _gain(label, cl, cv, cs, ce):
     if label >= 0:
         return float(label)
     return 0.0
+
+
+@njit(**_JIT)
+def _ideal_range(ol, os_, oe, grades, gs, ge):
+    """The ideal-order levels ``ol[os_:oe]`` of a slot for the topic whose judged grades
+    are ``grades[gs:ge]``: all of them, or the topic's order when they hold one order per
+    largest grade (led by :data:`fasteval.measures.gains.IDEAL_VARIANTS`)."""
+    if oe == os_ or ol[os_] != _IDEAL_VARIANTS:
+        return os_, oe
+    nv = ol[os_ + 1]
+    top = grades[gs] if ge > gs else 0
+    v = 0
+    while v + 1 < nv and ol[os_ + 2 + v + 1] <= top:
+        v += 1
+    base = os_ + 2 + 2 * nv + 1
+    return base + ol[os_ + 2 + nv + v], base + ol[os_ + 2 + nv + v + 1]
 
 
 @njit(**_JIT)
@@ -515,8 +532,7 @@ def _one(plan, j, lab, s, e, grades, gs, ge):
     ce = plan.coff[j + 1]
     ol = plan.ol
     og = plan.og
-    os_ = plan.ooff[j]
-    oe = plan.ooff[j + 1]
+    os_, oe = _ideal_range(ol, plan.ooff[j], plan.ooff[j + 1], grades, gs, ge)
     whole = _WHOLE
     if code == Code.G:
         return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 3, level,

@@ -217,8 +217,9 @@ class Measure:
         return relevance_level
 
     def gain_overrides(self, judged: list[int]) -> dict[int, float]:
-        """Custom gains per grade: the given ``gains`` (the first one of a level wins, as in
-        trec_eval), over gain 0 for the judged grades below ``rel`` (a gain-family floor).
+        """Custom gains per grade: the given ``gains`` (the first one of a level), over gain 0
+        for the judged grades below ``rel`` (a gain-family floor). The nDCG family applies
+        them through trec_eval's gain list (:mod:`fasteval.measures.gains`).
 
         Examples
         --------

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from fasteval.errors import ParameterError, UnknownMeasureError
+from fasteval.measures.gains import ideal_order, results_gains
 from fasteval.measures.measure import Measure
 from fasteval.measures.registry import (
     BY_KEY,
@@ -65,7 +66,9 @@ class Plan(NamedTuple):
     cl, cv, coff : int64[], float64[], int64[m + 1]
         Custom gains (level, gain) of slot j: ``[coff[j]:coff[j+1]]``.
     ol, og, ooff : int64[], float64[], int64[m + 1]
-        Levels sorted by gain, descending (the ideal ranking's order), with their gains.
+        The ideal ranking's levels, with their gains, of slot j: ``[ooff[j]:ooff[j+1]]``,
+        sorted by gain, descending, or one such order per largest grade
+        (:func:`fasteval.measures.gains.ideal_order`).
     rel_depth, dcg_depth : int
         How deep the relevance / DCG profiles go: the deepest cutoff asked, :data:`FULL`
         for the whole ranking, 0 when no slot reads that profile.
@@ -220,17 +223,19 @@ def plan_slots(measures: list[Measure], relevance_level: int = 1,
             vec.extend(meas.option(o.name) for o in fam.options)
         voff.append(len(vec))
         custom = meas.gain_overrides(judged)
+        ideal = (fam.params == GAINS and NEEDS_LEVELS in fam.needs) or bool(meas.gains)
+        if ideal:  # trec_eval's gain list (see fasteval.measures.gains)
+            typed = list(meas.gains or ())
+            named = {lv for lv, _ in typed}
+            typed += [(lv, g) for lv, g in sorted(custom.items()) if lv not in named]  # rel floor
+            custom = results_gains(typed, judged)
+            levels_j, gains_j = ideal_order(typed, judged)
+            ol.extend(levels_j)
+            og.extend(gains_j)
         for lv, g in custom.items():
             cl.append(lv)
             cv.append(g)
         coff.append(len(cl))
-        if (fam.params == GAINS and NEEDS_LEVELS in fam.needs) or meas.gains:
-            pairs = {lv: float(lv) for lv in judged}
-            pairs.update(custom)
-            # ideal order: gain descending (trec_eval walks its gain-sorted list from the top)
-            for lv, g in sorted(pairs.items(), key=lambda t: (-t[1], -t[0])):
-                ol.append(lv)
-                og.append(g)
         ooff.append(len(ol))
     return Plan(
         codes=codes,
