@@ -450,7 +450,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("F1", 43, INT_CUTS, (10,), sets=_X, doc="Harmonic mean of P@k and recall@k.",
            profile=_R, aliases=rx("f1@k")),
     Family("judged", 44, INT_CUTS, (10,), sets=_X, rel=REL_NONE, aliases=ir("Judged@k"),
-           doc="Fraction of the top k that is judged (ir_measures' Judged@k)."),
+           doc="Fraction of the top k that is judged (ir_measures' Judged@k; a negative grade "
+               "counts as unjudged, as in trec_eval's unj, where ir_measures counts it as judged)."),
     Family("hits", 45, OPT_CUT, bounded=False, sets=_X, profile=_R, aliases=rx("hits", "hits@k"),
            doc="Number of relevant documents in the top k (whole ranking without k; ranx's hits)."),
     Family("dcg", 46, OPT_CUT, bounded=False, sets=_X, rel=REL_FLOOR, profile=_D, aliases=rx("dcg", "dcg@k"),
@@ -475,7 +476,8 @@ FAMILIES: tuple[Family, ...] = (
            doc="set_P of the top k: relevant in the top k / the number retrieved there "
                "(min(k, retrieved)); = set_P with max_docs=k."),
     Family("set_judged", 50, NONE, sets=_X, rel=REL_NONE, aliases=ir("Judged"),
-           doc="Fraction of the retrieved documents that are judged (ir_measures' Judged)."),
+           doc="Fraction of the retrieved documents that are judged (ir_measures' Judged; a "
+               "negative grade counts as unjudged, as in Judged@k)."),
     # --- C/W/L measures (cwl_eval's definitions; fasteval.kernels.cwl) ---
     Family("inst", 53, NONE, sets=_X, profile=_M, rel=REL_NONE, aliases=ir("INST"), param=_T_INST,
            options=_CWL,
