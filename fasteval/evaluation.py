@@ -66,13 +66,21 @@ def _load_qrels(qrels: Any) -> pl.DataFrame:
 def _load_run(run: Any) -> tuple[pl.DataFrame, bool]:
     """The run as a table, and whether :func:`fasteval.read_run` made it (its scores are
     then known to be numbers: :func:`prepare_run` need not look for NaN again)."""
-    if isinstance(run, pl.DataFrame) and {"query_id", "doc_id", "score"} <= set(run.columns):
+    if isinstance(run, pl.DataFrame) and {"query_id", "doc_id", "score"} <= set(run.columns) \
+            and _plain_types(run.schema):
         return run, False
     from fasteval.io.readers import read_run
 
     # duplicates are found (and reported, or resolved with duplicates="keep_best") by
     # prepare_run on hashed ids, cheaper than a second check in the reader
     return read_run(run, duplicates="ignore"), True
+
+
+def _plain_types(schema: pl.Schema) -> bool:
+    """Text or integer ids and numeric scores: a table prepare_run takes as it is (any other
+    goes through read_run, which converts what it can and names the row of what it cannot)."""
+    ids = all(schema[c] == pl.String or schema[c].is_integer() for c in ("query_id", "doc_id"))
+    return ids and schema["score"].is_numeric()
 
 
 def score_batch(

@@ -319,7 +319,7 @@ def normalize_relevance(s: pl.Series, *, source: str, where: Locator) -> pl.Seri
         i = first_true(s.is_null())
         raise InputError("relevance is missing (null)", source=source, column="relevance", **where(i))
     if s.dtype.is_integer() or s.dtype == pl.Boolean:
-        if s.dtype == pl.UInt64:  # checked before the cast, which would fail past 2**63
+        if s.dtype in (pl.UInt64, pl.Int128):  # checked before the cast, which would fail past 64 bits
             check_grades(s, source=source, where=where)
         return check_grades(s.cast(pl.Int64).rename("relevance"), source=source, where=where)
     if s.dtype == pl.String:

@@ -249,6 +249,10 @@ def _id_series(keys: list, name: str, source: str) -> pl.Series:
     if types <= {str}:
         return pl.Series(name, keys, dtype=pl.String)
     if all(issubclass(t, (int, np.integer)) and not issubclass(t, (bool, np.bool_)) for t in types):
+        wide = next((k for k in keys if not -(2**63) <= int(k) < 2**63), None)
+        if wide is not None:
+            raise InputError(f"{name} {wide} does not fit in a signed 64-bit integer (give "
+                             "such ids as text)", source=source, column=name)
         return pl.Series(name, keys, dtype=pl.Int64)
     if any(k is None for k in keys):
         raise InputError(f"{name} is None in a dict key", source=source, column=name)

@@ -51,7 +51,7 @@ import math
 import re
 import sys
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
 
 from fasteval.errors import FastevalError, UnknownMeasureError
@@ -570,6 +570,10 @@ def parse_measures(names: str | Measure | Iterable[str | Measure], *,
     """
     if isinstance(names, (str, Measure)):
         names = [names]
+    elif isinstance(names, (bytes, Mapping)) or not isinstance(names, Iterable):
+        # bytes would be read as numbers, a mapping as its keys
+        raise UnknownMeasureError(
+            f"measures must be a name, a Measure or a list of them, got {type(names).__name__}")
     out: list[Measure] = []
     seen: set[Measure] = set()
     token = _C_NUMBERS.set(trec_eval_syntax)

@@ -113,6 +113,14 @@ def check_run_table(run: pl.DataFrame, source: str = "run", *, scores: bool = Tr
             if s.null_count():
                 raise InputError(f"{col} is null; every row needs one", source=source,
                                  row=_first_null(s), column=col)
+    for col in ("query_id", "doc_id"):
+        if col in run.columns:
+            _check_id_type(run.get_column(col), source)
+    if "score" in run.columns:
+        dt = run.schema["score"]
+        if not (dt.is_numeric() or dt == pl.Boolean):
+            raise InputError(f"score must be numeric, got {dt} (fasteval.read_run parses "
+                             "text scores)", source=source, column="score")
     if scores and "score" in run.columns:
         score = run.get_column("score")
         if score.null_count() or (score.dtype.is_float() and score.is_nan().any()):
@@ -120,6 +128,22 @@ def check_run_table(run: pl.DataFrame, source: str = "run", *, scores: bool = Tr
             row = int(bad.arg_max())
             raise InputError(f"score is {score[row]!r}; expected a number", source=source,
                              row=row, column="score")
+
+
+def _check_id_type(s: pl.Series, source: str) -> None:
+    """Ids are text or integers that fit in int64: a float id would be matched by its
+    spelling ("1.0", never "1"), a wider integer would wrap."""
+    dt = s.dtype
+    if dt.is_integer():
+        if dt == pl.UInt64 and s.len() and (s.max() or 0) > 2**63 - 1:  # type: ignore[operator]
+            row = int((s > 2**63 - 1).arg_max())
+            raise InputError(f"{s.name} does not fit in a signed 64-bit integer: {s[row]}",
+                             source=source, row=row, column=s.name)
+        return
+    if dt in (pl.String, pl.Categorical, pl.Binary) or isinstance(dt, pl.Enum):
+        return
+    raise InputError(f"{s.name} must hold strings or integers, got {dt} (fasteval.read_run "
+                     "turns whole-number floats into integers)", source=source, column=s.name)
 
 
 def check_qrels_table(qrels: pl.DataFrame, source: str = "qrels") -> pl.DataFrame:

@@ -368,3 +368,60 @@ def test_trec_eval_standard_input_is_the_run_only(small_trec, capsys, monkeypatc
     monkeypatch.setattr("sys.stdin", None)  # started with standard input closed
     rc, _, err = _trec_eval([str(small_trec / "q"), "-"], capsys)
     assert rc == 2 and err == "fasteval: error: -: standard input is closed; expected the run on it\n"
+
+
+# ---------------------------------------------------------------- tables handed to evaluate()
+
+def test_float_ids_in_a_table_are_read_as_read_run_reads_them():
+    # float ids were matched by their spelling ("1.0"): every query dropped, an empty result
+    run = pl.DataFrame({"query_id": [1.0, 1.0], "doc_id": ["a", "b"], "score": [1.0, 2.0]})
+    out = fasteval.evaluate({"1": {"a": 1, "b": 0}}, run, ["map"])
+    assert out.select("query_id", "value").rows() == [("1", 0.5)]
+    with pytest.raises(InputError) as exc:
+        fasteval.evaluate({"1": {"a": 1}}, run.with_columns(pl.Series("query_id", [1.5, 1.0])), ["map"])
+    assert (_error(exc).row, exc.value.column) == (0, "query_id")
+
+
+@pytest.mark.parametrize("run, fragment", [
+    (pl.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "score": ["1.0", "zz"]}),
+     "row 1, column 'score': score is not a number: 'zz'"),
+    (pl.DataFrame({"query_id": [["1"]], "doc_id": ["a"], "score": [1.0]}),
+     "column 'query_id': query_id must hold strings or integers, got List(String)"),
+])
+def test_table_columns_of_the_wrong_type_are_input_errors(run, fragment):
+    with pytest.raises(InputError) as exc:  # were polars' own errors, naming no row
+        fasteval.evaluate({"1": {"a": 1}}, run, ["map"])
+    assert fragment in str(_error(exc))
+
+
+@pytest.mark.parametrize("run, fragment", [
+    (pl.DataFrame({"query_id": [1.0], "doc_id": ["a"], "score": [1.0]}),
+     "query_id must hold strings or integers, got Float64"),
+    (pl.DataFrame({"query_id": ["1"], "doc_id": ["a"], "score": ["1"]}),
+     "score must be numeric, got String"),
+    (pl.DataFrame({"query_id": pl.Series([2**64 - 1], dtype=pl.UInt64), "doc_id": ["a"],
+                   "score": [1.0]}),
+     "row 0, column 'query_id': query_id does not fit in a signed 64-bit integer"),
+])
+def test_evaluator_prepare_checks_column_types(run, fragment):
+    with pytest.raises(InputError) as exc:
+        fasteval.Evaluator({"1": {"a": 1}}, ["map"]).prepare(run)
+    assert fragment in str(_error(exc))
+
+
+def test_dict_values_and_ids_past_64_bits():
+    with pytest.raises(InputError) as exc:
+        fasteval.evaluate({"1": {"a": 2**70}}, {"1": {"a": 1.0}}, ["map"])
+    assert "relevance 1180591620717411303424 is outside the 32-bit range" in str(_error(exc))
+    with pytest.raises(InputError) as exc:
+        fasteval.evaluate({2**70: {"a": 1}}, {1: {"a": 1.0}}, ["map"])
+    assert "query_id 1180591620717411303424 does not fit in a signed 64-bit integer" in str(
+        _error(exc))
+
+
+@pytest.mark.parametrize("measures, kind", [(None, "NoneType"), (5, "int"), (b"map", "bytes"),
+                                            ({"map": 1}, "dict")])
+def test_measures_that_are_no_list_of_names(measures, kind):
+    with pytest.raises(fasteval.errors.UnknownMeasureError,
+                       match=f"measures must be a name, a Measure or a list of them, got {kind}"):
+        fasteval.evaluate({"1": {"a": 1}}, {"1": {"a": 1.0}}, measures)
