@@ -100,7 +100,8 @@ def signflip_test(
     kernels.signflip_observed(y, observed)
     slack = 1e-11 * np.abs(y).sum(axis=1)
     sumsq = (y * y).sum(axis=1)
-    t_obs = _t_of_sum(observed, sumsq, n)
+    # a sum within rounding of 0 is 0: its t is 0, tied with every other zero sum
+    t_obs = _t_of_sum(np.where(np.abs(observed) <= slack, 0.0, observed), sumsq, n)
     padded = kernels._pad_series(n_series)
     yk = y if padded == n_series else np.concatenate([y, np.zeros((padded - n_series, n))])
     extreme = np.zeros(n_series, dtype=np.int64)
@@ -123,11 +124,13 @@ def signflip_test(
             extreme[:] += (np.abs(T) >= np.abs(observed) - slack).sum(axis=0)
         if not fams:
             return
+        T = np.where(np.abs(T) <= slack, 0.0, T)
         tstar = _oriented(_t_of_sum(T, sumsq, n), alternative)
         for order, counts in zip(orders, fam_counts, strict=True):
             sub = tstar[:, order]
             ref = _oriented(t_obs[order], alternative)
-            ref = np.where(np.isfinite(ref), ref - 1e-9 * np.abs(ref), ref)
+            with np.errstate(invalid="ignore"):  # inf - inf in the branch not taken
+                ref = np.where(np.isfinite(ref), ref - 1e-9 * np.abs(ref), ref)
             if correction == "stepdown":
                 run = np.maximum.accumulate(sub[:, ::-1], axis=1)[:, ::-1]
             else:

@@ -134,3 +134,65 @@ def test_null_calibration_randomization_and_t(n):
     ok = ~np.isnan(pt)
     rate_t = float(np.mean(pt[ok] <= 0.05))
     assert abs(rate_t - 0.05) <= band
+
+
+def _integer_maxt(units: np.ndarray, alternative: str) -> tuple[np.ndarray, np.ndarray]:
+    """Single-step and step-down max-T of integer differences, in exact integer arithmetic.
+
+    ``t`` is a monotone function of ``T / sqrt(n q - T**2)``; comparing two such values
+    across comparisons is done on ``sign(T) T**2 / (n q - T**2)`` as a fraction (infinite
+    when the denominator is 0).
+    """
+    from fractions import Fraction
+
+    n = units.shape[1]
+    signs = np.array(list(itertools.product((-1, 1), repeat=n)), dtype=np.int64)
+    T = signs @ units.T
+    obs = units.sum(axis=1)
+    q = (units * units).sum(axis=1)
+
+    def key(total: int, qq: int) -> Fraction | float:
+        den = n * qq - total * total
+        if total == 0:
+            return Fraction(0)
+        if den == 0:
+            return float("inf") if total > 0 else float("-inf")
+        v = Fraction(total * total, den)
+        return v if total > 0 else -v
+
+    def orient(v):
+        return abs(v) if alternative == "two-sided" else (v if alternative == "greater" else -v)
+
+    t_obs = [orient(key(int(obs[c]), int(q[c]))) for c in range(units.shape[0])]
+    t_star = [[orient(key(int(T[r, c]), int(q[c]))) for c in range(units.shape[0])]
+              for r in range(T.shape[0])]
+    rows = units.shape[0]
+    single = np.array([np.mean([max(row) >= t_obs[c] for row in t_star]) for c in range(rows)])
+    order = sorted(range(rows), key=lambda c: t_obs[c], reverse=True)
+    step = []
+    for k in range(rows):
+        rest = order[k:]
+        step.append(np.mean([max(row[c] for c in rest) >= t_obs[order[k]] for row in t_star]))
+    step = np.maximum.accumulate(step)
+    stepdown = np.empty(rows)
+    stepdown[order] = step
+    return single, stepdown
+
+
+@pytest.mark.parametrize("alternative", ["greater", "two-sided", "less"])
+def test_maxt_comparison_with_zero_sum_equals_integer_oracle(alternative):
+    # the first comparison's differences sum to 0, which float64 gives as 5.6e-17: its t
+    # is 0 (tied with every zero sum of the flips), not a tiny positive number
+    units = np.array([[1, 2, -3, 0, 1, -1], [2, -1, 1, 3, -2, 1], [1, 1, 1, -2, 0, 1]])
+    y = units / 10
+    assert y[0].sum() != 0.0
+    single, stepdown = _integer_maxt(units, alternative)
+    fam = [np.arange(3)]
+    _, p, adj_single = signflip_test(y, 0, None, exact=True, alternative=alternative,
+                                     families=fam, correction="maxt")
+    _, _, adj_step = signflip_test(y, 0, None, exact=True, alternative=alternative,
+                                   families=fam, correction="stepdown")
+    np.testing.assert_allclose(adj_single, np.maximum(single, p), atol=1e-15)
+    np.testing.assert_allclose(adj_step, np.maximum(stepdown, p), atol=1e-15)
+    if alternative == "greater":  # the zero-sum comparison: every flip reaches t* >= 0
+        assert adj_single.tolist() == [1.0, 38 / 64, 47 / 64]
