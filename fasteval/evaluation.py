@@ -55,8 +55,9 @@ RESULT_COLUMNS = ("run_id", "query_id", "measure", "value")
 def _load_qrels(qrels: Any) -> pl.DataFrame:
     if isinstance(qrels, pl.DataFrame) and {"query_id", "doc_id", "relevance"} <= set(
         qrels.columns
-    ):
-        return qrels
+    ) and all(qrels.schema[c] == pl.String or qrels.schema[c].is_integer()
+              for c in ("query_id", "doc_id")):
+        return qrels  # other id types go through read_qrels (converted, or refused)
     from fasteval.io.readers import read_qrels
 
     # prepare_qrels finds repeated judgments itself (from the sorted hashes)

@@ -142,8 +142,9 @@ def _check_id_type(s: pl.Series, source: str) -> None:
         return
     if dt in (pl.String, pl.Categorical, pl.Binary) or isinstance(dt, pl.Enum):
         return
-    raise InputError(f"{s.name} must hold strings or integers, got {dt} (fasteval.read_run "
-                     "turns whole-number floats into integers)", source=source, column=s.name)
+    raise InputError(f"{s.name} must hold strings or integers, got {dt} (fasteval.read_run and "
+                     "read_qrels turn whole-number floats into integers)", source=source,
+                     column=s.name)
 
 
 def check_qrels_table(qrels: pl.DataFrame, source: str = "qrels") -> pl.DataFrame:
@@ -167,5 +168,6 @@ def check_qrels_table(qrels: pl.DataFrame, source: str = "qrels") -> pl.DataFram
         if s.null_count():
             raise InputError(f"{col} is null; every judgment needs one", source=source,
                              row=_first_null(s), column=col)
+        _check_id_type(s, source)
     rel = normalize_relevance(qrels.get_column("relevance"), source=source, where=row_locator())
     return qrels.select("query_id", "doc_id").with_columns(rel)

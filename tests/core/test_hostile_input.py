@@ -425,3 +425,13 @@ def test_measures_that_are_no_list_of_names(measures, kind):
     with pytest.raises(fasteval.errors.UnknownMeasureError,
                        match=f"measures must be a name, a Measure or a list of them, got {kind}"):
         fasteval.evaluate({"1": {"a": 1}}, {"1": {"a": 1.0}}, measures)
+
+
+def test_float_ids_in_a_qrels_table_are_read_as_read_qrels_reads_them():
+    qrels = pl.DataFrame({"query_id": [1.0, 1.0], "doc_id": ["a", "b"], "relevance": [1, 0]})
+    out = fasteval.evaluate(qrels, {"1": {"a": 1.0, "b": 2.0}}, ["map"])
+    assert out.select("query_id", "value").rows() == [(1, 0.5)]  # was no row at all
+    from fasteval.prepare import prepare_qrels
+
+    with pytest.raises(InputError, match="query_id must hold strings or integers, got Float64"):
+        prepare_qrels(qrels)
