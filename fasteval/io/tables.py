@@ -210,11 +210,33 @@ def read_ndjson(data: str | bytes, kind: Kind, explicit: dict[str, str | None], 
     try:
         df = pl.read_ndjson(data, infer_schema_length=10_000)
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-        if _blank(data):  # looked at only on failure: no second read of a good file
+        # looked at only on failure: no second read of a good file
+        if _blank(data):
             raise InputError("the file is empty (no JSON records)", source=source) from exc
+        bom = b"\xef\xbb\xbf"
+        head = data[:3] if isinstance(data, bytes) else _head_bytes(data, 3)
+        if head == bom:  # a UTF-8 byte order mark, which polars' reader does not skip
+            raw = data if isinstance(data, bytes) else _read_all(data, source)
+            return read_ndjson(raw[3:], kind, explicit, source)
         raise InputError(f"cannot parse JSON Lines ({_first_line(exc)})", source=source) from exc
     mapping = resolve_columns(df.columns, kind, explicit, source=source)
     return df.select(list(dict.fromkeys(mapping.values()))), mapping
+
+
+def _head_bytes(path: str, n: int) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(n)
+    except OSError:
+        return b""
+
+
+def _read_all(path: str, source: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror})", source=source) from exc
 
 
 def read_json(data: bytes, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.DataFrame, dict[str, str]]:

@@ -435,3 +435,16 @@ def test_float_ids_in_a_qrels_table_are_read_as_read_qrels_reads_them():
 
     with pytest.raises(InputError, match="query_id must hold strings or integers, got Float64"):
         prepare_qrels(qrels)
+
+
+def test_json_lines_with_a_byte_order_mark(tmp_path):
+    # polars' reader stopped at the mark ("cannot parse JSON Lines ... ('ï')")
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"query_id": "1", "doc_id": "a", "score": 1.0}\n'
+                     b'{"query_id": "1", "doc_id": "b", "score": 2.0}\n')
+    run = fasteval.read_run(path)
+    assert run.select("query_id", "doc_id", "score").rows() == [("1", "a", 1.0), ("1", "b", 2.0)]
+    assert fasteval.evaluate({"1": {"a": 1}}, path, ["map"])["value"].to_list() == [0.5]
+    path.write_bytes(b"\xef\xbb\xbfnot json\n")
+    with pytest.raises(InputError, match="cannot parse JSON Lines"):
+        fasteval.read_run(path)
