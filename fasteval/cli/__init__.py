@@ -74,6 +74,22 @@ def _exit_now(status: int) -> NoReturn:
     os._exit(status)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser with usage errors on one line (``fasteval eval: error: ...``),
+    pointing to ``--help`` instead of printing the usage above it; exit status 2.
+
+    Examples
+    --------
+    >>> _Parser(prog="fasteval x").error("argument -l: invalid int value: '1.5'")
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _load(name: str):
     module, _ = SUBCOMMANDS[name]
     return importlib.import_module(f"fasteval.cli.{module}")
@@ -85,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "trec-eval":
         # trec_eval's own flag grammar (getopt style: -l2, -mP.5) is parsed by the module itself.
         return _guard(lambda: _load("trec-eval").main(argv[1:]))
-    parser = argparse.ArgumentParser(prog="fasteval", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser = _Parser(prog="fasteval", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     chosen = next((a for a in argv if not a.startswith("-")), None)
     for name, (_, help_text) in SUBCOMMANDS.items():
         if name == chosen:

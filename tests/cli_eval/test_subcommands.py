@@ -26,3 +26,18 @@ def test_help_lists_every_command(capsys):
     out = " ".join(capsys.readouterr().out.split())
     for name, (_, help_text) in SUBCOMMANDS.items():
         assert f"{name} {help_text}" in out
+
+
+@pytest.mark.parametrize(("argv", "start"), [
+    (["eval", "q", "r", "-l", "1.5"], "fasteval eval: error: argument -l/--relevance-level: invalid int"),
+    (["datasets", "synth"], "fasteval datasets synth: error: the following arguments are required"),
+    (["nosuch"], "fasteval: error: argument COMMAND: invalid choice: 'nosuch'"),
+    (["judge", "faithfulness"], "fasteval judge faithfulness: error: the following arguments"),
+])
+def test_usage_errors_are_one_line(argv, start, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith(start) and err.rstrip().endswith("--help)")
