@@ -19,7 +19,7 @@ The reported p-value is ``max((ext + 1) / (R + 1), floor)``.
 
 Undefined cases: one query (no spread), or differences that are all equal and not all zero
 (zero variance: ``t`` would be a ratio of rounding noise); both give a NaN statistic and
-p-value. Differences that are all zero give ``t = 0, p = 1``.
+p-value. Differences that are all zero (one query included) give ``t = 0, p = 1``.
 
 Confidence intervals of a mean (of the differences, or of one run's scores), level ``L``:
 
@@ -268,7 +268,7 @@ def paired_bootstrap(
             ext = (np.abs(tD) >= (np.abs(t_obs) - slack)).sum(axis=0)
     p = np.minimum(1.0, np.maximum((ext + 1.0) / (R + 1.0), floor))
     all_zero = ~np.any(d_snapped != 0, axis=1)
-    undefined = (const_d & ~all_zero) | (n < 2)
+    undefined = (const_d | (n < 2)) & ~all_zero
     t_obs = np.where(all_zero, 0.0, t_obs)
     p = np.where(all_zero, 1.0, p)
     t_obs[undefined] = np.nan

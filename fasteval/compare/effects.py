@@ -72,6 +72,9 @@ def effect_sizes(
         "all differences equal" (then ``d_z`` and ``g`` are undefined).
     residual_variance : float or ndarray, optional
         ``V_E`` of the two-way ANOVA the comparisons belong to (``sakai_es``; NaN without).
+        Give 0 for a residual that is zero up to rounding
+        (:func:`fasteval.compare.anova.residual_is_zero`): ``sakai_es`` is then NaN, or 0
+        for a zero mean difference.
 
     Returns
     -------

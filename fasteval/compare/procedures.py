@@ -205,6 +205,8 @@ def run(
         out.losses[m] = (ds < 0).sum(axis=1)
         a = _anova.two_way_anova(X) if n >= 2 else None
         ve[m] = a["ms_residual"] if a is not None else float("nan")
+        if a is not None and _anova.residual_is_zero(X):
+            ve[m] = 0.0  # rounding noise, not a variance: ES_E is undefined
         if a is not None:
             for src in ("system", "topic"):
                 anova_rows.append(
@@ -315,7 +317,7 @@ def run(
         A, B = X[pi], X[pj]
         if "t" in tests:
             s, p = _ttest(A, B, alternative)
-            undefined = (const[m] & ~zero[m]) | (n < 2)
+            undefined = (const[m] | (n < 2)) & ~zero[m]
             s = np.where(zero[m], 0.0, s)
             p = np.where(zero[m], 1.0, p)
             s[undefined] = np.nan
@@ -349,7 +351,11 @@ def run(
             _floor_notes(note, "wilcoxon", m, floor, zero[m], alpha, n)
         if "tukey" in tests:
             if S < 2 or n < 2:
-                q, p = np.full(P, np.nan), np.full(P, np.nan)
+                q = np.where(zero[m], 0.0, np.nan)
+                p = np.where(zero[m], 1.0, np.nan)
+                for k in np.flatnonzero(~zero[m]):
+                    note("tukey", m, k, f"{n} paired quer{'y' if n == 1 else 'ies'}: "
+                         "no residual degrees of freedom, the statistic is undefined")
             else:
                 q, p, _ = _anova.tukey_blocked(X, pi, pj)
             stat["tukey"][m], pv["tukey"][m] = q, p
@@ -382,6 +388,8 @@ def run(
 
 def _undefined_notes(note, test, m, ds, const, zero, n) -> None:
     for k in range(ds.shape[0]):
+        if zero[k]:
+            continue
         if n < 2:
             note(
                 test,

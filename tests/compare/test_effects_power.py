@@ -56,6 +56,29 @@ def test_zero_variance_effects_are_undefined():
     assert same["cohens_d"][0] == 0.0 and same["hedges_g"][0] == 0.0
 
 
+def test_sakai_es_undefined_when_the_two_way_residual_is_rounding_noise():
+    from fasteval.compare import compare
+
+    # a constant shift: the residual is 0 in exact arithmetic, about 1e-33 in float64
+    runs = {"a": pl.DataFrame({"query_id": [1, 2, 3, 4], "map": [0.3, 0.4, 0.5, 0.6]}),
+            "b": pl.DataFrame({"query_id": [1, 2, 3, 4], "map": [0.1, 0.2, 0.3, 0.4]}),
+            "c": pl.DataFrame({"query_id": [1, 2, 3, 4], "map": [0.2, 0.3, 0.4, 0.5]})}
+    cmp = compare(runs, tests=["t"], ci=None)
+    assert math.isnan(cmp.effects["sakai_es"][0])  # was 4.4e15
+    assert cmp.effects["glass_delta"][0] == pytest.approx(0.2 / np.std([.1, .2, .3, .4], ddof=1))
+    same = compare({"a": runs["a"], "b": runs["a"]}, tests=["t"], ci=None)
+    assert same.effects["sakai_es"].to_list() == [0.0]
+    # one run off the shift: a real residual, ES_E = mean difference / sqrt(V_E)
+    runs["c"] = pl.DataFrame({"query_id": [1, 2, 3, 4], "map": [0.2, 0.3, 0.4, 0.7]})
+    x = np.array([[0.3, 0.4, 0.5, 0.6], [0.1, 0.2, 0.3, 0.4], [0.2, 0.3, 0.4, 0.7]])
+    resid = x - x.mean(1, keepdims=True) - x.mean(0, keepdims=True) + x.mean()
+    ve = (resid**2).sum() / (2 * 3)
+    es = compare(runs, tests=["t"], ci=None).effects["sakai_es"].to_list()
+    # pairs (a, b), (a, c), (b, c); means 0.45, 0.25, 0.4
+    assert es == pytest.approx([0.2 / math.sqrt(ve), 0.05 / math.sqrt(ve),
+                                -0.15 / math.sqrt(ve)], rel=1e-9)
+
+
 @pytest.mark.parametrize(
     ("min_diff", "sd", "alpha", "target", "alternative"),
     [

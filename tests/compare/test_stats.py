@@ -269,6 +269,21 @@ def test_identical_runs_give_p_one_and_zero_effect():
     assert (e["wins"], e["ties"], e["losses"]) == (0, 30, 0)
 
 
+def test_one_query_zero_difference_is_p_one_and_nonzero_is_undefined_with_a_note():
+    every = ["t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey"]
+    same = compare(runs_frame({"a": np.array([0.5]), "b": np.array([0.5]),
+                               "c": np.array([0.2])}), tests=every, n_resamples=100)
+    rows = {(r["run_id"], r["versus"], r["test"]): r for r in same.tests.iter_rows(named=True)}
+    for t in every:  # a and b are equal: statistic 0, p 1 in every test, as for n >= 2
+        r = rows[("a", "b", t)]
+        assert (r["statistic"], r["p_value"], r["note"]) == (0.0, 1.0, None), t
+    for t in ("t", "bootstrap", "tukey"):  # a vs c: no spread with one query
+        r = rows[("a", "c", t)]
+        assert np.isnan(r["statistic"]) and np.isnan(r["p_value"]), t
+        assert r["note"].startswith("1 paired query: no "), t
+    assert rows[("a", "c", "randomization")]["p_value"] == 1.0
+
+
 def test_constant_shift_has_expected_sign():
     rng = np.random.default_rng(5)
     a = rng.uniform(0, 0.8, size=40)
