@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 import os
 from dataclasses import dataclass
 
@@ -259,8 +260,10 @@ def evaluate_files(
         sink.abort()
         raise
     per_query = None
-    if isinstance(sink, MemorySink):
-        per_query = sink.wide() if wide else sink.long()
+    if isinstance(sink, MemorySink):  # wide_res: the same rows, in fasteval.evaluate's order
+        from fasteval.batch.sinks import to_long
+
+        per_query = wide_res if wide else to_long(wide_res, names)
     return BatchResult(per_query=per_query, aggregate=agg, stats=stats)
 
 
@@ -276,20 +279,20 @@ def job_progress(sources, *, enabled: bool = True):
 
 def write_table_atomic(df: pl.DataFrame, path: str | os.PathLike[str], fmt: str | None = None) -> None:
     """Write a small table (aggregates) atomically, format from ``fmt`` or the suffix
-    (see :func:`fasteval.io.atomic.atomic_path`: devices, FIFOs and ``-`` are written in place)."""
-    from fasteval.batch.sinks import format_from_path
+    (``.tsv``: tab-separated CSV, ``.jsonl``/``.ndjson``: JSON Lines; see :func:`fasteval.io.atomic.atomic_path`: devices, FIFOs and ``-`` are written in place)."""
+    from fasteval.batch.sinks import csv_separator, format_from_path, json_lines
     from fasteval.io.atomic import atomic_open, atomic_path
 
     fmt = fmt or format_from_path(path, default="parquet")
     if fmt == "parquet":
         with atomic_path(path) as tmp:
             df.write_parquet(tmp)
-    elif fmt == "csv":
+    elif fmt == "csv":  # tab-separated for .tsv
         with atomic_open(path, "w") as fh:
-            fh.write(df.write_csv())
-    elif fmt == "json":
+            fh.write(df.write_csv(separator=csv_separator(path)))
+    elif fmt == "json":  # JSON Lines for .jsonl / .ndjson
         with atomic_open(path, "w") as fh:
-            fh.write(df.write_json())
+            fh.write(df.write_ndjson() if json_lines(path) else df.write_json())
     else:
         with atomic_open(path, "w") as fh:
             fh.write(render_table(df))
@@ -314,7 +317,16 @@ def render_table(df: pl.DataFrame) -> str:
 
 
 def _fmt(v) -> str:
+    """A table cell: four decimals, large whole numbers whole, NaN as ``nan``.
+
+    Examples
+    --------
+    >>> [_fmt(v) for v in (0.25, 12345.0, float("nan"), float("-inf"), None, "q1")]
+    ['0.2500', '12345', 'nan', '-inf', '', 'q1']
+    """
     if isinstance(v, float):
+        if not math.isfinite(v):
+            return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
         if v == int(v) and abs(v) >= 1e4:
             return str(int(v))
         return f"{v:.4f}"

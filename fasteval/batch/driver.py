@@ -417,6 +417,7 @@ def run_job(
     stats = JobStats(max_rows_per_chunk=max_rows)
     measure_names = list(evaluator.measure_names)
     wide_parts: list[pl.DataFrame] = []
+    kinds: dict[str, str] = {}
 
     def emit(wide: pl.DataFrame) -> None:
         if wide.height == 0:
@@ -442,7 +443,7 @@ def run_job(
             outs, seen, rows, queries, chunks = _score(
                 evaluator, stream_chunks(iter_frames(source, batch_rows), max_rows),
                 source, measure_names, check_grouped=True, progress=progress, emit=emit_timed, stats=stats,
-                max_rows=max_rows,
+                max_rows=max_rows, kinds=kinds,
             )
         except _NotGrouped:
             if sink is not None:
@@ -451,11 +452,14 @@ def run_job(
             mode = "partition"
             total = source.rows if source.rows > 0 else max_rows
             n_parts = max(2, math.ceil(total * 1.25 / max_rows))
+            first_met: dict[str, None] = {}  # the runs in input order (parts come in hash order)
             outs, seen, rows, queries, chunks = _score(
-                evaluator, partition_chunks(iter_frames(source, batch_rows), n_parts, tmp_dir),
+                evaluator,
+                partition_chunks(_note_runs(iter_frames(source, batch_rows), first_met), n_parts, tmp_dir),
                 source, measure_names, check_grouped=False, progress=progress, emit=emit_timed, stats=stats,
-                max_rows=max_rows,
+                max_rows=max_rows, kinds=kinds,
             )
+            seen = {r: seen[r] for r in [*first_met, *seen] if r in seen}
         for rep in outs:  # per-chunk counts that add up; "missing" ones are per run, below
             if rep:
                 stats.add_report({k: v for k, v in rep.items() if k not in ("missing_from_run", "filled")})
@@ -482,22 +486,85 @@ def run_job(
     wide = None
     if collect_wide:
         wide = pl.concat(wide_parts, how="vertical_relaxed") if wide_parts else empty_wide(measure_names)
+        if _fast_path(evaluator) and wide.height:
+            wide = evaluate_order(evaluator, wide, stats.runs, kinds)
     return wide, stats
+
+
+def _note_runs(frames: Iterator[pl.DataFrame], met: dict[str, None]) -> Iterator[pl.DataFrame]:
+    """Pass ``frames`` on, noting in ``met`` the names in their ``run_id`` column in order of
+    first appearance."""
+    for df in frames:
+        if "run_id" in df.columns:
+            for rid in df.get_column("run_id").unique(maintain_order=True).to_list():
+                met.setdefault(str(rid), None)
+        yield df
+
+
+def query_positions(evaluator, kind: str) -> pl.DataFrame:
+    """``(query_id, _qidx)``: where :func:`fasteval.evaluate` lists each qrels query in the
+    results of a run whose query ids are of ``kind`` (``"str"``, ``"int"``). For ids of the
+    qrels' own kind that is the qrels' order; for another kind (text ids against integer
+    qrels) it is the order of a one-document run of every qrels query, prepared by
+    ``evaluator``."""
+    from fasteval.batch.discover import _kind
+
+    qids = evaluator.qrels.query_ids
+    if kind == _kind(qids.dtype) or kind not in ("str", "int"):
+        return pl.DataFrame({"query_id": qids, "_qidx": np.arange(len(qids), dtype=np.int64)})
+    doc = pl.Series("doc_id", ["0"] * len(qids), dtype=pl.Utf8)
+    if _kind(evaluator.qrels.doc_ids.dtype) == "int":
+        doc = doc.cast(pl.Int64)
+    probe = pl.DataFrame({"query_id": qids.cast(pl.Utf8 if kind == "str" else pl.Int64), "doc_id": doc,
+                          "score": pl.Series([0.0] * len(qids), dtype=pl.Float64)})
+    from fasteval.prepare import prepare_run
+
+    batch = prepare_run(evaluator.qrels, probe, complete=False, check_scores=False)
+    order = np.asarray(batch.qidx, dtype=np.int64)
+    return pl.DataFrame({"query_id": qids.gather(order), "_qidx": np.arange(len(order), dtype=np.int64)})
+
+
+def evaluate_order(evaluator, wide: pl.DataFrame, runs: list[str], kinds: dict[str, str]) -> pl.DataFrame:
+    """Per-query rows in :func:`fasteval.evaluate`'s order: runs in ``runs`` order, each
+    run's queries (filled ones among them) in the order the in-memory path lists them.
+    Aggregates add the values in row order, so this order makes them equal to the in-memory
+    ones bit for bit, however the input was chunked or partitioned."""
+    rank = {r: i for i, r in enumerate(runs)}
+    positions: dict[str, pl.DataFrame] = {}
+    parts = []
+    for (rid,), part in wide.partition_by("run_id", as_dict=True, maintain_order=True).items():
+        kind = kinds.get(str(rid), "")
+        if kind not in positions:
+            positions[kind] = query_positions(evaluator, kind)
+        pos = positions[kind]
+        if pos.schema["query_id"] != part.schema["query_id"]:
+            pos = pos.with_columns(pl.col("query_id").cast(part.schema["query_id"]))
+        ordered = (part.join(pos, on="query_id", how="left", maintain_order="left")
+                   .sort("_qidx", maintain_order=True, nulls_last=True).drop("_qidx"))
+        parts.append((rank.get(str(rid), len(rank)), ordered))
+    parts.sort(key=lambda p: p[0])
+    return pl.concat([p for _, p in parts], how="vertical_relaxed")
 
 
 def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped: bool, progress,
            emit: Callable[[pl.DataFrame], None],
-           stats: JobStats | None = None, max_rows: int | None = None):
+           stats: JobStats | None = None, max_rows: int | None = None,
+           kinds: dict[str, str] | None = None):
     """Score chunks; each chunk's results (wide frames) are passed to ``emit``.
 
     Returns ``(reports, seen, rows, queries, n_chunks)`` where ``seen`` maps each run name to
     the query ids met in it. With ``check_grouped``, a query met in two chunks raises
-    :class:`_NotGrouped`. A query alone larger than ``max_rows`` is recorded in
-    ``stats.oversized``.
+    :class:`_NotGrouped` (on the fast path also a query without judgments, which would be
+    counted as dropped twice). A query alone larger than ``max_rows`` is recorded in
+    ``stats.oversized``. ``kinds`` (optional) receives the kind of each run's query ids
+    (``"str"``, ``"int"``), which decides the order :func:`fasteval.evaluate` lists them in.
     """
+    from fasteval.batch.discover import _kind
+
     fast = _fast_path(evaluator)
     nq = len(evaluator.qrels.query_ids) if fast else 0
     masks: dict[str, np.ndarray] = {}  # fast path: qrels queries seen, per run
+    dropped: dict[str, pl.Series] = {}  # fast path: queries without judgments met, per run
     reports = []
     starts_parts: list[pl.DataFrame] = []
     prev: pl.DataFrame | None = None
@@ -530,12 +597,16 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
         produced = []
         try:
             _check_integer_ids(chunk)
-            for name, wide, rep, qidx in _evaluate_chunk(evaluator, chunk, source.name, measure_names):
+            for name, wide, rep, qidx, table in _evaluate_chunk(evaluator, chunk, source.name, measure_names):
+                if kinds is not None and name not in kinds:
+                    kinds[name] = _kind(table.schema["query_id"])
                 if fast:
                     mask = masks.setdefault(name, np.zeros(nq, dtype=bool))
                     if check_grouped and mask[qidx].any():
                         raise _NotGrouped
                     mask[qidx] = True
+                    if check_grouped and (rep or {}).get("dropped_not_in_qrels", 0):
+                        _check_dropped_once(dropped, name, table, wide)
                     queries += len(qidx) + (rep or {}).get("dropped_not_in_qrels", 0)
                 produced.append(wide)
                 reports.append(rep)
@@ -567,6 +638,22 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
         starts = starts.unique(maintain_order=True)
         queries = starts.height
     return reports, _seen_by_run(starts, source.name), rows, queries, n
+
+
+def _check_dropped_once(dropped: dict[str, pl.Series], name: str, table: pl.DataFrame,
+                        wide: pl.DataFrame) -> None:
+    """Remember the queries of run ``name`` that ``table`` holds and the qrels lack (those
+    not in ``wide``, its scored queries); raise :class:`_NotGrouped` when one of them was
+    met in an earlier chunk (ids compared as text, as the preparation matches them)."""
+    met = table.get_column("query_id").unique().cast(pl.Utf8)
+    scored = wide.get_column("query_id").cast(pl.Utf8)
+    new = met.filter(~met.is_in(scored.implode()))
+    before = dropped.get(name)
+    if before is not None:
+        if new.is_in(before.implode()).any():
+            raise _NotGrouped
+        new = pl.concat([before, new])
+    dropped[name] = new
 
 
 def _note_oversized(chunk: pl.DataFrame, keys: list[str], default_run: str, max_rows: int,
@@ -628,12 +715,14 @@ def _fast_path(evaluator) -> bool:
 
 
 def _evaluate_chunk(evaluator, chunk: pl.DataFrame, default_run: str, measure_names: list[str]):
-    """Yield ``(run, wide, report, qidx)`` per run in the chunk (one row per query, one column
-    per measure; ``qidx``: the qrels indices of the queries scored, None on the generic path)."""
+    """Yield ``(run, wide, report, qidx, rows)`` per run in the chunk (one row per query, one
+    column per measure; ``qidx``: the qrels indices of the queries scored, None on the generic
+    path; ``rows``: the run's rows of the chunk)."""
     if not _fast_path(evaluator):  # any object with the Evaluator interface
         run_id = None if "run_id" in chunk.columns else default_run
         long = evaluator.evaluate(chunk, run_id=run_id, complete=False)
-        yield default_run, to_wide(long, measure_names), _copy_report(getattr(evaluator, "report", None)), None
+        yield (default_run, to_wide(long, measure_names), _copy_report(getattr(evaluator, "report", None)),
+               None, chunk)
         return
     from fasteval.prepare import check_run_table
 
@@ -652,7 +741,7 @@ def _evaluate_chunk(evaluator, chunk: pl.DataFrame, default_run: str, measure_na
         }
         for j, m in enumerate(measure_names):
             cols[m] = pl.Series(m, np.ascontiguousarray(values[:, j]), dtype=pl.Float64)
-        yield name, pl.DataFrame(cols), _copy_report(batch.report), batch.qidx
+        yield name, pl.DataFrame(cols), _copy_report(batch.report), batch.qidx, table
 
 
 def _copy_report(report):

@@ -12,7 +12,7 @@ whole in one block, and each block puts its rows back in input order (``_row``) 
 scored: ``tie_break="input"``, duplicate rows and error rows behave as on one machine.
 Blocks are scored with ``map_batches`` by the same kernels, so per-query values are
 bit-identical to the single-process path; the driver collects them, puts them back in the
-single-machine order (runs in input order, queries in qrels order, filled queries last) and
+single-machine order (runs in input order, queries in qrels order, filled queries among them) and
 aggregates them as :func:`fasteval.batch.driver.aggregate_wide` does, so aggregates are
 equal too.
 
@@ -535,7 +535,7 @@ def run_job_ray(
     sources: list[RunSource],
     *,
     complete: bool = False,
-    fills_last: bool = True,
+    fills_last: bool = False,
     out: str | os.PathLike[str] | None = None,
     wide: bool = False,
     ray_address: str | None = None,
@@ -558,8 +558,9 @@ def run_job_ray(
     complete : bool
         Add qrels queries missing from a run (``-c``), scored on the driver.
     fills_last : bool
-        Put filled queries after a run's scored ones (the batch job's order, default) or
-        among them in qrels order (:func:`fasteval.evaluate`'s order).
+        Put filled queries after a run's scored ones, or among them in qrels order
+        (default: :func:`fasteval.evaluate`'s order, and the batch job's; aggregates add the
+        values in this order).
     out : path, optional
         Also write the per-query results (long, or ``wide``) as a parquet directory, made
         under a hidden name and renamed to ``out`` when complete.
@@ -658,18 +659,10 @@ def _quiet_data(ray):
 def _query_order(evaluator, kind: str, fq: pl.DataFrame) -> pl.DataFrame:
     """``(query_id, _qidx)``: the order in which the single-machine path lists the queries
     of a run whose query ids are of another kind than the qrels' (``"str"`` against integer
-    qrels): the order of a one-document run of every qrels query, prepared by ``evaluator``."""
-    qids = evaluator.qrels.query_ids
-    doc = pl.Series("doc_id", ["0"] * len(qids), dtype=pl.Utf8)
-    if _kind(evaluator.qrels.doc_ids.dtype) == "int":
-        doc = doc.cast(pl.Int64)
-    probe = pl.DataFrame({"query_id": qids.cast(_DTYPES[kind]), "doc_id": doc,
-                          "score": pl.Series([0.0] * len(qids), dtype=pl.Float64)})
-    from fasteval.prepare import prepare_run
+    qrels); see :func:`fasteval.batch.driver.query_positions`."""
+    from fasteval.batch.driver import query_positions
 
-    batch = prepare_run(evaluator.qrels, probe, complete=False, check_scores=False)
-    order = np.asarray(batch.qidx, dtype=np.int64)
-    return pl.DataFrame({"query_id": qids.gather(order), "_qidx": np.arange(len(order), dtype=np.int64)})
+    return query_positions(evaluator, kind)
 
 
 def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks, t0,
@@ -772,7 +765,7 @@ def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks
     fills: list[pl.DataFrame] = []
     by_run = {r[0]: t for r, t in rows.partition_by("run_id", as_dict=True, maintain_order=False).items()}
     present_set = set(ordered_runs)
-    for i, order in enumerate(orders):  # as run_job: a source's runs, then (-c) its runs' filled queries
+    for i, order in enumerate(orders):  # as run_job: a source's runs, each with (-c) its filled queries
         fq_i = fq if kinds[i] == _kind(qdtype) else _query_order(evaluator, kinds[i], fq)
         bodies, tails = [], []
         for rid in [r for r in order if r in present_set]:

@@ -57,10 +57,34 @@ def format_from_path(path: str | os.PathLike[str] | None, default: str = "table"
         ".csv": "csv",
         ".json": "json",
         ".jsonl": "json",
+        ".ndjson": "json",
         ".trec": "trec",
         ".txt": "table",
         ".tsv": "csv",
     }.get(suffix, default)
+
+
+def csv_separator(path: str | os.PathLike[str] | None) -> str:
+    """The field separator of CSV output written to ``path``: a tab for ``.tsv``, else a comma.
+
+    Examples
+    --------
+    >>> csv_separator("out.tsv"), csv_separator("out.csv"), csv_separator(None)
+    ('\\t', ',', ',')
+    """
+    return "\t" if path is not None and Path(path).suffix.lower() == ".tsv" else ","
+
+
+def json_lines(path: str | os.PathLike[str] | None) -> bool:
+    """Whether JSON output written to ``path`` is JSON Lines (``.jsonl``, ``.ndjson``: one
+    object a line) rather than one array.
+
+    Examples
+    --------
+    >>> json_lines("out.jsonl"), json_lines("out.json"), json_lines(None)
+    (True, False, False)
+    """
+    return path is not None and Path(path).suffix.lower() in (".jsonl", ".ndjson")
 
 
 def to_long(wide: pl.DataFrame, measure_names: list[str]) -> pl.DataFrame:
@@ -364,12 +388,13 @@ class CsvSink(_FileSink):
         super().__init__(path, wide=wide, measure_names=measure_names)
         self.fh = open(self.tmp, "wb")  # noqa: SIM115
         self.header = True
+        self.separator = csv_separator(path)
 
     @_write_failures
     def write(self, wide: pl.DataFrame) -> None:
         if wide.height == 0:
             return
-        self._shape(wide).write_csv(self.fh, include_header=self.header)
+        self._shape(wide).write_csv(self.fh, include_header=self.header, separator=self.separator)
         self.header = False
 
     @_write_failures
@@ -388,7 +413,8 @@ class CsvSink(_FileSink):
     def _finish(self) -> None:
         if self.header:
             cols = ["run_id", "query_id", *self.measure_names] if self.wide else list(LONG_COLUMNS)
-            self.fh.write((",".join(cols) + "\n").encode())
+            self.fh.write(pl.DataFrame(schema=dict.fromkeys(cols, pl.Utf8)).write_csv(
+                separator=self.separator).encode())
         self.fh.close()
 
 

@@ -357,10 +357,14 @@ def write_table_atomic_text(text: str, output) -> None:
 
 def _trec_text(table, *, per_query: bool, agg_kind: dict[str, str]) -> str:
     """trec_eval-style lines ``measure<TAB>query<TAB>value`` (``all`` for aggregates), one block per run."""
+    import math
+
     import polars as pl
 
     def fmt(measure: str, value: float) -> str:
-        if agg_kind.get(measure) == "sum" and value == int(value):
+        if math.isnan(value):  # as trec_eval prints it: C keeps the sign (0.0 / 0.0 is -nan)
+            return "-nan" if math.copysign(1.0, value) < 0 else "nan"
+        if agg_kind.get(measure) == "sum" and math.isfinite(value) and value == int(value):
             return str(int(value))
         return f"{value:.4f}"
 

@@ -1,0 +1,83 @@
+"""A batch job's per-query rows and aggregates equal fasteval.evaluate's bit for bit, in
+the same order, however the runs were laid out, chunked or partitioned.
+
+Aggregates add per-query values in row order, so a job that listed queries in chunk or
+partition order (or the ``-c`` filled queries after the scored ones) had means that
+differed from the in-memory ones in the last bits."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import fasteval
+from fasteval.batch import evaluate_files
+from fasteval.datasets import SynthSpec, generate
+
+MEASURES = ["map", "gm_map", "P@5", "ndcg@10", "num_ret", "recip_rank", "bpref"]
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    qrels, runs = generate(SynthSpec(queries=60, depth=15, runs=3, seed=3))
+    d = tmp_path_factory.mktemp("order")
+    qrels.write_parquet(d / "qrels.parquet")
+    for name, run in runs.items():
+        (d / "shuffled").mkdir(exist_ok=True)
+        run.sample(fraction=1.0, shuffle=True, seed=1).write_parquet(d / "shuffled" / f"{name}.parquet",
+                                                                      row_group_size=50)
+        (d / "desc").mkdir(exist_ok=True)
+        run.sort("query_id", descending=True, maintain_order=True).write_parquet(d / "desc" / f"{name}.parquet")
+    return d, qrels, runs
+
+
+def _same(res, qrels, runs, **options):
+    mem = fasteval.evaluate(qrels, runs, MEASURES, **options)
+    assert res.per_query.equals(mem)  # same rows, same order, same bits
+    assert res.aggregate.equals(fasteval.aggregate(mem))
+
+
+@pytest.mark.parametrize("folder, max_rows, mode", [("shuffled", 7, "partition"), ("shuffled", None, "stream"),
+                                                    ("desc", 50, "stream")])
+@pytest.mark.parametrize("complete", [False, True])
+def test_aggregates_equal_in_memory_bit_for_bit(data, folder, max_rows, mode, complete):
+    d, qrels, runs = data
+    shown = {k: pl.read_parquet(d / folder / f"{k}.parquet") for k in runs}
+    res = evaluate_files(d / "qrels.parquet", d / folder, MEASURES, max_rows_per_chunk=max_rows,
+                         complete=complete)
+    assert set(res.stats.mode.values()) == {mode}
+    _same(res, qrels, shown, complete=complete)
+    if complete:
+        assert res.stats.report["filled"] == 7
+
+
+def test_partitioned_run_id_table_keeps_runs_in_input_order(data, tmp_path):
+    d, qrels, runs = data
+    table = pl.concat([runs[k].with_columns(pl.lit(k).alias("run_id")) for k in ("run_2", "run_0", "run_1")])
+    table = table.sample(fraction=1.0, shuffle=True, seed=5)
+    table.write_parquet(tmp_path / "multi.parquet", row_group_size=100)
+    order = table.get_column("run_id").unique(maintain_order=True).to_list()
+    res = evaluate_files(d / "qrels.parquet", tmp_path / "multi.parquet", MEASURES, max_rows_per_chunk=30,
+                         complete=True)
+    assert set(res.stats.mode.values()) == {"partition"}
+    assert res.stats.runs == order
+    _same(res, qrels, table, complete=True)
+
+
+def test_query_without_judgments_split_across_chunks_counted_once(data, tmp_path):
+    d, qrels, runs = data
+    run = runs["run_0"]
+    judged = set(qrels.get_column("query_id").to_list())
+    lone = next(q for q in run.get_column("query_id").unique(maintain_order=True).to_list() if q not in judged)
+    rows = run.filter(pl.col("query_id") == lone)
+    assert rows.height > 1
+    moved = pl.concat([rows.head(1), run.filter(pl.col("query_id") != lone), rows.slice(1)])
+    moved.write_parquet(tmp_path / "r.parquet")
+    ev = fasteval.Evaluator(qrels, MEASURES)
+    mem = ev.evaluate(moved, run_id="r")
+    res = evaluate_files(d / "qrels.parquet", tmp_path / "r.parquet", MEASURES, max_rows_per_chunk=20)
+    dropped = moved.select("query_id").unique().height - mem.get_column("query_id").n_unique()
+    assert res.stats.report["dropped_not_in_qrels"] == ev.report.dropped_not_in_qrels == dropped
+    assert res.stats.report["run_queries"] == ev.report.run_queries == moved.get_column("query_id").n_unique()
+    assert res.stats.queries == ev.report.run_queries
+    assert res.per_query.equals(mem)

@@ -1,0 +1,81 @@
+"""``fasteval eval`` output files by suffix (.tsv tab-separated, .jsonl JSON Lines) and NaN
+values in every printed format."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import fasteval
+from fasteval.cli import main
+
+
+@pytest.fixture
+def nan_job(tmp_path):
+    # -J: q2 retrieves only an unjudged document, so its ranking is empty (num_ret 0) and
+    # iprec_at_recall_0.00 is trec_eval's 0 / 0 (NaN), and so is the mean
+    (tmp_path / "q.qrels").write_text("q1 0 a 1\nq2 0 b 1\n")
+    (tmp_path / "r.run").write_text("q1 Q0 a 1 1.0 t\nq2 Q0 z 1 1.0 t\n")
+    return [str(tmp_path / "q.qrels"), str(tmp_path / "r.run"), "-m", "iprec_at_recall_0.00",
+            "-m", "num_ret", "-J", "--quiet"]
+
+
+def test_nan_in_table_output(nan_job, capsys):
+    assert main(["eval", *nan_job]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["iprec_at_recall_0.00", "nan"]
+    assert lines[2].split() == ["num_ret", "1.0000"]
+    assert main(["eval", *nan_job, "-q"]) == 0
+    rows = [ln.split() for ln in capsys.readouterr().out.splitlines()[1:]]
+    assert rows == [["r.run", "q1", "iprec_at_recall_0.00", "1.0000"], ["r.run", "q1", "num_ret", "1.0000"],
+                    ["r.run", "q2", "iprec_at_recall_0.00", "nan"], ["r.run", "q2", "num_ret", "0.0000"]]
+    assert main(["eval", *nan_job, "-q", "--wide"]) == 0
+    rows = [ln.split() for ln in capsys.readouterr().out.splitlines()[1:]]
+    assert rows == [["r.run", "q1", "1.0000", "1.0000"], ["r.run", "q2", "nan", "0.0000"]]
+
+
+def test_nan_in_trec_output_as_trec_eval_prints_it(nan_job, capsys):
+    assert main(["trec-eval", "-J", "-m", "iprec_at_recall", "-q", *nan_job[:2]]) == 0
+    ref = {tuple(ln.split()[:2]): ln.split()[2] for ln in capsys.readouterr().out.splitlines()}
+    nan_text = ref[("iprec_at_recall_0.00", "q2")]
+    assert nan_text in ("nan", "-nan")
+    assert main(["eval", *nan_job, "--format", "trec", "-q"]) == 0
+    got = [ln.split("\t") for ln in capsys.readouterr().out.splitlines()]
+    assert [[c.strip() for c in row] for row in got] == [
+        ["iprec_at_recall_0.00", "q1", "1.0000"], ["num_ret", "q1", "1"],
+        ["iprec_at_recall_0.00", "q2", nan_text], ["num_ret", "q2", "0"]]
+    assert main(["eval", *nan_job, "--format", "trec"]) == 0
+    got = [[c.strip() for c in ln.split("\t")] for ln in capsys.readouterr().out.splitlines()]
+    assert got[1] == ["iprec_at_recall_0.00", "all", ref[("iprec_at_recall_0.00", "all")]]
+    assert got[2] == ["num_ret", "all", "1"]
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_tsv_and_jsonl_outputs_by_suffix(tmp_path, wide):
+    qrels = pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "relevance": [1, 0, 2]})
+    run = pl.DataFrame({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["a", "b", "c", "d"],
+                        "score": [0.5, 0.9, 0.3, 0.7]})
+    qrels.write_parquet(tmp_path / "qrels.parquet")
+    run.write_parquet(tmp_path / "run.parquet")
+    measures = ["map", "num_ret"]
+    mem = fasteval.evaluate(qrels, {"run": run}, measures)
+    if wide:
+        mem = mem.pivot(on="measure", index=["run_id", "query_id"], values="value")
+    agg = fasteval.aggregate(fasteval.evaluate(qrels, {"run": run}, measures))
+    base = ["eval", str(tmp_path / "qrels.parquet"), str(tmp_path / "run.parquet"), "-m", "map", "-m",
+            "num_ret", "--quiet", *(["--wide"] if wide else [])]
+    for ext in ("tsv", "jsonl", "ndjson", "csv", "json"):
+        pq, ag = tmp_path / f"pq.{ext}", tmp_path / f"agg.{ext}"
+        assert main([*base, "-q", "-o", str(pq), "--aggregate-out", str(ag)]) == 0
+        if ext == "tsv":
+            assert "," not in pq.read_text() and "\t" in pq.read_text().splitlines()[0]
+            got, got_agg = pl.read_csv(pq, separator="\t"), pl.read_csv(ag, separator="\t")
+        elif ext == "csv":
+            got, got_agg = pl.read_csv(pq), pl.read_csv(ag)
+        elif ext == "json":
+            got, got_agg = pl.read_json(pq), pl.read_json(ag)
+        else:
+            assert len(pq.read_text().splitlines()) == mem.height
+            got, got_agg = pl.read_ndjson(pq), pl.read_ndjson(ag)
+        assert got.equals(mem), ext
+        assert got_agg.equals(agg), ext
