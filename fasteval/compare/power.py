@@ -126,7 +126,9 @@ def power(
         nc = math.sqrt(n) * min_diff / sd
         if alternative == "two-sided":
             crit = stats.t.ppf(1 - alpha / 2, df)
-            return float(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc))
+            # the lower tail P(T < -crit) as the upper tail of -T (noncentrality -nc):
+            # scipy's nct.cdf returns NaN far in the left tail (large nc)
+            return float(stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -nc))
         crit = stats.t.ppf(1 - alpha, df)
         return float(stats.nct.sf(crit, df, nc))
     m = int(n_systems)  # type: ignore[arg-type]

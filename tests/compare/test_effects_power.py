@@ -79,6 +79,46 @@ def test_sakai_es_undefined_when_the_two_way_residual_is_rounding_noise():
                                 -0.15 / math.sqrt(ve)], rel=1e-9)
 
 
+def _t_power_by_integration(n: int, min_diff: float, sd: float, alpha: float) -> float:
+    """Two-sided paired t power from the definition T = (Z + nc) / sqrt(V / df), V ~ chi2(df):
+    the normal tails integrated over the chi-square density."""
+    from scipy import integrate
+
+    df = n - 1
+    nc = math.sqrt(n) * min_diff / sd
+    c = stats.t.ppf(1 - alpha / 2, df)
+
+    def f(v):
+        s = c * math.sqrt(v / df)
+        return stats.chi2.pdf(v, df) * (stats.norm.sf(s - nc) + stats.norm.cdf(-s - nc))
+
+    return integrate.quad(f, 0, np.inf, limit=200)[0]
+
+
+@pytest.mark.parametrize(
+    ("n", "min_diff", "sd", "alpha"),
+    [(50, 0.2, 0.1, 0.05), (10, 0.3, 0.1, 0.05), (4, 0.2834, 0.0521, 0.05),
+     (9, 0.1274, 0.0574, 0.01)],
+)
+def test_two_sided_t_power_finite_for_large_effects(n, min_diff, sd, alpha):
+    # scipy's nct.cdf is NaN this far in the left tail; the power is a number near 1
+    got = power(n, min_diff, sd, alpha=alpha)
+    assert got == pytest.approx(_t_power_by_integration(n, min_diff, sd, alpha), abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("min_diff", "sd", "alpha", "target", "expected"),
+    [(0.28338560247587463, 0.05213695882770769, 0.05, 0.99, 4),  # was 2 (power 0.45)
+     (0.12739730885619177, 0.05741768360916444, 0.01, 0.99, 9),  # was 14
+     (0.2699860029978068, 0.08412211686762543, 0.01, 0.8, 5)],  # was 8
+)
+def test_topic_set_size_where_power_nears_one(min_diff, sd, alpha, target, expected):
+    n = topic_set_size(min_diff, sd, alpha=alpha, power=target)
+    assert n == expected
+    assert _t_power_by_integration(n, min_diff, sd, alpha) >= target
+    assert _t_power_by_integration(n - 1, min_diff, sd, alpha) < target
+
+
 @pytest.mark.parametrize(
     ("min_diff", "sd", "alpha", "target", "alternative"),
     [
