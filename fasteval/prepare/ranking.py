@@ -149,18 +149,22 @@ def prepare_run(
                 row=dup_row,
                 column="doc_id",
             )
-        deduped = (
-            run.with_row_index("__row")
-            .sort(["score", "__row"], descending=[True, False])
+        numbered = run.with_row_index("__row")
+        kept = (
+            numbered.sort(["score", "__row"], descending=[True, False])
             .unique(subset=["query_id", "doc_id"], keep="first", maintain_order=True)
             .sort("__row")
-            .drop("__row")
         )
         batch = prepare_run(
-            given, deduped, tie_break=tie_break, max_docs=max_docs, judged_only=judged_only,
-            complete=complete, duplicates="error", source=source,
+            given, kept.drop("__row"), tie_break=tie_break, max_docs=max_docs,
+            judged_only=judged_only, complete=complete, duplicates="error", source=source,
         )
-        batch.report.deduplicated_rows = run.height - deduped.height
+        # the rows removed from scored queries: duplicates are looked for only there (a
+        # query without judgments is dropped unread), so the count does not depend on
+        # whether a scored query of the same table also had one
+        removed = numbered.join(kept.select("__row"), on="__row", how="anti").get_column("query_id")
+        scored = given.query_ids.gather(batch.qidx[batch.present]).cast(pl.Utf8)
+        batch.report.deduplicated_rows = int(removed.cast(pl.Utf8).is_in(scored.implode()).sum())
         return batch
     nq = pq.n_queries
     counts = np.diff(offsets)

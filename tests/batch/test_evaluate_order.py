@@ -81,3 +81,37 @@ def test_query_without_judgments_split_across_chunks_counted_once(data, tmp_path
     assert res.stats.report["run_queries"] == ev.report.run_queries == moved.get_column("query_id").n_unique()
     assert res.stats.queries == ev.report.run_queries
     assert res.per_query.equals(mem)
+
+
+def test_deduplicated_rows_counted_alike_in_memory_and_however_chunked(data, tmp_path):
+    d, qrels, runs = data
+    run = runs["run_0"].with_columns(pl.int_range(1, pl.len() + 1).over("query_id").alias("_n"))
+    extra = pl.concat([run.filter(pl.col("_n") <= 2).with_columns(pl.col("score") + 0.5),
+                       run.filter(pl.col("_n") == 3).with_columns(pl.col("score") - 5)]).drop("_n")
+    run = pl.concat([run.drop("_n"), extra]).sample(fraction=1.0, shuffle=True, seed=3)
+    run.write_parquet(tmp_path / "dup.parquet", row_group_size=40)
+    judged = set(qrels.get_column("query_id").to_list())
+    # duplicates of queries with judgments only: those of dropped queries are never read
+    expected = extra.filter(pl.col("query_id").is_in(list(judged))).height
+    assert expected < extra.height  # some duplicated queries have no judgments
+    ev = fasteval.Evaluator(qrels, MEASURES, duplicates="keep_best")
+    mem = ev.evaluate(run, run_id="dup")
+    assert ev.report.deduplicated_rows == expected
+    for max_rows in (1, 9, 50, None):
+        res = evaluate_files(d / "qrels.parquet", tmp_path / "dup.parquet", MEASURES, duplicates="keep_best",
+                             max_rows_per_chunk=max_rows)
+        assert res.stats.report["deduplicated_rows"] == expected, max_rows
+        assert res.per_query.equals(mem)
+        assert res.aggregate.equals(fasteval.aggregate(mem))
+
+
+def test_deduplicated_rows_of_a_dropped_query_not_counted():
+    qrels = {"q1": {"a": 1}}
+    ev = fasteval.Evaluator(qrels, ["P@5"], duplicates="keep_best")
+    dropped_only = pl.DataFrame({"query_id": ["x", "x", "x"], "doc_id": ["a", "a", "b"], "score": [1.0, 2.0, 3.0]})
+    both = pl.concat([dropped_only, pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "a"],
+                                                  "score": [1.0, 2.0]})])
+    ev.evaluate(dropped_only)
+    assert ev.report.deduplicated_rows == 0
+    ev.evaluate(both)  # was 2: x's duplicate counted once q1's made the table go through dedup
+    assert (ev.report.deduplicated_rows, ev.report.dropped_not_in_qrels, ev.report.evaluated) == (1, 1, 1)
