@@ -223,7 +223,9 @@ def _count(option: str, text: str) -> int:
 
 _OPTION_NAMES = {"tests": "--test", "alpha": "--alpha", "ci": "--ci", "n_resamples": "--resamples",
                  "seed": "--seed", "mark_test": "--mark-test", "correction": "--correction",
-                 "family": "--family", "alternative": "--alternative"}
+                 "family": "--family", "alternative": "--alternative", "baseline": "--baseline",
+                 "measures": "-m/--measure", "ci_method": "--ci-method",
+                 "zero_method": "--zero-method"}
 
 
 def _check_options(args: argparse.Namespace, n_resamples: int) -> None:
@@ -303,6 +305,28 @@ def _score(args: argparse.Namespace):
     return fasteval.evaluate(qrels, runs, args.measure, **options)
 
 
+def _compare(compare, results, measures, n_resamples: int, args: argparse.Namespace):
+    """``compare()`` with the command's options."""
+    return compare(
+        results,
+        baseline=args.baseline,
+        measures=measures,
+        tests=args.test or ("t", "randomization", "bootstrap"),
+        correction=args.correction,
+        alpha=args.alpha,
+        n_resamples=n_resamples,
+        seed=args.seed,
+        missing=args.missing,
+        ci=args.ci,
+        family=args.family,
+        mark_test=args.mark_test,
+        alternative=args.alternative,
+        ci_method=args.ci_method,
+        zero_method=args.zero_method,
+        continuity=args.continuity,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``fasteval compare``."""
     from fasteval.compare import compare
@@ -335,24 +359,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         results = _score(args)
         measures = None  # everything evaluated was asked for with -m
-    cmp = compare(
-        results,
-        baseline=args.baseline,
-        measures=measures,
-        tests=args.test or ("t", "randomization", "bootstrap"),
-        correction=args.correction,
-        alpha=args.alpha,
-        n_resamples=n_resamples,
-        seed=args.seed,
-        missing=args.missing,
-        ci=args.ci,
-        family=args.family,
-        mark_test=args.mark_test,
-        alternative=args.alternative,
-        ci_method=args.ci_method,
-        zero_method=args.zero_method,
-        continuity=args.continuity,
-    )
+    try:
+        cmp = _compare(compare, results, measures, n_resamples, args)
+    except ParameterError as exc:  # named as on the command line
+        name = _OPTION_NAMES.get(exc.parameter, exc.parameter)
+        raise ParameterError(name, exc.constraint, exc.value) from None
     options = {
         "marks": args.marks,
         "digits": args.digits,

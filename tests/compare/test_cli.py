@@ -175,6 +175,22 @@ def test_user_errors_exit_2(trec_files, capsys, extra, message):
     assert rc == 2 and message in err and err.startswith("fasteval: error:")
 
 
+def test_errors_raised_by_compare_name_the_command_line_option(tmp_path, capsys):
+    path = tmp_path / "r.csv"
+    pl.DataFrame({"run_id": ["a"] * 4 + ["b"] * 4, "query_id": [1, 2, 3, 4] * 2,
+                  "map": [.1, .2, .3, .4, .2, .2, .5, .1],
+                  "p5": [.1, .2, .3, None, .2, .2, .5, .1]}).write_csv(path)
+    for extra, message in (
+        (["--baseline", "zz"], "--baseline must be one of the runs ['a', 'b'], got 'zz'"),
+        (["-m", "nosuch"], "-m/--measure must be measures present in the results"),
+        (["--test", "randomization", "--correction", "maxt"],
+         "--family must be 'measure' with correction='maxt' when measures pair different"),
+    ):
+        rc, out, err = _cli(["compare", "--results", str(path), *extra], capsys)
+        assert rc == 2 and out == "" and err.startswith(f"fasteval: error: {message}")
+        assert len(err.strip().splitlines()) == 1
+
+
 def test_argument_errors(trec_files, tmp_path, capsys):
     d = trec_files
     rc, _, err = _cli(["compare", str(d / "qrels.txt"), str(d / "bm25.txt")], capsys)
