@@ -115,13 +115,18 @@ def fuse(
       a cycle; here a tie in votes keeps the trec order (doc id descending) and the merge
       sort puts each document next to ones it does not lose to. Without ties or cycles
       both give the one Condorcet ranking. A run lacking both documents abstains.
+    * Scores near the float64 limit: where a run's range, sum or squared deviations
+      overflow, min-max, sum and z-score are computed on its scores scaled down by a power
+      of two, which leaves their values unchanged (ranx gives NaN there, or 0 for every
+      document of a z-score).
 
     Raises
     ------
     ParameterError
         See :func:`fasteval.fusion.options.resolve`; fewer than two runs.
     InputError
-        A run with a null id, a null, NaN or infinite score, or a document twice for a query.
+        A run with a null id, a null, NaN or infinite score, or a document twice for a query;
+        a fused score that is not a number (scores that reach both +inf and -inf).
 
     Examples
     --------

@@ -114,6 +114,15 @@ class FusionInput:
                                float(spec.sigma), self.cand_row, self.docs, fused)
 
         _on_threads(part, range(len(self.cuts) - 1))
+        bad = np.flatnonzero(np.isnan(fused))
+        if len(bad):  # inf - inf: weighted sums of scores near the float64 limit
+            c = int(bad[0])
+            q = int(np.searchsorted(self.cand_off, c, side="right") - 1)
+            raise InputError(
+                f"the fused score of document {self.doc_ids[int(self.cand_row[c])]!r} for query "
+                f"{self.query_ids[q]!r} is not a number: its runs' scores (norm {spec.norm!r}), "
+                f"combined by {spec.method!r}, reach both +inf and -inf in float64; scale the "
+                "scores down or normalise them", source="runs", column="score")
         return fused
 
     def candidates(self) -> pl.DataFrame:

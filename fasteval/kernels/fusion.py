@@ -251,48 +251,82 @@ def _prepare_queries(q_lo, q_hi, n_runs, seg, ent_row, key, scores, docs, norm, 
         for r in range(n_runs):
             s = seg[q * n_runs + r]
             e = seg[q * n_runs + r + 1]
-            n = e - s
-            if n == 0:
+            if e - s == 0:
                 continue
-            mn = scores[ent_row[s]]
-            mx = mn
-            tot = 0.0
-            for i in range(s, e):
-                x = scores[ent_row[i]]
-                mn = min(mn, x)
-                mx = max(mx, x)
-                tot += x
-            if norm == NORM_NONE:
+            if norm == NORM_RANK:
                 for i in range(s, e):
-                    ent_val[i] = scores[ent_row[i]]
-            elif norm == NORM_MIN_MAX or norm == NORM_MIN_MAX_INVERTED:
-                den = max(mx - mn, _DENOMINATOR_FLOOR)
-                for i in range(s, e):
-                    x = scores[ent_row[i]]
-                    ent_val[i] = (mx - x) / den if norm == NORM_MIN_MAX_INVERTED else (x - mn) / den
-            elif norm == NORM_MAX:
-                den = max(mx, _DENOMINATOR_FLOOR)
-                for i in range(s, e):
-                    ent_val[i] = scores[ent_row[i]] / den
-            elif norm == NORM_SUM:
-                den = max(tot - mn * n, _DENOMINATOR_FLOOR)
-                for i in range(s, e):
-                    ent_val[i] = (scores[ent_row[i]] - mn) / den
-            elif norm == NORM_ZMUV:
-                mean = tot / n
-                ssd = 0.0
-                for i in range(s, e):
-                    d = scores[ent_row[i]] - mean
-                    ssd += d * d
-                den = max(math.sqrt(ssd / n), _DENOMINATOR_FLOOR)
-                for i in range(s, e):
-                    ent_val[i] = (scores[ent_row[i]] - mean) / den
-            elif norm == NORM_RANK:
-                for i in range(s, e):
-                    ent_val[i] = 1 - ((i - s) / n)
-            else:  # NORM_BORDA: the rank among all the query's candidates
+                    ent_val[i] = 1 - ((i - s) / (e - s))
+            elif norm == NORM_BORDA:  # the rank among all the query's candidates
                 for i in range(s, e):
                     ent_val[i] = 1 - ((i - s) / nc)
+            elif not _normalise(ent_row, s, e, scores, norm, ent_val, 1.0):
+                _normalise(ent_row, s, e, scores, norm, ent_val, _overflow_scale(ent_row, s, e,
+                                                                                 scores))
+
+
+@njit(cache=True, inline="always")
+def _overflow_scale(ent_row, s, e, scores):
+    """A power of two that brings the segment's largest score magnitude to about 2**480:
+    sums of the scaled scores, and squares of their differences, stay finite."""
+    top = 0.0
+    for i in range(s, e):
+        top = max(top, abs(scores[ent_row[i]]))
+    return math.ldexp(1.0, 480 - math.frexp(top)[1])
+
+
+@njit(cache=True, inline="always")
+def _normalise(ent_row, s, e, scores, norm, ent_val, c):
+    """Normalise one segment's scores into ``ent_val`` (``norm``: a score normalisation,
+    not rank or Borda), computing with the scores times ``c``, a power of two, and the
+    denominator floor times ``c``: the same values, as every one of these normalisations is
+    unchanged by scaling the scores. Returns False, with ``ent_val`` unfinished, when a sum,
+    range or square of the scaled scores overflows (the caller then scales them down)."""
+    n = e - s
+    floor = _DENOMINATOR_FLOOR * c
+    mn = scores[ent_row[s]] * c
+    mx = mn
+    tot = 0.0
+    for i in range(s, e):
+        x = scores[ent_row[i]] * c
+        mn = min(mn, x)
+        mx = max(mx, x)
+        tot += x
+    if norm == NORM_NONE:
+        for i in range(s, e):
+            ent_val[i] = scores[ent_row[i]]
+    elif norm == NORM_MIN_MAX or norm == NORM_MIN_MAX_INVERTED:
+        spread = mx - mn
+        if not math.isfinite(spread):
+            return False
+        den = max(spread, floor)
+        for i in range(s, e):
+            x = scores[ent_row[i]] * c
+            ent_val[i] = (mx - x) / den if norm == NORM_MIN_MAX_INVERTED else (x - mn) / den
+    elif norm == NORM_MAX:
+        den = max(mx, floor)
+        for i in range(s, e):
+            ent_val[i] = scores[ent_row[i]] * c / den
+    elif norm == NORM_SUM:
+        spread = tot - mn * n
+        if not (math.isfinite(tot) and math.isfinite(spread)):
+            return False
+        den = max(spread, floor)
+        for i in range(s, e):
+            ent_val[i] = (scores[ent_row[i]] * c - mn) / den
+    else:  # NORM_ZMUV
+        if not math.isfinite(tot):
+            return False
+        mean = tot / n
+        ssd = 0.0
+        for i in range(s, e):
+            d = scores[ent_row[i]] * c - mean
+            ssd += d * d
+        if not math.isfinite(ssd):
+            return False
+        den = max(math.sqrt(ssd / n), floor)
+        for i in range(s, e):
+            ent_val[i] = (scores[ent_row[i]] * c - mean) / den
+    return True
 
 
 @njit(cache=True, inline="always")
