@@ -260,6 +260,8 @@ def read_once(spec: object) -> io.BytesIO | None:
         return None
     text = os.fspath(spec)
     if text == STDIN:
+        if sys.stdin is None or sys.stdin.closed:
+            raise InputError("standard input is closed; expected a table on it", source="-")
         stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
         content = stdin.read()
         data = io.BytesIO(content.encode() if isinstance(content, str) else content)

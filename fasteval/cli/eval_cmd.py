@@ -93,6 +93,10 @@ def _check_args(args: argparse.Namespace) -> None:
 
     if not args.measure:
         raise ParameterError("-m/--measure", "given at least once (e.g. -m ndcg@10)", None)
+    on_stdin = [a for a in [args.qrels, *args.runs] if a == "-"]
+    if len(on_stdin) > 1:
+        raise ParameterError("QRELS and RUN", "at most one of them read from standard input ('-')",
+                             " ".join([args.qrels, *args.runs]))
     if args.max_docs is not None and args.max_docs < 1:
         raise ParameterError("--max-docs", "a positive integer", args.max_docs)
     if args.max_rows_per_chunk is not None and args.max_rows_per_chunk < 1:

@@ -280,3 +280,25 @@ def test_user_errors_one_line(capsys, argv, needle):
     assert main(argv) == 2
     line = _err_line(capsys)
     assert needle in line
+
+
+def test_standard_input_once_and_open(tmp_path, capsys, monkeypatch):
+    import io
+    import subprocess
+    import sys
+
+    q = tmp_path / "qrels.txt"
+    q.write_text("1 0 a 1\n")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"1 0 a 1\n")))
+    assert main(["eval", "-", "-", "-m", "map"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "QRELS and RUN must be at most one of them read from standard input ('-'), got '- -'" in err
+    proc = subprocess.run([sys.executable, "-m", "fasteval", "eval", str(q), "-", "-m", "map"],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    assert proc.returncode == 2 and "no run lines" in proc.stderr  # empty: one line, no traceback
+    closed = subprocess.run([sys.executable, "-c", "import os, sys; os.close(0); sys.stdin.close(); "
+                             "from fasteval.cli import main; sys.exit(main(sys.argv[1:]))",
+                             "eval", str(q), "-", "-m", "map"], capture_output=True, text=True)
+    assert closed.returncode == 2, closed.stderr
+    assert closed.stderr.strip() == "fasteval: error: -: standard input is closed; expected a table on it"
