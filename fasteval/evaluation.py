@@ -25,6 +25,7 @@ first. ``tie_break="input"`` keeps the order given instead:
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -32,7 +33,7 @@ import numba
 import numpy as np
 import polars as pl
 
-from fasteval.errors import InputError, ParameterError
+from fasteval.errors import DataWarning, InputError, ParameterError
 from fasteval.kernels.ranking import MIN_GEO_MEAN, score_queries
 from fasteval.measures import Measure, parse_measure, parse_measures
 from fasteval.measures.plan import needs, plan_slots
@@ -363,6 +364,11 @@ class Evaluator:
             batch = self.prepare(table, complete=complete, check_scores=not checked)
             frames.append(self._to_frame(batch, self.score(batch), name))
             reports.append(batch.report)
+            if batch.report.run_queries and not batch.report.evaluated:
+                warnings.warn(DataWarning(
+                    f"run {name!r}: none of its {batch.report.run_queries} queries is in the qrels, "
+                    "so it has no results (complete=True scores the qrels queries as empty "
+                    "rankings)"), stacklevel=3)
         self.report = _merge_reports(reports)
         if not frames:
             raise InputError("no runs to evaluate", source="run")

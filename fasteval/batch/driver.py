@@ -466,6 +466,15 @@ def run_job(
         stats.rows += rows
         stats.queries += queries
         stats.chunks += chunks
+        if rows > 0 and not complete and not sum((rep or {}).get("evaluated", 0) for rep in outs):
+            import warnings
+
+            from fasteval.errors import DataWarning
+
+            warnings.warn(DataWarning(
+                f"{_label(source)}: none of its queries is in the qrels, so it has no results "
+                "(are these the qrels of this run? -c scores the qrels queries as empty rankings)"),
+                stacklevel=2)
         fast = _fast_path(evaluator)
         for rid in seen:
             if rid in stats.runs:  # an earlier input held a run of this name: rows would merge

@@ -302,3 +302,20 @@ def test_standard_input_once_and_open(tmp_path, capsys, monkeypatch):
                              "eval", str(q), "-", "-m", "map"], capture_output=True, text=True)
     assert closed.returncode == 2, closed.stderr
     assert closed.stderr.strip() == "fasteval: error: -: standard input is closed; expected a table on it"
+
+
+def test_a_run_without_judged_queries_is_named(tmp_path, capsys):
+    q = tmp_path / "qrels.txt"
+    q.write_text("1 0 a 1\n1 0 b 0\n")
+    (tmp_path / "r1.txt").write_text("1 Q0 a 1 1 r1\n")
+    (tmp_path / "r2.txt").write_text("9 Q0 a 1 1 r2\n")
+    argv = ["eval", str(q), str(tmp_path / "r1.txt"), str(tmp_path / "r2.txt"), "-m", "map", "--quiet"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert out.split() == ["measure", "r1.txt", "map", "1.0000"]
+    assert err == (f"fasteval: warning: {tmp_path / 'r2.txt'}: none of its queries is in the qrels, so "
+                   "it has no results (are these the qrels of this run? -c scores the qrels queries "
+                   "as empty rankings)\n")
+    assert main([*argv, "-c"]) == 0
+    out, err = capsys.readouterr()
+    assert out.split() == ["measure", "r1.txt", "r2.txt", "map", "1.0000", "0.0000"] and err == ""

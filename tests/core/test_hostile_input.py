@@ -448,3 +448,19 @@ def test_json_lines_with_a_byte_order_mark(tmp_path):
     path.write_bytes(b"\xef\xbb\xbfnot json\n")
     with pytest.raises(InputError, match="cannot parse JSON Lines"):
         fasteval.read_run(path)
+
+
+def test_a_run_without_judged_queries_warns_once():
+    import warnings as _w
+
+    from fasteval.errors import DataWarning
+
+    with _w.catch_warnings(record=True) as caught:
+        _w.simplefilter("always")
+        out = fasteval.evaluate({"1": {"a": 1}}, {"9": {"a": 1.0}, "8": {"b": 2.0}}, ["map"])
+        filled = fasteval.evaluate({"1": {"a": 1}}, {"9": {"a": 1.0}}, ["map"], complete=True)
+        judged = fasteval.evaluate({"1": {"a": 1}}, {"1": {"a": 1.0}, "9": {"a": 1.0}}, ["map"])
+    assert out.height == 0 and filled["value"].to_list() == [0.0] and judged["value"].to_list() == [1.0]
+    msgs = [str(w.message) for w in caught if issubclass(w.category, DataWarning)]
+    assert msgs == ["run 'run': none of its 2 queries is in the qrels, so it has no results "
+                    "(complete=True scores the qrels queries as empty rankings)"]
