@@ -28,7 +28,8 @@ whose documents is relevant, and of every query when alpha = 0 and beta = 1) the
 NaN, as ndeval prints it. One difference: ndeval
 leaves ``alpha-DCG@1`` and ``ERR-IA@1`` unnormalised (the count of subtopics the first
 document covers); here every cutoff is normalised. ndeval stops at rank 20; here any cutoff
-works.
+up to ``MAX_CUTOFF`` (2**31 - 1) works. pyndeval (ir_measures' provider) ranks tied scores
+by document id ascending, not ndeval's order: values differ from it on ties.
 
 Examples
 --------
@@ -96,6 +97,9 @@ _SPELLINGS: dict[str, int] = {
 _NAME = re.compile(r"^\s*(?P<base>[A-Za-z][A-Za-z_\-]*)\s*(?:\((?P<params>[^()]*)\))?\s*(?:@\s*(?P<cut>[^\s]+))?\s*$")
 DEFAULT_ALPHA = 0.5
 DEFAULT_BETA = 0.5
+MAX_CUTOFF = 2**31 - 1
+"""Largest cutoff: alpha-DCG and ERR-IA at alpha = 0 sum their normaliser over every rank
+up to it."""
 
 
 @dataclass(frozen=True)
@@ -196,8 +200,9 @@ def _parse_one(name: str) -> DiversityMeasure:
     if kind.cutoff:
         if cut is None:
             raise ParameterError(f"cutoff of {name!r}", f"@k with k >= 1 ({kind.label}@10)", None)
-        if not cut.isdigit() or int(cut) < 1:
-            raise ParameterError(f"cutoff of {name!r}", "a whole number >= 1", cut)
+        if not (cut.isascii() and cut.isdigit()) or not 1 <= int(cut) <= MAX_CUTOFF:
+            raise ParameterError(f"cutoff of {name!r}", f"a whole number from 1 to {MAX_CUTOFF}",
+                                 cut)
         cutoff = int(cut)
     else:
         if cut is not None:

@@ -117,6 +117,39 @@ def ideal_gains(rel_docs, rel_off, doc_sub_off, doc_sub, q_nsub, alpha, out_off,
 _PASSES: dict[bool, object] = {}
 
 
+@njit(cache=True)
+def ideal_ideal_units(kinds, cuts, alpha):
+    """For each alpha-DCG and ERR-IA measure, the sum over ranks ``i < k`` of
+    ``(1 - alpha) ** i`` times the discount (ndeval's log2 discount, or ``1 / (i + 1)``): the
+    normaliser of one subtopic's "ideal ideal" ranking (0 for the other kinds). Once per
+    measure, to any cutoff; the sum stops where the gains reach 0.
+
+    Examples
+    --------
+    >>> ideal_ideal_units(np.array([ALPHA_DCG, ERR_IA, P_IA], dtype=np.int32),
+    ...                   np.array([2, 2, 2]), 0.5).tolist()
+    [1.3154648767857287, 1.25, 0.0]
+    """
+    keep = 1.0 - alpha
+    out = np.zeros(kinds.shape[0])
+    for j in range(kinds.shape[0]):
+        kind = kinds[j]
+        if kind != ALPHA_DCG and kind != ERR_IA:
+            continue
+        top = 1.0
+        total = 0.0
+        for i in range(cuts[j]):
+            if top == 0.0:
+                break
+            if kind == ERR_IA:
+                total += top / (i + 1.0)
+            else:
+                total += top * (1.0 if i == 0 else math.log(2.0) / math.log(i + 2.0))
+            top *= keep
+        out[j] = total
+    return out
+
+
 def score_diversity(labels, offsets, qidx, present, doc_sub_off, doc_sub, q_nsub, q_sub_base,
                     nrel_sub, ideal_off, ideal, kinds, cuts, alpha, beta, out, n_threads,
                     parallel=None):
@@ -148,23 +181,28 @@ def score_diversity(labels, offsets, qidx, present, doc_sub_off, doc_sub, q_nsub
     depth = 1
     for j in range(m):
         depth = max(depth, int(cuts[j]))
+    # ranks past the longest ranking or ideal ranking add nothing: keep the scratch to those
+    longest = max(1, int(np.diff(offsets).max(initial=0)), int(np.diff(ideal_off).max(initial=0)))
+    depth = min(depth, longest)
+    unit = ideal_ideal_units(kinds, cuts, float(alpha))
     max_sub = max(1, int(q_nsub.max())) if q_nsub.shape[0] else 1
     if parallel is None:
         parallel = labels.shape[0] >= 20_000
     threads = max(1, int(n_threads)) if parallel else 1
     kernel = _pass(bool(parallel))
     kernel(labels, offsets, qidx, present, doc_sub_off, doc_sub, q_nsub, q_sub_base, nrel_sub,
-           ideal_off, ideal, kinds, cuts, float(alpha), float(beta), out, depth, discounts(depth),
+           ideal_off, ideal, kinds, cuts, unit, float(alpha), float(beta), out, depth, discounts(depth),
            np.empty((threads, max_sub), dtype=np.int64), np.empty((threads, max_sub)),
            np.empty((threads, max_sub)), np.empty((threads, 6, depth + 1)))
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _query(q, labels, offsets, qidx, present, doc_sub_off, doc_sub, q_nsub, q_sub_base, nrel_sub,
-           ideal_off, ideal, kinds, cuts, alpha, beta, out, depth, whole, need_ideal, disc,
+           ideal_off, ideal, kinds, cuts, unit, alpha, beta, out, depth, whole, need_ideal, disc,
            tc, tg, ta, p):
-    """All measures of query ``q`` (see :func:`score_diversity`); ``disc[i]``: the discount of
-    0-based position ``i``; ``tc``, ``tg``, ``ta`` and ``p`` are the calling thread's scratch."""
+    """All measures of query ``q`` (see :func:`score_diversity`); ``depth``: the ranks kept
+    (a larger cutoff reads rank ``depth``); ``unit``: :func:`ideal_ideal_units`;
+    ``disc[i]``: the discount of 0-based position ``i``; ``tc``, ``tg``, ``ta`` and ``p`` are the calling thread's scratch."""
     m = kinds.shape[0]
     if not present[q]:
         for j in range(m):
@@ -240,26 +278,21 @@ def _query(q, labels, offsets, qidx, present, doc_sub_off, doc_sub, q_nsub, q_su
     scale = (1.0 - keep * beta) / n_sub
     for j in range(m):
         kind = kinds[j]
-        k = cuts[j]
+        k = min(cuts[j], depth)
         if kind == ALPHA_NDCG:
             out[q, j] = p[0, k] / p[4, k] if p[0, k] != 0.0 else 0.0
         elif kind == NERR_IA:
             out[q, j] = p[1, k] / p[5, k] if p[0, k] != 0.0 else 0.0
         elif kind == ALPHA_DCG or kind == ERR_IA:
             # the "ideal ideal" ranking: every document covers all n_sub subtopics
-            top = float(n_sub)
-            norm = 0.0
-            for i in range(k):
-                norm += top * disc[i] if kind == ALPHA_DCG else top / (i + 1.0)
-                top *= keep
-            out[q, j] = (p[0, k] if kind == ALPHA_DCG else p[1, k]) / norm
+            out[q, j] = (p[0, k] if kind == ALPHA_DCG else p[1, k]) / (n_sub * unit[j])
         elif kind == NRBP:
             out[q, j] = nrbp * scale
         elif kind == NNRBP:
             den = ideal_nrbp * scale  # 0 when (1 - alpha) beta = 1: ndeval's 0 / 0
             out[q, j] = (nrbp * scale) / den if den != 0.0 else math.nan
         elif kind == P_IA:
-            out[q, j] = p[2, k] / (k * n_sub)
+            out[q, j] = p[2, k] / (cuts[j] * n_sub)
         elif kind == STREC:
             out[q, j] = p[3, k] / n_sub
         else:  # MAP_IA
@@ -277,7 +310,8 @@ def _pass(parallel: bool):
         return _PASSES[parallel]
 
     def _run(labels, offsets, qidx, present, doc_sub_off, doc_sub, q_nsub, q_sub_base, nrel_sub,
-             ideal_off, ideal, kinds, cuts, alpha, beta, out, depth, disc, cnt, cur, apsum, prof):
+             ideal_off, ideal, kinds, cuts, unit, alpha, beta, out, depth, disc, cnt, cur, apsum,
+             prof):
         nq = offsets.shape[0] - 1
         whole = False
         need_ideal = False
@@ -299,7 +333,7 @@ def _pass(parallel: bool):
         for q in prange(nq):
             tid = get_thread_id() if parallel else 0
             _query(q, labels, offsets, qidx, present, doc_sub_off, doc_sub, q_nsub, q_sub_base,
-                   nrel_sub, ideal_off, ideal, kinds, cuts, alpha, beta, out, depth, whole,
+                   nrel_sub, ideal_off, ideal, kinds, cuts, unit, alpha, beta, out, depth, whole,
                    need_ideal, disc, cnt[tid], cur[tid], apsum[tid], prof[tid])
 
     if parallel:

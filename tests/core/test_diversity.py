@@ -141,6 +141,29 @@ def test_cutoffs_beyond_the_ranking_and_beyond_ndeval_depth():
     assert got["alpha-nDCG@30"] == got["alpha-nDCG@5"]  # nothing after rank 4 on either side
 
 
+def test_huge_cutoffs_cost_the_ranking_not_the_cutoff():
+    """Cutoffs far past the ranking: the run's and the ideal's sums stop at their last
+    rank; P-IA divides by the cutoff; alpha-DCG and ERR-IA divide by the "ideal ideal"
+    ranking's sum to the cutoff (scratch of the cutoff's size made @10**8 take GBs)."""
+    qrels = {"q1": {"s1": {"d1": 1, "d2": 1}, "s2": {"d2": 1}}}
+    run = {"q1": {"d2": 4.0, "d1": 3.0}}
+    k = 100_000_000
+    got = values(evaluate_diversity(qrels, run, [f"alpha-nDCG@{k}", f"ERR-IA@{k}", f"P-IA@{k}",
+                                                 f"strec@{k}", f"alpha-DCG(alpha=1)@{k}"]))
+    assert got[f"alpha-nDCG@{k}"] == 1.0  # d2 (gain 2) then d1 (0.5) is the greedy ideal
+    # ERR-IA: (2 + 0.5 / 2) / (2 * sum of 0.5**i / (i + 1)) = 2.25 / (2 * 2 ln 2)
+    assert got[f"ERR-IA@{k}"] == pytest.approx(2.25 / (4 * math.log(2)), rel=1e-12)
+    assert got[f"P-IA@{k}"] == pytest.approx(3 / (2 * k), rel=1e-12)
+    assert got[f"strec@{k}"] == 1.0
+    # alpha = 1: only the first document of a subtopic gains: (2 + 0) / (2 * 1)
+    assert got[f"alpha-DCG(alpha=1)@{k}"] == 1.0
+    small = values(evaluate_diversity(qrels, run, ["alpha-DCG(alpha=0)@3", "ERR-IA@3"]))
+    # alpha = 0: gains 2 and 1 over 2 * (1 + 1/log2(3) + 1/2); ERR-IA: 2.25 / (2 * 4/3)
+    assert small["alpha-DCG(alpha=0)@3"] == pytest.approx(
+        (2 + 1 / LOG2_3) / (2 * (1 + 1 / LOG2_3 + 0.5)), rel=1e-12)
+    assert small["ERR-IA@3"] == pytest.approx(2.25 / (2 * (1 + 0.25 + 0.25 / 3)), rel=1e-12)
+
+
 def test_integer_ids_runs_and_aggregate():
     qrels = pl.DataFrame({"query_id": [1, 1, 1, 2], "subtopic": [1, 2, 2, 1], "doc_id": [10, 10, 11, 10],
                           "relevance": [1, 1, 1, 1]})
@@ -172,8 +195,11 @@ def test_names_aliases_and_canonical_spelling():
 @pytest.mark.parametrize(("name", "error", "match"), [
     ("alpha-nDCG", ParameterError, "@k"),
     ("NRBP@10", ParameterError, "whole ranking"),
-    ("strec@0", ParameterError, ">= 1"),
-    ("strec@x", ParameterError, ">= 1"),
+    ("strec@0", ParameterError, "from 1 to 2147483647, got '0'"),
+    ("strec@x", ParameterError, "from 1 to 2147483647, got 'x'"),
+    ("strec@2147483648", ParameterError, "from 1 to 2147483647, got '2147483648'"),
+    ("alpha-nDCG@10000000000000000000000", ParameterError, "from 1 to 2147483647"),
+    ("strec@\u00b2", ParameterError, "from 1 to 2147483647"),
     ("alpha-nDCG(alpha=1.5)@10", ParameterError, "between 0 and 1"),
     ("alpha-nDCG(alpha=x)@10", ParameterError, "between 0 and 1"),
     ("P-IA(alpha=0.3)@10", ParameterError, "none"),
