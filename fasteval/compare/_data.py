@@ -66,6 +66,9 @@ def _as_frame(obj: Any, source: str) -> pl.DataFrame:
 def _normalize(df: pl.DataFrame, source: str, run_name: str | None) -> pl.DataFrame:
     """One table (long or wide) -> long ``run_id, query_id, measure, value``."""
     cols = set(df.columns)
+    if df.height == 0:
+        raise InputError(f"no rows (columns: {df.columns}); expected per-query results",
+                         source=source)
     if "query_id" not in cols:
         raise InputError(f"missing column 'query_id' (columns: {df.columns})", source=source)
     if run_name is not None:

@@ -452,7 +452,7 @@ def compare(
             raise InputError(
                 f"measure {m!r}: no query has a value for every run"
                 + (f" (no values at all for {absent})" if absent else "")
-                + "; use missing='zero' to score absent queries 0",
+                + "; use missing='zero' (--missing zero) to score absent queries 0",
                 source="results",
             )
 

@@ -201,3 +201,19 @@ def test_argument_errors(trec_files, tmp_path, capsys):
     assert rc == 2 and "QRELS RUN" in err
     rc, _, err = _cli(["compare", "--results", str(tmp_path / "missing.parquet")], capsys)
     assert rc == 2 and "missing.parquet" in err
+
+
+def test_results_without_rows_and_without_common_queries(tmp_path, capsys):
+    from fasteval.cli import main as cli_main
+
+    empty = tmp_path / "empty.csv"
+    empty.write_text("run_id,query_id,map\n")
+    assert cli_main(["compare", "--results", str(empty)]) == 2
+    assert capsys.readouterr().err == (f"fasteval: error: {empty}: no rows (columns: ['run_id', "
+                                       "'query_id', 'map']); expected per-query results\n")
+    apart = tmp_path / "apart.csv"
+    apart.write_text("run_id,query_id,map\na,1,0.5\nb,2,0.3\n")
+    assert cli_main(["compare", "--results", str(apart)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no query has a value for every run" in err
+    assert "(--missing zero)" in err
