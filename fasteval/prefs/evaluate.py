@@ -18,6 +18,7 @@ from fasteval.errors import InputError, ParameterError, UnknownMeasureError
 from fasteval.prefs import kernels
 from fasteval.prefs.readers import (
     judgments_from_frame,
+    numeric_column,
     read_prefs,
     read_qrels_prefs,
     read_trec_run_minimal,
@@ -103,7 +104,7 @@ def _load_run(run) -> tuple[pl.DataFrame, str | None]:
     out = run.select(
         pl.col("query_id").cast(pl.Utf8),
         pl.col("doc_id").cast(pl.Utf8),
-        pl.col("score").cast(pl.Float64),
+        numeric_column(run, "score", "run"),
     )
     for c in out.columns:
         nulls = out.get_column(c).is_null()

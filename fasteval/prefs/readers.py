@@ -160,6 +160,28 @@ def read_qrels_prefs(path: str | os.PathLike[str]) -> pl.DataFrame:
     )
 
 
+def numeric_column(df: pl.DataFrame, column: str, source: str) -> pl.Expr:
+    """``column`` as Float64; text that is not a number is an :class:`InputError` naming its
+    row (polars' cast error named neither source nor row).
+
+    Examples
+    --------
+    >>> numeric_column(pl.DataFrame({"score": ["1.5", "x"]}), "score", "run")
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.InputError: run, row 1, column 'score': 'x' is not a number
+    """
+    col = df.get_column(column)
+    if not (col.dtype.is_numeric() or col.dtype == pl.Null):
+        cast = col.cast(pl.Float64, strict=False)
+        bad = cast.is_null() & col.is_not_null()
+        if bad.any():
+            row = int(bad.arg_true()[0])
+            raise InputError(f"{col[row]!r} is not a number", source=source, row=row,
+                             column=column)
+    return pl.col(column).cast(pl.Float64)
+
+
 def judgments_from_frame(df: pl.DataFrame, mode: str, source: str = "judgments") -> pl.DataFrame:
     """Normalise an in-memory judgments table to the prefs columns.
 
@@ -202,7 +224,7 @@ def judgments_from_frame(df: pl.DataFrame, mode: str, source: str = "judgments")
         jg.alias("jg"),
         jsg.alias("jsg"),
         pl.col("doc_id").cast(pl.Utf8),
-        pl.col(rel_col).cast(pl.Float64).alias("rel_level"),
+        numeric_column(df, rel_col, source).alias("rel_level"),
     )
     for c in out.columns:
         nulls = out.get_column(c).is_null()
