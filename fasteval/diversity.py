@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from fasteval.errors import InputError, ParameterError, UnknownMeasureError
+from fasteval.errors import InputError, ParameterError, UnknownMeasureError, check_flag
 from fasteval.kernels import diversity as K
 
 __all__ = [
@@ -336,8 +336,8 @@ class DiversityEvaluator:
                                  tie_break)
         self.relevance_level = int(relevance_level)
         self.max_docs = max_docs
-        self.complete = bool(complete)
-        self.judged_only = bool(judged_only)
+        self.complete = check_flag("complete", complete)
+        self.judged_only = check_flag("judged_only", judged_only)
         self.tie_break = tie_break
         self.duplicates = duplicates
         self.subtopics = _prepare_subtopics(read_subtopic_qrels(qrels), self.relevance_level)

@@ -80,6 +80,25 @@ class ParameterError(FastevalError):
         super().__init__(f"{parameter} must be {constraint}, got {value!r}")
 
 
+def check_flag(parameter: str, value: object) -> bool:
+    """``value`` as a bool when it is one (Python's or numpy's), else a
+    :class:`ParameterError`: a switch given ``"no"`` or ``2`` is refused, not read as true.
+
+    Examples
+    --------
+    >>> check_flag("complete", True)
+    True
+    >>> check_flag("complete", "no")
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: complete must be True or False, got 'no'
+    """
+    kind = type(value)
+    if isinstance(value, bool) or (kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_")):
+        return bool(value)
+    raise ParameterError(parameter, "True or False", value)
+
+
 class OutputError(FastevalError):
     """An output cannot be written where it was asked to go (a directory, a full disk, a
     parent that is a file, no permission).

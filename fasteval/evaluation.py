@@ -33,7 +33,7 @@ import numba
 import numpy as np
 import polars as pl
 
-from fasteval.errors import DataWarning, InputError, ParameterError
+from fasteval.errors import DataWarning, InputError, ParameterError, check_flag
 from fasteval.kernels.ranking import MIN_GEO_MEAN, score_queries
 from fasteval.measures import Measure, parse_measure, parse_measures
 from fasteval.measures.plan import needs, plan_slots
@@ -293,8 +293,8 @@ class Evaluator:
         self.measures: list[Measure] = parsed
         self.relevance_level = int(relevance_level)
         self.max_docs = max_docs
-        self.complete = bool(complete)
-        self.judged_only = bool(judged_only)
+        self.complete = check_flag("complete", complete)
+        self.judged_only = check_flag("judged_only", judged_only)
         self.tie_break = tie_break
         self.duplicates = duplicates
         self.num_docs = num_docs
@@ -318,7 +318,7 @@ class Evaluator:
             tie_break=self.tie_break,
             max_docs=self.max_docs,
             judged_only=self.judged_only,
-            complete=self.complete if complete is None else complete,
+            complete=self.complete if complete is None else check_flag("complete", complete),
             duplicates=self.duplicates,
             check_scores=check_scores,
         )

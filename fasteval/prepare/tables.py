@@ -137,7 +137,8 @@ def _check_id_type(s: pl.Series, source: str) -> None:
     if dt.is_integer():
         if dt == pl.UInt64 and s.len() and (s.max() or 0) > 2**63 - 1:  # type: ignore[operator]
             row = int((s > 2**63 - 1).arg_max())
-            raise InputError(f"{s.name} does not fit in a signed 64-bit integer: {s[row]}",
+            raise InputError(f"{s.name} does not fit in a signed 64-bit integer: {s[row]}; integer "
+                             f"ids must lie within {-2**63}..{2**63 - 1} (store larger ids as text)",
                              source=source, row=row, column=s.name)
         return
     if dt in (pl.String, pl.Categorical, pl.Binary) or isinstance(dt, pl.Enum):

@@ -464,3 +464,15 @@ def test_a_run_without_judged_queries_warns_once():
     msgs = [str(w.message) for w in caught if issubclass(w.category, DataWarning)]
     assert msgs == ["run 'run': none of its 2 queries is in the qrels, so it has no results "
                     "(complete=True scores the qrels queries as empty rankings)"]
+
+
+@pytest.mark.parametrize("value", ["yes", "no", 2, 0, None, 1.0])
+def test_switches_take_booleans_only(value):
+    from fasteval.errors import ParameterError
+
+    for key in ("complete", "judged_only"):
+        with pytest.raises(ParameterError, match=rf"^{key} must be True or False, got "):
+            fasteval.evaluate({"1": {"a": 1}}, {"1": {"a": 1.0}}, ["map"], **{key: value})
+        with pytest.raises(ParameterError, match=rf"^{key} must be True or False, got "):
+            fasteval.evaluate_diversity({"q": {"s": {"a": 1}}}, {"q": {"a": 1.0}}, ["strec@2"],
+                                        **{key: value})
