@@ -466,7 +466,8 @@ def run_job(
         stats.rows += rows
         stats.queries += queries
         stats.chunks += chunks
-        if rows > 0 and not complete and not sum((rep or {}).get("evaluated", 0) for rep in outs):
+        counted = [rep["evaluated"] for rep in outs if rep and "evaluated" in rep]
+        if rows > 0 and not complete and counted and not sum(counted):
             import warnings
 
             from fasteval.errors import DataWarning

@@ -168,7 +168,8 @@ def test_integer_ids_pass_through() -> None:
 def test_run_without_any_qrels_query_gives_empty_tables() -> None:
     run = pl.DataFrame({"query_id": ["zz"], "doc_id": ["a"], "score": [1.0]})
     ev = fasteval.Evaluator(QRELS, ["map"])
-    res = ev.evaluate(run)
+    with pytest.warns(fasteval.DataWarning, match="none of its 1 queries is in the qrels"):
+        res = ev.evaluate(run)
     assert res.height == 0 and ev.report.dropped_not_in_qrels == 1
     agg = fasteval.aggregate(res)
     assert agg.height == 0 and agg.columns == ["run_id", "measure", "value"]
