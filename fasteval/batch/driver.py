@@ -574,7 +574,7 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
     fast = _fast_path(evaluator)
     nq = len(evaluator.qrels.query_ids) if fast else 0
     masks: dict[str, np.ndarray] = {}  # fast path: qrels queries seen, per run
-    dropped: dict[str, np.ndarray] = {}  # fast path: hashes of queries without judgments met, per run
+    dropped: dict[str, pl.Series] = {}  # fast path: queries without judgments met, per run
     reports = []
     starts_parts: list[pl.DataFrame] = []
     prev: pl.DataFrame | None = None
@@ -607,7 +607,8 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
         produced = []
         try:
             _check_integer_ids(chunk)
-            for name, wide, rep, qidx, table in _evaluate_chunk(evaluator, chunk, source.name, measure_names):
+            for name, wide, rep, qidx, table, lacking in _evaluate_chunk(evaluator, chunk, source.name,
+                                                                        measure_names):
                 if kinds is not None and name not in kinds:
                     kinds[name] = _kind(table.schema["query_id"])
                 if fast:
@@ -615,8 +616,8 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
                     if check_grouped and mask[qidx].any():
                         raise _NotGrouped
                     mask[qidx] = True
-                    if check_grouped and (rep or {}).get("dropped_not_in_qrels", 0):
-                        _check_dropped_once(dropped, name, table, wide)
+                    if check_grouped and lacking is not None and len(lacking):
+                        _check_dropped_once(dropped, name, lacking)
                     queries += len(qidx) + (rep or {}).get("dropped_not_in_qrels", 0)
                 produced.append(wide)
                 reports.append(rep)
@@ -650,55 +651,18 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
     return reports, _seen_by_run(starts, source.name), rows, queries, n
 
 
-def _check_dropped_once(dropped: dict[str, np.ndarray], name: str, table: pl.DataFrame,
-                        wide: pl.DataFrame) -> None:
-    """Remember the queries of run ``name`` that ``table`` holds and the qrels lack (those
-    not in ``wide``, its scored queries); raise :class:`_NotGrouped` when one of them was
-    met in an earlier chunk.
-
-    Queries are compared by the 64-bit hash of their ids as text (as the preparation matches
-    them), taken at the start of each stretch of equal ids: a pass over the chunk's rows
-    without a hash table (hashing every row into a set cost 0.1 s a chunk of 4 M rows). Two
-    ids of one hash could only switch the job to partitioning (a slower pass, the same
-    values) or, with odds of about n^2 / 2^64, leave one dropped query counted twice."""
-    col = table.get_column("query_id")
-    if col.dtype != pl.String:
-        col = col.cast(pl.String)
-    h = col.hash(seed=0).to_numpy()
-    if h.shape[0] == 0:
-        return
-    heads = np.empty(h.shape[0], dtype=bool)
-    heads[0] = True
-    np.not_equal(h[1:], h[:-1], out=heads[1:])
-    met = _sorted_set(h[heads])
-    scored = _sorted_set(wide.get_column("query_id").cast(pl.String).hash(seed=0).to_numpy())
-    new = met[~_member(met, scored)]
+def _check_dropped_once(dropped: dict[str, pl.Series], name: str, lacking: pl.Series) -> None:
+    """Remember ``lacking``, the queries of run ``name`` in a chunk that the qrels lack (as
+    the preparation found them: distinct, ids as compared with the qrels' ones); raise
+    :class:`_NotGrouped` when one of them was met in an earlier chunk, where it was counted
+    as dropped already."""
+    ids = lacking.cast(pl.Utf8)
     before = dropped.get(name)
     if before is not None:
-        if _member(new, before).any():
+        if ids.is_in(before.implode()).any():
             raise _NotGrouped
-        new = _sorted_set(np.concatenate([before, new]))
-    dropped[name] = new
-
-
-def _sorted_set(a: np.ndarray) -> np.ndarray:
-    """The distinct values of ``a``, ascending (a sort: numpy's hashing ``unique`` took
-    10-30 ms for 40k 64-bit values)."""
-    a = np.sort(a)
-    if a.shape[0] < 2:
-        return a
-    keep = np.empty(a.shape[0], dtype=bool)
-    keep[0] = True
-    np.not_equal(a[1:], a[:-1], out=keep[1:])
-    return a[keep]
-
-
-def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
-    """Whether each of ``values`` is in ``sorted_set`` (ascending, distinct)."""
-    if sorted_set.shape[0] == 0:
-        return np.zeros(values.shape[0], dtype=bool)
-    at = np.minimum(np.searchsorted(sorted_set, values), sorted_set.shape[0] - 1)
-    return sorted_set[at] == values
+        ids = pl.concat([before, ids])
+    dropped[name] = ids
 
 
 def _note_oversized(chunk: pl.DataFrame, keys: list[str], default_run: str, max_rows: int,
@@ -760,14 +724,15 @@ def _fast_path(evaluator) -> bool:
 
 
 def _evaluate_chunk(evaluator, chunk: pl.DataFrame, default_run: str, measure_names: list[str]):
-    """Yield ``(run, wide, report, qidx, rows)`` per run in the chunk (one row per query, one
-    column per measure; ``qidx``: the qrels indices of the queries scored, None on the generic
-    path; ``rows``: the run's rows of the chunk)."""
+    """Yield ``(run, wide, report, qidx, rows, dropped)`` per run in the chunk (one row per
+    query, one column per measure; ``qidx``: the qrels indices of the queries scored, None on
+    the generic path; ``rows``: the run's rows of the chunk; ``dropped``: its queries that the
+    qrels lack, None on the generic path)."""
     if not _fast_path(evaluator):  # any object with the Evaluator interface
         run_id = None if "run_id" in chunk.columns else default_run
         long = evaluator.evaluate(chunk, run_id=run_id, complete=False)
         yield (default_run, to_wide(long, measure_names), _copy_report(getattr(evaluator, "report", None)),
-               None, chunk)
+               None, chunk, None)
         return
     from fasteval.prepare import check_run_table
 
@@ -786,7 +751,7 @@ def _evaluate_chunk(evaluator, chunk: pl.DataFrame, default_run: str, measure_na
         }
         for j, m in enumerate(measure_names):
             cols[m] = pl.Series(m, np.ascontiguousarray(values[:, j]), dtype=pl.Float64)
-        yield name, pl.DataFrame(cols), _copy_report(batch.report), batch.qidx, table
+        yield name, pl.DataFrame(cols), _copy_report(batch.report), batch.qidx, table, batch.dropped_ids
 
 
 def _copy_report(report):

@@ -37,6 +37,8 @@ class Batch:
     # bool, aligned with labels: True where a group of equal scores starts (only with
     # tie_break="expected"; see fasteval.prepare.ties)
     tie_starts: np.ndarray | None = None
+    # the distinct run queries not in the qrels (ids as compared with the qrels' ones)
+    dropped_ids: pl.Series | None = None
 
 
 def _harmonize(pq: PreparedQrels, qcol: pl.Series,
@@ -132,13 +134,14 @@ def prepare_run(
     sort = tie_break != "input"
     if pq.index is None and small.is_small(run.height):
         given = pq
-        labels, offsets, report.dropped_not_in_qrels, dup_row, qcol, doc_col = (
+        labels, offsets, dropped_ids, dup_row, qcol, doc_col = (
             small.rank_and_label_small(pq, run.get_column("query_id"), run.get_column("doc_id"),
                                        key_col, sort))
     else:
         pq = given = pq.indexed()  # integer qrels meet a text run through a text copy
-        labels, offsets, report.dropped_not_in_qrels, dup_row, qcol, doc_col, pq = (
+        labels, offsets, dropped_ids, dup_row, qcol, doc_col, pq = (
             _rank_and_label_kernels(pq, run, key_col, sort))
+    report.dropped_not_in_qrels = len(dropped_ids)
     if dup_row is not None:
         if duplicates == "error":
             raise InputError(
@@ -195,7 +198,8 @@ def prepare_run(
             labels, offsets = _reorder(labels, offsets, order)
             qidx = qidx[order]
             present = present[order]
-    return Batch(labels=labels, offsets=offsets, qidx=qidx, present=present, report=report)
+    return Batch(labels=labels, offsets=offsets, qidx=qidx, present=present, report=report,
+                 dropped_ids=dropped_ids)
 
 
 def _reorder(labels: np.ndarray, offsets: np.ndarray,
@@ -210,15 +214,13 @@ def _reorder(labels: np.ndarray, offsets: np.ndarray,
 def _rank_and_label_kernels(pq: PreparedQrels, run: pl.DataFrame, key_col: pl.Series,
                             sort: bool) -> tuple:
     """Rank and label ``run`` by the kernels (``pq`` indexed). Returns ``(labels, offsets,
-    dropped, dup_row, qcol, doc_col, pq)`` as :func:`fasteval.prepare.small.
+    dropped_ids, dup_row, qcol, doc_col, pq)`` as :func:`fasteval.prepare.small.
     rank_and_label_small` does, and the qrels the codes refer to (a text copy of integer
     qrels for a text run; see _qrels_as_text)."""
     pq, qcol, doc_col = _harmonize(pq, run.get_column("query_id"), run.get_column("doc_id"))
     heads, head_codes = _query_groups(pq, qcol)
     nq = pq.n_queries
-    dropped = 0
-    if (head_codes < 0).any():
-        dropped = int(qcol.gather(heads[head_codes < 0]).n_unique())
+    dropped = qcol.gather(heads[head_codes < 0]).unique(maintain_order=True)
     blocked = None
     if run.height >= 2 * threads.BLOCK_ROWS and _each_query_once(head_codes):
         blocked = _rank_and_label_blocked(pq, heads, head_codes, run.height, key_col, doc_col,

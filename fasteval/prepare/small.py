@@ -128,14 +128,14 @@ def _judgments(pq, q_int: bool, d_int: bool) -> pl.DataFrame:
 
 
 def rank_and_label_small(pq, qcol: pl.Series, doc_col: pl.Series, key_col: pl.Series,
-                         sort: bool) -> tuple[np.ndarray, np.ndarray, int, int | None,
+                         sort: bool) -> tuple[np.ndarray, np.ndarray, pl.Series, int | None,
                                               pl.Series, pl.Series]:
     """Rank and label a run of at most :data:`SMALL_ROWS` rows against qrels prepared by
     polars, as :func:`fasteval.kernels.prepare.rank_and_label` does.
 
     Returns ``(labels, offsets, dropped, dup_row, qcol, doc_col)``: labels in rank order
-    with offsets per query code (grade, -1 unjudged, -2 negative grade), the number of
-    distinct run queries not in the qrels, the input row of the first repeated
+    with offsets per query code (grade, -1 unjudged, -2 negative grade), the distinct run
+    queries not in the qrels (ids as compared, in order of appearance), the input row of the first repeated
     (query, doc) pair of a qrels query (None when there is none: rows of queries not in
     the qrels are not looked at, as they are never scored), and the id columns as
     compared (integers where both sides have integers, else text).
@@ -150,7 +150,7 @@ def rank_and_label_small(pq, qcol: pl.Series, doc_col: pl.Series, key_col: pl.Se
         cols["__key"] = key_col + 0.0  # -0.0 ties with 0.0, as in C
     df = pl.DataFrame(cols).join(codes, on="q", how="left")
     missing = df.get_column("__code").is_null()
-    dropped = int(df.filter(missing).get_column("q").n_unique()) if missing.any() else 0
+    dropped = df.filter(missing).get_column("q").unique(maintain_order=True)
     df = df.filter(~missing)
     pair = pl.struct("__code", "d")
     dup_row = None

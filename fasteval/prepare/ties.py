@@ -100,7 +100,7 @@ def prepare_run_expected(
     report.tied_queries, report.ties_mattered = (int(x) for x in E.count_ties(labels, offsets,
                                                                                starts))
     return Batch(labels=labels, offsets=offsets, qidx=qidx, present=present, report=report,
-                 tie_starts=starts)
+                 tie_starts=starts, dropped_ids=base.dropped_ids)
 
 
 def _tie_starts(pq: PreparedQrels, run: pl.DataFrame, qidx: np.ndarray,
