@@ -114,5 +114,5 @@ def test_deduplicated_rows_of_a_dropped_query_not_counted():
     with pytest.warns(fasteval.DataWarning, match="none of its 1 queries is in the qrels"):
         ev.evaluate(dropped_only)
     assert ev.report.deduplicated_rows == 0
-    ev.evaluate(both)  # was 2: x's duplicate counted once q1's made the table go through dedup
+    ev.evaluate(both)  # x's duplicate is not counted, though q1's sends the table through dedup
     assert (ev.report.deduplicated_rows, ev.report.dropped_not_in_qrels, ev.report.evaluated) == (1, 1, 1)
