@@ -143,6 +143,9 @@ class FakeOpenAI:
         class Server(ThreadingHTTPServer):
             request_queue_size = 256  # the default listen backlog of 5 drops bursts of connects (1 s SYN retry)
 
+            def handle_error(self, request, client_address):
+                pass  # a client that hangs up mid-reply (the hostile tests) is no news on stderr
+
         self.httpd = Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
