@@ -134,7 +134,7 @@ def score_batch(
                           num_docs=float(num_docs))
         if len(measures) and n:
             score_queries(batch.labels, batch.offsets, pq.grades, gstart, gend, plan, out,
-                          numba.get_num_threads(), parallel=parallel)
+                          parallel=parallel)
     if not batch.present.all():
         _score_filled(out, ~batch.present, measures, compat, trec_eval_names)
     return out

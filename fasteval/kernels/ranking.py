@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import get_thread_id, prange
+from numba import get_num_threads, get_thread_id, prange
 
 from fasteval.kernels._borrow import borrow as _borrow
 from fasteval.kernels._jit import njit
@@ -716,7 +716,7 @@ batch takes to score on one core."""
 _PASSES: dict[tuple[bool, bool], object] = {}
 
 
-def score_queries(labels, offsets, grades, gstart, gend, plan, out, n_threads, parallel=None):
+def score_queries(labels, offsets, grades, gstart, gend, plan, out, n_threads=None, parallel=None):
     """Fill ``out[q, j]`` with slot ``j``'s value for query ``q``.
 
     Parameters
@@ -726,7 +726,8 @@ def score_queries(labels, offsets, grades, gstart, gend, plan, out, n_threads, p
     plan : :class:`fasteval.measures.plan.Plan`
         The slots (from :func:`fasteval.measures.plan.plan_slots`).
     out : float64[n_queries, n_slots], preallocated.
-    n_threads : ``numba.get_num_threads()`` (one scratch area per thread).
+    n_threads : one scratch area per thread; None: ``numba.get_num_threads()``, asked only
+        for a parallel pass (the first call starts numba's thread pool, some 30 ms).
     parallel : run the pass over queries in parallel; None: when the batch has at least
         :data:`SERIAL_ROWS` ranked rows.
 
@@ -758,7 +759,10 @@ def score_queries(labels, offsets, grades, gstart, gend, plan, out, n_threads, p
     ld = min(longest, ddepth)
     if parallel is None:
         parallel = labels.shape[0] >= SERIAL_ROWS
-    threads = max(1, int(n_threads)) if parallel else 1
+    if not parallel:
+        threads = 1
+    else:
+        threads = max(1, int(get_num_threads() if n_threads is None else n_threads))
     model = plan.model
     kernel = _score_pass(plan.generic or model, model, bool(parallel))
     lw = max(longest, judged) if plan.work else 0
