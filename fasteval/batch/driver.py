@@ -189,15 +189,19 @@ def _check_rows(df: pl.DataFrame, source: str, offset: int) -> None:
 def _read_file(source: RunSource) -> pl.DataFrame:
     """A non-parquet run file, read whole. Standard input, a FIFO or a device is read once
     (:func:`fasteval.batch.discover.read_once`) and the table kept on the source, for a
-    second pass (a job that restarts partitioned)."""
+    second pass (a job that restarts partitioned). With ``duplicates="keep_best"`` the
+    reader keeps every row and the evaluator removes the repeated pairs (the same rows), so
+    that the job counts them as it counts those of a parquet run; a repeated pair is
+    still refused here, with its line, when duplicates are errors."""
     import fasteval
     from fasteval.batch.discover import read_once, stream_format
 
     path = source.files[0]
     data = read_once(path)
+    duplicates = "ignore" if source.duplicates == "keep_best" else source.duplicates
     if data is None:
-        return fasteval.read_run(path, duplicates=source.duplicates)
-    frame = fasteval.read_run(data, format=stream_format(data.name), duplicates=source.duplicates)
+        return fasteval.read_run(path, duplicates=duplicates)
+    frame = fasteval.read_run(data, format=stream_format(data.name), duplicates=duplicates)
     source.frame = frame
     return frame
 

@@ -111,12 +111,31 @@ def _check_args(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``fasteval eval``."""
+    from fasteval.errors import InputError
+
     try:
         return _run(args)
+    except InputError as exc:
+        message = exc.message
+        for api, cli in _CLI_HINTS:
+            message = message.replace(api, cli)
+        if message == exc.message:
+            raise
+        raise InputError(message, source=exc.source, line=exc.line, row=exc.row,
+                         column=exc.column) from None
     finally:
         cache = sys.modules.get("fasteval.batch.qrels_cache")
         if cache is not None:
             cache.wait()  # an entry being written is finished, not left half-written
+
+
+_CLI_HINTS = (
+    ("pass duplicates='keep_best' to keep the best-scored row",
+     "use --keep-best-duplicates to keep the best-scored row"),
+    ("; pass duplicates='keep_best' to keep the best-graded row",
+     "; a document is judged once per query"),
+)
+"""The readers' advice in the Python API's terms, and in this command's."""
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -284,22 +303,31 @@ def _note(stats, complete: bool) -> str:
     rep = stats.report
     runs = len(stats.runs)
     parts = [
-        f"{rep.get('evaluated', stats.queries)} queries scored in {runs} run{'s' * (runs != 1)} "
-        f"({stats.rows} rows, {stats.chunks} chunk{'s' * (stats.chunks != 1)})"
+        f"{_n(rep.get('evaluated', stats.queries), 'query', 'queries')} scored in "
+        f"{_n(runs, 'run')} ({_n(stats.rows, 'row')}, {_n(stats.chunks, 'chunk')})"
     ]
-    parts.append(f"{rep.get('dropped_not_in_qrels', 0)} run queries not in the qrels dropped")
+    parts.append(f"{_n(rep.get('dropped_not_in_qrels', 0), 'run query', 'run queries')} not in "
+                 "the qrels dropped")
     missing = rep.get("missing_from_run", 0)
     if complete:
-        parts.append(f"{rep.get('filled', 0)} qrels queries missing from a run filled (-c)")
+        parts.append(f"{_n(rep.get('filled', 0), 'qrels query', 'qrels queries')} missing from a "
+                     "run filled (-c)")
     else:
-        parts.append(f"{missing} qrels queries missing from a run left out (use -c to count them)")
-    parts.append(f"{rep.get('deduplicated_rows', 0)} duplicate rows removed")
+        parts.append(f"{_n(missing, 'qrels query', 'qrels queries')} missing from a run left out "
+                     "(use -c to count them)")
+    parts.append(f"{_n(rep.get('deduplicated_rows', 0), 'duplicate row')} removed")
     if rep.get("tied_queries"):  # --tie-break expected
-        parts.append(f"{rep['tied_queries']} queries with tied scores, {rep.get('ties_mattered', 0)} "
-                     "of them tied between different grades (expected values)")
+        parts.append(f"{_n(rep['tied_queries'], 'query', 'queries')} with tied scores, "
+                     f"{rep.get('ties_mattered', 0)} of them tied between different grades "
+                     "(expected values)")
     if stats.qrels is not None:
         parts.append(f"on Ray, qrels {stats.qrels}")
     return "; ".join(parts)
+
+
+def _n(count: int, one: str, many: str | None = None) -> str:
+    """``count`` and the noun in its number: ``_n(1, "query", "queries")`` is ``1 query``."""
+    return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
 def _oversized_note(stats, args: argparse.Namespace) -> str:

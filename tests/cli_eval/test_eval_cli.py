@@ -208,9 +208,25 @@ def test_note_counts(capsys, synth):
     err = capsys.readouterr().err.strip().splitlines()[-1]
     run_q = set(runs["run_0"]["query_id"].to_list())
     qq = set(qrels["query_id"].to_list())
-    assert f"{len(run_q & qq)} queries scored in 1 run" in err
-    assert f"{len(run_q - qq)} run queries not in the qrels dropped" in err
-    assert f"{len(qq - run_q)} qrels queries missing from a run left out" in err
+    def n(count, one, many):
+        return f"{count} {one if count == 1 else many}"
+
+    assert f"{n(len(run_q & qq), 'query', 'queries')} scored in 1 run" in err
+    assert f"{n(len(run_q - qq), 'run query', 'run queries')} not in the qrels dropped" in err
+    assert f"{n(len(qq - run_q), 'qrels query', 'qrels queries')} missing from a run left out" in err
+
+
+def test_note_numbers_agree(tmp_path, capsys):
+    """One of each: the note's nouns are singular (and plural for 0 and 2)."""
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("1 0 a 1\n2 0 b 1\n")
+    run = tmp_path / "r.txt"
+    run.write_text("1 Q0 a 1 1.0 t\n1 Q0 a 1 1.0 t\n3 Q0 c 1 1.0 t\n")
+    assert main(["eval", str(qrels), str(run), "-m", "P@1", "--keep-best-duplicates"]) == 0
+    note = capsys.readouterr().err.strip().splitlines()[-1]
+    assert ("1 query scored in 1 run (3 rows, 1 chunk); 1 run query not in the qrels dropped; "
+            "1 qrels query missing from a run left out (use -c to count them); "
+            "1 duplicate row removed") in note, note
 
 
 def _err_line(capsys) -> str:
@@ -244,11 +260,12 @@ def test_duplicates_error_and_keep_best(tmp_path, synth, capsys):
     assert rc == 2
     line = _err_line(capsys)
     assert "dup.parquet" in line and "more than once" in line
+    assert "use --keep-best-duplicates to keep the best-scored row" in line  # the flag, not the kwarg
     assert not out.exists()
     rc = main(["eval", str(d / "qrels.parquet"), str(p), "-m", "map", "-q", "-o", str(out),
                "--keep-best-duplicates", "--max-rows-per-chunk", "64"])
     assert rc == 0
-    assert "1 duplicate rows removed" in capsys.readouterr().err
+    assert "1 duplicate row removed" in capsys.readouterr().err
     assert _canon(pl.read_parquet(out)) == _canon(_expected(qrels, {"dup": run}, ["map"]))
 
 
@@ -263,6 +280,7 @@ def test_duplicate_judgment_in_qrels_file_names_file_and_line(tmp_path, capsys):
     assert rc == 2
     line = _err_line(capsys)
     assert "dup.qrels" in line and "line 6" in line, line
+    assert line.endswith("a document is judged once per query"), line  # no API keyword to pass
     assert not out.exists()
 
 

@@ -389,7 +389,7 @@ def test_cli_tie_break_expected(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert rc == 0
     assert "0.333333" in out
-    assert "1 queries with tied scores, 1 of them tied between different grades" in err
+    assert "1 query with tied scores, 1 of them tied between different grades" in err
     rc = main(["eval", str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "bpref",
                "--tie-break", "expected", "--quiet"])
     out, err = capsys.readouterr()
