@@ -210,25 +210,31 @@ class DocumentTable:
     ret_packed: PackedText | None = None
     numpy_gain_rows: np.ndarray | None = None
 
-    def individual(self, scores: np.ndarray, measure: str) -> list[Any]:
-        """One measure's per-question scores as a list of Python numbers, typed as Haystack's
-        are: NDCG questions whose ground truth has numpy ``score`` values (a NumPy or pandas
-        column, say) give ``numpy.float64``, as Haystack's arithmetic on them does.
+    def individual(self, scores: dict[str, np.ndarray], measure: str) -> list[Any]:
+        """One measure's per-question scores (``scores``: from :meth:`score`) as a list of
+        Python numbers, typed as Haystack's are: NDCG is the integer ``0`` for a question
+        whose ideal DCG is not above 0 (no gain above 0), and ``numpy.float64`` for the
+        other questions whose ground truth has numpy ``score`` values (a NumPy or pandas
+        column, say), as Haystack's arithmetic on them gives.
 
         Examples
         --------
         >>> import numpy as np
         >>> from fasteval.evaluators.documents import Document
-        >>> gt = [[Document(content="a", score=np.float64(2.0))], [Document(content="a", score=2.0)]]
-        >>> ret = [[Document(content="a")], [Document(content="a")]]
+        >>> gt = [[Document(content="a", score=np.float64(2.0))], [Document(content="a", score=2.0)],
+        ...       [Document(content="a", score=0.0)]]
+        >>> ret = [[Document(content="a")], [Document(content="a")], [Document(content="a")]]
         >>> t = DocumentTable.build(gt, ret, gains=True)
-        >>> [type(v).__name__ for v in t.individual(t.score()["ndcg"], "ndcg")]
-        ['float64', 'float']
+        >>> t.individual(t.score(), "ndcg")
+        [np.float64(1.0), 1.0, 0]
         """
-        out = scores.tolist()
-        if measure == "ndcg" and self.numpy_gain_rows is not None:
-            for i in self.numpy_gain_rows.tolist():
-                out[i] = np.float64(out[i])
+        out = scores[measure].tolist()
+        if measure == "ndcg":
+            if self.numpy_gain_rows is not None:
+                for i in self.numpy_gain_rows.tolist():
+                    out[i] = np.float64(out[i])
+            for i in np.flatnonzero(~scores[IDEAL_POSITIVE]).tolist():
+                out[i] = 0
         return out
 
     @classmethod
@@ -383,7 +389,8 @@ class DocumentTable:
         return _pick(self.ret_values, hit) == _pick(self.gt_values, ret_match[hit])
 
     def score(self, top_k: int | None = None) -> dict[str, np.ndarray]:
-        """Per-question values of every measure in :data:`MEASURES`.
+        """Per-question values of every measure in :data:`MEASURES`, and under
+        :data:`IDEAL_POSITIVE` whether each question's ideal DCG is above 0.
 
         Examples
         --------
@@ -401,7 +408,13 @@ class DocumentTable:
             if self.exact or self._verify(res.gt_rep, res.ret_match):
                 break
             self._intern_exactly()  # a hash collision: redo with exact codes
-        return {name: res.scores[:, j] for j, name in enumerate(MEASURES)}
+        out = {name: res.scores[:, j] for j, name in enumerate(MEASURES)}
+        out[IDEAL_POSITIVE] = res.ideal_positive
+        return out
+
+
+IDEAL_POSITIVE = "ndcg_ideal_positive"
+"""The key of :meth:`DocumentTable.score`'s flags: the question's ideal DCG is above 0."""
 
 
 def _freeze_checked(value: Any, require_hashable: bool) -> Any:

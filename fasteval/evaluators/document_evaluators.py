@@ -175,7 +175,7 @@ class _DocumentEvaluator(HaystackComponent):
             gains=self._gains, normalize=self.normalize, require_hashable=self._require_hashable,
         )
         measure = self._measure_name()
-        individual = table.individual(table.score(self.top_k)[measure], measure)
+        individual = table.individual(table.score(self.top_k), measure)
         return {"score": sum(individual) / len(individual), "individual_scores": individual}
 
 
@@ -437,6 +437,6 @@ def evaluate_documents(
     for name, (family, k) in parsed.items():
         if k not in by_cutoff:
             by_cutoff[k] = table.score(k)
-        individual = table.individual(by_cutoff[k][family], family)
+        individual = table.individual(by_cutoff[k], family)
         out[name] = {"score": sum(individual) / len(individual), "individual_scores": individual}
     return out

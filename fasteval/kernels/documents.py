@@ -50,12 +50,15 @@ class DocumentKernelResult(NamedTuple):
     the flat index of the ground-truth document that stands for document ``i``'s
     value (-1 when its value is ``None``); ``ret_match[j]`` is the flat ground-truth
     index that retrieved document ``j`` matched (-1 when none).  The two index arrays
-    let the caller verify every key equality the kernel relied on.
+    let the caller verify every key equality the kernel relied on. ``ideal_positive[q]``:
+    question ``q``'s ideal DCG is above 0 (else its nDCG is 0 by definition; Haystack
+    returns the integer ``0`` there).
     """
 
     scores: np.ndarray
     gt_rep: np.ndarray
     ret_match: np.ndarray
+    ideal_positive: np.ndarray
 
 
 @njit(cache=True)
@@ -132,6 +135,7 @@ def _document_kernel(
     slot_key,
     slot_gain,
     used,
+    ideal_positive,
 ):  # pragma: no cover - numba
     n_q = gt_offsets.shape[0] - 1
     for q in prange(n_q):
@@ -231,6 +235,7 @@ def _document_kernel(
         scores[q, 2] = rr
         scores[q, 3] = ap_num / u if u > 0 else 0.0
         scores[q, 4] = dcg / idcg if idcg > 0 else 0.0
+        ideal_positive[q] = idcg > 0
 
 
 def document_measures(
@@ -287,11 +292,12 @@ def document_measures(
     slot_key = np.empty(n_gt, dtype=np.int64)
     slot_gain = np.empty(n_gt, dtype=np.float64)
     used = np.empty(n_gt, dtype=np.bool_)
+    ideal_positive = np.empty(n_q, dtype=np.bool_)
     _document_kernel(
         gt_offsets, gt_key, gt_flag, gt_gain, ret_offsets, ret_key, ret_flag, int(top_k),
-        scores, gt_rep, ret_match, order, slot_key, slot_gain, used,
+        scores, gt_rep, ret_match, order, slot_key, slot_gain, used, ideal_positive,
     )
-    return DocumentKernelResult(scores, gt_rep, ret_match)
+    return DocumentKernelResult(scores, gt_rep, ret_match, ideal_positive)
 
 
 # -- keys of texts packed end to end (the evaluators' fast path for string values) ---------

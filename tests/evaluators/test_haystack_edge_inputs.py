@@ -258,3 +258,26 @@ def test_jinja_markup_in_instructions_or_examples_is_rendered_as_in_haystack():
     gen = Rec()
     fe.LLMEvaluator(instructions="Q", chat_generator=gen, **args).run(x=["{{ x }}"])
     assert gen.prompts[0].endswith('{"x": {{ x }}}\nOutputs:')
+
+
+@pytest.mark.parametrize(
+    ("gains", "retrieved"),
+    [
+        ([0.0], ["a"]),  # no gain above 0: Haystack's integer 0
+        ([np.float64(0.0)], ["a"]),  # numpy gains too (not numpy.float64)
+        ([-1.0], ["a"]),
+        ([1.0, -5.0], ["b", "a"]),  # a positive gain, an ideal DCG below 0
+        ([float("nan")], ["a"]),
+        ([2.0], ["z"]),  # an ideal DCG above 0, nothing found: the float 0.0
+        ([np.float64(2.0)], ["a"]),
+    ],
+)
+def test_ndcg_values_and_their_python_types_are_haystacks(gains, retrieved):
+    gt = [[Document(content=c, score=g) for c, g in zip("ab", gains, strict=False)],
+          [Document(content="a", score=1.0)]]
+    ret = [[Document(content=c) for c in retrieved], [Document(content="a")]]
+    want = hs_eval.DocumentNDCGEvaluator().run(gt, ret)
+    got = fe.DocumentNDCGEvaluator().run(gt, ret)
+    assert repr(got) == repr(want)  # 0 and 0.0, float and numpy.float64 told apart
+    many = fe.evaluate_documents(gt, ret, ["ndcg", "ndcg@1"])
+    assert repr(many["ndcg"]) == repr(want)
