@@ -348,7 +348,7 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
     zs = _read_zscores(o.zscores) if o.zscores else None
     z_values = values
     if zs is not None:
-        z_values = _zscore(values, numeric, qids, zs, o.compat)
+        z_values = _zscore(values, numeric, qids, zs)
     lines: list[str] = []
     prefix = "Z" if zs is not None else ""
     if o.per_query:
@@ -388,21 +388,26 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
     return 0
 
 
-def _zscore(values, measures, qids, zs, compat):
-    z = np.zeros_like(values)
+MISSING_ZSCORE = -1000000.0
+"""trec_eval's ``MISSING_ZSCORE_VALUE``: the z-score of a value the file cannot convert."""
+
+
+def _zscore(values, measures, qids, zs):
+    """trec_eval's ``te_convert_to_zscore``: ``(value - mean) / stddev``; a (query, measure)
+    pair missing from the file, or a zero deviation with the value off the mean, gives
+    :data:`MISSING_ZSCORE` (printed, and averaged into the summary, as trec_eval does); a
+    zero deviation at the mean gives 0."""
+    z = np.full_like(values, MISSING_ZSCORE)
     for qi, qid in enumerate(qids):
         for j, m in enumerate(measures):
             ms = zs.get((qid, m.base_name))
             if ms is None:
-                z[qi, j] = 0.0
                 continue
             mean, sd = ms
-            if sd == 0.0:
-                # 10.0 prints 0 for a zero deviation; 9.0.8 prints 0 at the mean, else -1e6
-                same = values[qi, j] == mean
-                z[qi, j] = 0.0 if (compat == 10 or same) else -1000000.0
-            else:
+            if sd != 0.0:
                 z[qi, j] = (values[qi, j] - mean) / sd
+            elif values[qi, j] == mean:
+                z[qi, j] = 0.0
     return z
 
 

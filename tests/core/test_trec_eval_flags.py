@@ -215,3 +215,25 @@ def test_batch_fill_matches_in_memory(flags: list[str]) -> None:
         assert bool(np.isnan(b[0])) == expect_nan
     else:
         assert whole["query_id"].unique().to_list() == ["q1"]
+
+
+def test_zscores_missing_pair_and_off_mean_zero_deviation_are_trec_evals_missing_value(tmp_path):
+    """``te_convert_to_zscore``: a (query, measure) pair absent from the file, a query absent
+    from it, and a zero deviation with the value off the mean all give -1000000; a zero
+    deviation at the mean gives 0; the summary averages (or sums) what is printed."""
+    qrels = "q1 0 a 1\nq1 0 b 0\nq2 0 a 1\nq3 0 c 1\n"
+    run = "q1 Q0 a 1 2 r\nq1 Q0 b 2 1 r\nq2 Q0 b 1 1 r\nq3 Q0 c 1 1 r\n"
+    z = tmp_path / "z"
+    z.write_text("q1 P_1 0.5 0.25\nq1 num_ret 2 0\nq2 num_ret 5 0\nq2 P_1 0 0\n")
+    got = te(tmp_path, qrels, run, "-q", "-m", "P.1", "-m", "num_ret", "-Z", str(z))
+    missing = "-1000000.0000"
+    assert got == [
+        "Z" + line("num_ret", "q1", "0.0000"),  # zero deviation, at the mean
+        "Z" + line("P_1", "q1", "2.0000"),  # (1 - 0.5) / 0.25
+        "Z" + line("num_ret", "q2", missing),  # zero deviation, 1 is not 5
+        "Z" + line("P_1", "q2", "0.0000"),  # zero deviation, 0 is the mean
+        "Z" + line("num_ret", "q3", missing),  # q3 is not in the file
+        "Z" + line("P_1", "q3", missing),
+        "Z" + line("num_ret", "all", "-2000000.0000"),  # a sum, as num_ret's summary is
+        "Z" + line("P_1", "all", "-333332.6667"),  # (2 + 0 - 1000000) / 3
+    ]
