@@ -30,7 +30,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         subparsers,
         "compare",
         (
-            "Compare runs with paired significance tests (t-test, Wilcoxon, randomization, "
+            "Compare runs with paired significance tests (t-test, Wilcoxon, sign, randomization, "
             "bootstrap, Tukey HSD), multiple-testing correction and effect sizes. Give QRELS "
             "and two or more RUNs to score them, or --results with per-query result files "
             "from `fasteval eval -q` (long or --wide; parquet, CSV, JSONL)."
@@ -63,7 +63,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="TEST",
-        help="t, wilcoxon, randomization, bootstrap (bootstrap-t), tukey (topic-blocked HSD), "
+        help="t, wilcoxon, sign, randomization, bootstrap (bootstrap-t), tukey (topic-blocked HSD), "
         "randomized-tukey (repeatable; default: t, randomization, bootstrap)",
     )
     p.add_argument(

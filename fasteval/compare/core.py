@@ -17,7 +17,7 @@ from fasteval.compare.corrections import correction_name
 from fasteval.errors import InputError, ParameterError
 
 #: test names in report order, and the spellings accepted for them
-TESTS = ("t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey")
+TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "tukey", "randomized-tukey")
 _TEST_ALIASES = {
     "t": "t",
     "ttest": "t",
@@ -26,6 +26,8 @@ _TEST_ALIASES = {
     "paired-t": "t",
     "wilcoxon": "wilcoxon",
     "signed-rank": "wilcoxon",
+    "sign": "sign",
+    "sign-test": "sign",
     "randomization": "randomization",
     "randomisation": "randomization",
     "permutation": "randomization",
@@ -45,6 +47,7 @@ _TEST_ALIASES = {
 TEST_LABELS = {
     "t": "paired t-test",
     "wilcoxon": "Wilcoxon signed-rank test",
+    "sign": "sign test",
     "randomization": "randomization test",
     "bootstrap": "paired bootstrap-t test",
     "tukey": "Tukey's HSD (topic-blocked two-way ANOVA)",
@@ -336,7 +339,8 @@ def compare(
     tests : str or sequence of str
         Any of ``"t"`` (Student's paired t-test, :func:`scipy.stats.ttest_rel`),
         ``"wilcoxon"`` (signed-rank test on tie-merged differences,
-        :mod:`fasteval.compare.wilcoxon`), ``"randomization"`` (Fisher's sign-flip
+        :mod:`fasteval.compare.wilcoxon`), ``"sign"`` (exact binomial test on the wins and
+        losses, :mod:`fasteval.compare.sign`), ``"randomization"`` (Fisher's sign-flip
         permutation test on the mean difference), ``"bootstrap"`` (studentized paired
         bootstrap-t test, :mod:`fasteval.compare.bootstrap`), ``"tukey"`` (Tukey's HSD on the
         residual of the topic-blocked two-way ANOVA of all runs), ``"randomized-tukey"``

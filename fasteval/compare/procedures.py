@@ -4,6 +4,7 @@
 compared pair, or per run); :mod:`fasteval.compare.core` validates the options and builds
 the tables. What each procedure computes is documented in its module:
 :mod:`~fasteval.compare.ties` (equal differences), :mod:`~fasteval.compare.wilcoxon`,
+:mod:`~fasteval.compare.sign`,
 :mod:`~fasteval.compare.randomization`, :mod:`~fasteval.compare.bootstrap`,
 :mod:`~fasteval.compare.anova`, :mod:`~fasteval.compare.effects`.
 
@@ -32,6 +33,7 @@ import polars as pl
 from fasteval.compare import anova as _anova
 from fasteval.compare import bootstrap as _boot
 from fasteval.compare import randomization as _rand
+from fasteval.compare import sign as _sign
 from fasteval.compare import wilcoxon as _wil
 from fasteval.compare._data import Paired
 from fasteval.compare.corrections import adjust_pvalues
@@ -349,6 +351,11 @@ def run(
                         alternative=alternative,
                     )[1]
             _floor_notes(note, "wilcoxon", m, floor, zero[m], alpha, n)
+        if "sign" in tests:
+            stat["sign"][m], pv["sign"][m] = _sign.sign_test(out.wins[m], out.losses[m],
+                                                             alternative)
+            floor = _sign.smallest_p(out.wins[m] + out.losses[m], alternative)
+            _floor_notes(note, "sign", m, floor, zero[m], alpha, n)
         if "tukey" in tests:
             if S < 2 or n < 2:
                 q = np.where(zero[m], 0.0, np.nan)
