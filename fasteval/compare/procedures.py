@@ -421,6 +421,6 @@ def _floor_notes(note, test, m, floor, zero, alpha, n) -> None:
                 test,
                 m,
                 k,
-                f"cannot reach p <= {alpha:g} with these {n} queries "
+                f"cannot reach p <= {alpha:g} with {'this query' if n == 1 else f'these {n} queries'} "
                 f"(smallest attainable p = {_fmt_p(float(floor[k]))})",
             )

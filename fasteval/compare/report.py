@@ -187,7 +187,7 @@ def _notes(cmp: Comparison, marks: str) -> list[str]:
     used = cmp.means.group_by("measure", maintain_order=True).agg(pl.col("n_used").first())
     counts = sorted(set(used["n_used"].to_list()))
     paired = (
-        f"{counts[0]} queries paired"
+        f"{counts[0]} quer{'y' if counts[0] == 1 else 'ies'} paired"
         if len(counts) == 1
         else "queries paired per measure: " + ", ".join(f"{m} {n}" for m, n in used.iter_rows())
     )
@@ -201,15 +201,20 @@ def _notes(cmp: Comparison, marks: str) -> list[str]:
         unreachable = flagged.filter(pl.col("note").str.contains("cannot reach")).height
         if undefined:
             notes.append(
-                f"{undefined} comparison(s) have an undefined statistic (zero variance or too "
-                "few queries): not marked."
+                f"{_comparisons(undefined)} an undefined statistic (zero variance or too few "
+                "queries): not marked."
             )
         if unreachable:
             notes.append(
-                f"{unreachable} comparison(s) have too few queries for the test to reach "
+                f"{_comparisons(unreachable)} too few queries for the test to reach "
                 f"p <= {cmp.alpha:g}."
             )
     return notes
+
+
+def _comparisons(n: int) -> str:
+    """``1 comparison has``, ``2 comparisons have``."""
+    return f"{n} comparison has" if n == 1 else f"{n} comparisons have"
 
 
 def _text(c: dict) -> str:

@@ -95,3 +95,14 @@ def test_cli_sign_column(tmp_path, capsys):
     assert main(["compare", "--results", str(path), "--test", "sign", "--baseline", "y"]) == 0
     out = capsys.readouterr().out
     assert "sign test" in out and "p(sign)" in out
+
+
+def test_one_query_report_wording():
+    frame = pl.DataFrame({"run_id": ["a", "b"], "query_id": ["q", "q"], "measure": "map",
+                          "value": [0.5, 0.2]})
+    cmp = compare(frame, tests=["sign"])
+    assert cmp.tests["note"].to_list() == [
+        "cannot reach p <= 0.05 with this query (smallest attainable p = 1)"]
+    text = cmp.table("text")
+    assert "1 query paired;" in text
+    assert "1 comparison has too few queries for the test to reach p <= 0.05." in text
