@@ -207,6 +207,64 @@ def _fix_buffer(buf: bytes | mmap.mmap, data: str | bytes, source: str) -> str |
     return data
 
 
+_WIDE_BOMS = (
+    (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\xfe\xff", "UTF-16"), (b"\xff\xfe", "UTF-16"),
+)
+
+
+def check_text_encoding(data: str | bytes, source: str) -> None:
+    r"""Refuse text that is not UTF-8: a UTF-16/UTF-32 byte order mark, or a NUL byte
+    (UTF-16 without a mark, or a binary file), naming the line of the first NUL.
+
+    Windows PowerShell's ``>`` writes UTF-16. Read as bytes, such a file splits into
+    ids holding NUL bytes, and its CR LF endings look like old-Mac ones, so the
+    messages further on would name the wrong problem.
+
+    Parameters
+    ----------
+    data : str or bytes
+        A path or the file's (decompressed) bytes.
+    source : str
+        Name used in the error message.
+
+    Examples
+    --------
+    >>> check_text_encoding("q1 0 d1 1\n".encode("utf-16"), "qrels")
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.InputError: qrels: the file is UTF-16 text (it starts with a UTF-16 byte order mark); expected UTF-8 (or ASCII); convert it first (for example: iconv -f UTF-16 -t UTF-8 < in > out)
+    """
+    if isinstance(data, bytes):
+        _check_buffer(data, source)
+        return
+    with open(data, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            return
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            _check_buffer(mm, source)
+
+
+def _check_buffer(buf: bytes | mmap.mmap, source: str) -> None:
+    head = bytes(buf[:4])
+    for bom, name in _WIDE_BOMS:
+        if head.startswith(bom):
+            raise InputError(
+                f"the file is {name} text (it starts with a {name} byte order mark); expected "
+                f"UTF-8 (or ASCII); convert it first (for example: iconv -f {name} -t UTF-8 < in > out)",
+                source=source,
+            )
+    at = buf.find(b"\x00")
+    if at >= 0:
+        line = (buf.count(b"\n", 0, at) if isinstance(buf, bytes)
+                else bytes(buf[:at]).count(b"\n")) + 1
+        raise InputError(
+            "a NUL byte (\\0) in the text: expected UTF-8 (or ASCII) text; NUL bytes come "
+            "from UTF-16 files written without a byte order mark, or from binary files",
+            source=source, line=line,
+        )
+
+
 def first_true(mask: pl.Series) -> int:
     """Index of the first ``True`` in a boolean series (which must hold one)."""
     return int(mask.arg_true()[0])

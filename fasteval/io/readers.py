@@ -30,6 +30,7 @@ from fasteval.io._common import (
     Kind,
     Locator,
     check_duplicates_param,
+    check_text_encoding,
     fix_line_endings,
     handle_duplicates,
     normalize_table,
@@ -242,7 +243,8 @@ def _load_data(
     data: str | bytes, fmt: str, kind: Kind, explicit: dict[str, str | None], name: str
 ) -> tuple[pl.DataFrame, Locator, str]:
     """Read a file (path, or its bytes) of a known format."""
-    if fmt in ("trec", "csv", "tsv", "jsonl"):
+    if fmt in ("trec", "csv", "tsv", "jsonl"):  # json.loads reads UTF-16 and UTF-32 itself
+        check_text_encoding(data, name)
         data = fix_line_endings(data, name)
     if fmt == "trec":
         if explicit:
@@ -466,6 +468,8 @@ def _scan(source: Source, kind: Kind, format: str | None, **cols: str | None) ->
         if fmt == "parquet":
             lf, mapping = tables.lazy_parquet(path, kind, explicit, path)
             return _lazy_normalize(lf, kind, mapping, path)
+        if not gz and os.path.isfile(path) and fmt != "json":
+            check_text_encoding(path, path)
         # gzip, and CR-only line endings (converted on the way), are read eagerly below
         if not gz and not (os.path.isfile(path) and isinstance(fix_line_endings(path, path), bytes)):
             if fmt == "trec" and not explicit:
