@@ -161,11 +161,15 @@ _INT32_MAX = 2**31 - 1
 _INT64_MAX = 2**63 - 1
 
 
-def _check_options(relevance_level: int, compat: int) -> None:
+def _check_options(relevance_level: int, compat: int, num_docs: int = 0) -> None:
     if (not isinstance(relevance_level, (int, np.integer)) or isinstance(relevance_level, bool)
             or not 0 <= relevance_level <= _INT32_MAX):
         raise ParameterError("relevance_level", f"an integer from 0 to {_INT32_MAX}",
                              relevance_level)
+    if (not isinstance(num_docs, (int, np.integer)) or isinstance(num_docs, (bool, np.bool_))
+            or not 0 <= num_docs <= _INT64_MAX):
+        raise ParameterError("num_docs", f"an integer from 0 to {_INT64_MAX} (the collection "
+                             "size)", num_docs)
     if compat not in (9, 10):
         raise ParameterError("compat", "9 or 10", compat)
 
@@ -275,7 +279,7 @@ class Evaluator:
         num_docs: int = 0,
         compat: int = 10,
     ) -> None:
-        _check_options(relevance_level, compat)
+        _check_options(relevance_level, compat, num_docs)
         parsed = parse_measures(measures)
         if not parsed:
             raise ParameterError("measures", "at least one measure name", measures)

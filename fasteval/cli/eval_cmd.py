@@ -99,6 +99,9 @@ def _check_args(args: argparse.Namespace) -> None:
                              " ".join([args.qrels, *args.runs]))
     if args.max_docs is not None and args.max_docs < 1:
         raise ParameterError("--max-docs", "a positive integer", args.max_docs)
+    if args.relevance_level is not None and not 0 <= args.relevance_level < 2**31:
+        raise ParameterError("-l/--relevance-level", "an integer from 0 to 2147483647",
+                             args.relevance_level)
     if args.max_rows_per_chunk is not None and args.max_rows_per_chunk < 1:
         raise ParameterError("--max-rows-per-chunk", "a positive integer", args.max_rows_per_chunk)
     if getattr(args, "share_qrels_limit", None) is not None:

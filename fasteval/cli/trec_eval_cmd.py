@@ -85,6 +85,9 @@ def parse_args(argv: list[str]) -> Options:
             o.max_docs = _int_opt("-M", value)
         elif flag == "-N":
             o.num_docs = _int_opt("-N", value)
+            if not 0 <= o.num_docs < 2**63:
+                raise ParameterError("-N", "an integer from 0 to 2**63 - 1 (the collection size)",
+                                     value)
         elif flag == "-m":
             o.measures.append(value)
         elif flag == "-Z":
@@ -103,6 +106,8 @@ def parse_args(argv: list[str]) -> Options:
         raise ParameterError("-T", "trec_results", o.res_format)
     if o.max_docs is not None and o.max_docs <= 0:
         raise ParameterError("-M", "a positive integer", o.max_docs)
+    if not 0 <= o.level < 2**31:
+        raise ParameterError("-l", "an integer from 0 to 2147483647", o.level)
     if len(rest) != 2:
         raise ParameterError("trec-eval arguments", "exactly two files: QRELS RUN", rest)
     o.files = rest

@@ -101,6 +101,10 @@ def prepare_run(
     """
     if tie_break not in TIE_BREAKS:
         raise ParameterError("tie_break", f"one of {TIE_BREAKS}", tie_break)
+    # checked before the tie_break="expected" branch, which would read 0 or 1.5 as a cutoff
+    if max_docs is not None and (not isinstance(max_docs, (int, np.integer))
+                                 or isinstance(max_docs, (bool, np.bool_)) or max_docs <= 0):
+        raise ParameterError("max_docs", "a positive integer", max_docs)
     if tie_break == "expected":
         from fasteval.prepare.ties import prepare_run_expected
 
@@ -109,8 +113,6 @@ def prepare_run(
                                     check_scores=check_scores)
     if duplicates not in DUPLICATES:
         raise ParameterError("duplicates", f"one of {DUPLICATES}", duplicates)
-    if max_docs is not None and (not isinstance(max_docs, (int, np.integer)) or max_docs <= 0):
-        raise ParameterError("max_docs", "a positive integer", max_docs)
     _check_columns(run, ("query_id", "doc_id", "score"), source)
     if tie_break == "rank" and "rank" not in run.columns:
         raise InputError("tie_break='rank' needs a 'rank' column", source=source, column="rank")
