@@ -292,9 +292,12 @@ def normalize_ids(s: pl.Series, col: str, *, source: str, where: Locator) -> pl.
         i = first_true(s.is_null())
         raise InputError(f"{col} is null (ids must be present)", source=source, column=col, **where(i))
     if dt.is_integer():
-        if dt == pl.UInt64 and s.len() and s.max() > 2**63 - 1:  # type: ignore[operator]
-            i = first_true(s > 2**63 - 1)
-            raise InputError(f"{col} does not fit in a signed 64-bit integer: {s[i]}", source=source, column=col, **where(i))
+        if dt in (pl.UInt64, pl.Int128) and s.len():
+            bad = (s > 2**63 - 1) if dt == pl.UInt64 else (s > 2**63 - 1) | (s < -(2**63))
+            if bad.any():
+                i = first_true(bad)
+                raise InputError(f"{col} does not fit in a signed 64-bit integer: {s[i]} (give "
+                                 "such ids as text)", source=source, column=col, **where(i))
         return s.cast(pl.Int64)
     if dt == pl.String:
         return s

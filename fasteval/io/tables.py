@@ -323,16 +323,47 @@ def frame_from_object(obj: Any, source: str) -> pl.DataFrame | pl.LazyFrame | No
         import pandas as pd
 
         if isinstance(obj, pd.DataFrame):
-            try:
-                return pl.from_pandas(obj)
-            except (pl.exceptions.PolarsError, TypeError, ValueError, ImportError) as exc:
-                raise InputError(f"cannot convert the pandas DataFrame ({_first_line(exc)})", source=source) from exc
+            return _from_pandas(obj, source)
         return None
     if module == "pyarrow":
         import pyarrow as pa
 
         if isinstance(obj, (pa.Table, pa.RecordBatch)):
-            out = pl.from_arrow(obj)
+            _check_unique_names([str(c) for c in obj.schema.names], "pyarrow table", source)
+            try:
+                out = pl.from_arrow(obj)
+            except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
+                raise InputError(f"cannot convert the pyarrow table ({_first_line(exc)})", source=source) from exc
             return out if isinstance(out, pl.DataFrame) else out.to_frame()
         return None
     return None
+
+
+def _check_unique_names(names: list[str], what: str, source: str) -> None:
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise InputError(f"the {what} has more than one column named {', '.join(map(repr, repeated))}; "
+                         "expected unique column names", source=source, column=repeated[0])
+
+
+def _from_pandas(obj: Any, source: str) -> pl.DataFrame:
+    """A pandas DataFrame as polars. Named index levels (``df.set_index("query_id")``) become
+    columns, as they hold data; an unnamed index (row numbers) is left out."""
+    columns = [str(c) for c in obj.columns]
+    _check_unique_names(columns, "pandas DataFrame", source)
+    named = [n for n in obj.index.names if n is not None]
+    if named and not {str(n) for n in named} & set(columns):
+        obj = obj.reset_index(level=named)
+    try:
+        return pl.from_pandas(obj)
+    except (pl.exceptions.PolarsError, TypeError, ValueError, ImportError) as exc:
+        for c in obj.columns:  # name the column that does not convert
+            try:
+                pl.from_pandas(obj[[c]])
+            except (pl.exceptions.PolarsError, TypeError, ValueError, ImportError) as col_exc:
+                raise InputError(
+                    f"cannot convert the column ({_first_line(col_exc)}); expected one type per "
+                    "column (ids all strings or all integers, numbers for scores and grades)",
+                    source=source, column=str(c),
+                ) from exc
+        raise InputError(f"cannot convert the pandas DataFrame ({_first_line(exc)})", source=source) from exc

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import fasteval
-from fasteval.errors import ParameterError
+from fasteval.errors import InputError, ParameterError
 
 QRELS = pl.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["a", "b", "c"], "relevance": [1, 0, 1]})
 RUN = pl.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["a", "b", "c"], "score": [2.0, 1.0, 1.0]})
@@ -58,3 +58,61 @@ def test_cli_range_errors_name_the_flag(tmp_path, capsys, argv, message):
     rc = main([*argv, *files] if argv[0] == "trec-eval" else [argv[0], *files, *argv[1:]])
     assert rc == 2
     assert capsys.readouterr().err == f"fasteval: error: {message}\n"
+
+
+# ---------------------------------------------------------------- tables given directly
+
+def test_a_named_pandas_index_is_read_as_a_column():
+    pd = pytest.importorskip("pandas")
+    frame = RUN.to_pandas()
+    by_query = fasteval.read_run(frame.set_index("query_id"))
+    assert by_query.rows() == fasteval.read_run(frame).rows()
+    pairs = frame.set_index(["query_id", "doc_id"])
+    out = fasteval.evaluate(QRELS, pairs, ["P@1"])
+    assert out.select("query_id", "value").rows() == [("1", 1.0), ("2", 1.0)]
+    # an unnamed index holds row numbers, not data
+    assert fasteval.read_run(frame.set_index(pd.Index([7, 8, 9]))).rows() == by_query.rows()
+
+
+def test_a_pandas_column_of_mixed_types_is_named():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"query_id": [1, "2"], "doc_id": ["a", "b"], "score": [1.0, 2.0]})
+    with pytest.raises(InputError) as exc:
+        fasteval.read_run(frame)
+    assert exc.value.column == "query_id"
+    assert str(exc.value).startswith("run (pandas.DataFrame), column 'query_id': cannot convert the "
+                                     "column (")
+
+
+@pytest.mark.parametrize("make, what", [
+    (lambda pa, cols, names: pa.table(cols, names=names), "pyarrow table"),
+    (lambda pa, cols, names: pa.record_batch(cols, names=names), "pyarrow table"),
+])
+def test_repeated_column_names_in_an_arrow_table_are_named(make, what):
+    pa = pytest.importorskip("pyarrow")
+    cols = [pa.array(["1"]), pa.array(["a"]), pa.array([1.0]), pa.array([2.0])]
+    with pytest.raises(InputError) as exc:
+        fasteval.read_run(make(pa, cols, ["query_id", "doc_id", "score", "score"]))
+    assert exc.value.message == (f"the {what} has more than one column named 'score'; expected "
+                                 "unique column names")
+
+
+def test_repeated_column_names_in_a_pandas_frame_are_named():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame([["1", "a", 1.0, 2.0]], columns=["query_id", "doc_id", "score", "score"])
+    with pytest.raises(InputError) as exc:
+        fasteval.read_run(frame)
+    assert exc.value.message == ("the pandas DataFrame has more than one column named 'score'; "
+                                 "expected unique column names")
+
+
+def test_128_bit_ids_past_64_bits_name_the_row():
+    run = pl.DataFrame({"query_id": pl.Series([1, 2**70], dtype=pl.Int128), "doc_id": ["a", "b"],
+                        "score": [1.0, 2.0]})
+    with pytest.raises(InputError) as exc:
+        fasteval.read_run(run)
+    assert (exc.value.row, exc.value.column) == (1, "query_id")
+    assert exc.value.message == (f"query_id does not fit in a signed 64-bit integer: {2**70} "
+                                 "(give such ids as text)")
+    small = run.with_columns(pl.Series("query_id", [1, 2], dtype=pl.Int128))
+    assert fasteval.read_run(small).get_column("query_id").to_list() == [1, 2]
