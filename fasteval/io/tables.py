@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections import Counter
 from collections.abc import Mapping
 from itertools import chain
 from typing import Any
@@ -151,8 +152,33 @@ def read_delimited(data: str | bytes, sep: str, kind: Kind, explicit: dict[str, 
         try:
             df = pl.read_csv(data, separator=sep, columns=wanted, infer_schema=False)
         except (pl.exceptions.PolarsError, OSError) as exc:
+            where = _ragged_record(data, sep, len(header))
+            if where is not None:
+                line, found = where
+                raise InputError(f"{found} fields where the header has {len(header)}; expected "
+                                 "one field per header column", source=source, line=line) from exc
             raise InputError(f"cannot parse ({_first_line(exc)})", source=source) from exc
     return df, mapping
+
+
+def _ragged_record(data: str | bytes, sep: str, width: int) -> tuple[int, int] | None:
+    """(1-based line, field count) of the first record with more fields than the header
+    (looked for only after the reader failed); None if there is none."""
+    import csv
+
+    raw = data if isinstance(data, bytes) else _read_all(data, "")
+    text = io.StringIO(raw.decode("utf-8", "replace").removeprefix("\ufeff"), newline="")
+    reader = csv.reader(text, delimiter=sep)
+    try:
+        next(reader, None)
+        start = reader.line_num
+        for record in reader:
+            if len(record) > width:
+                return start + 1, len(record)
+            start = reader.line_num
+    except csv.Error:
+        return None
+    return None
 
 
 def csv_line_locator(data: str | bytes) -> Locator:
@@ -244,7 +270,7 @@ def read_json(data: bytes, kind: Kind, explicit: dict[str, str | None], source: 
     if not data.strip():
         raise InputError("the file is empty", source=source)
     try:
-        obj = json.loads(data)
+        obj = json.loads(data, object_pairs_hook=_object)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"not valid JSON ({exc})", source=source) from exc
     if isinstance(obj, Mapping):
@@ -253,6 +279,11 @@ def read_json(data: bytes, kind: Kind, explicit: dict[str, str | None], source: 
     if isinstance(obj, list):
         if not obj:
             raise InputError(f"the {kind} table is empty (no rows)", source=source)
+        for i, record in enumerate(obj):
+            if isinstance(record, _Pairs):
+                key = next(k for k, n in Counter(k for k, _ in record.pairs).items() if n > 1)
+                raise InputError(f"the record repeats the key {key!r}; expected each key once",
+                                 source=source, row=i)
         try:
             df = pl.from_dicts(obj, infer_schema_length=None)
         except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
@@ -263,6 +294,32 @@ def read_json(data: bytes, kind: Kind, explicit: dict[str, str | None], source: 
         f"expected a JSON object {{qid: {{docid: value}}}} or a list of records, got {type(obj).__name__}",
         source=source,
     )
+
+
+class _Pairs(Mapping):
+    """A JSON object that repeats a key, with every pair kept: ``json`` would keep the last
+    value alone, so ``{"q1": {"d1": 1, "d1": 2}}`` would lose a judgment without a word.
+    :func:`dict_to_frame` reads its pairs as rows, and the duplicate policy decides."""
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        self.pairs = pairs
+
+    def __getitem__(self, key: str) -> Any:
+        return dict(self.pairs)[key]
+
+    def __iter__(self) -> Any:
+        return (k for k, _ in self.pairs)
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def values(self) -> Any:  # type: ignore[override]
+        return [v for _, v in self.pairs]
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict | _Pairs:
+    out = dict(pairs)
+    return out if len(out) == len(pairs) else _Pairs(pairs)
 
 
 def _id_series(keys: list, name: str, source: str) -> pl.Series:
