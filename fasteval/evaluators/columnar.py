@@ -208,30 +208,34 @@ class DocumentTable:
     ret_text: Any = None
     gt_packed: PackedText | None = None
     ret_packed: PackedText | None = None
-    numpy_gain_rows: np.ndarray | None = None
+    numpy_gain_docs: np.ndarray | None = None
+    gt_rep: np.ndarray | None = None
 
     def individual(self, scores: dict[str, np.ndarray], measure: str) -> list[Any]:
         """One measure's per-question scores (``scores``: from :meth:`score`) as a list of
         Python numbers, typed as Haystack's are: NDCG is the integer ``0`` for a question
         whose ideal DCG is not above 0 (no gain above 0), and ``numpy.float64`` for the
-        other questions whose ground truth has numpy ``score`` values (a NumPy or pandas
-        column, say), as Haystack's arithmetic on them gives.
+        other questions where a numpy ``score`` (from a NumPy or pandas column, say) is the
+        gain kept for a ground-truth value, as Haystack's arithmetic on it gives (a numpy
+        score that a repeated value's larger plain score replaces is not used).
 
         Examples
         --------
         >>> import numpy as np
         >>> from fasteval.evaluators.documents import Document
         >>> gt = [[Document(content="a", score=np.float64(2.0))], [Document(content="a", score=2.0)],
-        ...       [Document(content="a", score=0.0)]]
-        >>> ret = [[Document(content="a")], [Document(content="a")], [Document(content="a")]]
+        ...       [Document(content="a", score=0.0)],
+        ...       [Document(content="a", score=3.0), Document(content="a", score=np.float64(1.0))]]
+        >>> ret = [[Document(content="a")]] * 4
         >>> t = DocumentTable.build(gt, ret, gains=True)
         >>> t.individual(t.score(), "ndcg")
-        [np.float64(1.0), 1.0, 0]
+        [np.float64(1.0), 1.0, 0, 1.0]
         """
         out = scores[measure].tolist()
         if measure == "ndcg":
-            if self.numpy_gain_rows is not None:
-                for i in self.numpy_gain_rows.tolist():
+            if self.numpy_gain_docs is not None and self.gt_rep is not None:
+                for i in _numpy_gain_rows(self.numpy_gain_docs, self.gt_rep, self.gt_gain,
+                                          self.gt_offsets).tolist():
                     out[i] = np.float64(out[i])
             for i in np.flatnonzero(~scores[IDEAL_POSITIVE]).tolist():
                 out[i] = 0
@@ -273,16 +277,16 @@ class DocumentTable:
         else:
             getter = comparison_getter(document_comparison_field)
         mapper = make_normalizer(normalize)
-        numpy_rows = None
+        numpy_docs = None
         if gains and n_gt:
-            gt_gain, numpy_rows = _gains(ground_truth_documents, gt_offsets, getter, mapper)
+            gt_gain, numpy_docs = _gains(ground_truth_documents, gt_offsets, getter, mapper)
         else:
             gt_gain = np.ones(n_gt, dtype=np.float64)
         table = cls._keyed(
             ground_truth_documents, retrieved_documents, document_comparison_field, getter, mapper,
             gt_offsets, ret_offsets, gt_gain, require_hashable,
         )
-        table.numpy_gain_rows = numpy_rows
+        table.numpy_gain_docs = numpy_docs
         return table
 
     @classmethod
@@ -408,6 +412,7 @@ class DocumentTable:
             if self.exact or self._verify(res.gt_rep, res.ret_match):
                 break
             self._intern_exactly()  # a hash collision: redo with exact codes
+        self.gt_rep = res.gt_rep  # the same for every top_k (it cuts only the rankings)
         out = {name: res.scores[:, j] for j, name in enumerate(MEASURES)}
         out[IDEAL_POSITIVE] = res.ideal_positive
         return out
@@ -700,19 +705,19 @@ def _gains(
     getter: Callable[[Any], Any],
     mapper: Callable[[Any], Any] | None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Ground-truth gains, and the questions (or None) whose result Haystack's arithmetic
-    makes a ``numpy.float64`` (a numpy score on a document with a comparison value).
+    """Ground-truth gains, and which documents (or None) hold a numpy score that Haystack
+    would use as a gain (see :func:`_numpy_gain_rows`).
 
     Raises ``InputError`` if a question mixes scored and unscored documents, and Haystack's
     ``TypeError`` for a score that is not a real number (a string, a ``Decimal``, a list) on
     a document with a comparison value; such a score on a document without one is unused.
     """
     scores = [doc.score for docs in ground_truth_documents for doc in docs]
-    numpy_rows = None
+    numpy_docs = None
     if _PLAIN_SCORES.issuperset(map(type, scores)):
         gain = np.array(scores, dtype=np.float64)  # None -> NaN; a huge int: OverflowError
     else:
-        gain, numpy_rows = _odd_gains(ground_truth_documents, gt_offsets, scores, getter, mapper)
+        gain, numpy_docs = _odd_gains(ground_truth_documents, gt_offsets, scores, getter, mapper)
     missing = np.zeros(len(scores), dtype=np.bool_)
     for i in np.flatnonzero(np.isnan(gain)).tolist():
         if scores[i] is None:
@@ -725,7 +730,7 @@ def _gains(
         if mixed.size:
             raise _mixed_error(int(mixed[0]))
         gain[missing] = 1.0
-    return gain, numpy_rows
+    return gain, numpy_docs
 
 
 def _odd_gains(
@@ -735,7 +740,8 @@ def _odd_gains(
     getter: Callable[[Any], Any],
     mapper: Callable[[Any], Any] | None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """:func:`_gains` for scores that are not all plain ``float`` / ``int`` / None."""
+    """:func:`_gains` for scores that are not all plain ``float`` / ``int`` / None: the
+    gains and the mask of documents with a comparison value and a numpy score (or None)."""
     docs = [doc for question in ground_truth_documents for doc in question]
     gain = np.empty(len(scores), dtype=np.float64)
     numpy_doc = np.zeros(len(scores), dtype=np.bool_)
@@ -756,14 +762,53 @@ def _odd_gains(
                 continue
             if isinstance(score, numbers.Real):
                 gain[i] = float(score)
-                numpy_doc[i] = isinstance(score, np.generic)
             else:
                 # the operations Haystack applies to a gain, so that its TypeError is raised
                 gain[i] = float(max(score, score) / 1.0)
-    if not numpy_doc.any():
-        return gain, None
-    question = np.repeat(np.arange(gt_offsets.shape[0] - 1), np.diff(gt_offsets))
-    return gain, np.unique(question[numpy_doc])
+            # numpy.bool_ is no numbers.Real, yet its arithmetic gives numpy floats as well
+            numpy_doc[i] = isinstance(score, np.generic)
+    return gain, (numpy_doc if numpy_doc.any() else None)
+
+
+def _numpy_gain_rows(
+    numpy_doc: np.ndarray, gt_rep: np.ndarray, gain: np.ndarray, gt_offsets: np.ndarray
+) -> np.ndarray:
+    """The questions whose nDCG Haystack's arithmetic makes a ``numpy.float64``: those where
+    the gain kept for some ground-truth value came from a numpy score.
+
+    A repeated value keeps its first document's gain unless a later one is larger (Python's
+    ``max(kept, new)``: NaN never replaces and is never replaced), so a numpy score that
+    loses to a plain one never enters the arithmetic. ``gt_rep`` (from the kernel) maps each
+    document to the first document with its value (-1 without a value).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rows = _numpy_gain_rows(np.array([True, False, True, False]), np.array([0, 0, 2, 2]),
+    ...                         np.array([1.0, 3.0, 2.0, 2.0]), np.array([0, 2, 4]))
+    >>> rows.tolist()  # question 0: its numpy 1.0 loses to 3.0; question 1: its numpy 2.0 comes first
+    [1]
+    """
+    docs = np.flatnonzero(gt_rep >= 0)
+    if docs.size == 0:
+        return np.empty(0, dtype=np.int64)
+    order = np.lexsort((docs, gt_rep[docs]))  # by value's group, in document order
+    docs = docs[order]
+    groups = gt_rep[docs]
+    starts = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
+    group_of = np.repeat(np.arange(starts.size), np.diff(np.append(starts, docs.size)))
+    g = gain[docs]
+    # the kept gain: the first one if it is NaN, else the first occurrence of the largest
+    # of the others that are not NaN
+    finite = np.where(np.isnan(g), -np.inf, g)
+    best = np.maximum.reduceat(finite, starts)
+    is_best = finite == best[group_of]
+    first_best = np.full(starts.size, docs.size, dtype=np.int64)
+    np.minimum.at(first_best, group_of[is_best], np.flatnonzero(is_best))
+    kept = np.where(np.isnan(g[starts]), starts, first_best)
+    kept_docs = docs[kept]
+    question = np.searchsorted(gt_offsets, kept_docs, side="right") - 1
+    return np.unique(question[numpy_doc[kept_docs]])
 
 
 def _mixed_error(row: int) -> InputError:

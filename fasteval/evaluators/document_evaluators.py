@@ -13,8 +13,9 @@
 * NDCG gains are the ground-truth ``score`` when every document of the question
   has one, 1.0 when none has, and an error when they are mixed; duplicated
   ground-truth values keep their largest gain; a gain that is not a real number
-  (a string, a ``Decimal``) raises Haystack's ``TypeError``, and questions with
-  numpy gains score ``numpy.float64`` values, as Haystack's arithmetic gives;
+  (a string, a ``Decimal``) raises Haystack's ``TypeError``; a question whose ideal
+  DCG is not above 0 scores the integer ``0``, and one whose kept gains include a
+  numpy score scores a ``numpy.float64``, as Haystack's arithmetic gives;
 * empty outer lists or lists of different length raise ``ValueError``.
 
 Known differences from haystack-ai (all deliberate):
@@ -25,8 +26,8 @@ Known differences from haystack-ai (all deliberate):
 * errors are fasteval's ``InputError`` / ``ParameterError`` (both ``ValueError``)
   with messages naming the parameter and the values received; unhashable
   comparison values still raise ``TypeError`` in recall and NDCG;
-* an NDCG question without any positive ideal gain scores ``0.0`` (Haystack: the
-  integer ``0``; they compare equal);
+* NDCG computes in float64: ``numpy.float32`` / ``numpy.float16`` gains give
+  ``numpy.float64`` scores, where Haystack's arithmetic stays in the lower precision;
 * every retrieved document is read, so a malformed one after the first hit raises
   in MRR, where Haystack stops reading at the first hit;
 * recall logs no warning for questions without comparable values.

@@ -61,16 +61,23 @@ class DocumentKernelResult(NamedTuple):
     ideal_positive: np.ndarray
 
 
+@njit(cache=True, inline="always")
+def _key_after(keys, a, b):  # pragma: no cover - numba
+    # (key, index) order: equal keys keep their input order, so the heap sort is stable
+    # and repeated ground-truth values collapse in document order (NaN gains depend on it)
+    return keys[a] > keys[b] or (keys[a] == keys[b] and a > b)
+
+
 @njit(cache=True)
 def _sift_down(order, keys, start, root, end):  # pragma: no cover - numba
-    # max-heap on keys[order[start + i]] for i in [0, end)
+    # max-heap on (keys[order[start + i]], order[start + i]) for i in [0, end)
     while True:
         child = 2 * root + 1
         if child >= end:
             return
-        if child + 1 < end and keys[order[start + child + 1]] > keys[order[start + child]]:
+        if child + 1 < end and _key_after(keys, order[start + child + 1], order[start + child]):
             child += 1
-        if keys[order[start + child]] > keys[order[start + root]]:
+        if _key_after(keys, order[start + child], order[start + root]):
             tmp = order[start + root]
             order[start + root] = order[start + child]
             order[start + child] = tmp
@@ -81,7 +88,8 @@ def _sift_down(order, keys, start, root, end):  # pragma: no cover - numba
 
 @njit(cache=True)
 def _sort_by_key(order, keys, start, n):  # pragma: no cover - numba
-    """Sort ``order[start:start+n]`` in place by ``keys[order[.]]`` (no allocation)."""
+    """Sort ``order[start:start+n]`` in place by ``keys[order[.]]``, stably (equal keys keep
+    their order; no allocation)."""
     if n <= 24:
         for i in range(start + 1, start + n):
             item = order[i]

@@ -281,3 +281,44 @@ def test_ndcg_values_and_their_python_types_are_haystacks(gains, retrieved):
     assert repr(got) == repr(want)  # 0 and 0.0, float and numpy.float64 told apart
     many = fe.evaluate_documents(gt, ret, ["ndcg", "ndcg@1"])
     assert repr(many["ndcg"]) == repr(want)
+
+
+@pytest.mark.parametrize("first_nan", [True, False])
+def test_ndcg_repeated_value_keeps_haystacks_gain_in_long_ground_truth(first_nan):
+    # more than 24 ground-truth documents take the kernel's heap sort: a repeated value's
+    # gain is still folded in document order, where NaN first stays and NaN later is ignored
+    for pos in (0, 13, 29):
+        gt_docs = [Document(content=f"d{i}", score=1.0) for i in range(30)]
+        gt_docs[pos] = Document(content="A", score=float("nan") if first_nan else 1.0)
+        gt_docs.append(Document(content="A", score=1.0 if first_nan else float("nan")))
+        gt, ret = [gt_docs], [[Document(content="A")]]
+        want = hs_eval.DocumentNDCGEvaluator().run(gt, ret)
+        got = fe.DocumentNDCGEvaluator().run(gt, ret)
+        assert repr(got) == repr(want)
+        if first_nan:
+            assert got == {"score": 0.0, "individual_scores": [0]}
+        else:
+            assert got["individual_scores"][0] == pytest.approx(1 / sum(1 / np.log2(r + 2) for r in range(30)))
+
+
+@pytest.mark.parametrize(
+    ("scores", "numpy_result"),
+    [
+        ([2.0, np.float64(1.0)], False),  # the numpy score loses to a larger plain one
+        ([np.float64(1.0), 2.0], False),
+        ([2.0, np.float64(2.0)], False),  # a tie keeps the first
+        ([np.float64(2.0), 2.0], True),
+        ([1.0, np.float64(2.0)], True),
+        ([np.bool_(True)], True),  # numpy.bool_ is no numbers.Real, its arithmetic is numpy's
+    ],
+)
+def test_ndcg_result_is_numpy_only_where_haystack_uses_a_numpy_gain(scores, numpy_result):
+    gt = [[Document(content="a", score=s) for s in scores], [Document(content="a", score=1.0)]]
+    ret = [[Document(content="b"), Document(content="a")], [Document(content="a")]]
+    want = hs_eval.DocumentNDCGEvaluator().run(gt, ret)
+    got = fe.DocumentNDCGEvaluator().run(gt, ret)
+    assert repr(got) == repr(want)
+    assert type(got["individual_scores"][0]) is (np.float64 if numpy_result else float)
+    assert type(got["individual_scores"][1]) is float
+    assert got["individual_scores"][0] == pytest.approx(1 / np.log2(3))
+    assert repr(fe.evaluate_documents(gt, ret, ["ndcg"])["ndcg"]) == repr(want)
