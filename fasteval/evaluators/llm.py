@@ -28,6 +28,7 @@ import json
 import logging
 import math
 import os
+import statistics
 import types
 import typing
 from typing import Any
@@ -649,10 +650,17 @@ class LLMEvaluator(HaystackComponent):
                 f"max_concurrency={self.max_concurrency}, cache_dir={self.cache_dir!r})")
 
 
-def _excluded_mean(scores: list[float], *, numpy_mean: bool = False) -> float:
-    """Mean of the scores that are not NaN (NaN if none is), as Haystack averages them:
-    numpy's mean for faithfulness (pairwise summation), ``statistics.mean`` for context
-    relevance (its 0/1 scores: the plain quotient is the same number)."""
+def _excluded_mean(scores: list[Any], *, numpy_mean: bool = False) -> Any:
+    """Mean of the scores that are not NaN (the float NaN if none is), as Haystack averages
+    them, types included: numpy's mean for faithfulness (a ``numpy.float64``, pairwise
+    summation), ``statistics.mean`` for context relevance (its 0/1 integers: an ``int``
+    when the mean is whole, else a ``float``).
+
+    Examples
+    --------
+    >>> _excluded_mean([1, 1, float("nan")]), _excluded_mean([1, 0]), _excluded_mean([1, 0], numpy_mean=True)
+    (1, 0.5, np.float64(0.5))
+    """
     valid = [s for s in scores if not math.isnan(s)]
     skipped = len(scores) - len(valid)
     if skipped:
@@ -662,24 +670,25 @@ def _excluded_mean(scores: list[float], *, numpy_mean: bool = False) -> float:
     if numpy_mean:
         import numpy as np
 
-        return float(np.mean(valid))
-    return sum(valid) / len(valid)
+        return np.mean(valid)
+    return statistics.mean(valid)
 
 
-def _faithfulness_score(reply: dict[str, Any]) -> float:
-    """Haystack's score of one faithfulness reply: 0 without statements, else numpy's mean of
-    ``statement_scores`` (any numbers, as many as there are; none gives NaN, a row left out of
-    the mean). ``ReplyParseError`` when that mean cannot be taken (Haystack's run raises).
+def _faithfulness_score(reply: dict[str, Any]) -> Any:
+    """Haystack's score of one faithfulness reply, types included: the integer 0 without
+    statements, else numpy's mean of ``statement_scores`` (any numbers, as many as there are;
+    none gives NaN, a row left out of the mean). ``ReplyParseError`` when that mean cannot be
+    taken or is not a real number (Haystack's run raises).
 
     Examples
     --------
     >>> _faithfulness_score({"statements": ["a", "b"], "statement_scores": [1, 0.5]})
-    0.75
+    np.float64(0.75)
     >>> _faithfulness_score({"statements": [], "statement_scores": "n/a"})
-    0.0
+    0
     """
     if not reply["statements"]:
-        return 0.0
+        return 0
     import warnings
 
     import numpy as np
@@ -688,7 +697,9 @@ def _faithfulness_score(reply: dict[str, Any]) -> float:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # the mean of no score: NaN
-            return float(np.mean(value))
+            mean = np.mean(value)
+            float(mean)  # a mean that is no real number (complex, a string) cannot be scored
+            return mean
     except (TypeError, ValueError, OverflowError):
         raise ReplyParseError(
             f"key 'statement_scores' must hold numbers (the 0/1 scores of the statements), got {value!r}"
@@ -725,7 +736,7 @@ class FaithfulnessEvaluator(LLMEvaluator):
     >>> out = ev.run(questions=["Who made Python?"], contexts=[["Python was made by Guido van Rossum."]],
     ...              predicted_answers=["Python is a language made by George Lucas."])
     >>> out["score"], out["individual_scores"], out["results"][0]["status"]
-    (0.5, [0.5], 'evaluated')
+    (np.float64(0.5), [np.float64(0.5)], 'evaluated')
     """
 
     _output_types: typing.ClassVar[dict[str, Any]] = {
@@ -785,7 +796,7 @@ class FaithfulnessEvaluator(LLMEvaluator):
                 continue
             res["status"] = "evaluated"
             res["score"] = _faithfulness_score(res)
-        scores = [float(res["score"]) for res in result["results"]]
+        scores = [res["score"] for res in result["results"]]
         result["score"] = _excluded_mean(scores, numpy_mean=True)
         result["individual_scores"] = scores
         return result
@@ -825,7 +836,7 @@ class ContextRelevanceEvaluator(LLMEvaluator):
     >>> out = ev.run(questions=["Who made Python?", "Who made C++?"],
     ...              contexts=[["Guido made Python."], ["Java runs on the JVM."]])
     >>> out["individual_scores"], out["score"]
-    ([1.0, 0.0], 0.5)
+    ([1, 0], 0.5)
     """
 
     _output_types: typing.ClassVar[dict[str, Any]] = {
@@ -888,8 +899,8 @@ class ContextRelevanceEvaluator(LLMEvaluator):
                 result["results"][i] = {"relevant_statements": [], "score": float("nan"), "status": "error"}
                 continue
             res["status"] = "evaluated"
-            res["score"] = 1.0 if len(res["relevant_statements"]) > 0 else 0.0
-        scores = [float(res["score"]) for res in result["results"]]
+            res["score"] = 1 if len(res["relevant_statements"]) > 0 else 0
+        scores = [res["score"] for res in result["results"]]
         result["score"] = _excluded_mean(scores)
         result["individual_scores"] = scores
         return result

@@ -322,3 +322,25 @@ def test_ndcg_result_is_numpy_only_where_haystack_uses_a_numpy_gain(scores, nump
     assert type(got["individual_scores"][1]) is float
     assert got["individual_scores"][0] == pytest.approx(1 / np.log2(3))
     assert repr(fe.evaluate_documents(gt, ret, ["ndcg"])["ndcg"]) == repr(want)
+
+
+@pytest.mark.parametrize(
+    ("name", "replies", "scores", "score"),
+    [
+        ("ContextRelevanceEvaluator", ['{"relevant_statements": ["a"]}'] * 2, [1, 1], 1),
+        ("ContextRelevanceEvaluator", ['{"relevant_statements": ["a"]}', '{"relevant_statements": []}'], [1, 0], 0.5),
+        ("ContextRelevanceEvaluator", ['{"relevant_statements": []}', "no JSON"], [0, float("nan")], 0),
+        ("FaithfulnessEvaluator", ['{"statements": ["a", "b"], "statement_scores": [1, 0]}',
+                                   '{"statements": [], "statement_scores": []}'], [np.float64(0.5), 0], np.float64(0.25)),
+        ("FaithfulnessEvaluator", ['{"statements": [], "statement_scores": []}'], [0], np.float64(0.0)),
+        ("FaithfulnessEvaluator", ["no JSON"], [float("nan")], float("nan")),
+    ],
+)
+def test_llm_scores_have_haystacks_python_types(name, replies, scores, score):
+    # context relevance: integers 0 / 1 and statistics.mean; faithfulness: the integer 0 without
+    # statements, else numpy's mean; a failed row: the float NaN
+    inputs = {"predicted_answers": [f"a{i}" for i in range(len(replies))]} if name == "FaithfulnessEvaluator" else {}
+    hs_out, ours = _both(name, replies, **inputs)
+    assert repr(ours["individual_scores"]) == repr(hs_out["individual_scores"]) == repr(scores)
+    assert repr(ours["score"]) == repr(hs_out["score"]) == repr(score)
+    assert repr([r["score"] for r in ours["results"]]) == repr([r["score"] for r in hs_out["results"]])
