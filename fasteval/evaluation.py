@@ -370,9 +370,11 @@ class Evaluator:
             reports.append(batch.report)
             if batch.report.run_queries and not batch.report.evaluated:
                 warnings.warn(DataWarning(
-                    f"run {name!r}: none of its {batch.report.run_queries} queries is in the qrels, "
-                    "so it has no results (complete=True scores the qrels queries as empty "
-                    "rankings)"), stacklevel=3)
+                    f"run {name!r}: "
+                    + ("its one query is not" if batch.report.run_queries == 1 else
+                       f"none of its {batch.report.run_queries} queries is")
+                    + " in the qrels, so it has no results (complete=True scores the qrels "
+                    "queries as empty rankings)"), stacklevel=3)
         self.report = _merge_reports(reports)
         if not frames:
             raise InputError("no runs to evaluate", source="run")

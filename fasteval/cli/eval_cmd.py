@@ -303,6 +303,8 @@ def _abort_on_sigterm() -> None:
 
 def _note(stats, complete: bool) -> str:
     """One line: what was scored, and which queries were filled, dropped or deduplicated."""
+    from fasteval._words import counted as _n
+
     rep = stats.report
     runs = len(stats.runs)
     parts = [
@@ -326,11 +328,6 @@ def _note(stats, complete: bool) -> str:
     if stats.qrels is not None:
         parts.append(f"on Ray, qrels {stats.qrels}")
     return "; ".join(parts)
-
-
-def _n(count: int, one: str, many: str | None = None) -> str:
-    """``count`` and the noun in its number: ``_n(1, "query", "queries")`` is ``1 query``."""
-    return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
 def _oversized_note(stats, args: argparse.Namespace) -> str:

@@ -53,17 +53,22 @@ class Report:
 
     def summary(self) -> str:
         """One line for the CLI."""
-        parts = [f"{self.evaluated} queries evaluated"]
+        from fasteval._words import counted
+
+        parts = [f"{counted(self.evaluated, 'query', 'queries')} evaluated"]
         if self.dropped_not_in_qrels:
-            parts.append(f"{self.dropped_not_in_qrels} run queries not in qrels dropped")
+            parts.append(f"{counted(self.dropped_not_in_qrels, 'run query', 'run queries')} "
+                         "not in qrels dropped")
         if self.missing_from_run:
             verb = "filled with zeros" if self.filled else "not scored"
-            parts.append(f"{self.missing_from_run} qrels queries missing from run {verb}")
+            parts.append(f"{counted(self.missing_from_run, 'qrels query', 'qrels queries')} "
+                         f"missing from run {verb}")
         if self.deduplicated_rows:
-            parts.append(f"{self.deduplicated_rows} duplicate rows removed")
+            parts.append(f"{counted(self.deduplicated_rows, 'duplicate row')} removed")
         if self.tied_queries:
-            parts.append(f"{self.tied_queries} queries with tied scores, {self.ties_mattered} "
-                         "of them tied between different grades (expected values)")
+            parts.append(f"{counted(self.tied_queries, 'query', 'queries')} with tied scores, "
+                         f"{self.ties_mattered} of them tied between different grades (expected "
+                         "values)")
         return "; ".join(parts)
 
 

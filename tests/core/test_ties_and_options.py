@@ -128,7 +128,7 @@ def test_run_queries_not_in_qrels_are_reported() -> None:
     ev = fasteval.Evaluator(QRELS, ["P@1"])
     ev.evaluate(run)
     assert ev.report.dropped_not_in_qrels == 1
-    assert "1 run queries not in qrels dropped" in ev.report.summary()
+    assert "1 run query not in qrels dropped" in ev.report.summary()
 
 
 def test_several_runs_in_one_call() -> None:
@@ -168,7 +168,7 @@ def test_integer_ids_pass_through() -> None:
 def test_run_without_any_qrels_query_gives_empty_tables() -> None:
     run = pl.DataFrame({"query_id": ["zz"], "doc_id": ["a"], "score": [1.0]})
     ev = fasteval.Evaluator(QRELS, ["map"])
-    with pytest.warns(fasteval.DataWarning, match="none of its 1 queries is in the qrels"):
+    with pytest.warns(fasteval.DataWarning, match="its one query is not in the qrels"):
         res = ev.evaluate(run)
     assert res.height == 0 and ev.report.dropped_not_in_qrels == 1
     agg = fasteval.aggregate(res)
