@@ -20,7 +20,7 @@ The formulas, for a tie group of ``n`` documents holding ``r`` relevant ones, at
 
 * each of its positions holds a relevant document with probability ``r / n``, so the
   expected number of relevant documents in the top ``a + t`` is ``R + r * t / n``
-  (P@k, recall@k, R-prec, hits, F1@k: all linear in that count), and the expected gain at
+  (P@k, recall@k, R-prec, hits, F1@k, SetP@k: all linear in that count), and the expected gain at
   each of its positions is the group's mean gain (DCG, nDCG, nDCG@k, RBP);
 * average precision adds, at group position ``t`` (0-based),
   ``(r / n) * (R + 1 + t * (r - 1) / (n - 1)) / (a + t + 1)``: the chance that the
@@ -89,6 +89,7 @@ OP_NDCG_BURGES_CUT = 28
 OP_DCG_BURGES = 29
 OP_RBP = 30
 OP_RBP_RAW = 31
+OP_SET_P_CUT = 32
 
 FAMILY_OPS: dict[str, int] = {
     "num_q": OP_NUM_Q,
@@ -115,6 +116,9 @@ FAMILY_OPS: dict[str, int] = {
     "recip_rank_cut": OP_RR_CUT,
     "F1": OP_F1,
     "judged": OP_JUDGED,
+    # the fraction judged of the whole ranking: Judged@k with k past its end
+    "set_judged": OP_JUDGED,
+    "set_P_cut": OP_SET_P_CUT,
     "hits": OP_HITS,
     "ndcg": OP_NDCG,
     "ndcg_cut": OP_NDCG_CUT,
@@ -567,7 +571,7 @@ def _rbp(lab, st, s, e, p, level, raw, grades, gs, ge, cl, cv, cs, ce):
 def _kind(op):
     if op >= OP_MAP and op <= OP_SUCCESS:
         return _KIND_REL
-    if op == OP_RR_CUT or op == OP_F1 or op == OP_HITS:
+    if op == OP_RR_CUT or op == OP_F1 or op == OP_HITS or op == OP_SET_P_CUT:
         return _KIND_REL
     if op == OP_NDCG_CUT or op == OP_DCG or op == OP_NDCG_BURGES or op == OP_NDCG_BURGES_CUT:
         return _KIND_DCG
@@ -609,6 +613,8 @@ def _from_rel(op, k, p, n, nrel, erel, eap, err, enone):
         return err[top]
     if op == OP_F1:  # 2 P R / (P + R) = 2 rel / (k + nrel), linear in the relevant count
         return 2.0 * erel[top] / (k + nrel) if nrel else 0.0
+    if op == OP_SET_P_CUT:  # relevant in the top k / the number retrieved there
+        return erel[top] / top if top else 0.0
     return erel[top]  # OP_HITS
 
 

@@ -27,7 +27,8 @@ MEASURES = [
     "set_map", "set_F", "num_nonrel_judged_ret", "Rprec_mult_0.50", "Rprec_mult_1.80",
     "ndcg_1=5,2=1", "ndcg(rel=2)", "ndcg_cut_3(rel=2)", "P_3(rel=2)", "map(rel=2)",
     "recip_rank(rel=3)", "ndcg_burges_cut_3(rel=2)", "rbp", "RBP", "rbp(rel=2)", "rbp_raw",
-    "rbp.95", "rbp_1=3,2=0.5", "rbp_1=0.5", "rbp_p=0.5",
+    "rbp.95", "rbp_1=3,2=0.5", "rbp_1=0.5", "rbp_p=0.5", "set_judged", "set_P_cut_3",
+    "set_P_cut_10", "set_P_cut_2(rel=2)",
 ]
 """Every family with an expected kernel, with cutoffs inside and beyond the rankings."""
 
@@ -426,3 +427,17 @@ def test_cli_chunked_parquet_equals_in_memory(tmp_path, capsys):
     log = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
     assert log["report"]["tied_queries"] == ev.report.tied_queries
     assert log["report"]["ties_mattered"] == ev.report.ties_mattered
+
+
+def test_every_set_measure_has_an_expected_value():
+    # the README lists every count and set measure (num_*, set_*), Judged (set_judged) and
+    # SetP@k (set_P_cut) included
+    families = {f.key for f in fasteval.measures.FAMILIES
+                if f.key.startswith(("num_", "set_"))}
+    assert E.unsupported_families(sorted(families)) == []
+    qrels = {"q1": {"a": 1, "b": 0, "c": -1}}
+    run = {"q1": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0, "e": 0.5}}
+    res = fasteval.evaluate(qrels, run, ["Judged", "SetP@2", "SetP@10"], tie_break="expected")
+    # 2 of 5 judged (c's negative grade is unjudged); one relevant among four tied at the
+    # top: 1/4 of it expected at each of ranks 1-2; all five retrieved within 10
+    assert res["value"].to_list() == pytest.approx([2 / 5, (2 / 4) / 2, 1 / 5])
