@@ -33,7 +33,11 @@ def lazy_exports(
         module = exports.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        imported = importlib.import_module(module)
+        # a subpackage of the export's own name (fasteval.compare, fasteval.sas) is a
+        # callable module: the package itself, so that its other names stay reachable
+        # (fasteval.compare.topic_set_size) and it still calls as the function
+        value = imported if module == f"{package}.{name}" else getattr(imported, name)
         namespace[name] = value
         return value
 

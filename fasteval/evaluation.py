@@ -218,6 +218,28 @@ def check_measure_values(measures: list[Measure]) -> None:
                                  [lv for lv, _ in m.gains or ()])
 
 
+_MEASURE_SETS = ("all_trec", "official")
+"""Names of trec_eval's measure sets (``-m all_trec``), which the parser expands."""
+
+
+def _named_text_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
+    """The text-only measures (``relstring``) that ``measures`` names itself, leaving out
+    those that only a measure set (``all_trec``) brings in.
+
+    Examples
+    --------
+    >>> [m.name for m in _named_text_measures(["all_trec", "relstring.5"])]
+    ['relstring_5']
+    >>> _named_text_measures("all_trec")
+    []
+    """
+    items = [measures] if isinstance(measures, (str, Measure)) else list(measures)
+    named = [x for x in items if not (isinstance(x, str) and x.strip() in _MEASURE_SETS)]
+    if not named:
+        return []
+    return [m for m in parse_measures(named) if BY_KEY[m.family].params == LENGTH]
+
+
 class Evaluator:
     """Prepare qrels once; evaluate many runs against them.
 
@@ -280,6 +302,8 @@ class Evaluator:
         compat: int = 10,
     ) -> None:
         _check_options(relevance_level, compat, num_docs)
+        if isinstance(measures, Iterable) and not isinstance(measures, (str, Measure)):
+            measures = list(measures)  # read twice: here and by _named_text_measures
         parsed = parse_measures(measures)
         if not parsed:
             raise ParameterError("measures", "at least one measure name", measures)
@@ -288,12 +312,14 @@ class Evaluator:
             from fasteval.kernels.expected import check_measures
 
             check_measures(parsed)
-        text_only = [m.name for m in parsed if BY_KEY[m.family].params == LENGTH]
+        text_only = [m.name for m in _named_text_measures(measures)]
         if text_only:
             raise ParameterError(
                 "measures", "numeric measures (relstring is printed by `fasteval trec-eval`)",
                 text_only,
             )
+        # a measure set (all_trec) gives its numeric members: its relstring is trec-eval's
+        parsed = [m for m in parsed if BY_KEY[m.family].params != LENGTH]
         self.measures: list[Measure] = parsed
         self.relevance_level = int(relevance_level)
         self.max_docs = max_docs

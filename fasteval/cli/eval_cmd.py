@@ -173,7 +173,7 @@ def _run(args: argparse.Namespace) -> int:
 
     evaluator = make_evaluator(
         args.qrels,
-        measures,
+        args.measure,  # as written: all_trec gives its numeric members, relstring is refused
         after_read=read_first_run,
         sources=sources,
         qrels_cache=not args.no_qrels_cache,
