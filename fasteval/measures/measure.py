@@ -164,8 +164,8 @@ class Measure:
             return f"{self.family}_{self.cutoff}"
         if kind == OPT_CUT:
             return self.family if self.cutoff is None else f"{self.family}_{self.cutoff}"
-        if kind == FLOAT_CUTS:
-            return f"{self.family}_{self.param:.2f}"
+        if kind == FLOAT_CUTS:  # trec_eval: "%s_%3.2f" into strlen(family) + 10 bytes
+            return f"{self.family}_{self.param:3.2f}"[: len(self.family) + 9]
         if kind in (VECTOR, GAINS, FLOAT, LENGTH):
             return self.family if self.text is None else f"{self.family}_{self.text}"
         raise AssertionError(kind)  # pragma: no cover - registry invariant
@@ -175,7 +175,7 @@ class Measure:
         """Canonical name (round-trips through :func:`fasteval.parse_measure`)."""
         args = []
         if self.spec.params in _NAMED and self.spec.param is not None and self.param is not None:
-            args.append(f"{self.spec.param.name}={self.param:g}")
+            args.append(f"{self.spec.param.name}={_num(self.param)}")
         if self.gains is not None and self.spec.params != GAINS:
             pairs = ",".join(f"{lv}:{_num(g)}" for lv, g in self.gains)
             args.append(f"gains={{{pairs}}}")
@@ -185,7 +185,17 @@ class Measure:
                         else f"{key}={_num(value)}")
         if self.rel is not None:
             args.append(f"rel={self.rel}")
-        return self.base_name + (f"({', '.join(args)})" if args else "")
+        return self._key_name + (f"({', '.join(args)})" if args else "")
+
+    @property
+    def _key_name(self) -> str:
+        """:attr:`base_name`, or where trec_eval's two decimals of a fraction lose some of
+        it (``iprec_at_recall.0.505`` prints as ``iprec_at_recall_0.51``), the fraction as
+        it parses back (``iprec_at_recall_0.505``)."""
+        if self.spec.params == FLOAT_CUTS:
+            short = f"{self.param:.2f}"
+            return f"{self.family}_{short if float(short) == self.param else _num(self.param)}"
+        return self.base_name
 
     @property
     def depth(self) -> int:

@@ -72,7 +72,7 @@ from fasteval.measures.registry import (
 
 _FORM = re.compile(
     r"^(?P<base>[^()@]+?)\s*(?:\((?P<args>[^()]*)\))?\s*(?:@\s*(?P<cut>[^()@\s]+?))?"
-    r"(?:-l(?P<level>\d+))?$"
+    r"(?:-l(?P<level>[0-9]+))?$"
 )
 
 def _alias_table() -> tuple[dict[str, tuple[str | None, str | None]], dict[str, float]]:
@@ -101,8 +101,11 @@ class _Bad(Exception):
         self.why = why
 
 
-_LONG = re.compile(r"\s*([+-]?\d+)")
-_DOUBLE = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
+_LONG = re.compile(r"\s*([+-]?[0-9]+)")
+_DOUBLE = re.compile(r"\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
+_INT = re.compile(r"[+-]?[0-9]+")
+"""An integer as a name writes it: ASCII digits only (no ``1_0``, no other scripts)."""
+_INT64_MAX = 2**63 - 1
 
 
 _C_NUMBERS: ContextVar[bool] = ContextVar("_C_NUMBERS", default=False)
@@ -119,7 +122,10 @@ def _c_long(item: str, lenient: bool = False) -> int:
     m = _LONG.match(item)
     if m is None or not (lenient or m.end() == len(item)):
         raise _Bad(f"parameters must be integers, got {item!r}")
-    return int(m.group(1))
+    value = int(m.group(1))
+    if lenient:  # atol saturates (glibc): 99999999999999999999 is LONG_MAX
+        return min(max(value, -_INT64_MAX - 1), _INT64_MAX)
+    return value
 
 
 def _c_double(item: str, lenient: bool = False) -> float:
@@ -205,7 +211,7 @@ def _defaults(fam_key: str) -> list[Measure]:
 
 def _gains(fam_key: str, text: str, name: str, sep: str) -> Measure:
     """``level=value`` pairs, checked as trec_eval checks them; ranx's ``rbp.95``."""
-    if fam_key == "rbp" and sep == "." and text.isdigit():
+    if fam_key == "rbp" and sep == "." and re.fullmatch("[0-9]+", text):
         p = float(f"0.{text}")  # ranx: rbp.95 is p = 0.95, gains = grades
         return Measure("rbp_raw", param=p, text=repr(p))
     # trec_eval: '=' and ',' alternate, starting with '=' and ending with it
@@ -218,7 +224,7 @@ def _gains(fam_key: str, text: str, name: str, sep: str) -> Measure:
     for item in text.split(","):
         key, val = item.split("=", 1)
         value = _finite(_c_double(val))
-        if re.fullmatch(r"[+-]?\d+", key):
+        if _INT.fullmatch(key):
             gains.append((int(key), value))
         elif key == "p" and fam_key == "rbp":
             p = value  # the last one, as trec_eval
@@ -263,11 +269,8 @@ def _parse_args(args: str) -> dict[str, str]:
 def _with_cutoff(fam_key: str, cut_text: str) -> Measure:
     """``family@cut``: a rank cutoff, or a fraction for iprec_at_recall / Rprec_mult."""
     if BY_KEY[fam_key].params == FLOAT_CUTS:
-        try:
-            return Measure(fam_key, param=_finite(float(cut_text)))
-        except ValueError:
-            raise _Bad(f"the cutoff of {fam_key} must be a number, got {cut_text!r}") from None
-    if not cut_text.isdigit() or int(cut_text) <= 0:
+        return Measure(fam_key, param=_number(f"the cutoff of {fam_key}", cut_text))
+    if not re.fullmatch("[0-9]+", cut_text) or int(cut_text) <= 0:
         raise _Bad(f"the cutoff must be a positive integer, got {cut_text!r}")
     return Measure(fam_key, cutoff=int(cut_text))
 
@@ -334,10 +337,10 @@ def _parse_name(name: str) -> list[Measure]:
     args = _parse_args(args_text) if args_text else {}
     rel = None
     if "rel" in args:
-        try:
-            rel = int(args.pop("rel"))
-        except ValueError:
-            raise _Bad("rel must be an integer") from None
+        text = args.pop("rel")
+        if not _INT.fullmatch(text):
+            raise _Bad(f"rel must be an integer, got {text!r}")
+        rel = int(text)
     if m.group("level") is not None:
         if rel is not None:
             raise _Bad("the relevance level is given twice (rel= and -l)")
@@ -430,7 +433,7 @@ def _gain_pairs(text: str) -> list[tuple[int, float]]:
         if not item.strip():
             continue
         key, sep, val = item.partition(":")
-        if not sep or not re.fullmatch(r"\s*[+-]?\d+\s*", key):
+        if not sep or not _INT.fullmatch(key.strip()):
             raise _Bad(f"gains must be {{grade: gain, ...}} with integer grades, got {item!r}")
         pairs.append((int(key), _number("gain", val.strip())))
     if not pairs:
@@ -470,16 +473,19 @@ def _with_named(x: Measure, key: str, text: str) -> Measure:
 
 
 def _number(what: str, text: str) -> float:
-    try:
-        return _finite(float(text))
-    except ValueError:
-        raise _Bad(f"{what} must be a number, got {text!r}") from None
+    """A number as a name writes it (``0.5``, ``.5``, ``1e-3``; ASCII, no ``1_0``)."""
+    if _DOUBLE.fullmatch(text) is None or text != text.strip():
+        if text.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+            raise _Bad(f"{what} must be a finite number, got {text!r}")
+        raise _Bad(f"{what} must be a number, got {text!r}")
+    return _finite(float(text))
 
 
 def _with_p(x: Measure, p: str) -> Measure:
     value = _number("p", p)
-    if x.family == "rbp":
-        return Measure("rbp", param=value, gains=x.gains, text=f"p={value!r}",
+    if x.family == "rbp":  # the name keeps the gains: RBP(gains={2: 1}) is rbp_p=0.8,2=1
+        pairs = "".join(f",{lv}={repr(g).removesuffix('.0')}" for lv, g in x.gains or ())
+        return Measure("rbp", param=value, gains=x.gains, text=f"p={value!r}{pairs}",
                        options=x.options)
     if x.family == "rbp_raw":
         return Measure("rbp_raw", param=value, text=repr(value))

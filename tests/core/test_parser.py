@@ -291,3 +291,96 @@ def test_the_commands_print_a_warning_on_one_line(capsys) -> None:
     assert err == ("fasteval: warning: measure 'map.5': trec_eval ignores the parameters of "
                    "map ('5'), and so does fasteval\n")
     assert out.startswith("map ")
+
+
+@given(st.floats(0.5, 1e9, allow_nan=False), st.sampled_from(["INST", "INSQ", "NERR11"]))
+def test_named_numbers_keep_every_digit_in_the_name(t: float, family: str) -> None:
+    """A named number is written as it parses back: INST(T=1.2345678) and INST(T=1.23457)
+    are two measures with two names (six significant digits merged them)."""
+    m = parse_measure(f"{family}(T={t!r}, max_rel=3)")
+    assert parse_measure(m.name) == m and m.param in (t, None)
+
+
+@pytest.mark.parametrize(("spelling", "name"), [
+    ("INST(T=1.2345678, max_rel=3)", "inst(T=1.2345678, max_rel=3)"),
+    ("INSQ(T=1234567, max_rel=3)", "insq(T=1234567, max_rel=3)"),
+    ("Compat(p=0.9512345)", "compat(p=0.9512345)"),
+    ("NERR10(p=0.123456789, max_rel=2)", "nerr10(p=0.123456789, max_rel=2)"),
+])
+def test_named_numbers_round_trip(spelling: str, name: str) -> None:
+    m = parse_measure(spelling)
+    assert m.name == name and parse_measure(name) == m
+
+
+@pytest.mark.parametrize(("spelling", "name", "trec_eval_prints"), [
+    ("iprec_at_recall.0.505", "iprec_at_recall_0.505", "iprec_at_recall_0.51"),
+    ("iprec_at_recall@0.501", "iprec_at_recall_0.501", "iprec_at_recall_0.50"),
+    ("Rprec_mult@1.234", "Rprec_mult_1.234", "Rprec_mult_1.23"),
+    ("iprec_at_recall@0.5", "iprec_at_recall_0.50", "iprec_at_recall_0.50"),
+    # trec_eval writes "%s_%3.2f" into strlen(name) + 10 bytes: 8 characters of the number
+    ("Rprec_mult.123456.789", "Rprec_mult_123456.789", "Rprec_mult_123456.7"),
+    ("Rprec_mult.123456", "Rprec_mult_123456.00", "Rprec_mult_123456.0"),
+])
+def test_fractions_name_what_they_measure(spelling: str, name: str, trec_eval_prints: str) -> None:
+    """A fraction with more than two decimals keeps them in its name (trec_eval's %.2f name
+    gave iprec_at_recall@0.501 the name of iprec_at_recall@0.5, a different measure);
+    base_name stays what trec_eval prints."""
+    m = parse_measure(spelling)
+    assert (m.name, m.base_name) == (name, trec_eval_prints)
+    assert parse_measure(name) == m
+
+
+def test_two_fractions_alike_to_two_decimals_are_two_rows() -> None:
+    # two relevant documents: recall 0.75 needs round(1.5) = 2 of them, 0.749 one
+    out = fasteval.evaluate({"q": {"a": 1, "b": 1}},
+                            {"q": {"a": 3.0, "x": 2.0, "y": 1.0, "b": 0.5}},
+                            ["iprec_at_recall@0.75", "iprec_at_recall@0.749"])
+    assert out.select("measure", "value").rows() == [
+        ("iprec_at_recall_0.75", 0.5), ("iprec_at_recall_0.749", 1.0)]
+
+
+def test_rbp_gains_are_part_of_the_name() -> None:
+    """RBP(gains={...}) scores with the gains: its name says so (it was rbp_p=0.8, the name
+    of RBP without them)."""
+    m = parse_measure("RBP(gains={2: 1, 3: 0.5})")
+    assert m.name == "rbp_p=0.8,2=1,3=0.5" and m.gains == ((2, 1.0), (3, 0.5))
+    assert parse_measure(m.name) == m
+    assert parse_measure("RBP(gains={2: 1}, p=0.5)") == parse_measure("rbp.p=0.5,2=1")
+    assert parse_measure("RBP(gains={2: 1}, rel=2)").name == "rbp_p=0.8,2=1(rel=2)"
+
+
+@pytest.mark.parametrize("bad", ["P@²", "rbp.²", "P@١٠", "P.١٠", "P(rel=1_0)@5", "P(rel=١)@5",
+                                 "RBP(p=0_5)", "iprec_at_recall@1_0", "ERR(gmax=٥)@10",
+                                 "nDCG(gains={٢: 1})", "ndcg@10-l١", "iprec_at_recall@٠.٥"])
+def test_numbers_are_ascii_as_written(bad: str) -> None:
+    """Digits of other scripts and Python's 1_0 are no numbers in a name (P@² raised
+    ValueError from int(); P(rel=1_0)@5 was P(rel=10)@5)."""
+    for syntax in (False, True):
+        with pytest.raises(UnknownMeasureError) as info:
+            parse_measures(bad, trec_eval_syntax=syntax)
+        assert repr(bad) in str(info.value)
+
+
+def test_trec_eval_cutoffs_saturate_as_atol_does() -> None:
+    """trec_eval reads -m P.99999999999999999999 with atol, which saturates at LONG_MAX:
+    P_9223372036854775807; the negative one is refused as a cutoff <= 0."""
+    big = parse_measures("P.99999999999999999999,5", trec_eval_syntax=True)
+    assert [m.name for m in big] == ["P_5", "P_9223372036854775807"]
+    with pytest.raises(UnknownMeasureError, match="cutoffs must be positive integers"):
+        parse_measures("P.-99999999999999999999", trec_eval_syntax=True)
+    with pytest.raises(UnknownMeasureError, match="must not repeat"):
+        parse_measures("P.99999999999999999999,99999999999999999998", trec_eval_syntax=True)
+
+
+def test_trec_eval_command_prints_saturated_cutoffs_and_short_fraction_names(capsys) -> None:
+    from pathlib import Path
+
+    from fasteval.cli import main
+
+    trec = Path(__file__).resolve().parents[2] / "datasets" / "trec"
+    qrels, run = str(trec / "qrels.test"), str(trec / "results.test")
+    assert main(["trec-eval", "-m", "P.99999999999999999999", "-m", "Rprec_mult.123456.789",
+                 "-m", "iprec_at_recall.0.5,0.501", qrels, run]) == 0
+    names = [line.split("\t")[0].rstrip() for line in capsys.readouterr().out.splitlines()]
+    assert names == ["iprec_at_recall_0.50", "iprec_at_recall_0.50", "P_9223372036854775807",
+                     "Rprec_mult_123456.7"]
