@@ -97,3 +97,61 @@ def test_ir_measures_expected_values_cwl() -> None:
         for qid, v in per_q.items():
             assert abs(got[(qid, names.get(name, name))] - v) < spec["tolerance"] + 5e-5, (
                 name, qid)
+
+
+IR_NAMES = [
+    "nDCG@10", "nDCG", "AP", "AP@10", "RR", "RR@10", "P@5", "P(rel=2)@5", "R@20", "R@100", "Rprec",
+    "Bpref", "Success@10", "Judged@10", "Judged", "NumRet", "NumRel", "NumRelRet", "NumRet(rel=2)",
+    "NumQ", "SetP", "SetR", "SetF", "SetAP", "IPrec@0.5", "IPrec@0.0", "infAP", "RBP(rel=2)",
+    "RBP(p=0.5, rel=1)", "INST(max_rel=3)", "INSQ(max_rel=3)", "BPM(max_rel=3)@10",
+    "SDCG(max_rel=3)@10", "NERR8(max_rel=3)@10", "NERR9(max_rel=3)@10", "NERR10(max_rel=3)",
+    "NERR11(max_rel=3)", "Compat", "Compat(p=0.8)", "Compat(normalize=False)",
+    "P(judged_only=True)@5", "SetP(relative=True)", "nDCG(gains={0: 0, 1: 1, 2: 3, 3: 7})@10",
+    "nDCG(gains={0: 0, 1: 1, 2: 3, 3: 7})", "AP(rel=2)", "RR(rel=2)",
+]
+RANX_NAMES = [
+    "ndcg@10", "ndcg", "map", "map@10", "mrr", "mrr@10", "precision@5", "precision", "recall@100",
+    "hit_rate@10", "hits@10", "hits", "r-precision", "f1@10", "f1", "ndcg_burges@10",
+    "ndcg_burges", "dcg@10", "dcg", "dcg_burges@10", "bpref", "rbp.95", "rbp.8", "ndcg@10-l2",
+    "map-l2", "mrr-l2", "precision@5-l2", "hits@10-l2", "recall@10-l2", "f1-l2", "dcg@10-l2",
+    "rbp.95-l2", "r-precision-l2", "hit_rate@5-l3",  # bpref-l2: see the test after the next
+]
+
+
+def test_every_shared_name_agrees_on_untied_runs() -> None:
+    """Per-query values under each name both libraries accept with fasteval's meaning, on
+    untied runs with graded labels, unjudged documents and no negative grades (ties and
+    negative grades are the differences README's *Measure names* notes)."""
+    irm = pytest.importorskip("ir_measures")
+    ranx = pytest.importorskip("ranx")
+    qrels, run = _common(104, n_queries=60)
+    qd, rd = to_dicts(qrels, run)
+    ours = fasteval.evaluate(qrels, run, IR_NAMES + RANX_NAMES)
+    got = {(str(q), m): v for q, m, v in ours.select("query_id", "measure", "value").iter_rows()}
+    checked = 0
+    for name in IR_NAMES:  # one at a time: pytrec_eval's provider mixes up nDCG with gains=
+        canon = fasteval.parse_measure(name).name
+        for m in irm.iter_calc([irm.parse_measure(name)], qd, rd):
+            assert math.isclose(got[(m.query_id, canon)], m.value, abs_tol=1e-6), (m, canon)
+            checked += 1
+    rrun = ranx.Run(rd)
+    for name in RANX_NAMES:
+        canon = fasteval.parse_measure(name).name
+        want = ranx.evaluate(ranx.Qrels(qd), rrun, [name], return_mean=False)
+        for qid, v in zip(rrun.keys(), want, strict=True):
+            assert math.isclose(got[(qid, canon)], float(v), abs_tol=1e-6), (name, qid)
+            checked += 1
+    assert checked > 3000
+
+
+def test_ranx_bpref_at_a_level_is_zero_once_a_query_has_nothing_at_it() -> None:
+    """ranx 0.3's bpref-l2 gives 0 to every query when one query has no document of grade
+    >= 2 (alone, each query gets trec_eval's value, which fasteval gives in both cases)."""
+    ranx = pytest.importorskip("ranx")
+    qd = {"q1": {"a": 1, "b": 0}, "q2": {"c": 2, "d": 0, "e": 2}}
+    rd = {"q1": {"a": 2.0, "b": 1.0}, "q2": {"c": 3.0, "d": 2.0, "e": 1.0}}
+    both = ranx.evaluate(ranx.Qrels(qd), ranx.Run(rd), "bpref-l2", return_mean=False)
+    alone = ranx.evaluate(ranx.Qrels({"q2": qd["q2"]}), ranx.Run({"q2": rd["q2"]}), "bpref-l2")
+    ours = fasteval.evaluate(qd, rd, "bpref-l2")
+    assert ours["value"].to_list() == [0.0, 0.5] and float(alone) == 0.5
+    assert list(both) == [0.0, 0.0]
