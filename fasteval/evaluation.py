@@ -302,8 +302,9 @@ class Evaluator:
         compat: int = 10,
     ) -> None:
         _check_options(relevance_level, compat, num_docs)
-        if isinstance(measures, Iterable) and not isinstance(measures, (str, Measure)):
-            measures = list(measures)  # read twice: here and by _named_text_measures
+        if (isinstance(measures, Iterable)
+                and not isinstance(measures, (str, bytes, Measure, Mapping, list, tuple))):
+            measures = list(measures)  # an iterator, read twice: here and by _named_text_measures
         parsed = parse_measures(measures)
         if not parsed:
             raise ParameterError("measures", "at least one measure name", measures)
