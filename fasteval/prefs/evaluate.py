@@ -19,8 +19,8 @@ from fasteval.prefs import kernels
 from fasteval.prefs.readers import (
     judgments_from_frame,
     numeric_column,
-    read_prefs,
-    read_qrels_prefs,
+    read_prefs_lines,
+    read_qrels_prefs_lines,
     read_trec_run_minimal,
 )
 
@@ -77,12 +77,39 @@ def _select_measures(measures: Sequence[str] | str | None) -> list[str]:
     return [m for m in _PRINT_ORDER if m in wanted]
 
 
-def _load_judgments(judgments, mode: str) -> pl.DataFrame:
+def _load_judgments(judgments, mode: str) -> tuple[pl.DataFrame, str]:
+    """The judgments table and the name its errors give (a file's also has ``lineno``)."""
     if mode not in ("prefs", "qrels_prefs"):
         raise ParameterError("mode", "'prefs' or 'qrels_prefs'", mode)
     if isinstance(judgments, (str, os.PathLike)):
-        return read_prefs(judgments) if mode == "prefs" else read_qrels_prefs(judgments)
-    return judgments_from_frame(judgments, mode)
+        read = read_prefs_lines if mode == "prefs" else read_qrels_prefs_lines
+        return read(judgments), str(judgments)
+    return judgments_from_frame(judgments, mode), "judgments"
+
+
+def _locate(j: pl.DataFrame, qid: str, doc_id: str, code: int) -> tuple[int, str, str]:
+    """Row index, jg and jsg of the judgment that makes ``doc_id`` inconsistent in ``qid``.
+
+    ``code`` is the kernel's error: two rel_levels of one document in a judgment group of
+    one sub-group, or rel_level 0 and > 0 in a group of several sub-groups. The row is
+    the first one, in input order, that disagrees with an earlier one.
+    """
+    t = j.select("query_id", "jg", "jsg", "doc_id", "rel_level").with_row_index("_row")
+    n_sub = t.filter(pl.col("query_id") == qid).group_by("jg").agg(
+        pl.col("jsg").n_unique().alias("_n_sub"))
+    t = t.filter((pl.col("query_id") == qid) & (pl.col("doc_id") == doc_id)).join(
+        n_sub, on="jg", how="left").sort("_row")
+    if code == kernels.ERR_DOC_TWO_LEVELS_EC:
+        key, value = ["jg", "jsg"], pl.col("rel_level")
+        t = t.filter(pl.col("_n_sub") == 1)
+    else:
+        key, value = ["jg"], pl.col("rel_level") > 0
+        t = t.filter(pl.col("_n_sub") > 1)
+    bad = t.filter(value != value.first().over(key))
+    if bad.height == 0:  # not expected: the kernel found one; name the topic only
+        return -1, "", ""
+    row = bad.row(0, named=True)
+    return int(row["_row"]), row["jg"], row["jsg"]
 
 
 def _load_run(run) -> tuple[pl.DataFrame, str | None]:
@@ -253,7 +280,7 @@ def _doc_name(j: pl.DataFrame, qj: np.ndarray, doc: np.ndarray, q: int, d: int) 
     return j.get_column("doc_id")[int(hit[0])] if hit.size else "?"
 
 
-def _run_kernel(prep: dict) -> np.ndarray:
+def _run_kernel(prep: dict, j: pl.DataFrame, source: str = "judgments") -> np.ndarray:
     nj = prep["nj"]
     njr = prep["njr"]
     jg, jsg, rel, doc, row_off = prep["jg"], prep["jsg"], prep["rel"], prep["doc"], prep["row_off"]
@@ -294,17 +321,26 @@ def _run_kernel(prep: dict) -> np.ndarray:
         qid = prep["qids"][q]
         code = int(status[q])
         d0 = prep["doc_name"](q, int(errinfo[q, 0]))
+        line = row = None
+        if code in (kernels.ERR_DOC_TWO_LEVELS_EC, kernels.ERR_ZERO_NONZERO):
+            at, jg, jsg = _locate(j, qid, d0, code)
+            if at >= 0 and "lineno" in j.columns:
+                line = int(j.get_column("lineno")[at])
+            elif at >= 0:
+                row = at
         if code == kernels.ERR_DOC_TWO_LEVELS_EC:
-            msg = f"topic {qid!r}: document {d0!r} has two different rel_levels in one judgment sub-group"
+            msg = (f"topic {qid!r}: document {d0!r} has two different rel_levels in one judgment "
+                   f"sub-group (jg {jg!r}, jsg {jsg!r}); expected one rel_level per document")
         elif code == kernels.ERR_ZERO_NONZERO:
-            msg = f"topic {qid!r}: document {d0!r} has both rel_level 0 and a rel_level > 0 in one judgment group"
+            msg = (f"topic {qid!r}: document {d0!r} has both rel_level 0 and a rel_level > 0 in "
+                   f"one judgment group (jg {jg!r}); expected one or the other")
         else:
             d1 = prep["doc_name"](q, int(errinfo[q, 1]))
             msg = (
                 f"topic {qid!r}: inconsistent preferences in one judgment group "
                 f"({d0!r} and {d1!r} each preferred to the other)"
             )
-        raise InputError(msg, source="judgments", column="rel_level")
+        raise InputError(msg, source=source, line=line, row=row, column="rel_level")
     return out
 
 
@@ -377,7 +413,7 @@ def evaluate_prefs(
     if max_docs is not None and (not isinstance(max_docs, (int, np.integer)) or max_docs < 0):
         raise ParameterError("max_docs", "a non-negative integer", max_docs)
     names = _select_measures(measures)
-    j = _load_judgments(judgments, mode)
+    j, source = _load_judgments(judgments, mode)
     run_df, tag = _load_run(run)
     if run_id is None:
         run_id = tag
@@ -387,7 +423,7 @@ def evaluate_prefs(
         run_df, topics, max_docs=max_docs, complete=complete, tie_docno_desc=False, judged=judged
     )
     prep = _prepare(j, ranked)
-    values = _run_kernel(prep)
+    values = _run_kernel(prep, j, source)
     qids = prep["qids"]
     col = {m: i for i, m in enumerate(PREFS_MEASURES)}
     chosen = [m for m in names if m in col]

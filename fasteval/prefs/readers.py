@@ -107,6 +107,11 @@ def read_prefs(path: str | os.PathLike[str]) -> pl.DataFrame:
     [('q1', 'u1', 's1', 'd#1', 2.0), ('q1', 'u1', 's1', 'd2', 0.0)]
     >>> os.unlink(f.name)
     """
+    return read_prefs_lines(path).drop("lineno")
+
+
+def read_prefs_lines(path: str | os.PathLike[str]) -> pl.DataFrame:
+    """:func:`read_prefs` with a ``lineno`` column (1-based), to name a judgment's line."""
     src = str(path)
     df = _split_fields(src, _read_lines(path), 5, ("qid", "jg", "jsg", "docno", "rel_level"))
     if df.height == 0:
@@ -118,6 +123,7 @@ def read_prefs(path: str | os.PathLike[str]) -> pl.DataFrame:
         "jsg",
         pl.col("docno").alias("doc_id"),
         "rel_level",
+        "lineno",
     )
 
 
@@ -146,6 +152,11 @@ def read_qrels_prefs(path: str | os.PathLike[str]) -> pl.DataFrame:
     [('q1', '0', '0', 'd1', 1.0), ('q1', '0', '0', 'd2', 0.0)]
     >>> os.unlink(f.name)
     """
+    return read_qrels_prefs_lines(path).drop("lineno")
+
+
+def read_qrels_prefs_lines(path: str | os.PathLike[str]) -> pl.DataFrame:
+    """:func:`read_qrels_prefs` with a ``lineno`` column (1-based), to name a judgment's line."""
     src = str(path)
     df = _split_fields(src, _read_lines(path), 4, ("qid", "iter", "docno", "rel"))
     if df.height == 0:
@@ -157,6 +168,7 @@ def read_qrels_prefs(path: str | os.PathLike[str]) -> pl.DataFrame:
         pl.lit("0", dtype=pl.Utf8).alias("jsg"),
         pl.col("docno").alias("doc_id"),
         "rel_level",
+        "lineno",
     )
 
 

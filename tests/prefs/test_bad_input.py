@@ -37,3 +37,38 @@ def test_numeric_text_reads_as_numbers() -> None:
     # d1 (preferred) above d2: the one preference is fulfilled
     assert _value(text, "prefs_simp") == 1.0
     assert text == fasteval.evaluate_prefs(PREFS, RUN, mode="prefs")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # one sub-group: d1 judged 2 on line 2, then 1 on line 4
+        ("q1 a 1 d3 0\nq1 a 1 d1 2\nq0 a 1 d1 1\nq1 a 1 d1 1\n",
+         "p.txt, line 4, column 'rel_level': topic 'q1': document 'd1' has two different "
+         "rel_levels in one judgment sub-group (jg 'a', jsg '1'); expected one rel_level per "
+         "document"),
+        # two sub-groups: d1 relevant in sub-group 1, rel_level 0 in sub-group 2 (line 3)
+        ("q1 a 1 d1 2\nq1 a 2 d2 1\nq1 a 2 d1 0\n",
+         "p.txt, line 3, column 'rel_level': topic 'q1': document 'd1' has both rel_level 0 "
+         "and a rel_level > 0 in one judgment group (jg 'a'); expected one or the other"),
+    ],
+)
+def test_inconsistent_judgment_names_its_file_and_line(tmp_path, capfd, text, message) -> None:
+    from fasteval.cli import main
+
+    p = tmp_path / "p.txt"
+    p.write_text(text)
+    run = tmp_path / "r.txt"
+    run.write_text("q0 Q0 d1 1 1.0 t\nq1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n")
+    assert main(["trec-eval", "-R", "prefs", "-m", "prefs_simp", str(p), str(run)]) != 0
+    err = capfd.readouterr().err.strip()
+    assert err == f"fasteval: error: {tmp_path / message}"
+
+
+def test_inconsistent_judgment_in_a_table_names_its_row() -> None:
+    bad = pl.concat([PREFS, PREFS.head(1).with_columns(pl.lit(0.5).alias("rel_level"))])
+    with pytest.raises(InputError) as info:
+        fasteval.evaluate_prefs(bad, RUN, mode="prefs")
+    assert str(info.value) == ("judgments, row 2, column 'rel_level': topic 'q1': document 'd1' "
+                               "has two different rel_levels in one judgment sub-group (jg '1', "
+                               "jsg '1'); expected one rel_level per document")
