@@ -4,7 +4,7 @@ Runs may be TREC text, parquet, CSV/TSV or JSON Lines files. The fused run goes 
 (format from the suffix: ``.parquet``/``.pq`` parquet, ``.trec``/``.run``/``.txt`` TREC
 text, ``.csv``, ``.tsv``, ``.jsonl``; ``--format`` overrides), written atomically; without
 ``-o`` (or with ``-o -``) it is printed as TREC text. An output that is one of the inputs
-is refused before anything is read.
+is refused before anything is read. One RUN may be ``-``: read from standard input.
 
 Examples
 --------
@@ -16,8 +16,12 @@ Examples
 from __future__ import annotations
 
 import argparse
+import sys
 
 from fasteval.cli import add_command
+
+#: a RUN read from standard input
+STDIN = "-"
 
 
 def _weights(text: str) -> list[float]:
@@ -50,7 +54,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "documents are ranked by score, ties by doc id descending (trec_eval's order)."
         ),
     )
-    p.add_argument("runs", metavar="RUN", nargs="+", help="run files (TREC, parquet, CSV, JSONL)")
+    p.add_argument("runs", metavar="RUN", nargs="+",
+                   help="run files (TREC, parquet, CSV, JSONL); - reads one from standard input")
     p.add_argument("-m", "--method", default="rrf", metavar="METHOD",
                    help="rrf (default), sum, mnz, anz, max, min, med, gmnz, isr, log_isr, "
                         "logn_isr, rbc, bordafuse, condorcet, wsum, wmnz, mixed, w_bordafuse, "
@@ -86,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
 
     if len(args.runs) < 2:
         raise ParameterError("RUN", "given at least twice (two runs to fuse)", args.runs)
+    if args.runs.count(STDIN) > 1:  # standard input can be read once
+        raise ParameterError("RUN", "read from standard input ('-') at most once", args.runs)
     if args.tag is not None and (not args.tag or any(c.isspace() for c in args.tag)):
         # the tag is a TREC field: whitespace would split it (and "" leave the line short)
         raise ParameterError("--tag", "non-empty text without whitespace", args.tag)
@@ -100,8 +107,9 @@ def run(args: argparse.Namespace) -> int:
     check_outputs({"-o/--output": output}, args.runs)
     runs: dict[str, pl.DataFrame] = {}
     for i, path in enumerate(args.runs):  # named by path (a path given twice: by position)
-        name = path if path not in runs else f"{path} (run {i + 1})"
-        runs[name] = read_run(path, duplicates="ignore")
+        name = "stdin" if path == STDIN else path
+        name = name if name not in runs else f"{name} (run {i + 1})"
+        runs[name] = read_run(sys.stdin if path == STDIN else path, duplicates="ignore")
     fused = fuse(runs, method=spec.method, norm=spec.norm, weights=spec.weights,
                  **{p: v for p, v in spec.params.items() if p != "weights"})
     if fmt == "trec" or (fmt is None and _is_trec(output)):

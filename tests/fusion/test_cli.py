@@ -86,3 +86,27 @@ def test_one_run_and_duplicates(runs, tmp_path, capfd) -> None:
     assert main(["fuse", runs[0], runs[0], "-m", "sum", "--norm", "none"]) == 0
     first = capfd.readouterr().out.splitlines()[0].split()
     assert first[2] == "a" and float(first[4]) == 6.0
+
+
+def test_a_run_from_standard_input(runs, tmp_path, capfd, monkeypatch) -> None:
+    import io
+    import sys
+
+    def stdin(data: bytes) -> io.TextIOWrapper:
+        raw = io.BytesIO(data)
+        raw.name = "<stdin>"  # the name sys.stdin has
+        return io.TextIOWrapper(raw)
+
+    monkeypatch.setattr(sys, "stdin", stdin(RUN_A.encode()))
+    assert main(["fuse", "-", runs[1], "-m", "sum", "--norm", "none"]) == 0
+    # b: 2 + 9, c in q2: 1 + 5, a: 3 (only in run A for q1), d: 1
+    assert capfd.readouterr().out.splitlines() == [
+        "q1 Q0 b 1 11.0 fused-sum", "q1 Q0 a 2 3.0 fused-sum", "q1 Q0 d 3 1.0 fused-sum",
+        "q2 Q0 c 1 6.0 fused-sum", "q2 Q0 a 2 4.0 fused-sum"]
+    assert main(["fuse", "-", "-", "-m", "rrf"]) == 2
+    assert capfd.readouterr().err.strip() == (
+        "fasteval: error: RUN must be read from standard input ('-') at most once, got ['-', '-']")
+    monkeypatch.setattr(sys, "stdin", stdin(b"q1 Q0 a 1 nan x\n"))
+    assert main(["fuse", "-", runs[1], "-m", "rrf"]) == 2
+    assert capfd.readouterr().err.strip() == (
+        "fasteval: error: <stdin>, line 1, column 'score': score is NaN (not a number)")
