@@ -22,6 +22,8 @@ from pathlib import Path
 from fasteval.cli import add_command
 
 FORMATS = ("table", "markdown", "latex", "html", "csv", "parquet")
+#: a QRELS or RUN read from standard input
+STDIN = "-"
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -37,7 +39,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         ),
     )
     p.add_argument(
-        "inputs", metavar="QRELS RUN", nargs="*", help="qrels file followed by run files"
+        "inputs", metavar="QRELS RUN", nargs="*",
+        help="qrels file followed by run files; one of them may be - (standard input)"
     )
     p.add_argument(
         "--results",
@@ -249,7 +252,7 @@ def _check_options(args: argparse.Namespace, n_resamples: int) -> None:
 
 
 def _run_names(paths: list[str]) -> list[str]:
-    stems = [Path(p).stem for p in paths]
+    stems = ["stdin" if p == STDIN else Path(p).stem for p in paths]
     if len(set(stems)) == len(stems):
         return stems
     names = [Path(p).name for p in paths]
@@ -274,10 +277,15 @@ def _score(args: argparse.Namespace):
         )
     from fasteval.errors import InputError
 
-    qrels = fasteval.read_qrels(args.inputs[0])
+    if args.inputs.count(STDIN) > 1:  # standard input can be read once
+        raise ParameterError("QRELS RUN", "read from standard input ('-') at most once",
+                             args.inputs)
+    qrels = fasteval.read_qrels(sys.stdin if args.inputs[0] == STDIN else args.inputs[0])
     run_paths = args.inputs[1:]
     seen_paths: dict[Path, str] = {}
     for path in run_paths:
+        if path == STDIN:
+            continue
         key = Path(path).resolve()
         if key in seen_paths:
             raise InputError("run file given twice; give each run once", source=path)
@@ -291,7 +299,7 @@ def _score(args: argparse.Namespace):
         runs[name] = table
 
     for name, path in zip(_run_names(run_paths), run_paths, strict=True):
-        df = fasteval.read_run(path)
+        df = fasteval.read_run(sys.stdin if path == STDIN else path)
         if "run_id" in df.columns and df.get_column("run_id").n_unique() > 1:
             for (rid,), part in df.group_by("run_id", maintain_order=True):
                 add(str(rid), part.drop("run_id"), path)

@@ -217,3 +217,31 @@ def test_results_without_rows_and_without_common_queries(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no query has a value for every run" in err
     assert "(--missing zero)" in err
+
+
+def test_qrels_or_a_run_from_standard_input(trec_files, tmp_path, capsys, monkeypatch):
+    import sys
+
+    d = trec_files
+    args = ["-m", "map", "--test", "t", "--format", "csv"]
+
+    def stdin(path) -> io.TextIOWrapper:
+        raw = io.BytesIO(open(path, "rb").read())
+        raw.name = "<stdin>"  # the name sys.stdin has
+        return io.TextIOWrapper(raw)
+
+    assert main(["compare", str(d / "qrels.txt"), str(d / "bm25.txt"), str(d / "dense.txt"),
+                 *args]) == 0
+    want = pl.read_csv(io.StringIO(capsys.readouterr().out))
+    monkeypatch.setattr(sys, "stdin", stdin(d / "bm25.txt"))
+    assert main(["compare", str(d / "qrels.txt"), "-", str(d / "dense.txt"), *args]) == 0
+    got = pl.read_csv(io.StringIO(capsys.readouterr().out))
+    assert got.get_column("run_id").to_list() == ["stdin"]
+    assert got.drop("run_id").equals(want.drop("run_id"))
+    monkeypatch.setattr(sys, "stdin", stdin(d / "qrels.txt"))
+    assert main(["compare", "-", str(d / "bm25.txt"), str(d / "dense.txt"), *args]) == 0
+    assert pl.read_csv(io.StringIO(capsys.readouterr().out)).equals(want)
+    assert main(["compare", "-", "-", str(d / "dense.txt"), *args]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "fasteval: error: QRELS RUN must be read from standard input ('-') at most once, got "
+        f"['-', '-', '{d / 'dense.txt'}']")
