@@ -340,8 +340,8 @@ def test_two_fractions_alike_to_two_decimals_are_two_rows() -> None:
 
 
 def test_rbp_gains_are_part_of_the_name() -> None:
-    """RBP(gains={...}) scores with the gains: its name says so (it was rbp_p=0.8, the name
-    of RBP without them)."""
+    """RBP(gains={...}) scores with the gains: its name says so (rbp_p=0.8 alone names RBP
+    without them)."""
     m = parse_measure("RBP(gains={2: 1, 3: 0.5})")
     assert m.name == "rbp_p=0.8,2=1,3=0.5" and m.gains == ((2, 1.0), (3, 0.5))
     assert parse_measure(m.name) == m
@@ -353,8 +353,8 @@ def test_rbp_gains_are_part_of_the_name() -> None:
                                  "RBP(p=0_5)", "iprec_at_recall@1_0", "ERR(gmax=٥)@10",
                                  "nDCG(gains={٢: 1})", "ndcg@10-l١", "iprec_at_recall@٠.٥"])
 def test_numbers_are_ascii_as_written(bad: str) -> None:
-    """Digits of other scripts and Python's 1_0 are no numbers in a name (P@² raised
-    ValueError from int(); P(rel=1_0)@5 was P(rel=10)@5)."""
+    """Digits of other scripts and Python's 1_0 are no numbers in a name: int() would read
+    them (P(rel=1_0)@5 as P(rel=10)@5) or raise its own ValueError (P@²)."""
     for syntax in (False, True):
         with pytest.raises(UnknownMeasureError) as info:
             parse_measures(bad, trec_eval_syntax=syntax)
