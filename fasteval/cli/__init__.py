@@ -42,6 +42,32 @@ def add_command(subparsers, name: str, description: str | None = None) -> argpar
     return subparsers.add_parser(name, help=SUBCOMMANDS[name][1], description=description)
 
 
+STDIN = "-"
+"""The input path that names standard input."""
+
+
+def stdin_once(paths: list[str], what: str) -> None:
+    """Refuse ``paths`` that name standard input more than once: it can be read once.
+
+    Examples
+    --------
+    >>> stdin_once(["-", "run.txt"], "RUN")
+    >>> stdin_once(["-", "-"], "RUN")
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: RUN must be read from standard input ('-') at most once, got ['-', '-']
+    """
+    from fasteval.errors import ParameterError
+
+    if paths.count(STDIN) > 1:
+        raise ParameterError(what, "read from standard input ('-') at most once", paths)
+
+
+def input_source(path: str):
+    """What a reader is given for ``path``: ``sys.stdin`` for ``-``, else the path."""
+    return sys.stdin if path == STDIN else path
+
+
 def console_main() -> NoReturn:
     """The ``fasteval`` program: :func:`main` in a process tuned for evaluating.
 

@@ -19,11 +19,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from fasteval.cli import add_command
+from fasteval.cli import STDIN, add_command, input_source, stdin_once
 
 FORMATS = ("table", "markdown", "latex", "html", "csv", "parquet")
-#: a QRELS or RUN read from standard input
-STDIN = "-"
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -277,10 +275,8 @@ def _score(args: argparse.Namespace):
         )
     from fasteval.errors import InputError
 
-    if args.inputs.count(STDIN) > 1:  # standard input can be read once
-        raise ParameterError("QRELS RUN", "read from standard input ('-') at most once",
-                             args.inputs)
-    qrels = fasteval.read_qrels(sys.stdin if args.inputs[0] == STDIN else args.inputs[0])
+    stdin_once(args.inputs, "QRELS RUN")
+    qrels = fasteval.read_qrels(input_source(args.inputs[0]))
     run_paths = args.inputs[1:]
     seen_paths: dict[Path, str] = {}
     for path in run_paths:
@@ -299,7 +295,7 @@ def _score(args: argparse.Namespace):
         runs[name] = table
 
     for name, path in zip(_run_names(run_paths), run_paths, strict=True):
-        df = fasteval.read_run(sys.stdin if path == STDIN else path)
+        df = fasteval.read_run(input_source(path))
         if "run_id" in df.columns and df.get_column("run_id").n_unique() > 1:
             for (rid,), part in df.group_by("run_id", maintain_order=True):
                 add(str(rid), part.drop("run_id"), path)

@@ -16,12 +16,8 @@ Examples
 from __future__ import annotations
 
 import argparse
-import sys
 
-from fasteval.cli import add_command
-
-#: a RUN read from standard input
-STDIN = "-"
+from fasteval.cli import STDIN, add_command, input_source, stdin_once
 
 
 def _weights(text: str) -> list[float]:
@@ -91,8 +87,7 @@ def run(args: argparse.Namespace) -> int:
 
     if len(args.runs) < 2:
         raise ParameterError("RUN", "given at least twice (two runs to fuse)", args.runs)
-    if args.runs.count(STDIN) > 1:  # standard input can be read once
-        raise ParameterError("RUN", "read from standard input ('-') at most once", args.runs)
+    stdin_once(args.runs, "RUN")
     if args.tag is not None and (not args.tag or any(c.isspace() for c in args.tag)):
         # the tag is a TREC field: whitespace would split it (and "" leave the line short)
         raise ParameterError("--tag", "non-empty text without whitespace", args.tag)
@@ -109,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     for i, path in enumerate(args.runs):  # named by path (a path given twice: by position)
         name = "stdin" if path == STDIN else path
         name = name if name not in runs else f"{name} (run {i + 1})"
-        runs[name] = read_run(sys.stdin if path == STDIN else path, duplicates="ignore")
+        runs[name] = read_run(input_source(path), duplicates="ignore")
     fused = fuse(runs, method=spec.method, norm=spec.norm, weights=spec.weights,
                  **{p: v for p, v in spec.params.items() if p != "weights"})
     if fmt == "trec" or (fmt is None and _is_trec(output)):
