@@ -303,17 +303,26 @@ def normalize_ids(s: pl.Series, col: str, *, source: str, where: Locator) -> pl.
         return s
     if dt in (pl.Categorical,) or isinstance(dt, pl.Enum):
         return s.cast(pl.String)
-    if dt.is_float():
-        bad = s.is_nan() | (s != s.floor())
+    if dt.is_float() or dt.is_decimal():
+        kind = "float" if dt.is_float() else "decimal"
+        bad = (s.is_nan() | s.is_infinite()) if dt.is_float() else pl.Series([False] * s.len())
+        bad = bad | (s != s.floor())
         if bad.any():
             i = first_true(bad)
             raise InputError(
-                f"{col} must be a string or an integer, got the float {s[i]!r}",
+                f"{col} must be a string or an integer, got the {kind} {s[i]!r}",
                 source=source, column=col, **where(i),
             )
-        return s.cast(pl.Int64)
+        ints = s.cast(pl.Int64, strict=False)
+        if ints.null_count():  # whole numbers past the signed 64-bit range
+            i = first_true(ints.is_null())
+            raise InputError(f"{col} does not fit in a signed 64-bit integer: {s[i]!r} (give "
+                             "such ids as text)", source=source, column=col, **where(i))
+        return ints
     if dt == pl.Boolean:
         raise InputError(f"{col} must hold strings or integers, got booleans", source=source, column=col)
+    if dt.is_nested():
+        raise InputError(f"{col} must hold strings or integers, got {dt}", source=source, column=col)
     try:
         return s.cast(pl.String)
     except Exception as exc:  # noqa: BLE001 - any polars cast failure means "unsupported"

@@ -1,0 +1,49 @@
+"""Tables with id columns of unusual types: whole-number floats and decimals are integers,
+anything that is no id (infinite or past 64 bits, nested values) is an InputError naming
+the row and column, never a polars error or a silent spelling that matches nothing."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import polars as pl
+import pytest
+
+import fasteval
+from fasteval.errors import InputError
+
+QRELS = pl.DataFrame({"query_id": [1, 1, 2], "doc_id": ["a", "b", "c"], "relevance": [1, 0, 1]})
+
+
+@pytest.mark.parametrize(("value", "fragment"), [
+    (float("inf"), "query_id must be a string or an integer, got the float inf"),
+    (-float("inf"), "query_id must be a string or an integer, got the float -inf"),
+    (1e19, "query_id does not fit in a signed 64-bit integer: 1e+19"),
+    (2.0**63, "query_id does not fit in a signed 64-bit integer: 9.223372036854776e+18"),
+])
+def test_float_ids_that_are_no_int64_name_the_row(value, fragment):
+    run = pl.DataFrame({"query_id": [1.0, value], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    with pytest.raises(InputError) as exc:
+        fasteval.evaluate(QRELS, run, ["P@1"])
+    assert fragment in str(exc.value)
+    assert exc.value.row == 1 and exc.value.column == "query_id"
+
+
+def test_whole_decimal_ids_are_integers_and_fractional_ones_are_refused():
+    run = pl.DataFrame({"query_id": [1, 1, 2], "doc_id": ["a", "b", "c"], "score": [2.0, 1.0, 1.0]})
+    dec = run.with_columns(pl.col("query_id").cast(pl.Decimal(10, 2)))
+    out = fasteval.evaluate(QRELS, dec, ["P@1"])
+    assert out.select("query_id", "value").rows() == [(1, 1.0), (2, 1.0)]
+    frac = pl.DataFrame({"query_id": [Decimal("1.5")], "doc_id": ["a"], "score": [1.0]})
+    with pytest.raises(InputError) as exc:
+        fasteval.read_run(frac)
+    assert "query_id must be a string or an integer, got the decimal" in str(exc.value)
+
+
+@pytest.mark.parametrize("column", ["query_id", "doc_id"])
+def test_nested_ids_are_refused(column):
+    run = {"query_id": ["1"], "doc_id": ["a"], "score": [1.0]}
+    run[column] = [{"x": 1}]
+    with pytest.raises(InputError) as exc:
+        fasteval.read_run(pl.DataFrame(run))
+    assert f"{column} must hold strings or integers, got Struct" in str(exc.value)
