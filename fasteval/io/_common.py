@@ -244,8 +244,27 @@ def check_text_encoding(data: str | bytes, source: str) -> None:
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             _check_buffer(mm, source)
 
+_COMPRESSED = (
+    (b"\xfd7zXZ\x00", "xz-compressed"), (b"\x28\xb5\x2f\xfd", "zstd-compressed"),
+    (b"\x04\x22\x4d\x18", "LZ4-compressed"),
+    (b"PK\x03\x04", "a zip archive"), (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
+)
+
+
+def _compression(head: bytes) -> str | None:
+    """The compression whose magic number starts ``head`` (gzip is read, so not named)."""
+    if head[:3] == b"BZh" and head[3:4].isdigit() and head[4:10] == b"1AY&SY":
+        return "bzip2-compressed"
+    return next((name for magic, name in _COMPRESSED if head.startswith(magic)), None)
+
 
 def _check_buffer(buf: bytes | mmap.mmap, source: str) -> None:
+    packed = _compression(bytes(buf[:10]))
+    if packed is not None:
+        raise InputError(
+            f"the file is {packed}, which is not read (only gzip is decompressed); expected "
+            "text: decompress it first", source=source,
+        )
     head = bytes(buf[:4])
     for bom, name in _WIDE_BOMS:
         if head.startswith(bom):

@@ -1,0 +1,61 @@
+"""Files compressed with something other than gzip are named as such (the reader saw NUL
+bytes, or invalid UTF-8, and said so), by the readers and by every command."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import zipfile
+
+import pytest
+
+import fasteval
+from fasteval.cli import main
+from fasteval.errors import InputError
+
+RUN = b"1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n"
+QRELS = b"1 0 a 1\n1 0 b 0\n"
+
+
+def _zip(data: bytes, path) -> None:
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("run", data)
+
+
+@pytest.mark.parametrize(("name", "pack", "what"), [
+    ("run.bz2", bz2.compress, "bzip2-compressed"),
+    ("run", bz2.compress, "bzip2-compressed"),
+    ("run.xz", lzma.compress, "xz-compressed"),
+    ("run.txt", None, "a zip archive"),
+])
+def test_other_compressions_are_named(tmp_path, name, pack, what):
+    path = tmp_path / name
+    if pack is None:
+        _zip(RUN, path)
+    else:
+        path.write_bytes(pack(RUN))
+    with pytest.raises(InputError) as exc:
+        fasteval.read_run(path)
+    assert str(exc.value) == (f"{path}: the file is {what}, which is not read (only gzip is "
+                              "decompressed); expected text: decompress it first")
+
+
+def test_gzip_is_still_read_and_commands_name_the_compression(tmp_path, capsys):
+    (tmp_path / "qrels").write_bytes(QRELS)
+    (tmp_path / "run.gz").write_bytes(gzip.compress(RUN))
+    (tmp_path / "qrels.bz2").write_bytes(bz2.compress(QRELS))
+    assert fasteval.read_run(tmp_path / "run.gz").height == 2
+    for argv in (["eval", str(tmp_path / "qrels.bz2"), str(tmp_path / "run.gz"), "-m", "map"],
+                 ["trec-eval", str(tmp_path / "qrels.bz2"), str(tmp_path / "run.gz")]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.strip().splitlines() == [
+            f"fasteval: error: {tmp_path / 'qrels.bz2'}: the file is bzip2-compressed, which is "
+            "not read (only gzip is decompressed); expected text: decompress it first"]
+
+
+def test_a_query_id_spelled_like_a_magic_number_is_text(tmp_path):
+    path = tmp_path / "qrels"
+    path.write_bytes(b"BZh9 0 a 1\nPK 0 b 1\n")
+    assert fasteval.read_qrels(path).get_column("query_id").to_list() == ["BZh9", "PK"]
