@@ -7,9 +7,12 @@ trec_eval's measure order, ``runid`` and ``relstring``. ``--compat 9`` reproduce
 
 Usage::
 
-    fasteval trec-eval [-q] [-c] [-J] [-l N] [-M N] [-N N] [-m MEASURE]... [-Z FILE]
+    fasteval trec-eval [-q] [-n] [-c] [-J] [-l N] [-M N] [-N N] [-m MEASURE]... [-Z FILE]
                        [-R qrels|qrels_jg|prefs|qrels_prefs] [-T trec_results]
                        [--compat 9|10] QRELS RUN
+
+trec_eval's long names work too (--query_eval_wanted, --nosummary, --measure=..., and
+the others), as do unique abbreviations of them (--nosum).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ _AVGJG = {"map_avgjg": "map", "P_avgjg": "P", "Rprec_mult_avgjg": "Rprec_mult"}
 @dataclass
 class Options:
     per_query: bool = False
+    summary: bool = True
     complete: bool = False
     judged_only: bool = False
     level: int = 1
@@ -58,16 +62,27 @@ def _int_opt(flag: str, value: str) -> int:
         raise ParameterError(flag, "an integer", value) from None
 
 
+# trec_eval's getopt_long names (trec_eval.c), as the short flags they stand for
+_LONG_FLAGS = {
+    "--help": "-h", "--version": "-v", "--query_eval_wanted": "-q", "--measure": "-m",
+    "--complete_rel_info_wanted": "-c", "--level_for_rel": "-l", "--nosummary": "-n",
+    "--Judged_docs_only": "-J", "--Number_docs_in_coll": "-N", "--Max_retrieved_per_topic": "-M",
+    "--Rel_info_format": "-R", "--Results_format": "-T", "--Zscore": "-Z",
+}
+_LONG = [name[2:] + ("=" if short[1] in "mlNMRTZ" else "") for name, short in _LONG_FLAGS.items()]
+
+
 def parse_args(argv: list[str]) -> Options:
     """Parse trec_eval's getopt-style flags (``-l2``, ``-mP.5``, ``-qc`` all work)."""
     try:
-        pairs, rest = getopt.gnu_getopt(argv, "hvqcJl:M:N:m:Z:R:T:", ["compat=", "help"])
+        pairs, rest = getopt.gnu_getopt(argv, "hvqncJl:M:N:m:Z:R:T:", ["compat=", *_LONG])
     except getopt.GetoptError as exc:
         raise ParameterError(
-            "trec-eval option", "one of -q -c -J -l -M -N -m -Z -R -T", str(exc)
+            "trec-eval option", "one of -q -n -c -J -l -M -N -m -Z -R -T", str(exc)
         ) from None
     o = Options()
     for flag, value in pairs:
+        flag = _LONG_FLAGS.get(flag, flag)
         if flag in ("-h", "--help"):
             raise SystemExit(_print_usage())
         elif flag == "-v":
@@ -75,6 +90,8 @@ def parse_args(argv: list[str]) -> Options:
             raise SystemExit(0)
         elif flag == "-q":
             o.per_query = True
+        elif flag == "-n":
+            o.summary = False
         elif flag == "-c":
             o.complete = True
         elif flag == "-J":
@@ -311,6 +328,7 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
         lines = evaluate_prefs(
             qrels_path, run, mode=o.rel_format, measures=o.measures or None,
             per_query=o.per_query, max_docs=o.max_docs, complete=o.complete,
+            summary=o.summary,
         )
         for name, qid, value in lines:
             if isinstance(value, str):
@@ -375,6 +393,9 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
                 j = numeric.index(m)
                 v = z_values[qi, j]
                 lines.append(prefix + _fmt(m.base_name, qid, v, m.spec.integer and not prefix))
+    if not o.summary:  # -n: trec_eval's print_final steps print nothing
+        out.write("".join(line + "\n" for line in lines))
+        return 0
     if print_runid:
         lines.append(_fmt("runid", "all", 0, True).replace("\t0", "\t" + runid, 1))
     rows = keep if o.compat == 10 or not o.complete else np.ones(len(qids), dtype=bool)
@@ -446,6 +467,9 @@ def _run_jg(o, qrels_path, run, runid, numeric, print_runid, avgjg, opts, out) -
             if keep[qi]:
                 for j, nm in enumerate(names):
                     lines.append(_fmt(nm, qid, avg[qi, j], False))
+    if not o.summary:
+        out.write("".join(line + "\n" for line in lines))
+        return 0
     if print_runid:
         lines.append(f"{'runid':<22}\tall\t{runid}")
     if any(m.family == "num_q" for m in numeric):

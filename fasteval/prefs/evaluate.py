@@ -354,6 +354,7 @@ def evaluate_prefs(
     max_docs: int | None = None,
     complete: bool = False,
     run_id: str | None = None,
+    summary: bool = True,
 ) -> list[tuple[str, str, float | int | str]]:
     """Evaluate a run against preference judgments, exactly as trec_eval 10 prints it.
 
@@ -382,6 +383,8 @@ def evaluate_prefs(
     run_id : str, optional
         Value of the ``runid`` line; defaults to the run's last tag when known. Without
         either, no ``runid`` line is produced.
+    summary : bool
+        Include the summary lines (qid ``"all"``); ``False`` is trec_eval ``-n``.
 
     Returns
     -------
@@ -434,6 +437,8 @@ def evaluate_prefs(
                 v = values[qi, col[m]]
                 lines.append((m, qid, int(v) if m in PREFS_COUNT_MEASURES else float(v)))
     nq = len(qids)
+    if not summary:
+        return lines
     if "runid" in names and run_id is not None:
         lines.append(("runid", "all", run_id))
     if "num_q" in names:

@@ -69,3 +69,50 @@ def test_missing_file_is_one_line(tmp_path: Path) -> None:
     assert out.returncode == 2
     assert "nope.qrels" in out.stderr and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def _in_process(*args: str) -> str:
+    import io
+
+    from fasteval.cli.trec_eval_cmd import parse_args, run_trec_eval
+
+    buf = io.StringIO()
+    assert run_trec_eval(parse_args(list(args)), out=buf) == 0
+    return buf.getvalue()
+
+
+def test_nosummary_prints_the_per_query_lines_only() -> None:
+    # trec_eval -n (--nosummary): summary_flag = 0, so every print_final step (runid, num_q
+    # and the 'all' lines) prints nothing; -q's per-topic lines are unchanged
+    qrels, run = str(DATA / "qrels.test"), str(DATA / "results.test")
+    full = _in_process("-q", "-m", "map", "-m", "P.5", qrels, run).splitlines()
+    assert _in_process("-q", "-n", "-m", "map", "-m", "P.5", qrels, run).splitlines() == [
+        line for line in full if "\tall\t" not in line
+    ] == [
+        "map                   \t301\t0.0324",
+        "P_5                   \t301\t0.0000",
+        "map                   \t302\t0.4175",
+        "P_5                   \t302\t0.8000",
+        "map                   \t303\t0.0858",
+        "P_5                   \t303\t0.0000",
+    ]
+    assert _in_process("-n", qrels, run) == ""  # no -q: nothing at all
+    # trec_eval's long option names, and unique abbreviations of them (getopt_long)
+    assert _in_process("--query_eval_wanted", "--nosum", "--measure=map", "--measure", "P.5",
+                       qrels, run).splitlines() == _in_process(
+        "-q", "-n", "-m", "map", "-m", "P.5", qrels, run).splitlines()
+    assert _in_process("--Max_retrieved_per_topic=5", "--level_for_rel", "1", "-m", "num_ret",
+                       qrels, run) == "num_ret               \tall\t15\n"
+
+
+def test_nosummary_with_prefs_and_qrels_jg() -> None:
+    from tests._data import trec_eval_file
+
+    prefs = _in_process("-q", "-n", "-R", "prefs", "-m", "prefs_simp",
+                        str(trec_eval_file("prefs.test")),
+                        str(trec_eval_file("prefs.results.test"))).splitlines()
+    assert len(prefs) == 24 and not any("\tall\t" in line for line in prefs)  # 24 topics
+    jg = _in_process("-q", "-n", "-R", "qrels_jg", "-m", "qrels_jg",
+                     str(trec_eval_file("qrels.123")), str(DATA / "results.test")).splitlines()
+    assert jg and not any("\tall\t" in line for line in jg)
+    assert jg[0].startswith("map_avgjg             \t301\t")
