@@ -11,15 +11,32 @@ loaded. A cache miss still compiles through numba's compiler, which does the ful
 first, so only loading is changed, and only for the dispatchers made here (never another
 library's). Where numba lacks the internals used (another version), the dispatcher is
 left as numba made it.
+
+Two more one-off costs of the first load are deferred the same way:
+
+* numba's extensions (the ``numba_extensions`` entry points, found by scanning every
+  installed distribution's metadata: 30-40 ms) are registered before numba compiles, on a
+  cache miss, rather than before every first call;
+* a cached function's environment names the module its code came from, and numba imports
+  that module to rebuild it. For numba's own implementations inlined into a kernel (the
+  ``np.zeros`` of ``numba.np.arrayobj``, which imports half of numba's array support:
+  50-100 ms) the module is not imported: their environment is rebuilt without the module's
+  globals, which only object-mode code reads (the constants, which compiled code does read,
+  are restored as numba restores them). An environment of any other module is rebuilt as
+  numba does it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numba
+from numba.core import entrypoints
+from numba.core import environment as nbenv
 from numba.core import types as nbtypes
 from numba.core.runtime import rtsys
 
@@ -27,9 +44,49 @@ from numba.core.runtime import rtsys
 def _quick_load(self: Any, sig: Any, target_context: Any) -> Any:
     """``Cache.load_overload`` without ``target_context.refresh()`` (see the module docstring)."""
     rtsys.initialize(target_context)
-    with self._guard_against_spurious_io_errors():
-        return self._load_overload(sig, target_context)
-    return None  # the guard swallowed an I/O error: compile instead
+    cres = None
+    with _numba_modules_not_imported(), self._guard_against_spurious_io_errors():
+        cres = self._load_overload(sig, target_context)
+    if cres is None:  # not cached (or an I/O error): numba compiles next, extensions first
+        entrypoints.init_all()
+    return cres
+
+
+_REBUILD_ENV = getattr(nbenv, "_rebuild_env", None)
+"""numba's ``_rebuild_env``, which unpickling a cached environment calls."""
+
+
+def _rebuild_env(modname: Any, consts: Any, env_name: Any) -> Any:
+    """numba's ``_rebuild_env``, except for a numba module not imported yet (see the module
+    docstring)."""
+    env = nbenv.lookup_environment(env_name)
+    if env is not None:
+        return env
+    if not (isinstance(modname, str) and modname.startswith("numba.") and modname not in sys.modules):
+        return _REBUILD_ENV(modname, consts, env_name)  # type: ignore[misc]
+    env = nbenv.Environment({"__name__": modname})
+    env.consts[:] = consts
+    env.env_name = env_name
+    nbenv.Environment._memo[env_name] = env
+    return env
+
+
+@contextlib.contextmanager
+def _numba_modules_not_imported() -> Iterator[None]:
+    """Unpickle environments with :func:`_rebuild_env` inside the block. Cache loads run
+    under numba's compiler lock, so no other compilation or load sees the swap."""
+    if _REBUILD_ENV is None or not all(hasattr(nbenv, n) for n in ("lookup_environment", "Environment")):
+        yield
+        return
+    nbenv._rebuild_env = _rebuild_env
+    try:
+        yield
+    finally:
+        nbenv._rebuild_env = _REBUILD_ENV
+
+
+def _init_on_miss(self: Any) -> None:
+    """``Dispatcher._compilation_chain_init_hook``, deferred to a cache miss (:func:`_quick_load`)."""
 
 
 def quick_loading(dispatcher: Any) -> Any:
@@ -50,6 +107,8 @@ def quick_loading(dispatcher: Any) -> Any:
         and hasattr(rtsys, "initialize")
     ):
         cache.load_overload = types.MethodType(_quick_load, cache)
+        if hasattr(dispatcher, "_compilation_chain_init_hook") and hasattr(entrypoints, "init_all"):
+            dispatcher._compilation_chain_init_hook = types.MethodType(_init_on_miss, dispatcher)
     return dispatcher
 
 
