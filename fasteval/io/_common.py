@@ -259,6 +259,12 @@ def _compression(head: bytes) -> str | None:
 
 
 def _check_buffer(buf: bytes | mmap.mmap, source: str) -> None:
+    if bytes(buf[:4]) == b"PAR1":
+        raise InputError(
+            "the file is parquet; expected text here (fasteval trec-eval reads TREC text only; "
+            "fasteval eval and read_run/read_qrels without a text format read parquet)",
+            source=source,
+        )
     packed = _compression(bytes(buf[:10]))
     if packed is not None:
         raise InputError(

@@ -59,3 +59,19 @@ def test_a_query_id_spelled_like_a_magic_number_is_text(tmp_path):
     path = tmp_path / "qrels"
     path.write_bytes(b"BZh9 0 a 1\nPK 0 b 1\n")
     assert fasteval.read_qrels(path).get_column("query_id").to_list() == ["BZh9", "PK"]
+
+
+def test_parquet_where_text_is_read_is_named(tmp_path, capsys):
+    import polars as pl
+
+    (tmp_path / "qrels").write_bytes(QRELS)
+    run = tmp_path / "run.parquet"
+    pl.DataFrame({"query_id": ["1"], "doc_id": ["a"], "score": [1.0]}).write_parquet(run)
+    message = (f"{run}: the file is parquet; expected text here (fasteval trec-eval reads TREC "
+               "text only; fasteval eval and read_run/read_qrels without a text format read parquet)")
+    with pytest.raises(InputError) as exc:
+        fasteval.read_run(run, format="trec")
+    assert str(exc.value) == message
+    assert fasteval.read_run(run).height == 1
+    assert main(["trec-eval", str(tmp_path / "qrels"), str(run)]) == 2
+    assert capsys.readouterr().err.strip() == f"fasteval: error: {message}"
