@@ -253,6 +253,7 @@ def evaluate_files(
                 progress=bar.update,
             )
         agg = aggregate_wide(wide_res, names)
+        sink.finish()  # the per-query file complete before the aggregates are put in place
         if aggregate_out is not None:
             write_table_atomic(agg, aggregate_out)
         sink.commit()

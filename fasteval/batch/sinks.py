@@ -181,6 +181,10 @@ class Sink:
         """Drop what was written after ``mark``."""
         raise NotImplementedError
 
+    def finish(self) -> None:
+        """Complete the output where it is being written, not yet in place: :meth:`commit`
+        then only puts it there (a job finishes every output before it puts any in place)."""
+
     def commit(self) -> None:
         """Finish the output (rename into place)."""
 
@@ -228,6 +232,7 @@ class _FileSink(Sink):
         self.tmp = self.output.tmp
         self.schema: pl.Schema | None = None
         self.closed = False
+        self.finished = False
 
     @contextlib.contextmanager
     def _writing(self):
@@ -251,8 +256,8 @@ class _FileSink(Sink):
     def _finish(self) -> None:  # close the underlying writer
         pass
 
-    def commit(self) -> None:
-        if self.closed:
+    def finish(self) -> None:
+        if self.closed or self.finished:
             return
         try:
             with self._writing():
@@ -260,14 +265,21 @@ class _FileSink(Sink):
         except BaseException:
             self.abort()
             raise
+        self.finished = True
+
+    def commit(self) -> None:
+        if self.closed:
+            return
+        self.finish()
         self.closed = True
         self.output.commit()
 
     def abort(self) -> None:
         if self.closed:
             return
-        with contextlib.suppress(Exception):
-            self._finish()
+        if not self.finished:
+            with contextlib.suppress(Exception):
+                self._finish()
         self.closed = True
         self.output.abort()
 

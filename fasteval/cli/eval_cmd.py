@@ -228,6 +228,8 @@ def _run(args: argparse.Namespace) -> int:
                 )
         t_agg = time.perf_counter()
         agg = aggregate_wide(wide, names)
+        if sink is not None:
+            sink.finish()  # the per-query file complete before the aggregates are put in place
         if args.aggregate_out:
             write_table_atomic(agg, args.aggregate_out)
         if sink is not None:
