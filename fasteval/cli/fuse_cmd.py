@@ -16,6 +16,7 @@ Examples
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from fasteval.cli import STDIN, add_command, input_source, stdin_once
 
@@ -82,7 +83,6 @@ def run(args: argparse.Namespace) -> int:
     from fasteval.fusion.api import fuse
     from fasteval.fusion.options import resolve
     from fasteval.io.atomic import STDOUT, check_outputs
-    from fasteval.io.readers import read_run
     from fasteval.io.writers import write_table
 
     if len(args.runs) < 2:
@@ -100,11 +100,11 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError("--format parquet", "used with -o OUT (parquet is not printed)",
                              STDOUT)
     check_outputs({"-o/--output": output}, args.runs)
-    runs: dict[str, pl.DataFrame] = {}
+    runs: dict[str, Any] = {}  # fuse reads them, naming each file's lines in its errors
     for i, path in enumerate(args.runs):  # named by path (a path given twice: by position)
         name = "stdin" if path == STDIN else path
         name = name if name not in runs else f"{name} (run {i + 1})"
-        runs[name] = read_run(input_source(path), duplicates="ignore")
+        runs[name] = input_source(path)
     fused = fuse(runs, method=spec.method, norm=spec.norm, weights=spec.weights,
                  **{p: v for p, v in spec.params.items() if p != "weights"})
     if fmt == "trec" or (fmt is None and _is_trec(output)):

@@ -8,6 +8,7 @@ A weight search prepares once and combines many times (:func:`fasteval.optimize_
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,18 +28,37 @@ from fasteval.prepare.views import _readonly, id_column
 RunsInput = Sequence[Any] | Mapping[str, Any] | pl.DataFrame
 
 
+class _FileRun(str):
+    """The name of a run read from a file or stream, carrying the locator that turns a row
+    of its table into the file's line (``where``), so that errors found while fusing name
+    the line, as the readers do."""
+
+    where: Any
+
+
+def _located(name: str, row: int) -> dict[str, int]:
+    """``InputError`` location keywords for ``row`` of the run called ``name``."""
+    where = getattr(name, "where", None)
+    return where(row) if where is not None else {"row": row}
+
+
 def load_runs(runs: RunsInput) -> list[tuple[str, pl.DataFrame]]:
     """``(name, table)`` for each run: a sequence of runs (tables, paths, ``{qid: {docid:
     score}}`` dicts, ranx ``Run`` objects), a mapping ``{name: run}``, or one table with a
     ``run_id`` column (one run per value, in order of appearance)."""
-    from fasteval.io.readers import read_run
+    from fasteval.io.readers import _is_path, _load, read_run
 
-    def one(obj: Any, name: str) -> pl.DataFrame:
+    def one(obj: Any, name: str) -> tuple[str, pl.DataFrame]:
         if isinstance(obj, pl.DataFrame) and {"query_id", "doc_id", "score"} <= set(obj.columns):
-            return obj
+            return name, obj
         if type(obj).__module__.split(".")[0] == "ranx" and hasattr(obj, "to_dict"):
             obj = obj.to_dict()
-        return read_run(obj, duplicates="ignore")  # repeats are found on the hashed ids
+        if _is_path(obj) or callable(getattr(obj, "read", None)):
+            table, where, _ = _load(obj, "run", None, {})  # repeats are found on the hashed ids
+            located = _FileRun(name)
+            located.where = where
+            return located, table
+        return name, read_run(obj, duplicates="ignore")
 
     if isinstance(runs, pl.DataFrame):
         _check_columns(runs, ("query_id", "doc_id", "score", "run_id"), "runs")
@@ -51,14 +71,14 @@ def load_runs(runs: RunsInput) -> list[tuple[str, pl.DataFrame]]:
             twice = sorted({n for n in names if names.count(n) > 1})
             raise InputError(f"run name(s) {twice} given twice (keys equal as text)",
                              source="runs")
-        return [(n, one(v, n)) for n, v in zip(names, runs.values(), strict=True)]
+        return [one(v, n) for n, v in zip(names, runs.values(), strict=True)]
     if isinstance(runs, str | bytes) or not isinstance(runs, Sequence):
         raise ParameterError("runs", "a sequence of runs, a mapping {name: run} or a table "
                              "with a run_id column", type(runs).__name__)
     out = []
     for i, obj in enumerate(runs):
-        name = obj if isinstance(obj, str) else f"run{i + 1}"
-        out.append((str(name), one(obj, str(name))))
+        name = os.fspath(obj) if isinstance(obj, str | os.PathLike) else f"run{i + 1}"
+        out.append(one(obj, str(name)))
     return out
 
 
@@ -171,7 +191,7 @@ def prepare_fusion(runs: list[tuple[str, pl.DataFrame]], norm: str) -> FusionInp
         if s.dtype.is_float() and s.is_infinite().any():
             row = int(s.is_infinite().arg_max())
             raise InputError(f"score is {s[row]!r}; fusion needs finite scores", source=name,
-                             row=row, column="score")
+                             column="score", **_located(name, row))
     sizes = np.array([t.height for t in tables], dtype=np.int64)
     bases = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     qcols = _harmonize([t.get_column("query_id") for t in tables])
@@ -222,9 +242,11 @@ def prepare_fusion(runs: list[tuple[str, pl.DataFrame]], norm: str) -> FusionInp
         row = int(ent_row[e])
         r = int(np.searchsorted(bases, row, side="right") - 1)
         local = row - int(bases[r])
+        q, d = qcols[r][local], dcols[r][local]
+        local = int(((qcols[r] == q) & (dcols[r] == d)).arg_true()[1])  # the repeat, as read_run
         raise InputError(
             f"document {dcols[r][local]!r} appears more than once for query "
-            f"{qcols[r][local]!r}", source=names[r], row=local, column="doc_id")
+            f"{qcols[r][local]!r}", source=names[r], column="doc_id", **_located(names[r], local))
     cand_off = np.zeros(nq + 1, dtype=np.int64)
     np.cumsum(ncand, out=cand_off[1:])
     starts = seg[:-1:n_runs] if nq else np.zeros(0, dtype=np.int64)
