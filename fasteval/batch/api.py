@@ -168,8 +168,11 @@ def evaluate_files(
     measures : list of str
         Measure names in any dialect.
     out : path, optional
-        Write the per-query results here (parquet or CSV by suffix), atomically, streaming;
-        ``per_query`` is then None. Without it they are returned in memory.
+        Write the per-query results here, atomically; ``per_query`` is then None. The
+        suffix picks the format: ``.csv`` / ``.tsv`` (streamed), ``.json`` / ``.jsonl`` /
+        ``.ndjson`` (written once scored), parquet otherwise (streamed); ``.txt`` and
+        ``.trec`` are refused (text reports: render ``per_query`` instead). Without it the
+        results are returned in memory.
     wide : bool
         One column per measure instead of the long ``(measure, value)`` layout.
     aggregate_out : path, optional
@@ -209,6 +212,7 @@ def evaluate_files(
         require_ray()
     complete = bool(options.get("complete", False))
     specs = runs if isinstance(runs, list | tuple) else [runs]
+    out_fmt = _out_format(out) if engine != "ray" else None
     outputs = {"out": out, "aggregate_out": aggregate_out}
     check_outputs(outputs, [qrels, *specs])  # before anything is read
     if evaluator is None:
@@ -234,13 +238,11 @@ def evaluate_files(
             per_query = wide_res if wide else to_long(wide_res, names)
         return BatchResult(per_query=per_query, aggregate=agg, stats=stats)
     sink: Sink
-    if out is not None:
-        from fasteval.batch.sinks import format_from_path
-
-        fmt = format_from_path(out, default="parquet")
-        sink = make_sink(out, fmt if fmt in ("parquet", "csv") else "parquet", wide=wide, measure_names=names)
-    else:
+    if out is not None and out_fmt in ("parquet", "csv"):
+        sink = make_sink(out, out_fmt, wide=wide, measure_names=names)
+    else:  # in memory; JSON output is written from it below
         sink = MemorySink(names)
+    json_out = None
     try:
         with bar:
             wide_res, stats = run_job(
@@ -254,18 +256,63 @@ def evaluate_files(
             )
         agg = aggregate_wide(wide_res, names)
         sink.finish()  # the per-query file complete before the aggregates are put in place
+        if out is not None and out_fmt == "json":  # put in place with the aggregates
+            json_out = _json_output(wide_res, names, wide=wide, path=out)
         if aggregate_out is not None:
             write_table_atomic(agg, aggregate_out)
         sink.commit()
+        if json_out is not None:
+            json_out.commit()
     except BaseException:
         sink.abort()
+        if json_out is not None:
+            json_out.abort()
         raise
     per_query = None
-    if isinstance(sink, MemorySink):  # wide_res: the same rows, in fasteval.evaluate's order
+    if out is None:  # wide_res: the same rows, in fasteval.evaluate's order
         from fasteval.batch.sinks import to_long
 
         per_query = wide_res if wide else to_long(wide_res, names)
     return BatchResult(per_query=per_query, aggregate=agg, stats=stats)
+
+
+def _json_output(wide_res: pl.DataFrame, names: list[str], *, wide: bool, path):
+    """The per-query results written as JSON (JSON Lines for ``.jsonl`` / ``.ndjson``) to
+    a temporary file: an :class:`fasteval.io.atomic.AtomicOutput` to commit."""
+    from fasteval.batch.sinks import json_lines, to_long
+    from fasteval.io.atomic import AtomicOutput
+
+    table = wide_res if wide else to_long(wide_res, names)
+    output = AtomicOutput(path)
+    try:
+        if json_lines(path):
+            table.write_ndjson(output.tmp)
+        else:
+            table.write_json(output.tmp)
+    except Exception as exc:
+        failure = output.failure(exc)
+        output.abort()
+        if failure is None:
+            raise
+        raise failure from None
+    return output
+
+
+def _out_format(out) -> str | None:
+    """The format of :func:`evaluate_files`'s ``out`` from its suffix: ``parquet`` (also
+    for an unknown suffix), ``csv`` (``.tsv``: tab-separated) or ``json``; a text report
+    suffix (``.txt``, ``.trec``) is refused before any work."""
+    if out is None:
+        return None
+    from fasteval.batch.sinks import format_from_path
+    from fasteval.errors import ParameterError
+
+    fmt = format_from_path(out, default="parquet")
+    if fmt not in ("parquet", "csv", "json"):
+        raise ParameterError(
+            "out", "a .parquet, .csv, .tsv, .json, .jsonl or .ndjson path", os.fspath(out)
+        )
+    return fmt
 
 
 def job_progress(sources, *, enabled: bool = True):

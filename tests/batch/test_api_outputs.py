@@ -1,0 +1,50 @@
+"""evaluate_files(out=...): the per-query file has the format its suffix names."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+import fasteval
+from fasteval.batch import evaluate_files
+from fasteval.errors import ParameterError
+
+QRELS = pl.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["a", "b", "a"],
+                      "relevance": [1, 0, 2]})
+RUN = pl.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["a", "b", "a"],
+                    "score": [1.0, 2.0, 1.0]})
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_json_outputs_are_json(tmp_path, wide) -> None:
+    expected = fasteval.evaluate(QRELS, RUN, ["map", "P_1"]).with_columns(
+        pl.lit("run_0").alias("run_id"))
+    if wide:
+        expected = expected.pivot(on="measure", index=["run_id", "query_id"], values="value")
+    for name in ("pq.json", "pq.jsonl", "pq.ndjson"):
+        path = tmp_path / name
+        res = evaluate_files(QRELS, [RUN], ["map", "P_1"], out=path, wide=wide,
+                             aggregate_out=tmp_path / "agg.csv")
+        assert res.per_query is None
+        text = path.read_text()
+        rows = (json.loads(text) if name.endswith(".json")
+                else [json.loads(line) for line in text.splitlines()])
+        assert rows == expected.to_dicts()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "agg.csv", "pq.json", "pq.jsonl", "pq.ndjson"]
+
+
+@pytest.mark.parametrize("name", ["pq.txt", "pq.trec"])
+def test_text_report_suffix_refused_before_work(tmp_path, name) -> None:
+    with pytest.raises(ParameterError, match=r"out must be a \.parquet, \.csv"):
+        evaluate_files(QRELS, [RUN], ["map"], out=tmp_path / name)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_tsv_and_unknown_suffix(tmp_path) -> None:
+    evaluate_files(QRELS, [RUN], ["map"], out=tmp_path / "pq.tsv")
+    assert (tmp_path / "pq.tsv").read_text().splitlines()[0] == "run_id\tquery_id\tmeasure\tvalue"
+    evaluate_files(QRELS, [RUN], ["map"], out=tmp_path / "pq.out")  # parquet
+    assert pl.read_parquet(tmp_path / "pq.out").get_column("value").to_list() == [0.5, 1.0]
