@@ -162,9 +162,10 @@ def evaluate_files(
     ----------
     qrels : path or table
         Relevance judgements (any format :func:`fasteval.read_qrels` reads).
-    runs : path, table, or list of them
+    runs : path, table, mapping, or list of them
         Parquet files, quoted globs, directories (hive-partitioned, or one run per file),
-        other run files (read whole), or data frames. See :mod:`fasteval.batch.discover`.
+        other run files (read whole), or tables (polars, pandas, pyarrow, run dicts);
+        a mapping ``{name: run}`` names its runs. See :mod:`fasteval.batch.discover`.
     measures : list of str
         Measure names in any dialect.
     out : path, optional

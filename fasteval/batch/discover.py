@@ -36,6 +36,7 @@ import glob as _glob
 import io
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -365,24 +366,62 @@ def discover(spec: str | os.PathLike[str]) -> list[RunSource]:
     return sources
 
 
+def _is_run_dict(d: Mapping) -> bool:
+    """A ``{qid: {docid: score}}`` run, not a mapping ``{name: run}``."""
+    first = next(iter(d.values()), None)
+    return isinstance(first, Mapping) and not isinstance(next(iter(first.values()), None),
+                                                          Mapping | pl.DataFrame)
+
+
+def _read_table(spec: object) -> pl.DataFrame:
+    """A run given in memory (pandas, pyarrow, a run dict) as a polars table
+    (:func:`fasteval.read_run`, which names what it cannot read)."""
+    from fasteval.io.readers import read_run
+
+    return read_run(spec, duplicates="ignore")
+
+
 def discover_all(specs: list) -> list[RunSource]:
     """Discover every run argument; in-memory tables become ``"frame"`` sources.
+
+    A mapping ``{name: run}`` names its runs (tables, run dicts, or paths of one run each);
+    other tables than polars' (pandas, pyarrow, ``{qid: {docid: score}}``) are converted by
+    :func:`fasteval.read_run`.
 
     Duplicate run names are made unique by using the argument as written. A file reached
     twice (the same run given twice, overlapping globs) is an error, as are two runs that
     still share a name: either would merge two tables into one run of doubled rows.
     """
     sources: list[RunSource] = []
-    for i, spec in enumerate(specs):
-        if isinstance(spec, pl.DataFrame):
-            sources.append(
-                RunSource(name=f"run_{i}", kind="frame", frame=spec, rows=spec.height,
-                          has_run_id="run_id" in spec.columns, columns=spec.columns)
-            )
-        elif isinstance(spec, RunSource):
-            sources.append(spec)
+    named: list[tuple[str | None, object]] = []
+    for spec in specs:
+        if isinstance(spec, Mapping) and not _is_run_dict(spec):  # {name: table}
+            named.extend((str(k), v) for k, v in spec.items())
         else:
-            sources.extend(discover(spec))
+            named.append((None, spec))
+    for i, (key, spec) in enumerate(named):
+        if isinstance(spec, RunSource):
+            sources.append(spec)
+        elif isinstance(spec, str | os.PathLike):
+            found = discover(spec)
+            if key is not None:  # one run under the mapping's name
+                if len(found) != 1 or found[0].has_run_id:
+                    holds = ("a run_id column" if len(found) == 1
+                             else f"{len(found)} runs: {[f.name for f in found]}")
+                    raise InputError(f"run {key!r}: a named path must hold one run, this one "
+                                     f"holds {holds}; give it without a name",
+                                     source=os.fspath(spec))
+                found[0].name = key
+            sources.extend(found)
+        else:  # a table: polars as it is; pandas, pyarrow, {qid: {docid: score}} converted
+            frame = spec if isinstance(spec, pl.DataFrame) else _read_table(spec)
+            if key is not None and "run_id" in frame.columns:  # the name given wins, as in
+                frame = frame.drop("run_id")  # fasteval.evaluate({name: table})
+            sources.append(
+                RunSource(name=key if key is not None else f"run_{i}", kind="frame",
+                          frame=frame, rows=frame.height,
+                          has_run_id="run_id" in frame.columns, columns=frame.columns)
+            )
     seen: dict[str, int] = {}
     for s in sources:
         seen[s.name] = seen.get(s.name, 0) + 1

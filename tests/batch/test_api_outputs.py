@@ -48,3 +48,23 @@ def test_tsv_and_unknown_suffix(tmp_path) -> None:
     assert (tmp_path / "pq.tsv").read_text().splitlines()[0] == "run_id\tquery_id\tmeasure\tvalue"
     evaluate_files(QRELS, [RUN], ["map"], out=tmp_path / "pq.out")  # parquet
     assert pl.read_parquet(tmp_path / "pq.out").get_column("value").to_list() == [0.5, 1.0]
+
+
+def test_runs_as_pandas_arrow_dicts_and_named_mappings(tmp_path) -> None:
+    """Every in-memory run fasteval.evaluate takes; a mapping names its runs."""
+    path = tmp_path / "bm25.parquet"
+    RUN.write_parquet(path)
+    expected = fasteval.aggregate(fasteval.evaluate(QRELS, RUN, ["map"])).get_column("value")[0]
+    as_dict = {"1": {"a": 1.0, "b": 2.0}, "2": {"a": 1.0}}
+    got = evaluate_files(QRELS, [RUN.to_pandas(), RUN.to_arrow(), as_dict], ["map"]).aggregate
+    assert got.rows() == [(f"run_{i}", "map", expected) for i in range(3)]
+    tagged = RUN.with_columns(pl.lit("other").alias("run_id"))  # the given name wins
+    got = evaluate_files(QRELS, {"x": RUN.to_pandas(), "y": tagged, "z": path}, ["map"]).aggregate
+    assert got.rows() == [(n, "map", expected) for n in "xyz"]
+
+
+def test_named_path_of_several_runs_refused(tmp_path) -> None:
+    for n in ("a", "b"):
+        RUN.write_parquet(tmp_path / f"{n}.parquet")
+    with pytest.raises(fasteval.errors.InputError, match=r"run 'x': a named path must hold one"):
+        evaluate_files(QRELS, {"x": tmp_path}, ["map"])
