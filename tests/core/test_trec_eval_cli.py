@@ -116,3 +116,21 @@ def test_nosummary_with_prefs_and_qrels_jg() -> None:
                      str(trec_eval_file("qrels.123")), str(DATA / "results.test")).splitlines()
     assert jg and not any("\tall\t" in line for line in jg)
     assert jg[0].startswith("map_avgjg             \t301\t")
+
+
+def test_duplicate_document_error_names_no_api_option(tmp_path: Path) -> None:
+    # the readers' advice is the Python API's (duplicates='keep_best'), which this command
+    # has no flag for: trec_eval quits on a duplicate, and so does the drop-in
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q 0 a 1\nq 0 b 0\n")
+    run.write_text("q Q0 a 1 2 t\nq Q0 a 2 1 t\n")
+    out = cli("-m", "map", str(qrels), str(run))
+    assert out.returncode == 2
+    assert out.stderr == (f"fasteval: error: {run}, line 2: duplicate (query_id, doc_id) pair "
+                          "('q', 'a'); a document is ranked once per query (trec_eval stops "
+                          "here too)\n")
+    qrels.write_text("q 0 a 1\nq 0 a 0\n")
+    run.write_text("q Q0 a 1 2 t\n")
+    out = cli("-m", "map", str(qrels), str(run))
+    assert out.returncode == 2
+    assert "judged once per query" in out.stderr and "keep_best" not in out.stderr
