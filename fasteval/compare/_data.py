@@ -23,6 +23,8 @@ import polars as pl
 from fasteval.errors import InputError, ParameterError
 
 _KEYS = ("run_id", "query_id", "measure", "value")
+#: columns of a results file that are text whatever they look like
+_TEXT_COLUMNS = ("run_id", "query_id", "measure")
 
 
 def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
@@ -36,10 +38,10 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
     )
     if suffix in {".parquet", ".pq"}:
         return pl.read_parquet(p)
-    if suffix in {".csv", ".csv.gz"}:
-        return pl.read_csv(p)
-    if suffix in {".tsv", ".tsv.gz"}:
-        return pl.read_csv(p, separator="\t")
+    if suffix in {".csv", ".csv.gz", ".tsv", ".tsv.gz"}:
+        # ids as written: "01" and "1" are two queries (inferred integers would merge them)
+        return pl.read_csv(p, separator="\t" if suffix.startswith(".tsv") else ",",
+                           schema_overrides=dict.fromkeys(_TEXT_COLUMNS, pl.Utf8))
     if suffix in {".jsonl", ".ndjson"}:
         return pl.read_ndjson(p)
     raise InputError(

@@ -107,7 +107,7 @@ def test_cli_inf_in_results_with_tukey_is_one_line(tmp_path, capsys):
     path = tmp_path / "res.csv"
     path.write_text("run_id,query_id,map\na,1,0.2\na,2,0.4\nb,1,0.1\nb,2,inf\n")
     rc, _, err = _cli(["compare", "--results", str(path), "--test", "tukey"], capsys)
-    assert rc == 2 and err.count("\n") == 1 and "value is +inf for run 'b', query 2" in err
+    assert rc == 2 and err.count("\n") == 1 and "value is +inf for run 'b', query '2'" in err
 
 
 def test_cli_run_given_twice_is_refused(tmp_path, capsys):

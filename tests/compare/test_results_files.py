@@ -1,0 +1,35 @@
+"""Per-query result files read by compare: ids as written in CSV / TSV."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import fasteval
+
+
+def _long(run: str, qids: list, values: list[float]) -> pl.DataFrame:
+    return pl.DataFrame({"run_id": [run] * len(qids), "query_id": qids,
+                         "measure": ["map"] * len(qids), "value": values})
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv"])
+def test_csv_query_ids_are_text(tmp_path, suffix) -> None:
+    sep = "\t" if suffix == ".tsv" else ","
+    a, b = tmp_path / f"a{suffix}", tmp_path / f"b{suffix}"
+    _long("a", ["01", "2", "3", "4"], [0.1, 0.2, 0.3, 0.4]).write_csv(a, separator=sep)
+    _long("b", ["1", "2", "3", "4"], [0.2, 0.4, 0.3, 0.6]).write_csv(b, separator=sep)
+    c = fasteval.compare([a, b], tests="t")
+    # "01" and "1" are two queries: three are paired, each run lacks one
+    assert c.means.select("n_used", "n_missing").rows() == [(3, 1), (3, 1)]
+    assert c.effects.get_column("mean_diff")[0] == pytest.approx(-0.4 / 3)
+    assert c.paired["map"].scores.shape == (2, 3)
+
+
+def test_csv_pairs_with_integer_ids_of_parquet(tmp_path) -> None:
+    a, b = tmp_path / "a.parquet", tmp_path / "b.csv"
+    _long("a", [1, 2, 3], [0.1, 0.2, 0.3]).write_parquet(a)
+    _long("b", [1, 2, 3], [0.2, 0.2, 0.5]).write_csv(b)
+    c = fasteval.compare([a, b], tests="t")
+    assert c.means.get_column("n_used").to_list() == [3, 3]
+    assert c.effects.select("wins", "ties", "losses").row(0) == (0, 1, 2)
