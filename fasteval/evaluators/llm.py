@@ -123,45 +123,125 @@ _CONTEXT_RELEVANCE_EXAMPLES: list[dict[str, Any]] = [
 
 
 # -- type (de)serialization for `inputs` ------------------------------------------------
+# The strings are Haystack's (``haystack.utils.serialize_type``), so that a file written by
+# either library loads in the other: ``list[str]``, ``list[typing.Optional[str]]``,
+# ``list[str | None]``, ``list[typing.Literal['a']]``, ``list[haystack.dataclasses.document.Document]``.
 def _type_to_str(tp: Any) -> str:
-    if tp is typing.Any:
-        return "typing.Any"
-    origin = typing.get_origin(tp)
-    if origin is not None:
-        args = ", ".join(_type_to_str(a) for a in typing.get_args(tp))
-        name = getattr(origin, "__name__", str(origin))
-        return f"{name}[{args}]"
-    return getattr(tp, "__name__", str(tp))
+    """A type as Haystack's ``serialize_type`` writes it.
+
+    Examples
+    --------
+    >>> _type_to_str(list[str]), _type_to_str(list[typing.Optional[str]]), _type_to_str(list[str | None])
+    ('list[str]', 'list[typing.Optional[str]]', 'list[str | None]')
+    """
+    import inspect
+
+    if tp is type(None):
+        return "None"
+    if tp is Ellipsis:
+        return "..."
+    if typing.get_origin(tp) is typing.Literal:
+        return f"typing.Literal[{', '.join(repr(a) for a in typing.get_args(tp))}]"
+    args = typing.get_args(tp)
+    if isinstance(tp, types.UnionType):
+        return " | ".join(_type_to_str(a) for a in args)
+    name = getattr(tp, "__name__", str(tp))
+    if name.startswith("typing."):
+        name = name[7:]
+    if "[" in name:
+        name = name.split("[")[0]
+    module = inspect.getmodule(tp)
+    module_name = getattr(module, "__name__", "") if module is not None else ""
+    prefix = f"{module_name}." if module_name and module_name != "builtins" else ""
+    if not args:
+        return f"{prefix}{name}"
+    typing_generic = not isinstance(tp, types.GenericAlias)
+    skip_none = name == "Optional"
+
+    def arg_str(a: Any) -> str:
+        if isinstance(a, list):  # a Callable's parameter list
+            return f"[{', '.join(_type_to_str(x) for x in a)}]"
+        if typing_generic and isinstance(a, types.UnionType):
+            a = typing.Union[typing.get_args(a)]  # noqa: UP007
+        return _type_to_str(a)
+
+    inner = ", ".join(arg_str(a) for a in args if not (skip_none and a is type(None)))
+    return f"{prefix}{name}[{inner}]"
 
 
 _TYPE_NAMES: dict[str, Any] = {
-    "list": list, "dict": dict, "tuple": tuple, "set": set, "str": str, "int": int,
-    "float": float, "bool": bool, "bytes": bytes, "typing.Any": typing.Any, "Any": typing.Any,
-    "NoneType": type(None), "List": list, "Dict": dict, "typing.List": list, "typing.Dict": dict,
+    "list": list, "dict": dict, "tuple": tuple, "set": set, "frozenset": frozenset, "str": str,
+    "int": int, "float": float, "complex": complex, "bool": bool, "bytes": bytes, "object": object,
+    "typing.Any": typing.Any, "Any": typing.Any, "None": None, "NoneType": type(None),
+    "...": Ellipsis, "Ellipsis": Ellipsis,
 }
 
 
-def _type_from_str(text: str) -> Any:
-    text = text.strip()
-    if "[" not in text:
-        if text not in _TYPE_NAMES:
-            from fasteval.errors import ParameterError
-
-            raise ParameterError("inputs", f"types built from {sorted(_TYPE_NAMES)}", text)
-        return _TYPE_NAMES[text]
-    head, inner = text.split("[", 1)
-    inner = inner.rsplit("]", 1)[0]
+def _split_top(text: str, sep: str) -> list[str]:
+    """``text`` split at ``sep`` outside brackets, parts stripped."""
     parts, depth, start = [], 0, 0
-    for i, ch in enumerate(inner):
+    for i, ch in enumerate(text):
         depth += ch == "["
         depth -= ch == "]"
-        if ch == "," and depth == 0:
-            parts.append(inner[start:i])
+        if ch == sep and depth == 0:
+            parts.append(text[start:i].strip())
             start = i + 1
-    parts.append(inner[start:])
-    args = tuple(_type_from_str(p) for p in parts if p.strip())
-    base = _type_from_str(head)
-    return types.GenericAlias(base, args if len(args) > 1 else args[0])
+    parts.append(text[start:].strip())
+    return parts
+
+
+def _type_from_str(text: str) -> Any:
+    """A type from :func:`_type_to_str`'s (Haystack's) string; builtins and ``typing`` names
+    are read here, other dotted names by Haystack's ``deserialize_type`` (its module allowlist
+    applies), ``ParameterError`` without haystack-ai.
+
+    Examples
+    --------
+    >>> _type_from_str("list[typing.Optional[str]]") == list[typing.Optional[str]]
+    True
+    """
+    import ast
+
+    from fasteval.errors import ParameterError
+
+    text = text.strip()
+    if text in _TYPE_NAMES:
+        return _TYPE_NAMES[text]
+    union = _split_top(text, "|")
+    if len(union) > 1:
+        result = _type_from_str(union[0])
+        for part in union[1:]:
+            result = result | _type_from_str(part)
+        return result
+    if "[" in text and text.endswith("]"):
+        head, inner = text.split("[", 1)
+        inner = inner[:-1]
+        base = _type_from_str(head)
+        if base is typing.Literal:
+            return typing.Literal[ast.literal_eval(f"({inner},)")]
+        args = []
+        for part in _split_top(inner, ","):
+            if not part:
+                continue
+            if part.startswith("[") and part.endswith("]"):  # a Callable's parameter list
+                args.append([_type_from_str(p) for p in _split_top(part[1:-1], ",") if p])
+            else:
+                args.append(_type_from_str(part))
+        try:
+            return base[tuple(args) if len(args) > 1 else args[0]]
+        except (TypeError, AttributeError, IndexError) as exc:
+            raise ParameterError("inputs", "a type whose arguments apply", text) from exc
+    name = text[7:] if text.startswith("typing.") else text
+    if name.isidentifier() and hasattr(typing, name) and (text != name or name[:1].isupper()):
+        return getattr(typing, name)
+    if "." in text:
+        try:
+            from haystack.utils import deserialize_type
+        except ImportError:
+            deserialize_type = None
+        if deserialize_type is not None:
+            return deserialize_type(text)
+    raise ParameterError("inputs", "a type as Haystack's serialize_type writes it", text)
 
 
 def _render_value(value: Any) -> str:

@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import typing
 from typing import Any
 
 import pytest
@@ -559,3 +560,34 @@ def test_to_dict_has_haystacks_keys_unless_fasteval_options_are_set(name, monkey
     back = getattr(fe, name).from_dict(tuned.to_dict())
     assert (back.max_concurrency, back.deadline, back.cache_dir, back.corrective_retry) == (3, 60.0, "c", True)
     assert getattr(fe, name).from_dict(ev.to_dict()).max_concurrency == 8
+
+
+# typing's spellings on purpose: each is serialized its own way
+INPUT_TYPES = [
+    list[str], list[list[str]], list[dict[str, Any]], list[Document], list[typing.Optional[str]],  # noqa: UP045
+    list[str | None], list[typing.Union[int, str]], list[typing.Literal["yes", "no"]],  # noqa: UP007
+    typing.List[str], list[tuple[str, ...]], list[dict[str, list[Document] | None]],  # noqa: UP006
+]
+
+
+@pytest.mark.parametrize("tp", INPUT_TYPES, ids=str)
+def test_input_types_are_written_as_haystack_writes_them_and_read_back(tp, monkeypatch):
+    from haystack.utils import serialize_type
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-api-key")
+    args = {"instructions": "Good?", "inputs": [("values", tp)], "outputs": ["score"], "examples": []}
+    theirs = hs.LLMEvaluator(**args).to_dict()["init_parameters"]["inputs"]
+    data = fe.LLMEvaluator(**args).to_dict()
+    assert data["init_parameters"]["inputs"] == theirs == [["values", serialize_type(tp)]]
+    assert fe.LLMEvaluator.from_dict(data).inputs == [("values", tp)]
+    # a dictionary Haystack's class wrote loads too
+    assert fe.LLMEvaluator.from_dict({**data, "type": "haystack.components.evaluators.llm_evaluator.LLMEvaluator"}
+                                     ).inputs == [("values", tp)]
+
+
+def test_input_types_from_modules_outside_haystacks_allowlist_are_refused(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-api-key")
+    data = fe.LLMEvaluator("Good?", [("values", list[str])], ["score"], []).to_dict()
+    data["init_parameters"]["inputs"] = [["values", "list[os.PathLike]"]]
+    with pytest.raises(DeserializationError, match="allowlist"):
+        fe.LLMEvaluator.from_dict(data)
