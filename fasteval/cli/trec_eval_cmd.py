@@ -174,11 +174,16 @@ def _plan(o: Options) -> tuple[list[Measure], bool, list[tuple[str, Measure]]]:
     # like trec_eval, the first -m name.params of a family sets its parameters, over a set
     # or a bare name, before or after it (-m all_trec -m relstring.20: relstring_20;
     # -m P.5 -m P.10: P_5 alone); a set only adds families; other spellings (P_5,
-    # ndcg@10) add their members
+    # ndcg@10, which trec_eval does not know) add their members whatever else is asked
     by_family: dict[str, list[Measure]] = {}
     given: set[str] = set()  # families whose parameters a name.params set
+    members: list[Measure] = []  # asked for by a member's own spelling
     for part in plain:
         with_params = "." in part and part.partition(".")[0] in BY_KEY
+        if not with_params and part not in BY_KEY and part not in ("official", "all_trec"):
+            members += [m for m in parse_measures(part, trec_eval_syntax=True)
+                        if m not in members]
+            continue
         groups: dict[str, list[Measure]] = {}
         for m in parse_measures(part, trec_eval_syntax=True):
             groups.setdefault(m.family, []).append(m)
@@ -192,6 +197,7 @@ def _plan(o: Options) -> tuple[list[Measure], bool, list[tuple[str, Measure]]]:
                 by_family[fam] = by_family.get(fam, []) + [
                     m for m in ms if m not in by_family.get(fam, [])]
     measures = [m for ms in by_family.values() for m in ms]
+    measures += [m for m in members if m not in measures]
     if o.compat == 9:
         measures = [m for m in measures if "v10" not in BY_KEY[m.family].sets]
     return trec_order(measures), runid, avgjg

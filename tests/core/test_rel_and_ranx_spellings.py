@@ -180,8 +180,13 @@ def test_trec_eval_command_parameter_syntax(flag: str, first: str) -> None:
     (["-m", "P", "-m", "P.10,20"], ["P_10", "P_20"]),
     (["-m", "official", "-m", "P.5"], ["P_5"]),
     (["-m", "P.5", "-m", "official"], ["P_5"]),
-    # fasteval's own spellings add members
+    # fasteval's own spellings add members, whatever a name.params of the family says
     (["-m", "P_5", "-m", "P_10"], ["P_5", "P_10"]),
+    (["-m", "P_5", "-m", "P.10"], ["P_5", "P_10"]),
+    (["-m", "P.10", "-m", "P@5"], ["P_5", "P_10"]),
+    (["-m", "P.5", "-m", "P_5"], ["P_5"]),
+    (["-m", "P_2", "-m", "official"],
+     ["P_2", "P_5", "P_10", "P_15", "P_20", "P_30", "P_100", "P_200", "P_500", "P_1000"]),
 ])
 def test_trec_eval_command_first_parameters_win(flags: list[str], names: list[str]) -> None:
     lines = _trec_eval(*flags).splitlines()
