@@ -349,8 +349,13 @@ def run(args: argparse.Namespace) -> int:
     _check_options(args, n_resamples)
     fmt = args.format
     if fmt is None:
-        by_suffix = SUFFIX_FORMATS.get(Path(args.output).suffix.lower()) if args.output else None
+        suffix = Path(args.output).suffix.lower() if args.output else ""
+        if suffix and suffix not in SUFFIX_FORMATS:
+            raise ParameterError("-o/--output", f"a name ending in {', '.join(SUFFIX_FORMATS)}, or "
+                                 "--format to choose the format", args.output)
+        by_suffix = SUFFIX_FORMATS.get(suffix)
         fmt = "table" if by_suffix in (None, "text") else by_suffix
+    details_fmt = _details_format(args.details) if args.details else None
     if fmt == "parquet" and not args.output:
         raise ParameterError("--format", "used with -o FILE for parquet output", fmt)
     if args.results:
@@ -389,9 +394,27 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render(cmp, fmt, **options))
     if args.details:
-        suffix = Path(args.details).suffix.lower()
-        write(cmp, args.details, "parquet" if suffix in (".parquet", ".pq") else "csv")
+        write(cmp, args.details, details_fmt)
     for kind, path in plots:
         source = results if kind in ("cutoffs", "pr") else cmp
         PLOTS[kind](source, path)
     return 0
+
+
+def _details_format(path: str) -> str:
+    """``--details``' format from its suffix: parquet for ``.parquet``/``.pq``, CSV for
+    ``.csv`` or none; another suffix is refused (it would get CSV under its name).
+
+    Examples
+    --------
+    >>> [_details_format(p) for p in ("all.pq", "all.csv", "all")]
+    ['parquet', 'csv', 'csv']
+    """
+    from fasteval.errors import ParameterError
+
+    suffix = Path(path).suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        return "parquet"
+    if suffix in ("", ".csv"):
+        return "csv"
+    raise ParameterError("--details", "a name ending in .csv, .parquet or .pq", path)

@@ -156,6 +156,10 @@ def test_table_output_files_and_plots(trec_files, tmp_path, capsys):
         (["--test", "anova"], "--test must be"),
         (["--baseline", "nope"], "baseline must be"),
         (["--format", "parquet"], "--format must be used with -o"),
+        (["-o", "report.json"], "-o/--output must be a name ending in .txt, .md, .tex, .html, .htm, "
+                                ".csv, .parquet, .pq, or --format to choose the format, got 'report.json'"),
+        (["--details", "all.json"], "--details must be a name ending in .csv, .parquet or .pq, got "
+                                    "'all.json'"),
     ],
 )
 def test_user_errors_exit_2(trec_files, capsys, extra, message):
@@ -173,6 +177,7 @@ def test_user_errors_exit_2(trec_files, capsys, extra, message):
         capsys,
     )
     assert rc == 2 and message in err and err.startswith("fasteval: error:")
+    assert out == "" and len(err.strip().splitlines()) == 1
 
 
 def test_errors_raised_by_compare_name_the_command_line_option(tmp_path, capsys):
@@ -245,3 +250,19 @@ def test_qrels_or_a_run_from_standard_input(trec_files, tmp_path, capsys, monkey
     assert capsys.readouterr().err.strip() == (
         "fasteval: error: QRELS RUN must be read from standard input ('-') at most once, got "
         f"['-', '-', '{d / 'dense.txt'}']")
+
+
+def test_output_formats_from_the_suffix_or_format(trec_files, tmp_path, capsys):
+    d = trec_files
+    base = ["compare", str(d / "qrels.txt"), str(d / "bm25.txt"), str(d / "dense.txt"), "-m", "map"]
+    rc, _, err = _cli([*base, "-o", str(tmp_path / "plain"), "--details", str(tmp_path / "all")], capsys)
+    assert rc == 0, err
+    assert (tmp_path / "plain").read_text().split()[:2] == ["run", "MAP"]  # no suffix: the table
+    details = pl.read_csv(tmp_path / "all")  # no suffix: CSV
+    assert details.get_column("measure").unique().to_list() == ["map"]
+    assert set(details.get_column("test")) == {"t", "randomization", "bootstrap"} and details.get_column("p_value").is_not_null().all()
+    rc, _, err = _cli([*base, "-o", str(tmp_path / "r.json"), "--format", "markdown"], capsys)
+    assert rc == 0, err
+    assert (tmp_path / "r.json").read_text().startswith("| run | MAP |")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["all", "plain", "r.json"]
+
