@@ -16,6 +16,7 @@ Examples
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
 from fasteval.cli import STDIN, add_command, input_source, stdin_once
@@ -72,7 +73,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--format", default=None, choices=("parquet", "trec", "csv", "tsv", "jsonl", "json"),
                    help="output format (default: from the -o suffix)")
     p.add_argument("--tag", default=None, help="run tag of TREC output (default: fused-METHOD)")
+    if hasattr(p, "_negative_number_matcher"):  # -w -1,2: a value (the weights' own check
+        p._negative_number_matcher = _NEGATIVE_NUMBERS  # names what is wrong), not an option
     return p
+
+
+_NEGATIVE_NUMBERS = re.compile(r"^-\.?\d[\d.,eE+-]*$")
+"""Arguments read as values, not options: argparse's negative numbers, and lists of numbers
+starting with one (``-1,2``, ``-0.5,1e-3``)."""
 
 
 def run(args: argparse.Namespace) -> int:

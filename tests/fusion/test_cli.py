@@ -60,6 +60,9 @@ def test_rbc_and_params(runs, tmp_path) -> None:
     (["-m", "rrf", "--phi", "0.5"], "phi must be used only by method 'rbc'"),
     (["-m", "rrf", "--norm", "borda"], "not 'borda'"),
     (["-m", "rrf", "--format", "parquet"], "parquet is not printed"),
+    (["-m", "wsum", "-w", "-1,2"], "weights must be finite numbers >= 0, one per run, got -1.0"),
+    (["-m", "wsum", "-w", "-0.5,1e-3"], "weights must be finite numbers >= 0, one per run, got -0.5"),
+    (["-m", "rrf", "--k", "-1"], "k must be a number > 0, got -1.0"),
 ])
 def test_errors_are_one_line(runs, capfd, extra, message) -> None:
     assert main(["fuse", *runs, *extra]) == 2
