@@ -395,17 +395,21 @@ class DiversityEvaluator:
         """Per-query results ``(run_id, query_id, measure, value)`` for one or many runs
         (a table with an optional ``run_id`` column, anything :func:`fasteval.read_run`
         reads, or a mapping ``{name: run}``)."""
-        from fasteval.evaluation import _merge_reports, _split_runs
+        from fasteval.evaluation import _merge_reports, _split_runs, relocated
         from fasteval.prepare import prepare_run
 
         frames = []
         reports = []
         pq = self.subtopics.pq
         names = pl.Series("measure", self.measure_names, dtype=pl.Utf8)
-        for name, table, checked in _split_runs(run, run_id):
-            batch = prepare_run(pq, table, tie_break=self.tie_break, max_docs=self.max_docs,
-                                judged_only=self.judged_only, complete=self.complete,
-                                duplicates=self.duplicates, check_scores=not checked)
+        for name, table, checked, source, locate in _split_runs(run, run_id):
+            try:
+                batch = prepare_run(pq, table, tie_break=self.tie_break, max_docs=self.max_docs,
+                                    judged_only=self.judged_only, complete=self.complete,
+                                    duplicates=self.duplicates, check_scores=not checked,
+                                    source=source)
+            except InputError as exc:
+                raise relocated(exc, source, locate) from None
             values = self.score(batch)
             n, m = values.shape
             frames.append(pl.DataFrame({

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
@@ -53,29 +53,70 @@ __all__ = ["Evaluator", "evaluate", "aggregate", "check_measure_values", "plan_s
 RESULT_COLUMNS = ("run_id", "query_id", "measure", "value")
 
 
+Locate = Callable[[int], dict]
+"""A row of a table to ``InputError`` location keywords in the input it came from."""
+
+
+def _same_row(row: int) -> dict:
+    return {"row": row}
+
+
+class RunPart(NamedTuple):
+    """One run to evaluate: its name (the ``run_id`` of its results), its table, whether
+    its scores are known to be numbers, and where its rows came from (``source``, the
+    name errors give: a file, a mapping key or ``"run"``; ``locate``, a row of ``table``
+    to its line in that file, or its row in the table given)."""
+
+    name: str
+    table: pl.DataFrame
+    checked: bool
+    source: str = "run"
+    locate: Locate = _same_row
+
+
+def relocated(exc: InputError, source: str, locate: Locate) -> InputError:
+    """``exc`` (raised on a table read from ``source``, naming a row of that table) naming
+    the file's line or the input's row instead; other errors unchanged."""
+    if exc.row is None or exc.line is not None or locate is _same_row:
+        return exc
+    return type(exc)(exc.message, source=source, column=exc.column, **locate(exc.row))
+
+
 def _load_qrels(qrels: Any) -> pl.DataFrame:
+    return _load_qrels_located(qrels)[0]
+
+
+def _load_qrels_located(qrels: Any) -> tuple[pl.DataFrame, str, Locate]:
+    """The qrels as a table, the name errors give and the locator of its rows."""
     if isinstance(qrels, pl.DataFrame) and {"query_id", "doc_id", "relevance"} <= set(
         qrels.columns
     ) and all(qrels.schema[c] == pl.String or qrels.schema[c].is_integer()
               for c in ("query_id", "doc_id")):
-        return qrels  # other id types go through read_qrels (converted, or refused)
-    from fasteval.io.readers import read_qrels
+        return qrels, "qrels", _same_row  # other id types go through read_qrels
+    from fasteval.io.readers import _is_path, _load, read_qrels
 
     # prepare_qrels finds repeated judgments itself (from the sorted hashes)
-    return read_qrels(qrels, duplicates="ignore")
+    if _is_path(qrels) or callable(getattr(qrels, "read", None)):
+        table, where, name = _load(qrels, "qrels", None, {})
+        return table, name, where
+    return read_qrels(qrels, duplicates="ignore"), "qrels", _same_row
 
 
-def _load_run(run: Any) -> tuple[pl.DataFrame, bool]:
-    """The run as a table, and whether :func:`fasteval.read_run` made it (its scores are
-    then known to be numbers: :func:`prepare_run` need not look for NaN again)."""
+def _load_run(run: Any, name: str) -> RunPart:
+    """The run as a :class:`RunPart`; ``checked`` when :func:`fasteval.read_run` made it
+    (its scores are then known to be numbers: :func:`prepare_run` need not look for NaN
+    again). A file's rows are located by their lines."""
     if isinstance(run, pl.DataFrame) and {"query_id", "doc_id", "score"} <= set(run.columns) \
             and _plain_types(run.schema):
-        return run, False
-    from fasteval.io.readers import read_run
+        return RunPart(name, run, False, name)
+    from fasteval.io.readers import _is_path, _load, read_run
 
     # duplicates are found (and reported, or resolved with duplicates="keep_best") by
     # prepare_run on hashed ids, cheaper than a second check in the reader
-    return read_run(run, duplicates="ignore"), True
+    if _is_path(run) or callable(getattr(run, "read", None)):
+        table, where, source = _load(run, "run", None, {})
+        return RunPart(name, table, True, source, where)
+    return RunPart(name, read_run(run, duplicates="ignore"), True, name)
 
 
 def _plain_types(schema: pl.Schema) -> bool:
@@ -330,8 +371,14 @@ class Evaluator:
         self.duplicates = duplicates
         self.num_docs = num_docs
         self.compat = compat
-        self.qrels = (qrels if isinstance(qrels, PreparedQrels)
-                      else prepare_qrels(_load_qrels(qrels)))
+        if isinstance(qrels, PreparedQrels):
+            self.qrels = qrels
+        else:
+            table, source, locate = _load_qrels_located(qrels)
+            try:
+                self.qrels = prepare_qrels(table)
+            except InputError as exc:
+                raise relocated(exc, source, locate) from None
         self.report: Report = Report()
 
     @property
@@ -340,9 +387,9 @@ class Evaluator:
         return [m.name for m in self.measures]
 
     def prepare(self, run: pl.DataFrame, *, complete: bool | None = None,
-                check_scores: bool = True) -> Batch:
-        """Prepare one run (a table without ``run_id`` partitions); ``check_scores``: see
-        :func:`fasteval.prepare.prepare_run`."""
+                check_scores: bool = True, source: str = "run") -> Batch:
+        """Prepare one run (a table without ``run_id`` partitions); ``check_scores`` and
+        ``source`` (the name its errors give): see :func:`fasteval.prepare.prepare_run`."""
         return prepare_run(
             self.qrels,
             run,
@@ -351,6 +398,7 @@ class Evaluator:
             judged_only=self.judged_only,
             complete=self.complete if complete is None else check_flag("complete", complete),
             duplicates=self.duplicates,
+            source=source,
             check_scores=check_scores,
         )
 
@@ -387,12 +435,15 @@ class Evaluator:
         """
         return self._evaluate(_split_runs(run, run_id), complete)
 
-    def _evaluate(self, runs: list[tuple[str, pl.DataFrame, bool]],
-                  complete: bool | None) -> pl.DataFrame:
+    def _evaluate(self, runs: list[RunPart], complete: bool | None) -> pl.DataFrame:
         frames = []
         reports = []
-        for name, table, checked in runs:
-            batch = self.prepare(table, complete=complete, check_scores=not checked)
+        for name, table, checked, source, locate in runs:
+            try:
+                batch = self.prepare(table, complete=complete, check_scores=not checked,
+                                     source=source)
+            except InputError as exc:
+                raise relocated(exc, source, locate) from None
             frames.append(self._to_frame(batch, self.score(batch), name))
             reports.append(batch.report)
             if batch.report.run_queries and not batch.report.evaluated:
@@ -428,12 +479,13 @@ class Evaluator:
         return self._to_frame(batch, self.score(batch), run_id)
 
 
-def _split_runs(run: Any, run_id: str | None) -> list[tuple[str, pl.DataFrame, bool]]:
-    """``(name, table, checked)`` for each run given; ``checked``: its scores are known to
-    be numbers (read by read_run, or checked here before the split, where the rows still
-    have their numbers in the table given)."""
+def _split_runs(run: Any, run_id: str | None) -> list[RunPart]:
+    """A :class:`RunPart` for each run given; ``checked``: its scores are known to be
+    numbers (read by read_run, or checked here before the split, where the rows still have
+    their numbers in the table given); the rows of a part of a table with a ``run_id``
+    column are located in that table."""
     if isinstance(run, Mapping) and run and all(
-        isinstance(v, (pl.DataFrame, str)) or hasattr(v, "columns") or _is_run_dict(v)
+        isinstance(v, (pl.DataFrame, str, os.PathLike)) or hasattr(v, "columns") or _is_run_dict(v)
         for v in run.values()
     ) and not _is_run_dict(run):
         names = [str(k) for k in run]
@@ -441,14 +493,25 @@ def _split_runs(run: Any, run_id: str | None) -> list[tuple[str, pl.DataFrame, b
             twice = sorted({n for n in names if names.count(n) > 1})
             raise InputError(f"run name(s) {twice} given twice (keys equal as text)",
                              source="run")
-        return [(name, *_load_run(v)) for name, v in zip(names, run.values(), strict=True)]
-    table, checked = _load_run(run)
+        return [_load_run(v, name) for name, v in zip(names, run.values(), strict=True)]
+    whole = _load_run(run, run_id or "run")
+    table = whole.table
     if "run_id" in table.columns and run_id is None:
         # checked on the whole table: a row number in a part would point at the wrong row
-        check_run_table(table, "run", scores=not checked)
+        check_run_table(table, whole.source, scores=not whole.checked)
         parts = table.partition_by("run_id", maintain_order=True, as_dict=True)
-        return [(str(k[0]), v, True) for k, v in parts.items()]
-    return [(run_id or "run", table, checked)]
+        return [RunPart(str(k[0]), v, True, whole.source, _part_rows(table, k[0], whole.locate))
+                for k, v in parts.items()]
+    return [whole]
+
+
+def _part_rows(table: pl.DataFrame, key: Any, locate: Locate) -> Locate:
+    """The locator of the rows of ``table`` whose ``run_id`` is ``key`` (found when an
+    error needs them)."""
+    def part(row: int) -> dict:
+        rows = table.get_column("run_id").eq_missing(key).arg_true()
+        return locate(int(rows[row]))
+    return part
 
 
 def _is_run_dict(d: Any) -> bool:
