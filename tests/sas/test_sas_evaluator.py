@@ -106,3 +106,17 @@ def test_evaluate_rag_sas_column_is_the_evaluators(tiny_bi):
     assert report.per_question.columns == ["exact_match", "sas"]
     np.testing.assert_allclose(report.per_question["sas"].to_numpy(), direct["individual_scores"], atol=1e-7)
     assert report.scores["sas"] == pytest.approx(direct["score"], abs=1e-7)
+
+
+@pytest.mark.parametrize("name", ["/nonexistent/sas/model", "some-org/model-that-is-not-cached-here"])
+def test_a_missing_model_is_an_os_error_as_in_haystack(name):
+    from haystack.utils import ComponentDevice
+
+    from fasteval.errors import FastevalError
+
+    hs = pytest.importorskip("haystack.components.evaluators")
+    with pytest.raises(OSError):
+        hs.SASEvaluator(model=name, device=ComponentDevice.from_str("cpu")).run(["a"], ["b"])
+    with pytest.raises(OSError, match="not found on this machine") as err:
+        SASEvaluator(model=name, device="cpu").run(ground_truth_answers=["a"], predicted_answers=["b"])
+    assert isinstance(err.value, FastevalError)  # the CLI's one-line error
