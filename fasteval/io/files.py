@@ -65,11 +65,51 @@ def read_table_file(path: str, *, text: bool = False, default: str | None = "csv
     try:
         if kind == "parquet":
             return pl.read_parquet(source)
-        if kind == "ndjson":
-            return pl.read_ndjson(source)
-        if kind == "json":
-            return pl.read_json(source)
-        options = {"infer_schema_length": 0} if text else {}
-        return pl.read_csv(source, separator="\t" if kind == "tsv" else ",", **options)
+        if kind in ("ndjson", "json"):
+            frame = pl.read_ndjson(source) if kind == "ndjson" else pl.read_json(source)
+        else:
+            options = {"infer_schema_length": 0} if text else {}
+            return pl.read_csv(source, separator="\t" if kind == "tsv" else ",", **options)
     except Exception as exc:  # noqa: BLE001 - polars raises several types for unreadable files
         raise InputError(f"cannot read the file ({exc})", source=path) from exc
+    _check_json_kinds(frame, source, kind, path)
+    return frame
+
+
+def _check_json_kinds(frame: Any, source: Any, kind: str, path: str) -> None:
+    """Refuse a JSON column that mixes lists or objects with other values: polars reads
+    such a column as text, each list as its JSON spelling (a gold list ``["a", "b"]`` would
+    be scored as that one string). Only a text column holding a value that starts with
+    ``[`` or ``{`` is looked at in the file itself."""
+    import gzip
+    import json
+
+    import polars as pl
+
+    suspects = [c for c, dt in frame.schema.items() if dt == pl.String
+                and frame.get_column(c).str.contains(r"^[\[{]").any()]
+    if not suspects:
+        return
+    data = source.getvalue() if isinstance(source, io.BytesIO) else Path(source).read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    if kind == "ndjson":
+        lines = data.decode("utf-8-sig").splitlines()
+        records = [(i + 1, json.loads(s)) for i, s in enumerate(lines) if s.strip()]
+        where = "line"
+    else:
+        doc = json.loads(data.decode("utf-8-sig"))
+        records = list(enumerate(doc if isinstance(doc, list) else [doc]))
+        where = "row"
+    for c in suspects:
+        first: dict[bool, int] = {}
+        for at, rec in records:
+            value = rec.get(c) if isinstance(rec, dict) else None
+            if value is not None:
+                first.setdefault(isinstance(value, list | dict), at)
+            if len(first) == 2:
+                raise InputError(
+                    f"{c} holds a list or object at {where} {first[True]} and a single value "
+                    f"at {where} {first[False]}; polars reads such a column as text (a list as "
+                    "its JSON spelling): give one kind per column (a single value as a list "
+                    "of one)", source=path, column=c, **{where: at})
