@@ -196,6 +196,21 @@ def _check_types(path: Path, schema: pl.Schema) -> None:
         raise InputError(f"expected a numeric score, found {schema['score']}", source=str(path), column="score")
 
 
+def _check_folder_run_id(path: Path, folder: str) -> None:
+    """A file under a ``run_id=NAME`` folder that has a ``run_id`` column of its own: every
+    row must name the folder's run (the column would otherwise win, silently)."""
+    try:
+        col = pl.read_parquet(path, columns=["run_id"], hive_partitioning=False).get_column("run_id")
+    except (pl.exceptions.PolarsError, OSError):
+        return  # unreadable: reading the rows reports it, with the file
+    differs = (col.cast(pl.Utf8, strict=False) != folder).fill_null(True)
+    if differs.any():
+        row = int(differs.arg_true()[0])
+        raise InputError(f"run_id {col[row]!r} differs from the folder's run_id={folder}; a run is "
+                         "named by its folder or by the column, not both differently",
+                         source=str(path), row=row, column="run_id")
+
+
 def parquet_source(name: str, files: list[Path], root: Path | None = None) -> RunSource:
     """Build (and validate) a parquet :class:`RunSource` from its files."""
     if not files:
@@ -207,6 +222,8 @@ def parquet_source(name: str, files: list[Path], root: Path | None = None) -> Ru
         hv = _hive_parts(f, root) if root is not None else {}
         n, schema = check_parquet(f, tuple(c for c in RUN_COLUMNS if c not in hv))
         _check_types(f, schema)
+        if "run_id" in hv and "run_id" in schema:
+            _check_folder_run_id(f, hv["run_id"])
         rows += n
         schemas.append(schema)
         hive.append(hv)

@@ -37,6 +37,19 @@ def test_hive_partitions(tmp_path):
     assert src.has_run_id and src.hive == [{"run_id": "x"}, {"run_id": "y"}]
 
 
+def test_hive_folder_and_run_id_column_must_agree(tmp_path):
+    d = tmp_path / "run_id=x"
+    d.mkdir()
+    RUN.with_columns(pl.Series("run_id", ["x", "x", "x"])).write_parquet(d / "0.parquet")
+    (src,) = discover(tmp_path)  # the same name twice: accepted
+    assert src.has_run_id and src.rows == 3
+    RUN.with_columns(pl.Series("run_id", ["x", None, "y"])).write_parquet(d / "0.parquet")
+    with pytest.raises(InputError) as err:
+        discover(tmp_path)
+    assert err.value.row == 1 and err.value.column == "run_id" and err.value.source == str(d / "0.parquet")
+    assert "run_id None differs from the folder's run_id=x" in str(err.value)
+
+
 def test_glob_is_one_table(tmp_path):
     d = tmp_path / "bm25"
     d.mkdir()
