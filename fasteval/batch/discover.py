@@ -328,6 +328,9 @@ def discover(spec: str | os.PathLike[str]) -> list[RunSource]:
     ['bm25', 'dense']
     """
     text = os.fspath(spec)
+    if not text:  # Path("") is the working directory: never read it for an empty argument
+        raise InputError("a run path is empty; expected a file, a directory of runs, a glob "
+                         "or - (standard input)")
     path = Path(text)
     if text == STDIN:
         return [RunSource(name="stdin", kind="file", files=[path])]

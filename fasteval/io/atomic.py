@@ -194,9 +194,14 @@ def output_kind(path: str | os.PathLike[str]) -> OutputKind:
     text = os.fspath(path)
     if _fd_of(text) is not None:
         return "fd"
+    if not text:
+        raise OutputError(text, "is empty; expected a file path (or - for standard output)")
     try:
         st = os.stat(text)
     except FileNotFoundError:
+        if text.endswith(("/", os.sep)):  # the user means a folder: never a file of its name
+            raise OutputError(text, "ends with a path separator, naming a directory; expected "
+                                    "a file path (or - for standard output)") from None
         blocker = _first_non_directory(Path(text))
         if blocker is not None:
             raise OutputError(text, f"cannot be created: {str(blocker)!r} is a file, not a directory") from None

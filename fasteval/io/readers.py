@@ -197,6 +197,8 @@ def _is_gzip(path: str) -> bool:
 
 
 def _check_exists(path: str) -> None:
+    if not path:
+        raise InputError("the path is empty; expected a file")
     if not _has_glob(path) and not os.path.exists(path):
         raise InputError("file not found", source=path)
 

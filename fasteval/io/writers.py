@@ -202,7 +202,7 @@ def write_table(
                     row=i,
                     column=name,
                 )
-    with atomic_path(target) as tmp:
+    with atomic_path(os.fspath(path)) as tmp:  # as written: Path() drops a trailing "/"
         if fmt == "parquet":
             df.write_parquet(tmp)
         else:
