@@ -218,7 +218,7 @@ class OpenAIChatClient:
                     self.limiter.settle(estimate, total)
                     reply.meta["attempts"] = attempts
                     return reply
-                text = body[:300].decode("utf-8", "replace")
+                text = self._excerpt(body, 300)
                 if status in (400, 404, 422) and "response_format" in payload and self._json_supported is not True:
                     # The server may not know JSON mode: try once without it.
                     payload.pop("response_format")
@@ -342,6 +342,13 @@ class OpenAIChatClient:
     def _redact(self, text: str) -> str:
         return redact(text, self._secrets())
 
+    def _excerpt(self, raw: bytes, limit: int) -> str:
+        """The first ``limit`` characters of a reply body, redacted before they are cut (a
+        secret that the cut would split is masked whole, not shown in part)."""
+        secrets = self._secrets()
+        window = limit + max((len(s.encode()) for s in secrets), default=0) + 256
+        return redact(raw[:window].decode("utf-8", "replace"), secrets)[:limit]
+
     async def _exchange(self, http: Any, payload: dict[str, Any],
                         headers: dict[str, str]) -> tuple[int, Any, bytes]:
         """One HTTP request: ``(status, headers, body)``, reading at most
@@ -388,7 +395,7 @@ class OpenAIChatClient:
             message = choice.get("message") or {}
             text = message.get("content")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            shown = raw[:200].decode("utf-8", "replace")
+            shown = self._excerpt(raw, 200)
             raise RequestError(
                 self._redact(f"unreadable chat-completions body from {self.url}: {shown!r}"),
                 status=status, attempts=attempts,

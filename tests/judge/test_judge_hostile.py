@@ -100,6 +100,24 @@ def test_an_echoed_key_never_reaches_the_error(fake_openai, monkeypatch):
     assert KEY not in str(exc.value) and "HTTP 401" in str(exc.value) and "***" in str(exc.value)
 
 
+@pytest.mark.parametrize(("status", "before", "cut"), [(401, 280, 300), (200, 190, 200)])
+def test_a_key_cut_by_the_excerpt_is_masked_whole(fake_openai, monkeypatch, status, before, cut):
+    """A key that the message's excerpt of the body would cut in two (an error body is shown
+    to 300 characters, an unreadable reply to 200): no part of it is shown."""
+    key = "zq9Xw7Vb3Nm5Lk2Jh8Gf"  # no sk- shape: only the value itself can mask it
+    monkeypatch.setenv("JUDGE_KEY", key)
+    raw = ("<" + "y" * before + key + "y" * 50) if status == 200 else json.dumps(
+        {"error": "x" * before + key + "x" * 50})
+    assert raw.index(key) < cut < raw.index(key) + len(key)  # the cut falls inside the key
+    server = fake_openai(lambda req, n: Reply(status=status, raw=raw))
+    client = OpenAIChatClient(model="m", base_url=server.url, api_key_env="JUDGE_KEY", max_retries=0)
+    with pytest.raises(RequestError) as exc:
+        client.run(MSG)
+    message = str(exc.value)
+    assert key[:4] not in message and "***" in message
+    assert ("HTTP 401" if status == 401 else "unreadable chat-completions body") in message
+
+
 def test_url_credentials_are_sent_but_never_shown_or_saved(fake_openai):
     server = fake_openai(lambda req, n: Reply(status=400, echo_headers=True))
     url = server.url.replace("http://", "http://alice:pa55word@")
