@@ -267,6 +267,13 @@ class SASEvaluator(HaystackComponent):
             raise InputError("Predicted answers must not contain None values.")
         if len(predicted_answers) == 0:
             return {"score": 0.0, "individual_scores": [0.0]}
+        # one string per question on each side (the engine below would also take lists of
+        # golds, and give one score per gold)
+        for name, answers in (("ground_truth_answers", ground_truth_answers),
+                              ("predicted_answers", predicted_answers)):
+            for i, answer in enumerate(answers):
+                if not isinstance(answer, str):
+                    raise InputError(f"expected a string, got {answer!r}", source=name, row=i)
         self.warm_up()
         from fasteval.sas.core import sas
 

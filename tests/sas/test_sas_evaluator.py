@@ -120,3 +120,21 @@ def test_a_missing_model_is_an_os_error_as_in_haystack(name):
     with pytest.raises(OSError, match="not found on this machine") as err:
         SASEvaluator(model=name, device="cpu").run(ground_truth_answers=["a"], predicted_answers=["b"])
     assert isinstance(err.value, FastevalError)  # the CLI's one-line error
+
+
+@pytest.mark.parametrize("golds, preds", [
+    ([["Paris", "the capital"]], ["Paris"]),  # several golds for one question
+    ([[]], ["Paris"]),
+    ([("Paris",)], ["Paris"]),
+    (["Paris", ["Rome"]], ["Paris", "Rome"]),
+    (["Paris"], [["Paris"]]),
+    ([None], ["Paris"]),
+])
+def test_answers_that_are_not_strings_are_refused_as_in_haystack(tiny_bi, golds, preds):
+    theirs = _haystack(tiny_bi)
+    if golds != [["Paris", "the capital"]]:  # Haystack's encoder takes that one and scores nonsense
+        with pytest.raises(ValueError):
+            theirs.run(ground_truth_answers=golds, predicted_answers=preds)
+    side = "ground_truth_answers" if not isinstance(golds[-1], str) else "predicted_answers"
+    with pytest.raises(ValueError, match=f"{side}, row {len(golds) - 1}: expected a string"):
+        SASEvaluator(model=tiny_bi, device="cpu").run(ground_truth_answers=golds, predicted_answers=preds)
