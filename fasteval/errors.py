@@ -6,6 +6,15 @@ column or parameter) and *what was expected* / *what was received*.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+ADVICE = {
+    "keep_best_run": "pass duplicates='keep_best' to keep the best-scored row",
+    "keep_best_qrels": "pass duplicates='keep_best' to keep the best-graded row",
+}
+"""Advice an :class:`InputError` may end with, by key, in the Python API's terms; a command
+words it in its own (:meth:`InputError.reworded`)."""
+
 
 class FastevalError(ValueError):
     """Base class for errors caused by user input (bad files, bad parameters)."""
@@ -26,11 +35,17 @@ class InputError(FastevalError):
         0-based row index in a table.
     column : str, optional
         Column name (or field position) concerned.
+    advice : str, optional
+        A key of :data:`ADVICE`: what the user can do, appended to ``message`` in the
+        Python API's terms.
 
     Examples
     --------
     >>> str(InputError("score is not a number: 'abc'", source="run.txt", line=3, column="score"))
     "run.txt, line 3, column 'score': score is not a number: 'abc'"
+    >>> err = InputError("document 'a' repeated", source="run.txt", line=4, advice="keep_best_run")
+    >>> str(err)
+    "run.txt, line 4: document 'a' repeated; pass duplicates='keep_best' to keep the best-scored row"
     """
 
     def __init__(
@@ -41,7 +56,12 @@ class InputError(FastevalError):
         line: int | None = None,
         row: int | None = None,
         column: str | None = None,
+        advice: str | None = None,
     ) -> None:
+        self.what = message
+        self.advice = advice
+        if advice is not None:
+            message = f"{message}; {ADVICE[advice]}"
         self.message = message
         self.source = source
         self.line = line
@@ -58,6 +78,41 @@ class InputError(FastevalError):
             where.append(f"column {column!r}")
         text = f"{', '.join(where)}: {message}" if where else message
         super().__init__(text)
+
+    def at(self, **where: object) -> InputError:
+        """This error (same class, message and advice) at another place: the ``source``,
+        ``line``, ``row`` or ``column`` given replace its own.
+
+        Examples
+        --------
+        >>> err = InputError("score is not a number", source="run", row=3, column="score")
+        >>> str(err.at(source="run.txt", row=None, line=5))
+        "run.txt, line 5, column 'score': score is not a number"
+        """
+        place = {"source": self.source, "line": self.line, "row": self.row, "column": self.column}
+        unknown = set(where) - set(place)
+        if unknown:
+            raise TypeError(f"where must name source, line, row or column, got {sorted(unknown)}")
+        place.update(where)
+        return type(self)(self.what, advice=self.advice, **place)  # type: ignore[arg-type]
+
+    def reworded(self, wording: Mapping[str, str]) -> InputError:
+        """This error with its advice worded by ``wording`` (advice key -> text; an empty
+        text drops the advice), or itself when ``wording`` has no text for its advice.
+
+        Examples
+        --------
+        >>> err = InputError("document 'a' repeated", source="run.txt", advice="keep_best_run")
+        >>> str(err.reworded({"keep_best_run": "use --keep-best-duplicates"}))
+        "run.txt: document 'a' repeated; use --keep-best-duplicates"
+        >>> err.reworded({}) is err
+        True
+        """
+        if self.advice not in wording:
+            return self
+        text = wording[self.advice]
+        return type(self)(f"{self.what}; {text}" if text else self.what, source=self.source,
+                          line=self.line, row=self.row, column=self.column)
 
 
 class DuplicateJudgmentError(InputError):

@@ -79,7 +79,7 @@ def relocated(exc: InputError, source: str, locate: Locate) -> InputError:
     the file's line or the input's row instead; other errors unchanged."""
     if exc.row is None or exc.line is not None or locate is _same_row:
         return exc
-    return type(exc)(exc.message, source=source, column=exc.column, **locate(exc.row))
+    return exc.at(**{"source": source, "row": None, **locate(exc.row)})
 
 
 def _load_qrels(qrels: Any) -> pl.DataFrame:

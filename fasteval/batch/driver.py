@@ -182,8 +182,7 @@ def _check_rows(df: pl.DataFrame, source: str, offset: int) -> None:
     try:
         check_run_table(df, source, scores=False)
     except InputError as exc:
-        raise InputError(exc.message, source=source, row=(exc.row or 0) + offset,
-                         column=exc.column) from None
+        raise exc.at(source=source, row=(exc.row or 0) + offset) from None
 
 
 def _read_file(source: RunSource) -> pl.DataFrame:
@@ -718,7 +717,7 @@ def _relabel(exc: InputError, source: RunSource, offset: int | None) -> InputErr
     if exc.source not in (None, "run"):
         return exc
     row = exc.row + offset if (offset is not None and exc.row is not None) else None
-    return InputError(exc.message, source=_label(source), line=exc.line, row=row, column=exc.column)
+    return exc.at(source=_label(source), row=row)
 
 
 def _fast_path(evaluator) -> bool:

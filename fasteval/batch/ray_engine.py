@@ -248,8 +248,7 @@ def _check_part(df: pl.DataFrame, *, path: str, file_row0: int, label: str, src_
         _check_integer_ids(df)
         check_run_table(df, label)
     except InputError as exc:
-        raise InputError(exc.message, source=label, line=exc.line,
-                         row=None if exc.row is None else exc.row + src_row0, column=exc.column) from None
+        raise exc.at(source=label, row=None if exc.row is None else exc.row + src_row0) from None
 
 
 def read_parts(batch, *, specs: list[dict]):
@@ -378,9 +377,8 @@ def score_block(block, *, holder: tuple | None, names: list[str], keep: list[str
             batch = ev.prepare(run, complete=False, check_scores=False)
         except InputError as exc:
             rows = table.get_column("_row")
-            raise InputError(exc.message, source=labels[src] if exc.source in (None, "run") else exc.source,
-                             line=exc.line, row=None if exc.row is None else int(rows[exc.row]),
-                             column=exc.column) from None
+            raise exc.at(source=labels[src] if exc.source in (None, "run") else exc.source,
+                         row=None if exc.row is None else int(rows[exc.row])) from None
         values = ev.score(batch)
         n = values.shape[0]
         cols: dict[str, Any] = {

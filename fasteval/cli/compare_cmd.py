@@ -331,8 +331,28 @@ def _compare(compare, results, measures, n_resamples: int, args: argparse.Namesp
     )
 
 
+_ADVICE = {
+    "keep_best_run": "a document is ranked once per query",
+    "keep_best_qrels": "a document is judged once per query",
+}
+"""The readers' advice (:data:`fasteval.errors.ADVICE`) in this command's terms (it has no
+duplicates option)."""
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``fasteval compare``."""
+    from fasteval.errors import InputError
+
+    try:
+        return _run(args)
+    except InputError as exc:
+        reworded = exc.reworded(_ADVICE)
+        if reworded is exc:
+            raise
+        raise reworded from None
+
+
+def _run(args: argparse.Namespace) -> int:
     from fasteval.compare import compare
     from fasteval.compare._data import load_results
     from fasteval.compare.plots import PLOTS

@@ -119,26 +119,21 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _run(args)
     except InputError as exc:
-        message = exc.message
-        for api, cli in _CLI_HINTS:
-            message = message.replace(api, cli)
-        if message == exc.message:
+        reworded = exc.reworded(_ADVICE)
+        if reworded is exc:
             raise
-        raise InputError(message, source=exc.source, line=exc.line, row=exc.row,
-                         column=exc.column) from None
+        raise reworded from None
     finally:
         cache = sys.modules.get("fasteval.batch.qrels_cache")
         if cache is not None:
             cache.wait()  # an entry being written is finished, not left half-written
 
 
-_CLI_HINTS = (
-    ("pass duplicates='keep_best' to keep the best-scored row",
-     "use --keep-best-duplicates to keep the best-scored row"),
-    ("; pass duplicates='keep_best' to keep the best-graded row",
-     "; a document is judged once per query"),
-)
-"""The readers' advice in the Python API's terms, and in this command's."""
+_ADVICE = {
+    "keep_best_run": "use --keep-best-duplicates to keep the best-scored row",
+    "keep_best_qrels": "a document is judged once per query",
+}
+"""The readers' advice (:data:`fasteval.errors.ADVICE`) in this command's terms."""
 
 
 def _run(args: argparse.Namespace) -> int:

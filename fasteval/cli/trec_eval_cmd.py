@@ -486,14 +486,12 @@ def _run_jg(o, qrels_path, run, runid, numeric, print_runid, avgjg, opts, out) -
     return 0
 
 
-_CLI_HINTS = (
-    ("; pass duplicates='keep_best' to keep the best-scored row",
-     "; a document is ranked once per query (trec_eval stops here too)"),
-    ("; pass duplicates='keep_best' to keep the best-graded row",
-     "; a document is judged once per query (trec_eval stops here too)"),
-)
-"""The readers' advice in the Python API's terms, and in this command's (which has no
-duplicates option: trec_eval quits on a duplicate document)."""
+_ADVICE = {
+    "keep_best_run": "a document is ranked once per query (trec_eval stops here too)",
+    "keep_best_qrels": "a document is judged once per query (trec_eval stops here too)",
+}
+"""The readers' advice (:data:`fasteval.errors.ADVICE`) in this command's terms: it has no
+duplicates option (trec_eval quits on a duplicate document)."""
 
 
 def main(argv: list[str]) -> int:
@@ -505,13 +503,10 @@ def main(argv: list[str]) -> int:
     try:
         return run_trec_eval(o)
     except InputError as exc:
-        message = exc.message
-        for api, cli in _CLI_HINTS:
-            message = message.replace(api, cli)
-        if message == exc.message:
+        reworded = exc.reworded(_ADVICE)
+        if reworded is exc:
             raise
-        raise InputError(message, source=exc.source, line=exc.line, row=exc.row,
-                         column=exc.column) from None
+        raise reworded from None
     except FastevalError:
         raise
     except BrokenPipeError:

@@ -148,8 +148,8 @@ def prepare_run(
         if duplicates == "error":
             raise InputError(
                 f"document {doc_col[dup_row]!r} appears more than once for query "
-                f"{qcol[dup_row]!r} (pass duplicates='keep_best' to keep the best-scored "
-                "row)",
+                f"{qcol[dup_row]!r}",
+                advice="keep_best_run",
                 source=source,
                 row=dup_row,
                 column="doc_id",

@@ -15,8 +15,8 @@ from fasteval.errors import DuplicateJudgmentError, InputError
 
 QRELS = {"1": {"a": 1, "x": 1}}
 DUP_RUN = "# a comment\n1 Q0 a 1 2.0 t\n\n1 Q0 b 2 1.5 t\n1 Q0 a 3 1.0 t\n"
-MESSAGE = ("document 'a' appears more than once for query '1' (pass duplicates='keep_best' to "
-           "keep the best-scored row)")
+MESSAGE = ("document 'a' appears more than once for query '1'; pass duplicates='keep_best' to "
+           "keep the best-scored row")
 
 
 @pytest.mark.parametrize("tie_break", ["trec", "expected"])
@@ -38,8 +38,8 @@ def test_a_repeat_in_a_run_id_part_names_the_row_of_the_whole_table():
     with pytest.raises(InputError) as exc:
         fasteval.evaluate(QRELS, run, ["map"])
     assert str(exc.value) == ("run, row 4, column 'doc_id': document 'x' appears more than "
-                              "once for query '1' (pass duplicates='keep_best' to keep the "
-                              "best-scored row)")
+                              "once for query '1'; pass duplicates='keep_best' to keep the "
+                              "best-scored row")
 
 
 def test_a_repeat_in_one_of_several_tables_names_its_key():
@@ -76,3 +76,40 @@ def test_diversity_names_the_line_of_a_repeat(tmp_path):
     with pytest.raises(InputError) as exc:
         fasteval.evaluate_diversity(qrels, path, ["alpha-nDCG@5"])
     assert str(exc.value) == f"{path}, line 5, column 'doc_id': {MESSAGE}"
+
+
+def test_advice_is_kept_through_relocation_and_worded_per_command(tmp_path, capsys):
+    from fasteval.cli import main
+    from fasteval.errors import ADVICE
+
+    run = tmp_path / "dup.run"
+    run.write_text("1 Q0 a 1 2.0 x\n1 Q0 b 2 1.5 x\n1 Q0 a 3 1.0 x\n")
+    other = tmp_path / "other.run"
+    other.write_text("1 Q0 a 1 2.0 y\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n")
+    with pytest.raises(InputError) as exc:  # read, then located in the file, advice kept
+        fasteval.evaluate(qrels, run, ["map"])
+    assert exc.value.advice == "keep_best_run" and exc.value.line == 3
+    assert str(exc.value).endswith("; " + ADVICE["keep_best_run"])
+    where = "dup.run, line 3: duplicate (query_id, doc_id) pair ('1', 'a'); "
+    for argv, advice in (
+        (["eval", str(qrels), str(run), "-m", "map"], "use --keep-best-duplicates to keep the best-scored row"),
+        (["trec-eval", str(qrels), str(run)], "a document is ranked once per query (trec_eval stops here too)"),
+        (["compare", str(qrels), str(run), str(other), "-m", "map"], "a document is ranked once per query"),
+    ):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].endswith(where + advice), err
+
+
+def test_a_relocated_error_keeps_its_class_and_advice():
+    err = DuplicateJudgmentError("duplicate pair", source="qrels", row=2, column="doc_id",
+                                 advice="keep_best_qrels")
+    moved = err.at(source="q.txt", row=None, line=7)
+    assert type(moved) is DuplicateJudgmentError and moved.advice == "keep_best_qrels"
+    assert str(moved) == ("q.txt, line 7, column 'doc_id': duplicate pair; pass duplicates='keep_best' "
+                          "to keep the best-graded row")
+    assert str(moved.reworded({"keep_best_qrels": ""})) == "q.txt, line 7, column 'doc_id': duplicate pair"
+    with pytest.raises(TypeError, match="where must name"):
+        err.at(file="x")
