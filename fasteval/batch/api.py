@@ -328,11 +328,12 @@ def job_progress(sources, *, enabled: bool = True):
 
 def write_table_atomic(df: pl.DataFrame, path: str | os.PathLike[str], fmt: str | None = None) -> None:
     """Write a small table (aggregates) atomically, format from ``fmt`` or the suffix
-    (``.tsv``: tab-separated CSV, ``.jsonl``/``.ndjson``: JSON Lines; see :func:`fasteval.io.atomic.atomic_path`: devices, FIFOs and ``-`` are written in place)."""
+    (``.tsv``: tab-separated CSV, ``.jsonl``/``.ndjson``: JSON Lines; none: parquet, or the
+    text table for ``-``, standard output; see :func:`fasteval.io.atomic.atomic_path`: devices, FIFOs and ``-`` are written in place)."""
     from fasteval.batch.sinks import csv_separator, format_from_path, json_lines
     from fasteval.io.atomic import atomic_open, atomic_path
 
-    fmt = fmt or format_from_path(path, default="parquet")
+    fmt = fmt or format_from_path(path, default="table" if os.fspath(path) == "-" else "parquet")
     if fmt == "parquet":
         with atomic_path(path) as tmp:
             df.write_parquet(tmp)

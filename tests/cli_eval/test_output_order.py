@@ -58,3 +58,14 @@ def test_both_outputs_written_when_nothing_fails(tmp_path):
     assert pl.read_csv(agg).get_column("value").to_list() == pytest.approx([mean], abs=1e-12)
     assert res.aggregate.get_column("value").to_list() == pytest.approx([mean], abs=1e-12)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["agg.csv", "pq.parquet"]
+
+
+def test_aggregates_on_standard_output_are_the_text_table(tmp_path, capsys):
+    per_query = tmp_path / "pq.parquet"
+    status = main(["eval", str(TREC / "qrels.test"), str(TREC / "results.test"), "-m", "map", "-q",
+                   "-o", str(per_query), "--aggregate-out", "-", "--quiet"])
+    assert status == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["run_id", "measure", "value"]
+    assert out[1].split() == ["results.test", "map", "0.1785"]
+    assert pl.read_parquet(per_query).height == 3
