@@ -9,13 +9,20 @@ import os
 import random
 import weakref
 from typing import Any
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from fasteval.errors import ParameterError
 from fasteval.judge.aio import run_sync
 from fasteval.judge.errors import MissingAPIKeyError, RequestError
 from fasteval.judge.protocol import ChatReply
 from fasteval.judge.ratelimit import RateLimiter, backoff_delay, estimate_tokens, parse_retry_after
-from fasteval.judge.redact import header_secrets, is_sensitive_header, redact, split_credentials
+from fasteval.judge.redact import (
+    header_secrets,
+    is_sensitive_header,
+    redact,
+    split_credentials,
+    split_query_secrets,
+)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-5-mini"  # the default of Haystack's OpenAIChatGenerator
@@ -41,9 +48,11 @@ class OpenAIChatClient:
         Model name sent in each request.
     base_url : str, optional
         Server root such as ``http://127.0.0.1:8000/v1`` (``/chat/completions`` is appended
-        unless already there). Default: ``$OPENAI_BASE_URL`` or OpenAI's API. A
-        ``user:password@`` in it is sent as HTTP Basic authentication; it is never shown
-        (``base_url``, ``repr()``, messages) nor saved by :meth:`to_dict`.
+        to its path unless already there; a query string such as ``?api-version=...`` stays
+        at the end). Default: ``$OPENAI_BASE_URL`` or OpenAI's API. A ``user:password@`` in
+        it is sent as HTTP Basic authentication, and query parameters that carry credentials
+        (``api_key=``, ``key=``, ``access_token=``, ``sig=``...) with every request; neither
+        is shown (``base_url``, ``url``, ``repr()``, messages) nor saved by :meth:`to_dict`.
     api_key_env : str or None
         Environment variable holding the API key, read at request time and sent as
         ``Authorization: Bearer``. Nothing is sent when it is unset (local servers), except
@@ -121,9 +130,12 @@ class OpenAIChatClient:
             if value is not None and not value > 0:
                 raise ParameterError(name, "a positive number or None", value)
         self.model = model
-        url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        # credentials in the URL become Basic auth, kept apart: base_url is safe to show
+        url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).strip()
+        # credentials in the URL become Basic auth, and those in its query string (api_key=...)
+        # are sent as query parameters, both kept apart: base_url is safe to show
         self.base_url, self._auth = split_credentials(url)
+        self.base_url, self._query = split_query_secrets(self.base_url)
+        self.base_url = _strip_slash(self.base_url)
         if not self.base_url.startswith(("http://", "https://")):
             raise ParameterError("base_url", "an http:// or https:// URL", redact(url))
         self.api_key_env = api_key_env
@@ -148,10 +160,12 @@ class OpenAIChatClient:
     # -- protocol -----------------------------------------------------------------------
     @property
     def url(self) -> str:
-        """The chat-completions endpoint."""
-        if self.base_url.endswith("/chat/completions"):
-            return self.base_url
-        return f"{self.base_url}/chat/completions"
+        """The chat-completions endpoint (the base URL's query string, if any, kept at the end)."""
+        parts = urlsplit(self.base_url)
+        path = parts.path.rstrip("/")
+        if not path.endswith("/chat/completions"):
+            path = f"{path}/chat/completions"
+        return urlunsplit(parts._replace(path=path))
 
     def cache_namespace(self) -> dict[str, Any]:
         """Model and generation settings: the part of the cache key besides the messages."""
@@ -335,9 +349,19 @@ class OpenAIChatClient:
         found = [p for p in (self._auth or ()) if p]
         if self._auth:  # the Basic token as sent, which a server may echo back
             found.append(base64.b64encode(":".join(self._auth).encode()).decode())
+        for name, value in self._query:  # as given, and as sent (URL-encoded)
+            found += [value, urlencode({name: value}).split("=", 1)[1]]
         if self.api_key_env:
             found.append(os.environ.get(self.api_key_env) or "")
         return [s for s in found + header_secrets(self.headers) if s]
+
+    def _request_url(self) -> str:
+        """:attr:`url` with the query parameters that carry credentials added back."""
+        if not self._query:
+            return self.url
+        parts = urlsplit(self.url)
+        query = "&".join(q for q in (parts.query, urlencode(self._query)) if q)
+        return urlunsplit(parts._replace(query=query))
 
     def _redact(self, text: str) -> str:
         return redact(text, self._secrets())
@@ -353,7 +377,7 @@ class OpenAIChatClient:
                         headers: dict[str, str]) -> tuple[int, Any, bytes]:
         """One HTTP request: ``(status, headers, body)``, reading at most
         ``max_reply_bytes`` of a reply (the start of an error reply)."""
-        async with http.stream("POST", self.url, json=payload, headers=headers,
+        async with http.stream("POST", self._request_url(), json=payload, headers=headers,
                                auth=self._auth) as response:
             status = response.status_code
             limit = self.max_reply_bytes if status == 200 else _ERROR_BODY_BYTES
@@ -410,6 +434,12 @@ class OpenAIChatClient:
 
     def __repr__(self) -> str:
         return self._redact(f"OpenAIChatClient(model={self.model!r}, base_url={self.base_url!r})")
+
+
+def _strip_slash(url: str) -> str:
+    """``url`` without the slashes that end its path (its query string kept)."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/")))
 
 
 def _positive(value: Any) -> bool:

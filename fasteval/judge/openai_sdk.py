@@ -31,10 +31,11 @@ import inspect
 import json
 import threading
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from fasteval.errors import ParameterError
 from fasteval.judge.protocol import ChatReply
-from fasteval.judge.redact import redact, split_credentials
+from fasteval.judge.redact import redact, split_credentials, split_query_secrets
 
 __all__ = ["OpenAISDKClient", "is_openai_sdk_client", "as_chat_generator"]
 
@@ -100,7 +101,7 @@ class OpenAISDKClient:
     Notes
     -----
     ``to_dict`` keeps the model, the settings and the client's base URL (without
-    credentials), never its key; ``from_dict`` builds a new client from them, the key
+    credentials: a ``user:password@``, query parameters such as ``api_key=``), never its key; ``from_dict`` builds a new client from them, the key
     coming from ``OPENAI_API_KEY`` as the SDK does.
     """
 
@@ -221,15 +222,19 @@ class OpenAISDKClient:
         key = getattr(self.client, "api_key", None)
         if isinstance(key, str) and key:
             found.append(key)
-        _, auth = split_credentials(str(getattr(self.client, "base_url", "") or ""))
+        url, auth = split_credentials(str(getattr(self.client, "base_url", "") or ""))
         found.extend(p for p in (auth or ()) if p)
+        found.extend(value for _, value in split_query_secrets(url)[1] if value)
         return found
 
     @property
     def base_url(self) -> str:
-        """The client's base URL without credentials."""
-        url = str(getattr(self.client, "base_url", "") or "").rstrip("/")
-        return split_credentials(url)[0] if url else url
+        """The client's base URL without credentials (``user:password@``, ``api_key=``...)."""
+        url = str(getattr(self.client, "base_url", "") or "")
+        if not url:
+            return url
+        parts = urlsplit(split_query_secrets(split_credentials(url)[0])[0])
+        return urlunsplit(parts._replace(path=parts.path.rstrip("/")))
 
     def to_dict(self) -> dict[str, Any]:
         """Model, settings and the client's base URL (no key, no URL credentials)."""

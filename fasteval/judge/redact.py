@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-__all__ = ["MASK", "redact", "split_credentials", "is_sensitive_header", "header_secrets",
-           "generator_secrets"]
+__all__ = ["MASK", "redact", "split_credentials", "split_query_secrets", "is_sensitive_header",
+           "header_secrets", "generator_secrets"]
 
 MASK = "***"
 
@@ -24,6 +24,10 @@ _URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@?#]+@
 _AUTH_TOKEN = re.compile(r"(?i)\b(bearer|basic|token)(\s+|=)([A-Za-z0-9._~+/=-]{4,})")
 _KEY_SHAPE = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
 _SENSITIVE_WORDS = ("auth", "key", "token", "secret", "cookie", "password", "credential")
+_SIGNATURES = ("sig", "signature")  # query names of signed URLs (Azure SAS, S3 presigned)
+_QUERY_SECRET = re.compile(
+    r"(?i)(?P<name>[?&;](?:[\w.-]*(?:auth|key|token|secret|cookie|password|credential)[\w.-]*"
+    r"|sig|signature)=)[^&#\s'\"<>]+")
 _MIN_SECRET = 4  # shorter "secrets" would mask ordinary text
 
 
@@ -37,6 +41,10 @@ def is_sensitive_header(name: str) -> bool:
     """
     lowered = name.lower()
     return any(word in lowered for word in _SENSITIVE_WORDS)
+
+
+def _is_sensitive_query(name: str) -> bool:
+    return is_sensitive_header(name) or name.lower() in _SIGNATURES
 
 
 def redact(text: Any, secrets: Iterable[str | None] = ()) -> str:
@@ -56,12 +64,15 @@ def redact(text: Any, secrets: Iterable[str | None] = ()) -> str:
     'HTTP 401 from http://***@host/v1: bad key ***'
     >>> redact("Authorization: Bearer abc.def-123")
     'Authorization: Bearer ***'
+    >>> redact("POST http://host/v1/chat/completions?api-version=2024&api_key=abc123")
+    'POST http://host/v1/chat/completions?api-version=2024&api_key=***'
     """
     out = str(text)
     for secret in sorted({s for s in secrets if s and len(s) >= _MIN_SECRET}, key=len,
                          reverse=True):
         out = out.replace(secret, MASK)
     out = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{MASK}@", out)
+    out = _QUERY_SECRET.sub(lambda m: f"{m.group('name')}{MASK}", out)
     out = _AUTH_TOKEN.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", out)
     return _KEY_SHAPE.sub(MASK, out)
 
@@ -85,6 +96,32 @@ def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
     netloc = parts.netloc.rsplit("@", 1)[1]
     credentials = (unquote(parts.username or ""), unquote(parts.password or ""))
     return urlunsplit(parts._replace(netloc=netloc)), credentials
+
+
+def split_query_secrets(url: str) -> tuple[str, list[tuple[str, str]]]:
+    """A URL without the query parameters that carry credentials (``api_key=``, ``key=``,
+    ``access_token=``, ``sig=``...), and those parameters (decoded). Other parameters
+    (``api-version=``) stay in the URL.
+
+    Examples
+    --------
+    >>> split_query_secrets("http://127.0.0.1:8000/v1?api-version=2024-06-01&api_key=s3cr3t")
+    ('http://127.0.0.1:8000/v1?api-version=2024-06-01', [('api_key', 's3cr3t')])
+    >>> split_query_secrets("http://127.0.0.1:8000/v1")
+    ('http://127.0.0.1:8000/v1', [])
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, []
+    if not parts.query:
+        return url, []
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    secret = [(k, v) for k, v in pairs if _is_sensitive_query(k)]
+    if not secret:
+        return url, []
+    kept = [(k, v) for k, v in pairs if not _is_sensitive_query(k)]
+    return urlunsplit(parts._replace(query=urlencode(kept))), secret
 
 
 def generator_secrets(generator: Any) -> list[str]:

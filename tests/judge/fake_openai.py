@@ -53,6 +53,7 @@ class FakeOpenAI:
         self.lock = threading.Lock()
         self.requests: list[dict] = []
         self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []  # request targets, query string included
         self.arrivals: list[float] = []
         self.inflight = 0
         self.max_inflight = 0
@@ -67,7 +68,7 @@ class FakeOpenAI:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
-                if not self.path.endswith("/chat/completions"):
+                if not self.path.split("?", 1)[0].endswith("/chat/completions"):
                     self._send(Reply(status=404, raw='{"error": "not found"}'))
                     return
                 body = json.loads(raw)
@@ -75,6 +76,7 @@ class FakeOpenAI:
                     n = len(server.requests)
                     server.requests.append(body)
                     server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                    server.paths.append(self.path)
                     server.arrivals.append(time.monotonic())
                     server.inflight += 1
                     server.max_inflight = max(server.max_inflight, server.inflight)

@@ -135,6 +135,28 @@ def test_url_credentials_are_sent_but_never_shown_or_saved(fake_openai):
     assert params["base_url"] == server.url and params["headers"] == {"X-Team": "ir"}
 
 
+@pytest.mark.parametrize("name", ["api_key", "key", "access_token", "sig"])
+def test_query_string_credentials_are_sent_but_never_shown_or_saved(fake_openai, name):
+    """A base URL such as ``.../v1?api-version=2024-06-01&api_key=...``: the request goes to
+    ``/v1/chat/completions`` with both parameters; the credential is in no message, repr,
+    saved config or shown URL, and the other parameter stays."""
+    secret = "qs9Xw7Vb3Nm5Lk2Jh8Gf"
+    server = fake_openai(lambda req, n: Reply(status=401, raw=json.dumps(
+        {"error": f"bad {name} for /v1/chat/completions?api-version=2024-06-01&{name}={secret}"})))
+    client = OpenAIChatClient(model="m", base_url=f"{server.url}/?api-version=2024-06-01&{name}={secret}",
+                              api_key_env=None, max_retries=0)
+    with pytest.raises(RequestError) as exc:
+        client.run(MSG)
+    assert server.paths == [f"/v1/chat/completions?api-version=2024-06-01&{name}={secret}"]
+    shown = f"{server.url}?api-version=2024-06-01"
+    assert client.base_url == shown and client.url == f"{server.url}/chat/completions?api-version=2024-06-01"
+    params = client.to_dict()["init_parameters"]
+    assert params["base_url"] == shown
+    for text in (str(exc.value), repr(client), json.dumps(client.to_dict())):
+        assert secret not in text
+    assert "HTTP 401" in str(exc.value) and f"{name}=***" in str(exc.value)
+
+
 def test_a_basic_token_echoed_bare_is_masked(fake_openai):
     """A server quoting only the token of the Basic header (not the word Basic)."""
     token = base64.b64encode(b"alice:pa55word").decode()

@@ -110,6 +110,19 @@ def test_key_never_serialized_shown_or_echoed(fake_openai, monkeypatch):
     assert back._chat_generator.client.api_key == "sk-from-the-environment-123"
 
 
+def test_query_string_key_of_the_client_url_is_neither_saved_nor_shown(fake_openai):
+    secret = "qs9Xw7Vb3Nm5Lk2Jh8Gf"
+    server = fake_openai(lambda req, n: Reply(status=401, raw=json.dumps({"error": f"bad key={secret}"})))
+    client = openai.OpenAI(api_key=KEY, base_url=f"{server.url}?api-version=1&key={secret}", max_retries=0)
+    ev = FaithfulnessEvaluator(chat_generator=client, progress_bar=False, corrective_retry=False)
+    params = ev.to_dict()["init_parameters"]["chat_generator"]["init_parameters"]
+    assert params["base_url"] == f"{server.url}?api-version=1"
+    assert secret not in json.dumps(ev.to_dict()) and secret not in repr(ev)
+    with pytest.raises(JudgeError) as info:
+        ev.run(questions=["q"], contexts=[["c"]], predicted_answers=["a"])
+    assert "request failed" in str(info.value) and secret not in str(info.value)
+
+
 def test_not_a_client_is_refused():
     with pytest.raises(ValueError, match="client must be"):
         OpenAISDKClient(object())
