@@ -184,7 +184,7 @@ _OPTION_NAMES = {
     "max_retries": "--max-retries", "max_retry_after": "--max-retry-wait",
     "max_reply_bytes": "--max-reply-bytes", "requests_per_minute": "--requests-per-minute",
     "tokens_per_minute": "--tokens-per-minute", "deadline": "--deadline",
-    "max_concurrency": "--max-concurrency",
+    "max_concurrency": "--max-concurrency", "api_key_env": "--api-key-env",
 }
 
 
@@ -226,6 +226,10 @@ def run(args: argparse.Namespace) -> int:
     evaluator = _build_evaluator(args)
     try:
         out = evaluator.run(**inputs)
+    except ParameterError as exc:  # found at the first request (the key's value): named as an option
+        if type(exc) is not ParameterError or exc.parameter not in _OPTION_NAMES:
+            raise
+        raise ParameterError(_OPTION_NAMES[exc.parameter], exc.constraint, exc.value) from None
     except JudgeError as exc:
         summary = evaluator.last_report.summary() if evaluator.last_report else None
         print(f"fasteval judge: stopped at a failed row: {exc}", file=sys.stderr)

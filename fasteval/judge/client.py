@@ -150,6 +150,14 @@ class OpenAIChatClient:
         self.requests_per_minute = requests_per_minute
         self.tokens_per_minute = tokens_per_minute
         self.headers = dict(headers or {})
+        for name, value in self.headers.items():
+            if isinstance(value, bytes):
+                continue  # sent as given
+            bad = _unsendable_at(f"{name}{value}") if isinstance(name, str) and isinstance(value, str) else 0
+            if bad is not None:
+                shown = name if is_sensitive_header(str(name)) else f"{name}: {value}"
+                raise ParameterError("headers", "text that can be sent in HTTP headers (printable "
+                                     "ASCII, no line break)", redact(shown))
         self.trust_env = bool(trust_env)
         self.limiter = RateLimiter(requests_per_minute, tokens_per_minute)
         self._json_supported: bool | None = None  # None: not known yet
@@ -333,6 +341,12 @@ class OpenAIChatClient:
         headers = {"Content-Type": "application/json", **self.headers}
         key = os.environ.get(self.api_key_env) if self.api_key_env else None
         if key:
+            bad = _unsendable_at(key)
+            if bad is not None:  # httpx would fail every request; the key itself is not shown
+                raise ParameterError(
+                    "api_key_env", "the name of a variable whose value can be sent in an HTTP header "
+                    f"(printable ASCII, no line break; its value has {_describe(key[bad])} at "
+                    f"position {bad})", self.api_key_env)
             headers["Authorization"] = f"Bearer {key}"
         elif self.base_url.startswith(DEFAULT_BASE_URL) and "Authorization" not in headers:
             if self.api_key_env:
@@ -440,6 +454,25 @@ def _strip_slash(url: str) -> str:
     """``url`` without the slashes that end its path (its query string kept)."""
     parts = urlsplit(url)
     return urlunsplit(parts._replace(path=parts.path.rstrip("/")))
+
+
+def _unsendable_at(text: str) -> int | None:
+    """Index of the first character that an HTTP header cannot carry (httpx sends ASCII;
+    no control character but tab), ``None`` when there is none.
+
+    Examples
+    --------
+    >>> _unsendable_at("sk-abc"), _unsendable_at("sk-abc\\n"), _unsendable_at("clé")
+    (None, 6, 2)
+    """
+    for i, ch in enumerate(text):
+        if not (" " <= ch <= "~" or ch == "\t"):
+            return i
+    return None
+
+
+def _describe(ch: str) -> str:
+    return "a line break" if ch in "\r\n" else f"the character U+{ord(ch):04X}"
 
 
 def _positive(value: Any) -> bool:

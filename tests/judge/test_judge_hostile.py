@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import time
 import tracemalloc
 
@@ -238,3 +239,35 @@ def test_cli_options_bound_waits_and_replies(fake_openai, tmp_path, capsys):
                *_cli_args(big.url, tmp_path, "--max-retry-wait", "-1")])
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "--max-retry-wait must be" in err
+
+
+@pytest.mark.parametrize(("value", "what"), [("zq9Xw7Vb3Nm5Lk2Jh8Gf\n", "a line break at position 20"),
+                                             ("zq9Xw7Vb3Nm5Lk2Jh8G\u00e9", "the character U+00E9 at position 19")])
+def test_a_key_no_header_can_carry_fails_the_job_at_once_without_showing_it(
+        fake_openai, tmp_path, capsys, monkeypatch, value, what):
+    """A key with a trailing newline (read from a file) or a pasted non-ASCII character:
+    one clear error naming the variable before any request, not a per-row transport error
+    (with retries) for every row."""
+    monkeypatch.setenv("JUDGE_KEY", value)
+    server = fake_openai(lambda req, n: Reply(content=GOOD))
+    client = OpenAIChatClient(model="m", base_url=server.url, api_key_env="JUDGE_KEY")
+    with pytest.raises(ValueError, match=f"api_key_env must be .*{re.escape(what)}.*got 'JUDGE_KEY'") as exc:
+        client.warm_up()
+    assert "zq9Xw7" not in str(exc.value)
+    ev = FaithfulnessEvaluator(chat_generator=client, progress_bar=False, raise_on_failure=False)
+    with pytest.raises(ValueError, match="api_key_env must be"):
+        ev.run(questions=["q"] * 3, contexts=[["c"]] * 3, predicted_answers=["a"] * 3)
+    out = tmp_path / "out.parquet"
+    rc = main(["judge", "faithfulness", str(_table(tmp_path)), "-o", str(out),
+               *_cli_args(server.url, tmp_path, "--api-key-env", "JUDGE_KEY")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--api-key-env must be" in err and what in err and "zq9Xw7" not in err
+    assert len(err.strip().splitlines()) == 1 and not out.exists()
+    assert server.count == 0
+
+
+def test_headers_no_request_can_carry_are_refused_without_showing_a_secret():
+    with pytest.raises(ValueError, match=r"headers must be .*got 'X-Api-Key'"):
+        OpenAIChatClient(model="m", base_url="http://127.0.0.1:9/v1", headers={"X-Api-Key": "s3cr\u00e9t-value"})
+    with pytest.raises(ValueError, match=r"headers must be .*got 'X-Team: caf\u00e9'"):
+        OpenAIChatClient(model="m", base_url="http://127.0.0.1:9/v1", headers={"X-Team": "caf\u00e9"})
