@@ -122,7 +122,32 @@ def run(args: argparse.Namespace) -> int:
     device = args.device
     if device and "," in device:
         device = [d.strip() for d in device.split(",") if d.strip()]
-    result, stats = sas(
+    try:
+        result, stats = _sas(sas, table, device, args)
+    except InputError as exc:  # the engine names its input "data": here it is the file
+        if exc.source != "data":
+            raise
+        raise exc.at(source=args.input) from None
+    with atomic_path(out_path) as tmp:
+        result.write_parquet(tmp)
+    if not args.quiet:
+        summary = {
+            "output": out_path,
+            "rows": stats.n_rows,
+            "pairs": stats.n_pairs,
+            "unique_texts": stats.n_unique_texts,
+            "cache_hits": stats.cache_hits,
+            "cache_misses": stats.cache_misses,
+            "device": stats.device,
+            "seconds": round(stats.total_s, 3),
+        }
+        print("fasteval sas: " + json.dumps(summary), file=sys.stderr)
+    return 0
+
+
+def _sas(sas, table, device, args: argparse.Namespace):
+    """``fasteval.sas.sas`` with the command's options."""
+    return sas(
         table,
         pred_col=args.pred_col,
         gold_col=args.gold_col,
@@ -141,18 +166,3 @@ def run(args: argparse.Namespace) -> int:
         engine=getattr(args, "engine", "local"),
         ray_address=getattr(args, "ray_address", None),
     )
-    with atomic_path(out_path) as tmp:
-        result.write_parquet(tmp)
-    if not args.quiet:
-        summary = {
-            "output": out_path,
-            "rows": stats.n_rows,
-            "pairs": stats.n_pairs,
-            "unique_texts": stats.n_unique_texts,
-            "cache_hits": stats.cache_hits,
-            "cache_misses": stats.cache_misses,
-            "device": stats.device,
-            "seconds": round(stats.total_s, 3),
-        }
-        print("fasteval sas: " + json.dumps(summary), file=sys.stderr)
-    return 0

@@ -62,3 +62,15 @@ def test_cli_user_errors_exit_2(tiny_bi, tmp_path, capsys):
                  "--device", "cpu"]) == 2
     assert "not found on this machine" in capsys.readouterr().err
     assert not (tmp_path / "o.parquet").exists()
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv"])
+def test_cli_bad_rows_name_the_file(tiny_bi, tmp_path, capsys, suffix):
+    src = tmp_path / f"in.{suffix}"
+    src.write_text('{"answer": "paris", "gold": "paris"}\n{"answer": null, "gold": "rome"}\n'
+                   if suffix == "jsonl" else "answer,gold\nparis,paris\n,rome\n")
+    assert main(["sas", str(src), "--pred-col", "answer", "--model", tiny_bi, "--device", "cpu",
+                 "-o", str(tmp_path / "o.parquet")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"fasteval: error: {src}, row 1, column 'answer': prediction must not be None"]
+    assert not (tmp_path / "o.parquet").exists()
