@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -11,6 +12,7 @@ from typing import TypeVar
 T = TypeVar("T")
 
 _loop: asyncio.AbstractEventLoop | None = None
+_POLL_SECONDS = 0.1  # how often a waiting caller looks for a pending Ctrl-C
 _lock = threading.Lock()
 
 
@@ -62,6 +64,11 @@ def run_sync(factory: Callable[[], Awaitable[T]]) -> T:
             return pool.submit(lambda: asyncio.run(factory())).result()  # type: ignore[arg-type]
     future = asyncio.run_coroutine_threadsafe(factory(), loop)  # type: ignore[arg-type]
     try:
+        # Waiting in short slices keeps Ctrl-C prompt: a SIGINT that the kernel hands to
+        # another thread (polars', numba's, the loop's) does not wake a blocked lock wait,
+        # and Python raises KeyboardInterrupt only when the main thread runs again.
+        while not future.done():
+            concurrent.futures.wait([future], timeout=_POLL_SECONDS)
         return future.result()
     except BaseException:
         future.cancel()
