@@ -4,6 +4,9 @@ Reads a table (parquet, JSON lines, JSON, CSV), judges every row against an Open
 chat-completions server, and writes the input columns plus the per-row results. Replies are
 cached (``--cache-dir``), so a job that was interrupted resumes where it stopped and a rerun
 only repeats failed rows. A summary (rows, failures, cache hits, requests, tokens) goes to stderr.
+Result columns: ``statements`` and ``statement_scores`` (faithfulness) or ``relevant_statements``
+(context relevance) as the model wrote them (statements as text, scores as floats), ``score``,
+``status``, ``error`` and ``cached``.
 Failed rows get a NaN score and their reason in ``error``; stderr says how many failed. The exit
 status is 0 when at least one row was judged, 1 when every row failed (the table is written all
 the same) or the job stopped at a failed row (``--raise-on-failure``), 2 for a usage error.
@@ -188,6 +191,38 @@ _OPTION_NAMES = {
 }
 
 
+def _text_list(value: Any) -> list[str | None]:
+    """A reply's statements as a list of text: strings as they are, other items (numbers,
+    objects) as JSON; a single string is a list of one (the evaluator keeps replies as the
+    model wrote them and scores them as Haystack does, which takes any non-empty value).
+
+    Examples
+    --------
+    >>> _text_list(["a", 1, None]), _text_list("one"), _text_list({"k": 1})
+    (['a', '1', None], ['one'], ['{"k": 1}'])
+    """
+    def text(v: Any) -> str | None:
+        return v if isinstance(v, str) or v is None else json.dumps(v, ensure_ascii=False, default=str)
+
+    if isinstance(value, (list, tuple)):
+        return [text(v) for v in value]
+    return [text(value)]
+
+
+def _number_list(value: Any) -> list[float]:
+    """A reply's statement scores as floats (the evaluator took their mean, so they are
+    numbers: 0/1, fractions, booleans, or one number alone).
+
+    Examples
+    --------
+    >>> _number_list([1, 0]), _number_list([0.5, True]), _number_list(1)
+    ([1.0, 0.0], [0.5, 1.0], [1.0])
+    """
+    import numpy as np
+
+    return np.asarray(value, dtype=np.float64).ravel().tolist()
+
+
 def _check_output(path: str) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in (".parquet", ".jsonl", ".ndjson"):
@@ -241,10 +276,13 @@ def run(args: argparse.Namespace) -> int:
     meta = out["meta"] or [{} for _ in results]
     columns: dict[str, pl.Series] = {}
     if args.metric == "faithfulness":
-        columns["statements"] = pl.Series([r["statements"] for r in results], dtype=pl.List(pl.Utf8))
-        columns["statement_scores"] = pl.Series([r["statement_scores"] for r in results], dtype=pl.List(pl.Int64))
+        columns["statements"] = pl.Series([_text_list(r["statements"]) for r in results],
+                                          dtype=pl.List(pl.Utf8))
+        columns["statement_scores"] = pl.Series([_number_list(r["statement_scores"]) for r in results],
+                                                dtype=pl.List(pl.Float64))
     else:
-        columns["relevant_statements"] = pl.Series([r["relevant_statements"] for r in results], dtype=pl.List(pl.Utf8))
+        columns["relevant_statements"] = pl.Series([_text_list(r["relevant_statements"]) for r in results],
+                                                   dtype=pl.List(pl.Utf8))
     columns["score"] = pl.Series([float(r["score"]) for r in results], dtype=pl.Float64)
     columns["status"] = pl.Series([r["status"] for r in results], dtype=pl.Utf8)
     columns["error"] = pl.Series([m.get("error") for m in meta], dtype=pl.Utf8)

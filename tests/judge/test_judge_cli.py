@@ -152,3 +152,34 @@ def test_killed_job_resumes_without_repeating_cached_rows(fake_openai, tmp_path)
     df = pl.read_parquet(out)
     assert df["cached"].sum() == cached
     assert df["score"].to_list() == [0.5 if i % 2 == 0 else 1.0 for i in range(n_rows)]
+
+
+def test_replies_kept_as_written_fit_the_output_columns(fake_openai, tmp_path, capsys):
+    """The evaluators keep a reply as the model wrote it and score it as Haystack does
+    (fractional or boolean scores, a lone string, non-string statements): the table holds
+    them (scores as floats, statements as text) instead of failing after every row was judged."""
+    replies = {
+        "a0": {"statements": ["s1", "s2"], "statement_scores": [0.5, 1]},
+        "a1": {"statements": ["s1", "s2"], "statement_scores": [True, False]},
+        "a2": {"statements": "one statement", "statement_scores": [1]},
+        "a3": {"statements": [1, {"k": "v"}], "statement_scores": [1, 0]},
+    }
+    server = fake_openai(lambda req, n: Reply(content=replies[row_text(req).split('"predicted_answers": ')[1][:2]]))
+    src = tmp_path / "in.parquet"
+    pl.DataFrame({"question": ["q"] * 4, "contexts": [["c"]] * 4, "answer": list(replies)}).write_parquet(src)
+    for out in (tmp_path / "out.parquet", tmp_path / "out.jsonl"):
+        assert main(["judge", "faithfulness", str(src), "-o", str(out), *args_for(server, tmp_path / "cache")]) == 0
+        df = pl.read_parquet(out) if out.suffix == ".parquet" else pl.read_ndjson(out)
+        assert df["statement_scores"].to_list() == [[0.5, 1.0], [1.0, 0.0], [1.0], [1.0, 0.0]]
+        assert df["statements"].to_list() == [["s1", "s2"], ["s1", "s2"], ["one statement"], ["1", '{"k": "v"}']]
+        assert df["score"].to_list() == [0.75, 0.5, 1.0, 0.5]
+    relevance = {"a0": {"relevant_statements": "a sentence"}, "a1": {"relevant_statements": [2]},
+                 "a2": {"relevant_statements": []}, "a3": {"relevant_statements": ["ok"]}}
+    server = fake_openai(lambda req, n: Reply(content=relevance[
+        "a" + row_text(req).split('"questions": a')[1][:1]]))
+    pl.DataFrame({"question": list(relevance), "contexts": [["c"]] * 4}).write_parquet(src)
+    out = tmp_path / "rel.parquet"
+    assert main(["judge", "context-relevance", str(src), "-o", str(out), *args_for(server, tmp_path / "c2")]) == 0
+    df = pl.read_parquet(out)
+    assert df["relevant_statements"].to_list() == [["a sentence"], ["2"], [], ["ok"]]
+    assert df["score"].to_list() == [1.0, 1.0, 0.0, 1.0]
