@@ -126,7 +126,20 @@ def split_query_secrets(url: str) -> tuple[str, list[tuple[str, str]]]:
 
 def generator_secrets(generator: Any) -> list[str]:
     """Secrets a chat generator knows of: fasteval's client lists its own
-    (``_secrets()``); a Haystack generator's ``api_key`` (a ``Secret``) is resolved."""
+    (``_secrets()``); of a Haystack generator, every attribute that is a ``Secret``
+    (``api_key``, Azure's ``azure_ad_token``, a ``token``...) is resolved, a plain string
+    ``api_key`` taken, and the sensitive values of its header mappings (``headers``,
+    ``default_headers``, ``extra_headers`` of ``generation_kwargs``...) added.
+
+    Examples
+    --------
+    >>> class Generator:
+    ...     def __init__(self):
+    ...         self.api_key, self.default_headers = "k3y-value", {"X-Api-Key": "h3ader-value"}
+    ...         self.generation_kwargs = {"extra_headers": {"Authorization": "Bearer t0ken"}}
+    >>> generator_secrets(Generator())
+    ['k3y-value', 'h3ader-value', 'Bearer t0ken', 't0ken']
+    """
     own = getattr(generator, "_secrets", None)
     if callable(own):
         try:
@@ -134,20 +147,30 @@ def generator_secrets(generator: Any) -> list[str]:
         except Exception:  # noqa: BLE001 - a secret lookup must never fail a job
             return []
     found: list[str] = []
-    key = getattr(generator, "api_key", None)
-    resolve = getattr(key, "resolve_value", None)
-    if callable(resolve):
-        try:
-            value = resolve()
-        except Exception:  # noqa: BLE001 - an unset key is not an error here
-            value = None
-        if isinstance(value, str):
+    # the instance's own attributes (no property is run), and the two usual names
+    attributes: dict[str, Any] = dict(getattr(generator, "__dict__", None) or {})
+    for name in ("api_key", "headers", "generation_kwargs"):
+        if name not in attributes:
+            try:
+                attributes[name] = getattr(generator, name, None)
+            except Exception:  # noqa: BLE001 - a property that fails holds no secret
+                continue
+    kwargs = attributes.get("generation_kwargs")
+    if isinstance(kwargs, Mapping):
+        attributes.update({f"generation_kwargs.{k}": v for k, v in kwargs.items()})
+    for name, value in attributes.items():
+        resolve = getattr(value, "resolve_value", None)
+        if callable(resolve) and not isinstance(value, type):
+            try:
+                value = resolve()
+            except Exception:  # noqa: BLE001 - an unset key is not an error here
+                value = None
+            if isinstance(value, str) and value:
+                found.append(value)
+        elif name == "api_key" and isinstance(value, str) and value:
             found.append(value)
-    elif isinstance(key, str):
-        found.append(key)
-    headers = getattr(generator, "headers", None)
-    if isinstance(headers, Mapping):
-        found.extend(header_secrets(headers))
+        elif "headers" in name.lower() and isinstance(value, Mapping):
+            found.extend(header_secrets(value))
     return found
 
 

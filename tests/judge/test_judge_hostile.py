@@ -296,3 +296,35 @@ def test_ctrl_c_delivered_to_another_thread_stops_the_job_at_once(fake_openai, t
     assert server.count == sent < 12  # nothing more is sent after the interrupt
     cached = list((tmp_path / "cache").rglob("*.json"))
     assert 0 < len(cached) <= sent and not list((tmp_path / "cache").rglob("*.tmp"))
+
+
+def test_every_secret_of_a_haystack_generator_is_masked(fake_openai, monkeypatch, tmp_path):
+    """Azure's AD token (a Secret beside api_key) and an Authorization header in
+    generation_kwargs' extra_headers, quoted bare by the server: masked in the row's error
+    and the JudgeError, absent from the saved config."""
+    pytest.importorskip("haystack")
+    from haystack.components.generators.chat import AzureOpenAIChatGenerator
+    from haystack.utils import Secret
+
+    from fasteval.judge.errors import JudgeError
+
+    token, header = "adTok9Xw7Vb3Nm5Lk2Jh8Gf", "hdrTok4Lk2Jh8Gf9Xw7Vb3"
+    monkeypatch.setenv("AZ_TOKEN", token)
+    server = fake_openai(lambda req, n: Reply(status=401, raw=json.dumps(
+        {"error": {"message": f"credential {token} expired; also {header}"}})))
+    generator = AzureOpenAIChatGenerator(
+        azure_endpoint=server.url.removesuffix("/v1"), azure_deployment="d", api_key=None,
+        azure_ad_token=Secret.from_env_var("AZ_TOKEN"), max_retries=0,
+        generation_kwargs={"extra_headers": {"X-Api-Key": header}})
+    ev = FaithfulnessEvaluator(chat_generator=generator, progress_bar=False, raise_on_failure=False,
+                               corrective_retry=False, cache_dir=tmp_path / "cache")
+    out = ev.run(questions=["q"], contexts=[["c"]], predicted_answers=["a"])
+    error = out["meta"][0]["error"]
+    assert server.headers[0]["authorization"] == f"Bearer {token}"  # it was sent
+    assert "401" in error and "credential *** expired" in error and header not in error
+    ev.raise_on_failure = True
+    with pytest.raises(JudgeError) as exc:
+        ev.run(questions=["q"], contexts=[["c"]], predicted_answers=["a"])
+    assert token not in str(exc.value) and header not in str(exc.value)
+    saved = json.dumps(ev.to_dict()["init_parameters"]["chat_generator"]["init_parameters"]["azure_ad_token"])
+    assert token not in saved and "AZ_TOKEN" in saved
