@@ -270,11 +270,44 @@ def _haystack_registered(type_name: str) -> Any:
     return component.registry.get(type_name)
 
 
+def _generator_class(type_name: Any) -> Any:
+    """The class a serialized chat generator names. fasteval's own (``fasteval.judge``)
+    are imported; any other class only through Haystack's ``import_class_by_name``, so that
+    Haystack's deserialization allowlist decides, as for Haystack's own evaluators (a
+    dictionary naming ``subprocess.Popen`` must not run it); a class Haystack registered as a
+    component but that is no module attribute is taken from its registry once allowed.
+    Without haystack-ai only fasteval's chat generators are rebuilt."""
+    from fasteval.errors import ParameterError
+
+    if not isinstance(type_name, str) or not type_name.rpartition(".")[0]:
+        raise ParameterError("chat_generator", "a dictionary whose 'type' is a class's full name "
+                             "(module.Class)", type_name)
+    module_name, _, class_name = type_name.rpartition(".")
+    if module_name.startswith("fasteval.judge.") or module_name == "fasteval.judge":
+        cls = getattr(importlib.import_module(module_name), class_name, None)
+        if not isinstance(cls, type):
+            raise ParameterError("chat_generator", "a dictionary naming one of fasteval's chat "
+                                 "generators or another importable class", type_name)
+        return cls
+    try:
+        from haystack.core.serialization import import_class_by_name
+    except ImportError:
+        raise ParameterError(
+            "chat_generator", "a dictionary naming one of fasteval's chat generators "
+            "(fasteval.judge...) where haystack-ai, whose deserialization allowlist decides on "
+            "other classes, is not installed; pass chat_generator= instead", type_name) from None
+    registered = _haystack_registered(type_name)
+    try:
+        return import_class_by_name(type_name)  # DeserializationError outside the allowlist
+    except ImportError:
+        if registered is None:
+            raise
+        return registered
+
+
 def _generator_from_dict(data: dict[str, Any]) -> Any:
-    module_name, _, class_name = data["type"].rpartition(".")
-    cls = _haystack_registered(data["type"])
-    if cls is None:
-        cls = getattr(importlib.import_module(module_name), class_name)
+    cls = _generator_class(data.get("type"))
+    module_name = getattr(cls, "__module__", None) or ""
     from_dict = getattr(cls, "from_dict", None)
     if callable(from_dict):
         return from_dict(data)

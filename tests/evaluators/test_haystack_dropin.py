@@ -498,9 +498,10 @@ def test_no_spans_without_tracing():
 
 # ------------------------------------------------------------------ Haystack's own prompt text
 @pytest.mark.parametrize("name", ["FaithfulnessEvaluator", "ContextRelevanceEvaluator"])
-def test_haystacks_instructions_and_examples_can_be_passed(name):
+def test_haystacks_instructions_and_examples_can_be_passed(name, monkeypatch):
     """fasteval's default instructions and examples are its own text; passing Haystack's gives
     Haystack's prompt, line for line, but for the two sentences of template wording."""
+    monkeypatch.setenv("HAYSTACK_DESERIALIZATION_ALLOWLIST", "tests")  # Capture's module, for from_dict
 
     @component
     class Capture:

@@ -442,11 +442,49 @@ def test_to_dict_from_dict_round_trip(fake_openai, tmp_path):
     assert back_f.examples == f.examples and back_f._chat_generator.base_url == server.url
 
 
-def test_haystack_generator_serialization():
+def test_haystack_generator_serialization(monkeypatch):
     cls = scripted_haystack_generator()
     ev = ContextRelevanceEvaluator(chat_generator=cls(), progress_bar=False)
-    back = ContextRelevanceEvaluator.from_dict(ev.to_dict())
+    data = ev.to_dict()
+    # Haystack's deserialization allowlist decides on a generator from another module, as
+    # for Haystack's own evaluators (here: the module of this test)
+    from haystack.core.errors import DeserializationError
+
+    with pytest.raises(DeserializationError, match="allowlist"):
+        ContextRelevanceEvaluator.from_dict(data)
+    monkeypatch.setenv("HAYSTACK_DESERIALIZATION_ALLOWLIST", cls.__module__)
+    back = ContextRelevanceEvaluator.from_dict(data)
     assert type(back._chat_generator) is cls
+
+
+@pytest.mark.parametrize("name", ["LLMEvaluator", "FaithfulnessEvaluator"])
+def test_from_dict_never_builds_a_class_outside_haystacks_allowlist(name, tmp_path):
+    """A saved evaluator naming ``subprocess.Popen`` as its chat generator (an untrusted
+    pipeline file) is refused before anything runs, as Haystack's LLMEvaluator refuses it."""
+    pytest.importorskip("haystack")
+    from haystack.components.evaluators import LLMEvaluator as HaystackLLMEvaluator
+    from haystack.core.errors import DeserializationError
+
+    marker = tmp_path / "ran"
+    generator = {"type": "subprocess.Popen", "init_parameters": {"args": ["touch", str(marker)]}}
+    params = {"chat_generator": generator}
+    if name == "LLMEvaluator":
+        params.update(instructions="x", inputs=[["a", "list[str]"]], outputs=["s"], examples=[])
+    cls = LLMEvaluator if name == "LLMEvaluator" else FaithfulnessEvaluator
+    with pytest.raises(DeserializationError, match="subprocess"):
+        cls.from_dict({"type": f"fasteval.evaluators.llm.{name}", "init_parameters": params})
+    with pytest.raises(DeserializationError, match="subprocess"):  # Haystack's, the oracle
+        HaystackLLMEvaluator.from_dict({"type": "haystack.components.evaluators.llm_evaluator.LLMEvaluator",
+                                        "init_parameters": {**params, "instructions": "x",
+                                                            "inputs": [["a", "list[str]"]],
+                                                            "outputs": ["s"], "examples": []}})
+    time.sleep(0.2)
+    assert not marker.exists()
+    # fasteval's own chat generators need no allowlist entry
+    client = {"type": "fasteval.judge.client.OpenAIChatClient",
+              "init_parameters": {"model": "m", "base_url": "http://127.0.0.1:9/v1"}}
+    back = cls.from_dict({"type": f"fasteval.evaluators.llm.{name}", "init_parameters": {**params, "chat_generator": client}})
+    assert isinstance(back._chat_generator, OpenAIChatClient) and back._chat_generator.model == "m"
 
 
 def test_inside_a_haystack_pipeline(fake_openai):
