@@ -96,3 +96,26 @@ class ReplyCache:
         if not self.directory.is_dir():
             return 0
         return sum(1 for _ in self.directory.glob("??/*.json"))
+
+
+def endpoint_key(url: Any) -> dict[str, str]:
+    """The server part of a cache namespace: ``{"endpoint": url}`` for a server other than
+    OpenAI's, so that two servers serving one model name never share replies; nothing for
+    OpenAI's (or none named), whose entries keep the keys they had without it. Only the
+    key's hash is stored, never the URL.
+
+    Examples
+    --------
+    >>> endpoint_key("http://127.0.0.1:8000/v1/")
+    {'endpoint': 'http://127.0.0.1:8000/v1'}
+    >>> endpoint_key("https://api.openai.com/v1"), endpoint_key(None)
+    ({}, {})
+    """
+    from fasteval.judge.client import DEFAULT_BASE_URL
+
+    if url is None:
+        return {}
+    text = str(url).strip().rstrip("/")
+    if not text or text == DEFAULT_BASE_URL:
+        return {}
+    return {"endpoint": text}

@@ -176,9 +176,13 @@ class OpenAIChatClient:
         return urlunsplit(parts._replace(path=path))
 
     def cache_namespace(self) -> dict[str, Any]:
-        """Model and generation settings: the part of the cache key besides the messages."""
+        """Model, generation settings and server (:func:`fasteval.judge.cache.endpoint_key`):
+        the part of the cache key besides the messages."""
+        from fasteval.judge.cache import endpoint_key
+
         params = {k: v for k, v in self.generation_kwargs.items() if k != "response_format"}
-        return {"model": self.model, "params": json.loads(json.dumps(params, sort_keys=True, default=str))}
+        return {"model": self.model, "params": json.loads(json.dumps(params, sort_keys=True, default=str)),
+                **endpoint_key(self.base_url)}
 
     def run(self, messages: list[dict[str, str]]) -> ChatReply:
         """Send one chat request and wait for the reply (works inside a running event loop too)."""

@@ -130,9 +130,13 @@ class OpenAISDKClient:
 
     # -- protocol -------------------------------------------------------------------------
     def cache_namespace(self) -> dict[str, Any]:
-        """Model and generation settings: the part of the cache key besides the messages."""
+        """Model, generation settings and server (:func:`fasteval.judge.cache.endpoint_key`):
+        the part of the cache key besides the messages."""
+        from fasteval.judge.cache import endpoint_key
+
         params = {k: v for k, v in self.generation_kwargs.items() if k != "response_format"}
-        return {"model": self.model, "params": json.loads(json.dumps(params, sort_keys=True, default=str))}
+        return {"model": self.model, "params": json.loads(json.dumps(params, sort_keys=True, default=str)),
+                **endpoint_key(getattr(self.client, "base_url", None))}
 
     def _request(self, messages: list[dict[str, str]], json_mode: bool) -> dict[str, Any]:
         request: dict[str, Any] = {"model": self.model, "messages": messages, **self.generation_kwargs}

@@ -214,7 +214,9 @@ class Backend:
         self._trace_parent = trace_parent
 
     def cache_namespace(self) -> dict[str, Any]:
-        """What, besides the messages, determines a reply: model and generation settings."""
+        """What, besides the messages, determines a reply: model, generation settings and
+        the server the generator calls (its ``api_base_url``, ``base_url``, ``azure_endpoint``
+        or ``url``)."""
         gen = self.generator
         custom = getattr(gen, "cache_namespace", None)
         if callable(custom):
@@ -222,9 +224,14 @@ class Backend:
         model = getattr(gen, "model", None) or getattr(gen, "model_name", None)
         kwargs = getattr(gen, "generation_kwargs", None) or {}
         kwargs = {k: v for k, v in dict(kwargs).items() if k != "response_format"}
+        from fasteval.judge.cache import endpoint_key
+
+        server = next((getattr(gen, a, None) for a in _ENDPOINT_ATTRIBUTES
+                       if getattr(gen, a, None) is not None), None)
         return {
             "model": str(model) if model is not None else type(gen).__qualname__,
             "params": json.loads(json.dumps(kwargs, sort_keys=True, default=str)),
+            **endpoint_key(server),
         }
 
     async def call(self, messages: list[dict[str, str]]) -> ChatReply:
@@ -266,3 +273,7 @@ def _run_awaits_run_async(generator: Any) -> bool:
     run = getattr(type(generator), "run", None)  # patched or mocked: another function, or none
     return (getattr(run, "__module__", None) == "fasteval.judge.client"
             and getattr(run, "__qualname__", None) == "OpenAIChatClient.run")
+
+
+_ENDPOINT_ATTRIBUTES = ("api_base_url", "base_url", "azure_endpoint", "url")
+"""Where a chat generator names its server (Haystack's OpenAI, Azure, ... generators)."""

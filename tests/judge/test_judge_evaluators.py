@@ -330,6 +330,19 @@ def test_cache_key_includes_model(fake_openai, tmp_path):
     assert server.count == 2
 
 
+def test_cache_key_includes_the_server(fake_openai, tmp_path):
+    a, b = fake_openai(relevance_responder), fake_openai(relevance_responder)
+    inputs = dict(questions=["a"], contexts=[["alpha"]])
+    for server in (a, b, a):  # one model name on two servers: each asked once
+        ContextRelevanceEvaluator(chat_generator=client(server), progress_bar=False,
+                                  cache_dir=tmp_path).run(**inputs)
+    assert (a.count, b.count) == (1, 1) and len(ReplyCache(tmp_path)) == 2
+    ns = OpenAIChatClient(model="m", api_key_env=None, base_url=f"{a.url}/").cache_namespace()
+    assert ns["endpoint"] == a.url.rstrip("/")
+    openai = OpenAIChatClient(model="m", api_key_env=None).cache_namespace()
+    assert "endpoint" not in openai  # OpenAI's own server: the keys it always had
+
+
 # ---------------------------------------------------------------- event loops
 def test_sync_run_inside_running_loop_and_run_async(fake_openai):
     server = fake_openai(relevance_responder)
