@@ -9,9 +9,11 @@ User errors are printed as one line on stderr, exit status 2, no traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
+from collections.abc import Iterator, Mapping
 from typing import NoReturn
 
 # subcommand name -> module (relative to fasteval.cli), one-line help
@@ -66,6 +68,33 @@ def stdin_once(paths: list[str], what: str) -> None:
 def input_source(path: str):
     """What a reader is given for ``path``: ``sys.stdin`` for ``-``, else the path."""
     return sys.stdin if path == STDIN else path
+
+
+@contextlib.contextmanager
+def worded(advice: Mapping[str, str]) -> Iterator[None]:
+    """Re-raise an :class:`fasteval.errors.InputError` of the block with its advice in a
+    command's terms (``advice``: :data:`fasteval.errors.ADVICE` key -> text, see
+    :meth:`fasteval.errors.InputError.reworded`); other errors pass unchanged.
+
+    Examples
+    --------
+    >>> from fasteval.errors import InputError
+    >>> try:
+    ...     with worded({"keep_best_run": "use --keep-best-duplicates"}):
+    ...         raise InputError("document repeated", source="r.txt", advice="keep_best_run")
+    ... except InputError as exc:
+    ...     print(exc)
+    r.txt: document repeated; use --keep-best-duplicates
+    """
+    from fasteval.errors import InputError
+
+    try:
+        yield
+    except InputError as exc:
+        reworded = exc.reworded(advice)
+        if reworded is exc:
+            raise
+        raise reworded from None
 
 
 def console_main() -> NoReturn:

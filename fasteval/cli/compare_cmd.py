@@ -341,15 +341,10 @@ duplicates option)."""
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``fasteval compare``."""
-    from fasteval.errors import InputError
+    from fasteval.cli import worded
 
-    try:
+    with worded(_ADVICE):
         return _run(args)
-    except InputError as exc:
-        reworded = exc.reworded(_ADVICE)
-        if reworded is exc:
-            raise
-        raise reworded from None
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -114,15 +114,11 @@ def _check_args(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``fasteval eval``."""
-    from fasteval.errors import InputError
+    from fasteval.cli import worded
 
     try:
-        return _run(args)
-    except InputError as exc:
-        reworded = exc.reworded(_ADVICE)
-        if reworded is exc:
-            raise
-        raise reworded from None
+        with worded(_ADVICE):
+            return _run(args)
     finally:
         cache = sys.modules.get("fasteval.batch.qrels_cache")
         if cache is not None:

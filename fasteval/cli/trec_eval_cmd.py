@@ -26,7 +26,7 @@ from typing import TextIO
 import numpy as np
 import polars as pl
 
-from fasteval.cli import add_command
+from fasteval.cli import add_command, worded
 from fasteval.errors import FastevalError, InputError, ParameterError
 from fasteval.kernels.ranking import MIN_GEO_MEAN
 from fasteval.measures import Measure, parse_measures, trec_order
@@ -501,12 +501,8 @@ def main(argv: list[str]) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     try:
-        return run_trec_eval(o)
-    except InputError as exc:
-        reworded = exc.reworded(_ADVICE)
-        if reworded is exc:
-            raise
-        raise reworded from None
+        with worded(_ADVICE):
+            return run_trec_eval(o)
     except FastevalError:
         raise
     except BrokenPipeError:
