@@ -308,52 +308,136 @@ def stream_chunks(frames: Iterator[pl.DataFrame], max_rows: int) -> Iterator[pl.
 _PARTS_STEM = "fasteval-parts-"
 
 
+MAX_OPEN_PARTS = 256
+"""Temporary part files written at once at most (fewer when the limit on open files is
+low: a quarter of it). A job that needs more parts splits in rounds: rows go to at most
+this many files, then each file is split again, until every part has its share."""
+
+
+def open_parts_limit() -> int:
+    """Part files :func:`partition_chunks` keeps open at once: :data:`MAX_OPEN_PARTS`, or a
+    quarter of this process's limit on open files when that is lower (at least 2)."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        if soft == resource.RLIM_INFINITY or soft <= 0:
+            return MAX_OPEN_PARTS
+    except (ImportError, OSError, ValueError):  # pragma: no cover - no resource module
+        return MAX_OPEN_PARTS
+    return max(2, min(MAX_OPEN_PARTS, soft // 4))
+
+
 def partition_chunks(
-    frames: Iterator[pl.DataFrame], n_parts: int, tmp_dir: str | None = None
+    frames: Iterator[pl.DataFrame], n_parts: int, tmp_dir: str | None = None,
+    max_open: int | None = None,
 ) -> Iterator[pl.DataFrame]:
     """Hash-partition rows by query into ``n_parts`` temporary Arrow files; yield each part.
 
-    Every query's rows end up in one part, in their input order.
+    Every query's rows end up in one part, in their input order. At most ``max_open``
+    files (default :func:`open_parts_limit`) are written at once: more parts are made in
+    rounds, each file of a round split again by further digits of the same hash.
     """
-    import pyarrow as pa
-    import pyarrow.ipc as ipc
-
     from fasteval.io.atomic import remove_stale, temp_prefix
 
+    fan = open_parts_limit() if max_open is None else max(2, int(max_open))
     # a job killed hard leaves its folder; the next partitioned job removes it (dead writer)
     remove_stale(tmp_dir or tempfile.gettempdir(), _PARTS_STEM)
     with tempfile.TemporaryDirectory(prefix=temp_prefix(_PARTS_STEM), dir=tmp_dir) as tmp:
-        writers: dict[int, ipc.RecordBatchFileWriter] = {}
-        schema: pa.Schema | None = None
-        opts = ipc.IpcWriteOptions(compression="lz4")
-        try:
-            for df in frames:
-                if df.height == 0:
-                    continue
-                keys = _keys(df)
-                part = (df.select(pl.struct(keys).hash(seed=7)).to_series() % n_parts).alias("_part")
-                for (p,), sub in df.with_columns(part).partition_by(
-                    "_part", as_dict=True, include_key=False, maintain_order=True
-                ).items():
-                    table = sub.to_arrow()
-                    if schema is None:
-                        schema = table.schema
-                    elif table.schema != schema:
-                        table = table.cast(schema)
-                    if p not in writers:
-                        writers[p] = ipc.new_file(str(Path(tmp) / f"{p}.arrow"), schema, options=opts)
-                    writers[p].write_table(table)
-        finally:
-            for w in writers.values():
-                w.close()
-        for p in sorted(writers):
-            path = Path(tmp) / f"{p}.arrow"
-            with pa.memory_map(str(path)) as src:
-                table = ipc.open_file(src).read_all()
-            df = pl.from_arrow(table)
-            del table
+        yield from _split(_hashed(frames), max(1, int(n_parts)), Path(tmp), fan, 1, "")
+
+
+def _hashed(frames: Iterator[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+    """``frames`` with a ``_hash`` column: the hash of each row's ``(run_id, query_id)``;
+    small frames are put together up to :data:`SPLIT_READ_ROWS` rows (cut into many
+    parts, a frame of a few rows would be many tiny writes)."""
+    group: list[pl.DataFrame] = []
+    rows = 0
+    for df in frames:
+        if not df.height:
+            continue
+        if group and rows + df.height > SPLIT_READ_ROWS:
+            yield _with_hash(group)
+            group, rows = [], 0
+        group.append(df)
+        rows += df.height
+    if group:
+        yield _with_hash(group)
+
+
+def _with_hash(group: list[pl.DataFrame]) -> pl.DataFrame:
+    df = pl.concat(group, how="vertical_relaxed") if len(group) > 1 else group[0]
+    return df.with_columns(pl.struct(_keys(df)).hash(seed=7).alias("_hash"))
+
+
+def _split(frames: Iterator[pl.DataFrame], n_parts: int, folder: Path, fan: int, stride: int,
+           label: str) -> Iterator[pl.DataFrame]:
+    """Write ``frames`` to ``k = min(n_parts, fan)`` files by ``(_hash // stride) % k``,
+    then yield each file's rows (without ``_hash``), or, when ``n_parts > k``, the parts of
+    each file split again ``ceil(n_parts / k)`` ways by the next digits of the hash."""
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    k = min(n_parts, fan)
+    digit = (pl.col("_hash") // stride) % k if stride > 1 else pl.col("_hash") % k
+    writers: dict[int, ipc.RecordBatchFileWriter] = {}
+    schema: pa.Schema | None = None
+    opts = ipc.IpcWriteOptions(compression="lz4")
+    try:
+        for df in frames:
+            for (p,), sub in df.with_columns(digit.alias("_part")).partition_by(
+                "_part", as_dict=True, include_key=False, maintain_order=True
+            ).items():
+                table = sub.to_arrow()
+                if schema is None:
+                    schema = table.schema
+                elif table.schema != schema:
+                    table = table.cast(schema)
+                if p not in writers:
+                    writers[p] = ipc.new_file(str(folder / f"{label}{p}.arrow"), schema, options=opts)
+                writers[p].write_table(table)
+    finally:
+        for w in writers.values():
+            w.close()
+    again = math.ceil(n_parts / k)
+    for p in sorted(writers):
+        path = folder / f"{label}{p}.arrow"
+        if again > 1:
+            yield from _split(_file_frames(path), again, folder, fan, stride * k, f"{label}{p}-")
             path.unlink()
-            yield df
+            continue
+        with pa.memory_map(str(path)) as src:
+            table = ipc.open_file(src).read_all()
+        df = pl.from_arrow(table).drop("_hash")
+        del table
+        path.unlink()
+        yield df
+
+
+def _file_frames(path: Path) -> Iterator[pl.DataFrame]:
+    """The rows of an Arrow file written by :func:`_split`, in order, as frames of the
+    file's record batches put together up to :data:`SPLIT_READ_ROWS` rows (a batch may
+    be one input frame's share of a part: a few rows)."""
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    with pa.memory_map(str(path)) as src:
+        reader = ipc.open_file(src)
+        group: list[pa.RecordBatch] = []
+        rows = 0
+        for i in range(reader.num_record_batches):
+            batch = reader.get_batch(i)
+            if group and rows + batch.num_rows > SPLIT_READ_ROWS:
+                yield pl.from_arrow(pa.Table.from_batches(group))
+                group, rows = [], 0
+            group.append(batch)
+            rows += batch.num_rows
+        if group:
+            yield pl.from_arrow(pa.Table.from_batches(group))
+
+
+SPLIT_READ_ROWS = 65_536
+"""Rows read at a time from a part file that is split again (:func:`_file_frames`)."""
 
 
 # ---------------------------------------------------------------- the job

@@ -264,3 +264,84 @@ def test_aggregate_wide_equals_long_aggregate_exactly():
     for v in wide.filter(pl.col("run_id") == "a").get_column("map").to_list():
         seq += v  # trec_eval's summation: left to right
     assert dict(((r, m), v) for r, m, v in got.rows())[("a", "map")] == seq / 1001
+
+
+def _assert_parts_hold_whole_queries(parts: list[pl.DataFrame], run: pl.DataFrame) -> None:
+    owner: dict = {}
+    for i, part in enumerate(parts):
+        for q in part.get_column("query_id").unique().to_list():
+            assert owner.setdefault(q, i) == i, q  # a query in one part only
+    # every row once, each query's rows in their input order
+    got = pl.concat(parts).with_columns(pl.col("doc_id").cast(pl.Int64))
+    assert sorted(got.get_column("doc_id").to_list()) == list(range(run.height))
+    order = got.group_by("query_id", maintain_order=True).agg(pl.col("doc_id").diff().min().alias("step"))
+    assert order.filter(pl.col("step") < 0).height == 0
+
+
+@pytest.mark.parametrize(("n_parts", "max_open"), [(7, 100), (50, 4), (300, 3)])
+def test_partition_chunks_keeps_few_files_open(tmp_path, monkeypatch, n_parts, max_open):
+    # more parts than files that may be open: parts are made in rounds (50 parts, 4 files
+    # at once: 4 files, each split 13 ways); never more than max_open files are written at once
+    import pyarrow.ipc as ipc
+
+    from fasteval.batch.driver import partition_chunks
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    run = pl.DataFrame({"query_id": [f"q{x}" for x in rng.integers(0, 400, n)],
+                        "doc_id": [str(i) for i in range(n)], "score": rng.random(n)})
+    open_now, most = set(), [0]
+    real = ipc.new_file
+
+    class Counted:
+        def __init__(self, path, schema, options=None):
+            self.w, self.path = real(path, schema, options=options), path
+            open_now.add(path)
+            most[0] = max(most[0], len(open_now))
+
+        def write_table(self, table):
+            self.w.write_table(table)
+
+        def close(self):
+            self.w.close()
+            open_now.discard(self.path)
+
+    monkeypatch.setattr(ipc, "new_file", Counted)
+    parts = list(partition_chunks(iter([run.slice(i, 9) for i in range(0, n, 9)]), n_parts,
+                                  str(tmp_path), max_open=max_open))
+    assert most[0] <= max_open
+    assert len(parts) >= min(n_parts, 300) * 0.8  # about n_parts parts (400 queries)
+    _assert_parts_hold_whole_queries(parts, run)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_partitioned_job_within_a_low_open_files_limit(tmp_path, data):
+    # a shuffled run scored in small chunks needs more parts than a low limit on open files
+    # allows (the job opened one file per part at once: OSError 'Too many open files')
+    import resource
+    import subprocess
+    import sys
+
+    qrels, runs = data
+    run = runs["run_0"].sample(fraction=1.0, shuffle=True, seed=2)
+    qrels.write_parquet(tmp_path / "qrels.parquet")
+    run.write_parquet(tmp_path / "run.parquet")
+    script = (
+        "import resource, sys, polars as pl\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (48, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))\n"
+        "from fasteval.batch.api import evaluate_files\n"
+        "res = evaluate_files(sys.argv[1], sys.argv[2], ['map', 'P_5'], max_rows_per_chunk=1)\n"
+        "res.per_query.write_parquet(sys.argv[3])\n"
+        "print(res.stats.mode['run'])\n"
+    )
+    if resource.getrlimit(resource.RLIMIT_NOFILE)[1] < 48:
+        pytest.skip("hard limit on open files below 48")
+    out = tmp_path / "pq.parquet"
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "qrels.parquet"),
+                           str(tmp_path / "run.parquet"), str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["partition"]
+    import fasteval
+
+    want = fasteval.evaluate(qrels, run, ["map", "P_5"])
+    assert pl.read_parquet(out).equals(want)
