@@ -366,8 +366,30 @@ def _hashed(frames: Iterator[pl.DataFrame]) -> Iterator[pl.DataFrame]:
 
 
 def _with_hash(group: list[pl.DataFrame]) -> pl.DataFrame:
-    df = pl.concat(group, how="vertical_relaxed") if len(group) > 1 else group[0]
+    df = _uniform(pl.concat(group, how="vertical_relaxed") if len(group) > 1 else group[0])
     return df.with_columns(pl.struct(_keys(df)).hash(seed=7).alias("_hash"))
+
+
+_SMALL_INTS = (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16, pl.UInt32)
+
+
+def _uniform(df: pl.DataFrame) -> pl.DataFrame:
+    """One type per column whatever file a frame came from, before rows are hashed and
+    written to part files: the hash of an id depends on its type (an Int32 query id of
+    one parquet file and the same Int64 id of another went to different parts, and the
+    query was scored twice), a part file holds one dictionary per column (categorical
+    columns), and the first frame's types are those of the part files (a Float32 score
+    column first would round the Float64 scores of later files). So categorical columns
+    become text, smaller integer ids Int64, scores Float64."""
+    casts = []
+    for name, dtype in df.schema.items():
+        if isinstance(dtype, pl.Categorical | pl.Enum):
+            casts.append(pl.col(name).cast(pl.Utf8))
+        elif name in ("query_id", "doc_id", "run_id", "rank") and dtype in _SMALL_INTS:
+            casts.append(pl.col(name).cast(pl.Int64))
+        elif name == "score" and dtype != pl.Float64 and dtype.is_numeric():
+            casts.append(pl.col(name).cast(pl.Float64))
+    return df.with_columns(casts) if casts else df
 
 
 def _split(frames: Iterator[pl.DataFrame], n_parts: int, folder: Path, fan: int, stride: int,

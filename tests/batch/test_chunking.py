@@ -345,3 +345,40 @@ def test_partitioned_job_within_a_low_open_files_limit(tmp_path, data):
 
     want = fasteval.evaluate(qrels, run, ["map", "P_5"])
     assert pl.read_parquet(out).equals(want)
+
+
+@pytest.mark.parametrize("kind", ["int32", "categorical", "float32"])
+def test_partitioned_parts_of_mixed_column_types(tmp_path, monkeypatch, kind):
+    # a glob of parquet parts where one file stores query ids as Int32 (or categorical
+    # text) and another as Int64 (text), or scores as Float32 then Float64: a query's
+    # rows met in both files were hashed apart and scored twice (Int32), the part files
+    # refused a second dictionary (pyarrow ArrowInvalid: categorical), or later scores
+    # were rounded to the first file's Float32
+    import fasteval
+    import fasteval.batch.driver as driver
+    from fasteval.batch.api import evaluate_files
+
+    monkeypatch.setattr(driver, "SPLIT_READ_ROWS", 16)  # files hashed apart, as large ones are
+    rng = np.random.default_rng(9)
+    n = 600
+    run = pl.DataFrame({"query_id": rng.integers(0, 30, n), "doc_id": np.arange(n),
+                        "score": 1.0 + rng.integers(0, 4, n) * 1e-9})
+    qrels = run.filter(pl.col("doc_id") % 3 == 0).select(
+        "query_id", "doc_id", relevance=pl.col("doc_id") % 2 + 1)
+    a, b = run.slice(0, 300), run.slice(300)
+    if kind == "int32":
+        a = a.with_columns(pl.col("query_id").cast(pl.Int32))
+    elif kind == "categorical":
+        run, qrels, a, b = (t.with_columns(pl.col("query_id").cast(pl.Utf8)) for t in (run, qrels, a, b))
+        a = a.with_columns(pl.col("query_id").cast(pl.Categorical))
+    else:  # float32 first: the second file's scores are not float32 values
+        a = a.with_columns(pl.col("score").cast(pl.Float32))
+        run = pl.concat([a, b], how="vertical_relaxed")
+    a.write_parquet(tmp_path / "part-0.parquet")
+    b.write_parquet(tmp_path / "part-1.parquet")
+    want = fasteval.evaluate(qrels, run, ["map", "ndcg", "num_ret"], run_id="r")
+    res = evaluate_files(qrels, {"r": str(tmp_path / "*.parquet")}, ["map", "ndcg", "num_ret"],
+                         max_rows_per_chunk=7)
+    assert res.stats.mode == {"r": "partition"}
+    assert res.per_query.equals(want)
+    assert (res.stats.report["run_queries"], res.stats.report["evaluated"]) == (30, 30)
