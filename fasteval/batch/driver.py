@@ -395,19 +395,24 @@ def _uniform(df: pl.DataFrame) -> pl.DataFrame:
 def _split(frames: Iterator[pl.DataFrame], n_parts: int, folder: Path, fan: int, stride: int,
            label: str) -> Iterator[pl.DataFrame]:
     """Write ``frames`` to ``k = min(n_parts, fan)`` files by ``(_hash // stride) % k``,
-    then yield each file's rows (without ``_hash``), or, when ``n_parts > k``, the parts of
-    each file split again ``ceil(n_parts / k)`` ways by the next digits of the hash."""
+    then yield each file's rows (the last round writes them without ``_hash``), or, when
+    ``n_parts > k``, the parts of each file split again ``ceil(n_parts / k)`` ways by the
+    next digits of the hash."""
     import pyarrow as pa
     import pyarrow.ipc as ipc
 
     k = min(n_parts, fan)
+    again = math.ceil(n_parts / k)
     digit = (pl.col("_hash") // stride) % k if stride > 1 else pl.col("_hash") % k
     writers: dict[int, ipc.RecordBatchFileWriter] = {}
     schema: pa.Schema | None = None
     opts = ipc.IpcWriteOptions(compression="lz4")
     try:
         for df in frames:
-            for (p,), sub in df.with_columns(digit.alias("_part")).partition_by(
+            df = df.with_columns(digit.alias("_part"))
+            if again == 1:  # the last round: the files are the parts
+                df = df.drop("_hash")
+            for (p,), sub in df.partition_by(
                 "_part", as_dict=True, include_key=False, maintain_order=True
             ).items():
                 table = sub.to_arrow()
@@ -421,7 +426,6 @@ def _split(frames: Iterator[pl.DataFrame], n_parts: int, folder: Path, fan: int,
     finally:
         for w in writers.values():
             w.close()
-    again = math.ceil(n_parts / k)
     for p in sorted(writers):
         path = folder / f"{label}{p}.arrow"
         if again > 1:
@@ -430,7 +434,7 @@ def _split(frames: Iterator[pl.DataFrame], n_parts: int, folder: Path, fan: int,
             continue
         with pa.memory_map(str(path)) as src:
             table = ipc.open_file(src).read_all()
-        df = pl.from_arrow(table).drop("_hash")
+        df = pl.from_arrow(table)
         del table
         path.unlink()
         yield df
