@@ -69,7 +69,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--max-rows-per-chunk", type=int, default=None, metavar="N",
                    help="rows scored at a time (bounds memory)")
     p.add_argument("--memory-limit", default=None, metavar="SIZE",
-                   help="peak memory budget, e.g. 1GiB; sets the chunk size")
+                   help="memory budget, e.g. 1GiB: sets the chunk size; the prepared qrels and the "
+                        "per-query results come on top (a note says when the peak went past it)")
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="local (default) or ray: score on Ray Data (pip install 'fasteval[ray]'); "
                         "with -q -o OUT.parquet, OUT is a parquet directory written by Ray")
@@ -246,6 +247,9 @@ def _run(args: argparse.Namespace) -> int:
         print(f"fasteval: {_note(stats, args.complete)} in {elapsed:.2f}s", file=sys.stderr)
         if stats.oversized is not None:
             print(f"fasteval: note: {_oversized_note(stats, args)}", file=sys.stderr)
+        over = _over_budget_note(stats, args)
+        if over:
+            print(f"fasteval: note: {over}", file=sys.stderr)
     if args.log_json:
         summary = {
             "event": "eval",
@@ -321,6 +325,24 @@ def _note(stats, complete: bool) -> str:
     if stats.qrels is not None:
         parts.append(f"on Ray, qrels {stats.qrels}")
     return "; ".join(parts)
+
+
+def _over_budget_note(stats, args: argparse.Namespace) -> str | None:
+    """What to tell when the job's peak memory went past ``--memory-limit`` (None when it
+    did not, or no limit was given): the limit sizes the chunks, while the Python runtime,
+    the prepared qrels and the per-query results kept for the aggregates come on top."""
+    if args.memory_limit is None:
+        return None
+    from fasteval._words import counted
+    from fasteval.batch.driver import parse_memory
+
+    peak, limit = _peak_rss(), parse_memory(args.memory_limit)
+    if peak is None or peak <= limit:
+        return None
+    return (f"peak memory {peak / 2**30:.2f} GiB went past --memory-limit {args.memory_limit}: "
+            f"it sized the chunks ({stats.max_rows_per_chunk:,} rows at most), but the runtime, "
+            f"the prepared qrels and the results of {counted(stats.queries, 'query', 'queries')} "
+            "kept for the aggregates come on top")
 
 
 def _oversized_note(stats, args: argparse.Namespace) -> str:

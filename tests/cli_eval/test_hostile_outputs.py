@@ -460,6 +460,25 @@ def test_note_names_the_memory_limit(tmp_path, capsys, monkeypatch):
     assert len(notes) == 1 and "alone has 40 rows, more than the 10 rows per chunk that --memory-limit 1KiB" in notes[0]
 
 
+def test_note_when_the_peak_went_past_the_memory_limit(tmp_path, capsys, monkeypatch):
+    import re
+
+    import fasteval.cli.eval_cmd as cmd
+
+    qrels, run = _one_big_query(tmp_path, 5)
+    monkeypatch.setattr(cmd, "_peak_rss", lambda: 2**20)  # under the limit: nothing to say
+    assert main(["eval", str(qrels), str(run), "-m", "map", "--memory-limit", "2GiB"]) == 0
+    assert "went past" not in capsys.readouterr().err
+    monkeypatch.setattr(cmd, "_peak_rss", lambda: 3 * 2**30)
+    assert main(["eval", str(qrels), str(run), "-m", "map", "--memory-limit", "2GiB"]) == 0
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if "went past" in x]
+    assert re.fullmatch(r"fasteval: note: peak memory 3\.00 GiB went past --memory-limit 2GiB: it sized "
+                        r"the chunks \([0-9,]+ rows at most\), but the runtime, the prepared qrels and "
+                        r"the results of 2 queries kept for the aggregates come on top", line), line
+    assert main(["eval", str(qrels), str(run), "-m", "map"]) == 0  # no limit given: no note
+    assert "went past" not in capsys.readouterr().err
+
+
 def test_no_note_when_every_query_fits(tmp_path, capsys):
     qrels, run = _one_big_query(tmp_path, 5)
     assert main(["eval", str(qrels), str(run), "-m", "map", "--max-rows-per-chunk", "10"]) == 0
