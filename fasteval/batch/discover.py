@@ -157,13 +157,38 @@ def check_parquet(path: Path, required: tuple[str, ...] = RUN_COLUMNS) -> tuple[
     missing = [c for c in required if c not in schema]
     if missing:
         raise InputError(
-            f"missing column(s) {missing}; expected {list(required)}, found {list(schema)}",
+            f"missing column(s) {missing}; expected {list(required)}, found {list(schema)}"
+            f"{_rename_hint(missing, list(schema))}",
             source=str(path),
             column=missing[0],
         )
     if meta.num_rows == 0:
         raise InputError("no rows (empty table)", source=str(path))
     return meta.num_rows, schema
+
+
+def _rename_hint(missing: list[str], found: list[str]) -> str:
+    """Which found columns look like the missing ones (the readers' aliases: ``qid``,
+    ``docno``, ``sim``...): parquet runs are streamed by their canonical names.
+
+    Examples
+    --------
+    >>> _rename_hint(["query_id", "doc_id"], ["qid", "docno", "score", "rank"])
+    "; rename 'qid' to 'query_id', 'docno' to 'doc_id' (parquet runs are read by these names)"
+    >>> _rename_hint(["score"], ["query_id", "doc_id"])
+    ''
+    """
+    from fasteval.io._common import ALIASES
+
+    pairs = []
+    lower = {c.lower(): c for c in reversed(found)}
+    for canon in missing:
+        alias = next((lower[a] for a in ALIASES.get(canon, ()) if a in lower), None)
+        if alias is not None:
+            pairs.append(f"{alias!r} to {canon!r}")
+    if not pairs:
+        return ""
+    return f"; rename {', '.join(pairs)} (parquet runs are read by these names)"
 
 
 def _check_same_schema(files: list[Path], schemas: list[pl.Schema], cols: tuple[str, ...]) -> None:

@@ -132,3 +132,15 @@ def test_missing_path(tmp_path):
 def test_empty_glob(tmp_path):
     with pytest.raises(InputError, match="glob matches no parquet file"):
         discover(str(tmp_path / "*.parquet"))
+
+
+def test_missing_columns_name_the_look_alikes_to_rename(tmp_path):
+    path = tmp_path / "pyterrier.parquet"
+    pl.DataFrame({"qid": ["q1"], "docno": ["d1"], "score": [1.0], "rank": [0]}).write_parquet(path)
+    with pytest.raises(InputError) as err:
+        discover(path)
+    assert err.value.column == "query_id" and err.value.source == str(path)
+    assert err.value.message == (
+        "missing column(s) ['query_id', 'doc_id']; expected ['query_id', 'doc_id', 'score'], found "
+        "['qid', 'docno', 'score', 'rank']; rename 'qid' to 'query_id', 'docno' to 'doc_id' (parquet "
+        "runs are read by these names)")
