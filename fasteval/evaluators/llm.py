@@ -296,10 +296,10 @@ def _generator_class(type_name: Any) -> Any:
             "chat_generator", "a dictionary naming one of fasteval's chat generators "
             "(fasteval.judge...) where haystack-ai, whose deserialization allowlist decides on "
             "other classes, is not installed; pass chat_generator= instead", type_name) from None
-    registered = _haystack_registered(type_name)
     try:
         return import_class_by_name(type_name)  # DeserializationError outside the allowlist
     except ImportError:
+        registered = _haystack_registered(type_name)
         if registered is None:
             raise
         return registered

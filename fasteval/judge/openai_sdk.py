@@ -136,7 +136,7 @@ class OpenAISDKClient:
 
         params = {k: v for k, v in self.generation_kwargs.items() if k != "response_format"}
         return {"model": self.model, "params": json.loads(json.dumps(params, sort_keys=True, default=str)),
-                **endpoint_key(getattr(self.client, "base_url", None))}
+                **endpoint_key(self.base_url or None)}
 
     def _request(self, messages: list[dict[str, str]], json_mode: bool) -> dict[str, Any]:
         request: dict[str, Any] = {"model": self.model, "messages": messages, **self.generation_kwargs}

@@ -226,8 +226,7 @@ class Backend:
         kwargs = {k: v for k, v in dict(kwargs).items() if k != "response_format"}
         from fasteval.judge.cache import endpoint_key
 
-        server = next((getattr(gen, a, None) for a in _ENDPOINT_ATTRIBUTES
-                       if getattr(gen, a, None) is not None), None)
+        server = next((v for a in _ENDPOINT_ATTRIBUTES if (v := getattr(gen, a, None)) is not None), None)
         return {
             "model": str(model) if model is not None else type(gen).__qualname__,
             "params": json.loads(json.dumps(kwargs, sort_keys=True, default=str)),

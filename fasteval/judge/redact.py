@@ -26,8 +26,8 @@ _KEY_SHAPE = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
 _SENSITIVE_WORDS = ("auth", "key", "token", "secret", "cookie", "password", "credential")
 _SIGNATURES = ("sig", "signature")  # query names of signed URLs (Azure SAS, S3 presigned)
 _QUERY_SECRET = re.compile(
-    r"(?i)(?P<name>[?&;](?:[\w.-]*(?:auth|key|token|secret|cookie|password|credential)[\w.-]*"
-    r"|sig|signature)=)[^&#\s'\"<>]+")
+    rf"(?i)(?P<name>[?&;](?:[\w.-]*(?:{'|'.join(_SENSITIVE_WORDS)})[\w.-]*"
+    rf"|{'|'.join(_SIGNATURES)})=)[^&#\s'\"<>]+")
 _MIN_SECRET = 4  # shorter "secrets" would mask ordinary text
 
 
