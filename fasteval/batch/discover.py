@@ -178,12 +178,11 @@ def _rename_hint(missing: list[str], found: list[str]) -> str:
     >>> _rename_hint(["score"], ["query_id", "doc_id"])
     ''
     """
-    from fasteval.io._common import ALIASES
+    from fasteval.io._common import find_column
 
     pairs = []
-    lower = {c.lower(): c for c in reversed(found)}
     for canon in missing:
-        alias = next((lower[a] for a in ALIASES.get(canon, ()) if a in lower), None)
+        alias = find_column(found, canon, None, source="", required=False)
         if alias is not None:
             pairs.append(f"{alias!r} to {canon!r}")
     if not pairs:

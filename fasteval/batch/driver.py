@@ -790,7 +790,7 @@ def _note_oversized(chunk: pl.DataFrame, keys: list[str], default_run: str, max_
 
 
 _INT64 = (-(2**63), 2**63 - 1)
-_FITS_INT64 = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
+_FITS_INT64 = (*_SMALL_INTS, pl.Int64)
 
 
 def _check_integer_ids(chunk: pl.DataFrame) -> None:

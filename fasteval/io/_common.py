@@ -330,8 +330,9 @@ def normalize_ids(s: pl.Series, col: str, *, source: str, where: Locator) -> pl.
         return s.cast(pl.String)
     if dt.is_float() or dt.is_decimal():
         kind = "float" if dt.is_float() else "decimal"
-        bad = (s.is_nan() | s.is_infinite()) if dt.is_float() else pl.Series([False] * s.len())
-        bad = bad | (s != s.floor())
+        bad = s != s.floor()
+        if dt.is_float():
+            bad = bad | s.is_nan() | s.is_infinite()
         if bad.any():
             i = first_true(bad)
             raise InputError(
