@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import os
 import random
@@ -22,6 +21,7 @@ from fasteval.judge.redact import (
     redact,
     split_credentials,
     split_query_secrets,
+    url_secrets,
 )
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -135,6 +135,7 @@ class OpenAIChatClient:
         # are sent as query parameters, both kept apart: base_url is safe to show
         self.base_url, self._auth = split_credentials(url)
         self.base_url, self._query = split_query_secrets(self.base_url)
+        self._url_secrets = url_secrets(url)
         self.base_url = _strip_slash(self.base_url)
         if not self.base_url.startswith(("http://", "https://")):
             raise ParameterError("base_url", "an http:// or https:// URL", redact(url))
@@ -364,11 +365,7 @@ class OpenAIChatClient:
     def _secrets(self) -> list[str]:
         """Values to mask in anything shown: the API key, the URL's credentials, and
         sensitive header values."""
-        found = [p for p in (self._auth or ()) if p]
-        if self._auth:  # the Basic token as sent, which a server may echo back
-            found.append(base64.b64encode(":".join(self._auth).encode()).decode())
-        for name, value in self._query:  # as given, and as sent (URL-encoded)
-            found += [value, urlencode({name: value}).split("=", 1)[1]]
+        found = list(self._url_secrets)  # each spelling: as given, decoded, as sent
         if self.api_key_env:
             found.append(os.environ.get(self.api_key_env) or "")
         return [s for s in found + header_secrets(self.headers) if s]

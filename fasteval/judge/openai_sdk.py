@@ -35,7 +35,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from fasteval.errors import ParameterError
 from fasteval.judge.protocol import ChatReply
-from fasteval.judge.redact import redact, split_credentials, split_query_secrets
+from fasteval.judge.redact import redact, split_credentials, split_query_secrets, url_secrets
 
 __all__ = ["OpenAISDKClient", "is_openai_sdk_client", "as_chat_generator"]
 
@@ -226,9 +226,7 @@ class OpenAISDKClient:
         key = getattr(self.client, "api_key", None)
         if isinstance(key, str) and key:
             found.append(key)
-        url, auth = split_credentials(str(getattr(self.client, "base_url", "") or ""))
-        found.extend(p for p in (auth or ()) if p)
-        found.extend(value for _, value in split_query_secrets(url)[1] if value)
+        found.extend(url_secrets(str(getattr(self.client, "base_url", "") or "")))
         return found
 
     @property

@@ -10,13 +10,14 @@ value: a URL's ``user:password@``, ``Bearer``/``Basic`` tokens, OpenAI-style ``s
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, unquote_plus, urlencode, urlsplit, urlunsplit
 
-__all__ = ["MASK", "redact", "split_credentials", "split_query_secrets", "is_sensitive_header",
-           "header_secrets", "generator_secrets"]
+__all__ = ["MASK", "redact", "split_credentials", "split_query_secrets", "url_secrets",
+           "is_sensitive_header", "header_secrets", "generator_secrets"]
 
 MASK = "***"
 
@@ -122,6 +123,36 @@ def split_query_secrets(url: str) -> tuple[str, list[tuple[str, str]]]:
         return url, []
     kept = [(k, v) for k, v in pairs if not _is_sensitive_query(k)]
     return urlunsplit(parts._replace(query=urlencode(kept))), secret
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials in ``url``, in each spelling a server or a library may echo them: the
+    parts of a ``user:password@`` (decoded and as written) and the Basic token they make, and
+    the values of the query parameters that carry credentials (decoded, as written, and
+    URL-encoded as a client sends them).
+
+    Examples
+    --------
+    >>> url_secrets("http://127.0.0.1:8000/v1?api-version=1&api_key=a%2Fb+c")
+    ['a%2Fb+c', 'a/b c', 'a%2Fb%20c']
+    >>> url_secrets("http://me:p%40ss@host/v1")
+    ['me', 'p@ss', 'p%40ss', 'bWU6cEBzcw==']
+    """
+    found: list[str] = []
+    rest, auth = split_credentials(url)
+    if auth is not None:
+        written = urlsplit(url).netloc.rsplit("@", 1)[0].split(":", 1)
+        found += [*auth, *written, base64.b64encode(":".join(auth).encode()).decode()]
+    try:
+        query = urlsplit(rest).query
+    except ValueError:
+        query = ""
+    for field in re.split("[&;]", query):
+        name, _, written = field.partition("=")
+        if _is_sensitive_query(unquote_plus(name)):
+            value = unquote_plus(written)
+            found += [written, value, urlencode({"": value})[1:], quote(value, safe="")]
+    return [s for s in dict.fromkeys(found) if s]
 
 
 def generator_secrets(generator: Any) -> list[str]:
