@@ -197,7 +197,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _plots(specs: list[str]) -> list[tuple[str, str]]:
-    from fasteval.compare.plots import PLOTS
+    """``(kind, path)`` of each ``--plot``, checked (kind, image suffix, matplotlib) before
+    anything is read or written."""
+    import importlib.util
+
+    from fasteval.compare.plots import PLOTS, check_path
     from fasteval.errors import ParameterError
 
     out = []
@@ -205,7 +209,11 @@ def _plots(specs: list[str]) -> list[tuple[str, str]]:
         kind, sep, path = spec.partition("=")
         if not sep or kind not in PLOTS or not path:
             raise ParameterError("--plot", f"KIND=PATH with KIND one of {', '.join(PLOTS)}", spec)
+        check_path(path, f"--plot {kind}")
         out.append((kind, path))
+    if out and importlib.util.find_spec("matplotlib") is None:
+        raise ParameterError("--plot", "used with matplotlib installed (pip install "
+                             "'fasteval[plot]')", specs[0])
     return out
 
 
@@ -388,6 +396,11 @@ def _run(args: argparse.Namespace) -> int:
     except ParameterError as exc:  # named as on the command line
         name = _OPTION_NAMES.get(exc.parameter, exc.parameter)
         raise ParameterError(name, exc.constraint, exc.value) from None
+    from fasteval.compare.plots import check_data
+
+    names = results.get_column("measure").unique().to_list()
+    for kind, _ in plots:  # a plot without its measures fails before any output is written
+        check_data(kind, names)
     options = {
         "marks": args.marks,
         "digits": args.digits,

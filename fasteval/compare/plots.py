@@ -64,6 +64,36 @@ def recall_levels(names: list[str]) -> list[tuple[float, str]]:
     return sorted(out)
 
 
+def check_path(path: str | os.PathLike[str], name: str = "path") -> str:
+    """The image format of a plot file (``png``, ``svg`` or ``pdf``, from its suffix).
+
+    Examples
+    --------
+    >>> check_path("diff.PNG")
+    'png'
+    """
+    fmt = Path(path).suffix.lower().lstrip(".")
+    if fmt not in ("png", "svg", "pdf"):
+        raise ParameterError(name, "a .png, .svg or .pdf file", str(path))
+    return fmt
+
+
+def check_data(kind: str, names: list[str]) -> None:
+    """Raise the :class:`InputError` that plot ``kind`` would raise for results holding the
+    measures ``names`` (``cutoffs`` needs a cutoff family, ``pr`` two recall levels), so that
+    a command can refuse before it writes anything."""
+    if kind == "cutoffs" and not cutoff_families(names):
+        raise InputError(
+            "no cutoff family with two or more cutoffs (e.g. ndcg_cut_5, ndcg_cut_10) in the results",
+            source="results",
+        )
+    if kind == "pr" and len(recall_levels(names)) < 2:
+        raise InputError(
+            "no interpolated precision measures (iprec_at_recall_0.00 .. 1.00) in the results",
+            source="results",
+        )
+
+
 def _pyplot():
     try:
         import matplotlib
@@ -80,9 +110,7 @@ def _save(fig: Any, path: str | os.PathLike[str], plt: Any) -> Path:
     from fasteval.io.atomic import atomic_path
 
     target = Path(path)
-    fmt = target.suffix.lower().lstrip(".")
-    if fmt not in ("png", "svg", "pdf"):
-        raise ParameterError("path", "a .png, .svg or .pdf file", str(path))
+    fmt = check_path(path)
     try:
         with atomic_path(target) as tmp:
             fig.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight")
@@ -196,10 +224,7 @@ def plot_cutoff_curves(
             raise ParameterError("families", f"cutoff families present ({sorted(fams)})", missing)
         fams = {f: fams[f] for f in families}
     if not fams:
-        raise InputError(
-            "no cutoff family with two or more cutoffs (e.g. ndcg_cut_5, ndcg_cut_10) in the results",
-            source="results",
-        )
+        check_data("cutoffs", [])
     fig, axes = _grid(plt, len(fams), width=4.5)
     runs = means["run_id"].unique(maintain_order=True).to_list()
     lookup = {(r, m): v for r, m, v in means.iter_rows()}
@@ -227,10 +252,7 @@ def plot_pr_curves(source: Any, path: str | os.PathLike[str]) -> Path:
     means = _means(source)
     levels = recall_levels(means["measure"].unique(maintain_order=True).to_list())
     if len(levels) < 2:
-        raise InputError(
-            "no interpolated precision measures (iprec_at_recall_0.00 .. 1.00) in the results",
-            source="results",
-        )
+        check_data("pr", [])
     lookup = {(r, m): v for r, m, v in means.iter_rows()}
     fig, ax = plt.subplots(figsize=(5, 4), layout="constrained")
     xs = [lv for lv, _ in levels]

@@ -266,3 +266,27 @@ def test_output_formats_from_the_suffix_or_format(trec_files, tmp_path, capsys):
     assert (tmp_path / "r.json").read_text().startswith("| run | MAP |")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["all", "plain", "r.json"]
 
+
+
+@pytest.mark.parametrize(
+    "plot, message",
+    [
+        ("differences=d.xyz", "--plot differences must be a .png, .svg or .pdf file, got"),
+        ("cutoffs=c.png", "results: no cutoff family with two or more cutoffs"),
+        ("pr=p.png", "results: no interpolated precision measures"),
+    ],
+)
+def test_plot_errors_come_before_any_output(trec_files, tmp_path, capsys, plot, message):
+    """A plot that cannot be drawn (image suffix, measures it needs) is refused before the
+    report or --details is written: neither is left behind next to an error."""
+    d = trec_files
+    kind, _, name = plot.partition("=")
+    rc, out, err = _cli(
+        ["compare", str(d / "qrels.txt"), str(d / "bm25.txt"), str(d / "dense.txt"), "-m", "map",
+         "--test", "t", "-o", str(tmp_path / "r.txt"), "--details", str(tmp_path / "det.csv"),
+         "--plot", f"{kind}={tmp_path / name}"],
+        capsys,
+    )
+    assert rc == 2 and out == "" and err.startswith(f"fasteval: error: {message}")
+    assert len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
