@@ -24,6 +24,14 @@ Rules
   from the name's suffix if it has one, else from the first bytes (TREC text, parquet,
   JSON, JSON Lines).
 
+Columns are found as :func:`fasteval.read_run` finds them: the canonical names
+(``query_id``, ``doc_id``, ``score``, optional ``rank`` and ``run_id``) or an alias
+(PyTerrier's ``qid``/``docno``, ``docid``, ``sim``, ``runid``..., any case; the first
+alias present wins: :func:`fasteval.io._common.find_column`), in each file on its own, so
+the parts of one table may spell them differently. A hive folder may give the run id
+(``run_id=bm25/``, or an alias of it), no other column. The parts of one table must agree
+on whether they have a run id and a rank column.
+
 Every parquet file is checked before any work starts (readable footer, at least one
 row, the needed columns with compatible types), so a bad file in a directory stops
 the job with a one-line error naming it. A file reached twice (a run given twice,
@@ -63,7 +71,11 @@ class RunSource:
     files : list of Path
         Parquet files (in order) for ``"parquet"``; the one file for ``"file"``.
     hive : list of dict
-        Per parquet file, the ``key=value`` pairs from its path (hive partitioning).
+        Per parquet file, the ``key=value`` pairs from its path (hive partitioning); the
+        run id a folder gives (``run_id=``, or an alias of it) is under ``"run_id"``.
+    maps : list of dict
+        Per parquet file, its run columns: canonical name -> the file's column (the
+        readers' aliases, :func:`column_map`); empty for other sources.
     has_run_id : bool
         The table carries its own ``run_id`` column.
     rows : int
@@ -81,6 +93,7 @@ class RunSource:
     kind: str
     files: list[Path] = field(default_factory=list)
     hive: list[dict[str, str]] = field(default_factory=list)
+    maps: list[dict[str, str]] = field(default_factory=list)
     has_run_id: bool = False
     rows: int = -1
     frame: pl.DataFrame | None = None
@@ -126,8 +139,9 @@ def _refuse_skipped(skipped: list[Path], root: Path, why: str) -> None:
                          source=str(root))
 
 
-def check_parquet(path: Path, required: tuple[str, ...] = RUN_COLUMNS) -> tuple[int, pl.Schema]:
-    """Validate one parquet file; return its row count and polars schema.
+def check_parquet(path: Path, hive: dict[str, str] | None = None) -> tuple[int, pl.Schema, dict[str, str]]:
+    """Validate one parquet file; return its row count, its polars schema and its run
+    columns (:func:`column_map`; ``hive``: the ``key=value`` pairs of its folders).
 
     Raises
     ------
@@ -139,9 +153,10 @@ def check_parquet(path: Path, required: tuple[str, ...] = RUN_COLUMNS) -> tuple[
     --------
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.parquet"
-    >>> pl.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": [1.0]}).write_parquet(p)
-    >>> check_parquet(p)[0]
-    1
+    >>> pl.DataFrame({"qid": ["q"], "docno": ["d"], "score": [1.0]}).write_parquet(p)
+    >>> n, schema, columns = check_parquet(p)
+    >>> n, columns
+    (1, {'query_id': 'qid', 'doc_id': 'docno', 'score': 'score'})
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -154,51 +169,72 @@ def check_parquet(path: Path, required: tuple[str, ...] = RUN_COLUMNS) -> tuple[
     except (pa.ArrowException, OSError, ValueError, pl.exceptions.PolarsError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"not a readable parquet file ({first})", source=str(path)) from None
-    missing = [c for c in required if c not in schema]
-    if missing:
-        raise InputError(
-            f"missing column(s) {missing}; expected {list(required)}, found {list(schema)}"
-            f"{_rename_hint(missing, list(schema))}",
-            source=str(path),
-            column=missing[0],
-        )
+    columns = column_map(list(schema), hive or {}, source=str(path))
     if meta.num_rows == 0:
         raise InputError("no rows (empty table)", source=str(path))
-    return meta.num_rows, schema
+    return meta.num_rows, schema, columns
 
 
-def _rename_hint(missing: list[str], found: list[str]) -> str:
-    """Which found columns look like the missing ones (the readers' aliases: ``qid``,
-    ``docno``, ``sim``...): parquet runs are streamed by their canonical names.
+def column_map(names: list[str], hive: dict[str, str], *, source: str) -> dict[str, str]:
+    """The run columns of a parquet file with columns ``names`` under folders ``hive``
+    (``key=value`` pairs), as :func:`fasteval.read_run` finds them (the canonical name or
+    the first alias present, any case: :func:`fasteval.io._common.find_column`):
+    canonical name -> the file's column, or the hive key that gives the run id.
+
+    Raises
+    ------
+    InputError
+        A required column missing (naming the names accepted for it), or a hive folder
+        giving a run column other than the run id.
 
     Examples
     --------
-    >>> _rename_hint(["query_id", "doc_id"], ["qid", "docno", "score", "rank"])
-    "; rename 'qid' to 'query_id', 'docno' to 'doc_id' (parquet runs are read by these names)"
-    >>> _rename_hint(["score"], ["query_id", "doc_id"])
-    ''
+    >>> column_map(["qid", "docno", "score", "rank"], {}, source="run.parquet")
+    {'query_id': 'qid', 'doc_id': 'docno', 'score': 'score', 'rank': 'rank'}
+    >>> column_map(["query_id", "doc_id", "sim"], {"system": "bm25"}, source="run.parquet")
+    {'query_id': 'query_id', 'doc_id': 'doc_id', 'score': 'sim', 'run_id': 'system'}
     """
-    from fasteval.io._common import find_column
+    from fasteval.io._common import ALIASES, find_column, resolve_columns
 
-    pairs = []
-    for canon in missing:
-        alias = find_column(found, canon, None, source="", required=False)
-        if alias is not None:
-            pairs.append(f"{alias!r} to {canon!r}")
-    if not pairs:
-        return ""
-    return f"; rename {', '.join(pairs)} (parquet runs are read by these names)"
+    found = names + [k for k in hive if k not in names]  # as polars adds hive columns
+    missing = [c for c in RUN_COLUMNS if find_column(found, c, None, source=source, required=False) is None]
+    if missing:
+        accepted = "; ".join(f"{c}: {', '.join(ALIASES[c][1:])}" for c in missing)
+        raise InputError(
+            f"missing column(s) {missing}; expected {list(RUN_COLUMNS)} or another name "
+            f"fasteval.read_run accepts for them (any case; {accepted}), found {names}",
+            source=source, column=missing[0])
+    mapping = resolve_columns(found, "run", {}, source=source)
+    mapping.pop("tag", None)  # a TREC run's tag: not needed to score
+    for canon, col in mapping.items():
+        if col not in names and canon != "run_id":
+            raise InputError(
+                f"the {canon} would come from the folder names ({col}=...), which may give the "
+                f"run id only; store {canon} as a column of the files", source=source, column=col)
+    return mapping
 
 
-def _check_same_schema(files: list[Path], schemas: list[pl.Schema], cols: tuple[str, ...]) -> None:
-    first, ref = files[0], schemas[0]
-    for f, s in zip(files[1:], schemas[1:], strict=True):
-        for c in cols:
-            if c in ref and c in s and _kind(ref[c]) != _kind(s[c]):
+def _check_same_schema(files: list[Path], schemas: list[pl.Schema], maps: list[dict[str, str]],
+                       runs: list[str | None]) -> None:
+    """The parts of one table: the same kinds of run columns (ids, scores, ranks), and a run
+    id (column or folder) and a rank column in every part or in none."""
+    first, ref, ref_map = files[0], schemas[0], maps[0]
+    for f, s, m, run in zip(files[1:], schemas[1:], maps[1:], runs[1:], strict=True):
+        for c in ("run_id", "rank"):
+            has, had = (run is not None if c == "run_id" else c in m), (
+                runs[0] is not None if c == "run_id" else c in ref_map)
+            if has != had:
+                with_it, without = (f, first) if has else (first, f)
                 raise InputError(
-                    f"type {s[c]} differs from {ref[c]} in {first}",
+                    f"{with_it} has a {c} but {without} has none; the parts of one table "
+                    f"need the same run columns", source=str(f), column=c)
+        for c in (*RUN_COLUMNS, "rank", "run_id"):
+            a, b = ref_map.get(c), m.get(c)
+            if a in ref and b in s and _kind(ref[a]) != _kind(s[b]):
+                raise InputError(
+                    f"type {s[b]} differs from {ref[a]} in {first}",
                     source=str(f),
-                    column=c,
+                    column=b,
                 )
 
 
@@ -212,19 +248,21 @@ def _kind(dtype: pl.DataType) -> str:
     return str(dtype)
 
 
-def _check_types(path: Path, schema: pl.Schema) -> None:
+def _check_types(path: Path, schema: pl.Schema, columns: dict[str, str]) -> None:
     for c in ("query_id", "doc_id"):
-        if c in schema and _kind(schema[c]) not in ("int", "str"):
-            raise InputError(f"expected string or integer ids, found {schema[c]}", source=str(path), column=c)
-    if "score" in schema and _kind(schema["score"]) not in ("int", "float"):
-        raise InputError(f"expected a numeric score, found {schema['score']}", source=str(path), column="score")
+        col = columns.get(c)
+        if col in schema and _kind(schema[col]) not in ("int", "str"):
+            raise InputError(f"expected string or integer ids, found {schema[col]}", source=str(path), column=col)
+    col = columns.get("score")
+    if col in schema and _kind(schema[col]) not in ("int", "float"):
+        raise InputError(f"expected a numeric score, found {schema[col]}", source=str(path), column=col)
 
 
-def _check_folder_run_id(path: Path, folder: str) -> None:
-    """A file under a ``run_id=NAME`` folder that has a ``run_id`` column of its own: every
-    row must name the folder's run (the column would otherwise win, silently)."""
+def _check_folder_run_id(path: Path, folder: str, column: str = "run_id") -> None:
+    """A file under a ``run_id=NAME`` folder that has a ``run_id`` column (``column``) of
+    its own: every row must name the folder's run (the column would otherwise win, silently)."""
     try:
-        col = pl.read_parquet(path, columns=["run_id"], hive_partitioning=False).get_column("run_id")
+        col = pl.read_parquet(path, columns=[column], hive_partitioning=False).get_column(column)
     except (pl.exceptions.PolarsError, OSError):
         return  # unreadable: reading the rows reports it, with the file
     differs = (col.cast(pl.Utf8, strict=False) != folder).fill_null(True)
@@ -232,7 +270,7 @@ def _check_folder_run_id(path: Path, folder: str) -> None:
         row = int(differs.arg_true()[0])
         raise InputError(f"run_id {col[row]!r} differs from the folder's run_id={folder}; a run is "
                          "named by its folder or by the column, not both differently",
-                         source=str(path), row=row, column="run_id")
+                         source=str(path), row=row, column=column)
 
 
 def parquet_source(name: str, files: list[Path], root: Path | None = None) -> RunSource:
@@ -240,21 +278,26 @@ def parquet_source(name: str, files: list[Path], root: Path | None = None) -> Ru
     if not files:
         raise InputError("no parquet files found", source=name)
     rows = 0
-    schemas = []
-    hive = []
+    schemas, maps, hive, runs = [], [], [], []
     for f in files:
         hv = _hive_parts(f, root) if root is not None else {}
-        n, schema = check_parquet(f, tuple(c for c in RUN_COLUMNS if c not in hv))
-        _check_types(f, schema)
-        if "run_id" in hv and "run_id" in schema:
-            _check_folder_run_id(f, hv["run_id"])
+        n, schema, columns = check_parquet(f, hv)
+        _check_types(f, schema, columns)
+        col = columns.get("run_id")
+        if col is not None and col not in schema:  # the run id of the folder (run_id=NAME/)
+            hv = {**hv, "run_id": hv[columns.pop("run_id")]}
+        elif col is not None and col in hv:  # a run_id column under run_id=NAME/: they agree
+            _check_folder_run_id(f, hv[col], col)
         rows += n
         schemas.append(schema)
+        maps.append(columns)
         hive.append(hv)
-    _check_same_schema(files, schemas, (*RUN_COLUMNS, "run_id"))
-    has_run_id = "run_id" in schemas[0] or any("run_id" in h for h in hive)
-    cols = list(schemas[0]) + [k for k in hive[0] if k not in schemas[0]]
-    return RunSource(name=name, kind="parquet", files=files, hive=hive, has_run_id=has_run_id, rows=rows, columns=cols)
+        runs.append(col)
+    _check_same_schema(files, schemas, maps, runs)
+    has_run_id = runs[0] is not None
+    cols = list(dict.fromkeys([*maps[0], *(["run_id"] if "run_id" in hive[0] else [])]))
+    return RunSource(name=name, kind="parquet", files=files, hive=hive, maps=maps, has_run_id=has_run_id,
+                     rows=rows, columns=cols)
 
 
 def _run_name(path: Path) -> str:
@@ -391,8 +434,7 @@ def discover(spec: str | os.PathLike[str]) -> list[RunSource]:
     direct = [f for f in files if f.parent == path]
     has_run_id = False
     if direct:
-        _, schema = check_parquet(direct[0])
-        has_run_id = "run_id" in schema
+        has_run_id = "run_id" in check_parquet(direct[0])[2]
     if has_run_id:
         _refuse_skipped(others, path, "directory of parquet parts also holds other files")
         return [parquet_source(path.name, files)]
@@ -418,8 +460,15 @@ def _is_run_dict(d: Mapping) -> bool:
 
 
 def _read_table(spec: object) -> pl.DataFrame:
-    """A run given in memory (pandas, pyarrow, a run dict) as a polars table
-    (:func:`fasteval.read_run`, which names what it cannot read)."""
+    """A run given in memory as a polars table: a polars one with the canonical columns
+    and plain types as it is, any other (aliases such as ``qid``/``docno``, pandas,
+    pyarrow, a run dict) through :func:`fasteval.read_run`, as :func:`fasteval.evaluate`
+    takes it."""
+    if isinstance(spec, pl.DataFrame) and set(RUN_COLUMNS) <= set(spec.columns):
+        from fasteval.evaluation import _plain_types
+
+        if _plain_types(spec.schema):
+            return spec
     from fasteval.io.readers import read_run
 
     return read_run(spec, duplicates="ignore")
@@ -457,8 +506,8 @@ def discover_all(specs: list) -> list[RunSource]:
                                      source=os.fspath(spec))
                 found[0].name = key
             sources.extend(found)
-        else:  # a table: polars as it is; pandas, pyarrow, {qid: {docid: score}} converted
-            frame = spec if isinstance(spec, pl.DataFrame) else _read_table(spec)
+        else:  # a table: polars as it is; aliases, pandas, pyarrow, {qid: {docid: score}} converted
+            frame = _read_table(spec)
             if key is not None and "run_id" in frame.columns:  # the name given wins, as in
                 frame = frame.drop("run_id")  # fasteval.evaluate({name: table})
             sources.append(

@@ -156,12 +156,14 @@ def iter_frames(source: RunSource, batch_rows: int) -> Iterator[pl.DataFrame]:
             yield frame.slice(start, batch_rows)
         return
     started, source.started = source.started, None
-    for k, (path, hive) in enumerate(zip(source.files, source.hive or [{}] * len(source.files), strict=True)):
+    n = len(source.files)
+    for k, (path, hive, columns) in enumerate(zip(source.files, source.hive or [{}] * n, source.maps or [None] * n,
+                                                  strict=True)):
         try:
             if k == 0 and started is not None and started[0] == batch_rows:
                 batches = started[1]
             else:
-                batches = _file_batches(path, batch_rows)
+                batches = _file_batches(path, batch_rows, columns)
             offset = 0
             for df in batches:
                 if "run_id" in hive and "run_id" not in df.columns:
@@ -205,14 +207,19 @@ def _read_file(source: RunSource) -> pl.DataFrame:
     return frame
 
 
-def _file_batches(path: Path, batch_rows: int) -> Iterator[pl.DataFrame]:
+def _file_batches(path: Path, batch_rows: int, columns: dict[str, str] | None = None) -> Iterator[pl.DataFrame]:
     """A parquet file's run columns as data frames of about ``batch_rows`` rows, in file
-    order. The read starts now: polars' streaming engine reads ahead (a bounded number of
-    batches) while the caller scores the previous one."""
-    import pyarrow.parquet as pq
+    order, under their canonical names (``columns``: canonical name -> the file's column,
+    :attr:`RunSource.maps`; None: the columns named as such). The read starts now: polars'
+    streaming engine reads ahead (a bounded number of batches) while the caller scores the
+    previous one."""
+    if columns is None:
+        import pyarrow.parquet as pq
 
-    names = pq.read_schema(path).names
-    lf = pl.scan_parquet(path).select([c for c in _KEEP if c in names])
+        names = pq.read_schema(path).names
+        columns = {c: c for c in _KEEP if c in names}
+    picked = [pl.col(columns[c]).alias(c) for c in _KEEP if c in columns]
+    lf = pl.scan_parquet(path, hive_partitioning=False).select(picked)
     return lf.collect_batches(chunk_size=batch_rows, maintain_order=True)
 
 
@@ -235,7 +242,8 @@ def start_reading(source: RunSource, max_rows: int) -> None:
         return
     batch_rows = batch_rows_for(max_rows)
     try:
-        source.started = (batch_rows, _file_batches(source.files[0], batch_rows))
+        source.started = (batch_rows, _file_batches(source.files[0], batch_rows,
+                                                     source.maps[0] if source.maps else None))
     except Exception:  # noqa: BLE001 - reported by the job itself
         source.started = None
 

@@ -100,11 +100,11 @@ def test_corrupt_file_in_directory(tmp_path):
 
 def test_wrong_schema_in_directory(tmp_path):
     RUN.write_parquet(tmp_path / "a.parquet")
-    RUN.rename({"score": "sim"}).write_parquet(tmp_path / "c.parquet")
+    RUN.rename({"score": "points"}).write_parquet(tmp_path / "c.parquet")
     with pytest.raises(InputError) as err:
         discover(tmp_path)
     msg = _one_line(err.value)
-    assert "c.parquet" in msg and "'score'" in msg and "sim" in msg
+    assert "c.parquet" in msg and "'score'" in msg and "points" in msg
 
 
 def test_mismatched_types_across_parts(tmp_path):
@@ -134,13 +134,74 @@ def test_empty_glob(tmp_path):
         discover(str(tmp_path / "*.parquet"))
 
 
-def test_missing_columns_name_the_look_alikes_to_rename(tmp_path):
+def test_columns_found_by_the_readers_aliases(tmp_path):
+    """PyTerrier's qid/docno, sim, runid: each file mapped as fasteval.read_run maps it."""
     path = tmp_path / "pyterrier.parquet"
     pl.DataFrame({"qid": ["q1"], "docno": ["d1"], "score": [1.0], "rank": [0]}).write_parquet(path)
+    (src,) = discover(path)
+    assert src.maps == [{"query_id": "qid", "doc_id": "docno", "score": "score", "rank": "rank"}]
+    assert not src.has_run_id
+    pl.DataFrame({"QID": ["q1"], "DocId": ["d1"], "sim": [1.0], "runid": ["x"]}).write_parquet(path)
+    (src,) = discover(path)
+    assert src.maps == [{"query_id": "QID", "doc_id": "DocId", "score": "sim", "run_id": "runid"}]
+    assert src.has_run_id
+
+
+def test_missing_columns_name_the_accepted_names(tmp_path):
+    path = tmp_path / "odd.parquet"
+    pl.DataFrame({"topic_no": ["q1"], "docno": ["d1"], "points": [1.0]}).write_parquet(path)
     with pytest.raises(InputError) as err:
         discover(path)
     assert err.value.column == "query_id" and err.value.source == str(path)
-    assert err.value.message == (
-        "missing column(s) ['query_id', 'doc_id']; expected ['query_id', 'doc_id', 'score'], found "
-        "['qid', 'docno', 'score', 'rank']; rename 'qid' to 'query_id', 'docno' to 'doc_id' (parquet "
-        "runs are read by these names)")
+    msg = _one_line(err.value)
+    assert msg.startswith(f"{path}, column 'query_id': missing column(s) ['query_id', 'score']; "
+                          "expected ['query_id', 'doc_id', 'score'] or another name fasteval.read_run "
+                          "accepts for them (any case; query_id: qid, ")
+    assert "score: sim, similarity, relevance_score), found ['topic_no', 'docno', 'points']" in msg
+    assert "rename" not in msg
+
+
+def test_parts_spelled_differently_are_mapped_each(tmp_path):
+    d = tmp_path / "run"
+    d.mkdir()
+    RUN.write_parquet(d / "p0.parquet")
+    RUN.rename({"query_id": "qid", "doc_id": "docno"}).write_parquet(d / "p1.parquet")
+    (src,) = discover(str(d / "*.parquet"))
+    assert [m["query_id"] for m in src.maps] == ["query_id", "qid"] and src.rows == 6
+
+
+@pytest.mark.parametrize("extra", ["rank", "runid"])
+def test_parts_must_agree_on_rank_and_run_id(tmp_path, extra):
+    d = tmp_path / "run"
+    d.mkdir()
+    RUN.write_parquet(d / "p0.parquet")
+    RUN.with_columns(pl.Series(extra, [1, 2, 3] if extra == "rank" else ["a", "a", "b"])).write_parquet(
+        d / "p1.parquet")
+    canon = "rank" if extra == "rank" else "run_id"
+    with pytest.raises(InputError) as err:
+        discover(str(d / "*.parquet"))
+    assert err.value.column == canon and err.value.source == str(d / "p1.parquet")
+    assert _one_line(err.value).endswith(
+        f"{d / 'p1.parquet'} has a {canon} but {d / 'p0.parquet'} has none; the parts of one "
+        "table need the same run columns")
+
+
+def test_hive_folder_of_a_run_id_alias(tmp_path):
+    for name in ("x", "y"):
+        d = tmp_path / f"system={name}"
+        d.mkdir()
+        RUN.rename({"query_id": "qid"}).write_parquet(d / "0.parquet")
+    (src,) = discover(tmp_path)
+    assert src.has_run_id and [h["run_id"] for h in src.hive] == ["x", "y"]
+    assert src.maps[0] == {"query_id": "qid", "doc_id": "doc_id", "score": "score"}
+
+
+def test_hive_folder_may_not_give_the_query_id(tmp_path):
+    d = tmp_path / "qid=1"
+    d.mkdir()
+    RUN.drop("query_id").write_parquet(d / "0.parquet")
+    with pytest.raises(InputError) as err:
+        discover(tmp_path)
+    assert err.value.column == "qid"
+    assert "the query_id would come from the folder names (qid=...), which may give the run id only" in str(
+        err.value)
