@@ -115,9 +115,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the resampling draws (0)")
     p.add_argument(
         "--ci",
-        type=float,
+        type=_ci_level,
         default=0.95,
-        help="bootstrap confidence level of the mean difference (0.95)",
+        help="bootstrap confidence level of the mean difference (0.95); none: no interval "
+        "(no bootstrap unless --test bootstrap)",
     )
     p.add_argument(
         "--missing",
@@ -194,6 +195,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="drop unjudged documents first (trec_eval -J)",
     )
     return p
+
+
+def _ci_level(text: str) -> float | None:
+    """``--ci``: a number, or ``none`` for no confidence interval (range checked later)."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or none, got {text!r}") from None
 
 
 def _plots(specs: list[str]) -> list[tuple[str, str]]:

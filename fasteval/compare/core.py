@@ -211,7 +211,7 @@ def _memory_bytes() -> int:
 
 
 def _check_bootstrap_memory(n_resamples: int, n_measures: int, n_systems: int,
-                            n_pairs: int) -> None:
+                            n_pairs: int, for_ci: bool = False) -> None:
     """Refuse a bootstrap whose arrays cannot fit in memory (before allocating them).
 
     Per resample (:func:`fasteval.compare.bootstrap.paired_bootstrap`), for each measure:
@@ -227,7 +227,9 @@ def _check_bootstrap_memory(n_resamples: int, n_measures: int, n_systems: int,
         raise ParameterError(
             "n_resamples",
             f"at most {most:_} here: the bootstrap of {n_measures} measure(s) and {n_pairs} "
-            f"pair(s) would need {need / 2**30:.1f} GiB ({memory / 2**30:.0f} GiB of memory)",
+            f"pair(s) would need {need / 2**30:.1f} GiB ({memory / 2**30:.0f} GiB of memory)"
+            + ("; it computes the confidence intervals of the mean differences, which ci=None "
+               "(--ci none) leaves out" if for_ci else ""),
             n_resamples,
         )
 
@@ -446,7 +448,8 @@ def compare(
 
     need_boot = "bootstrap" in test_list or ci is not None
     if need_boot:
-        _check_bootstrap_memory(int(n_resamples), len(measure_list), len(systems), len(pairs))
+        _check_bootstrap_memory(int(n_resamples), len(measure_list), len(systems), len(pairs),
+                                for_ci="bootstrap" not in test_list)
 
     paired = pair_all(long, systems, measure_list, missing)
     for m in measure_list:

@@ -41,6 +41,32 @@ def test_bootstrap_too_large_for_memory_is_refused_before_allocating(monkeypatch
     assert out.tests["p_value"].to_list() == [0.125]  # exact: 2 of 16 sign flips
 
 
+def test_memory_refusal_without_bootstrap_test_names_the_interval(monkeypatch, tmp_path, capsys):
+    """Without --test bootstrap the bootstrap is the confidence interval's: the refusal says
+    so, and --ci none (ci=None) leaves it out."""
+    monkeypatch.setattr(core, "_memory_bytes", lambda: 2**30)
+    with pytest.raises(ParameterError, match=r"at most 4_793_490 here: .*; it computes the "
+                       r"confidence intervals of the mean differences, which ci=None \(--ci "
+                       r"none\) leaves out"):
+        compare(RESULTS, n_resamples=100_000_000, tests="t")
+    with pytest.raises(ParameterError) as exc:
+        compare(RESULTS, n_resamples=100_000_000, tests=("t", "bootstrap"))
+    assert "ci=None" not in str(exc.value)
+    path = tmp_path / "r.parquet"
+    pl.concat([t.with_columns(run_id=pl.lit(n)) for n, t in RESULTS.items()]).write_parquet(path)
+    rc = main(["compare", "--results", str(path), "--test", "t", "--resamples", "1e8",
+               "--ci", "none", "--format", "csv"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    row = pl.read_csv(out.encode()).row(0, named=True)
+    assert (row["ci_low"], row["ci_high"]) == (None, None)
+    assert row["p_value"] == pytest.approx(0.0576688856224373, rel=1e-12)  # scipy ttest_rel
+    with pytest.raises(SystemExit) as stop:
+        main(["compare", "--results", str(path), "--ci", "x"])
+    assert stop.value.code == 2
+    assert "argument --ci: expected a number or none, got 'x'" in capsys.readouterr().err
+
+
 def test_seed_zero_and_none_are_accepted():
     a = compare(RESULTS, tests="bootstrap", n_resamples=500, seed=0)
     b = compare(RESULTS, tests="bootstrap", n_resamples=500, seed=0)
