@@ -86,10 +86,13 @@ def run(args: argparse.Namespace) -> int:
     import polars as pl
 
     from fasteval.compare.power import pilot_variance, power, topic_set_size
-    from fasteval.errors import ParameterError
+    from fasteval.errors import InputError, ParameterError
 
     if (args.results is None) == (args.sd is None):
-        raise ParameterError("--results/--sd", "exactly one of them", None)
+        raise ParameterError("--results/--sd", "exactly one of them",
+                             "neither" if args.results is None else "both")
+    if args.systems is not None and args.design != "anova":
+        raise ParameterError("--systems", "used with --design anova only", args.systems)
     if args.results is not None:
         files = [str(f) for f in args.results]
         pilot = pilot_variance(files if len(files) > 1 else files[0], args.measure or None)
@@ -97,6 +100,12 @@ def run(args: argparse.Namespace) -> int:
             (r["measure"], r["sd_diff"] if args.design == "t" else r["residual_variance"] ** 0.5)
             for r in pilot.iter_rows(named=True)
         ]
+        for measure, sd in sources:
+            if sd == 0:
+                raise InputError(
+                    f"measure {measure!r}: the pilot runs have no residual variance (they "
+                    "differ by one constant on every topic), so no topic-set size follows "
+                    "from them; give pilot runs that vary, or --sd", source="results")
     else:
         if args.measure:
             raise ParameterError("-m/--measure", "used with --results only", args.measure)

@@ -71,6 +71,9 @@ def _check(
             raise ParameterError("n_systems", "an integer >= 2 for design='anova'", n_systems)
         if alternative != "two-sided":
             raise ParameterError("alternative", "'two-sided' for design='anova'", alternative)
+    elif n_systems is not None:
+        raise ParameterError("n_systems", "None for design='t' (two systems; n_systems is "
+                             "the ANOVA design's)", n_systems)
     if alternative not in ("two-sided", "greater", "less"):
         raise ParameterError("alternative", "'two-sided', 'greater' or 'less'", alternative)
 
@@ -128,14 +131,23 @@ def power(
             crit = stats.t.ppf(1 - alpha / 2, df)
             # the lower tail P(T < -crit) as the upper tail of -T (noncentrality -nc):
             # scipy's nct.cdf returns NaN far in the left tail (large nc)
-            return float(stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -nc))
+            return _certain(stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -nc), nc)
         crit = stats.t.ppf(1 - alpha, df)
-        return float(stats.nct.sf(crit, df, nc))
+        return _certain(stats.nct.sf(crit, df, nc), nc)
     m = int(n_systems)  # type: ignore[arg-type]
     df1, df2 = m - 1, (m - 1) * (n - 1)
     lam = n * min_diff**2 / (2 * sd**2)
     crit = stats.f.ppf(1 - alpha, df1, df2)
-    return float(stats.ncf.sf(crit, df1, df2, lam))
+    return _certain(stats.ncf.sf(crit, df1, df2, lam), lam)
+
+
+def _certain(p: float, noncentrality: float) -> float:
+    """``p``, or 1 where scipy's noncentral distributions give NaN for a noncentrality far
+    past the point where the power is 1 in float64 (t: about 1e10; F: about 1e22)."""
+    p = float(p)
+    if math.isnan(p) and noncentrality > 1e6:
+        return 1.0
+    return p
 
 
 def topic_set_size(
@@ -217,8 +229,9 @@ def pilot_variance(results: Any, measures: Any = None) -> pl.DataFrame:
     -------
     polars.DataFrame
         ``measure, n_runs, n_topics, residual_variance`` (``V_E`` of the two-way ANOVA over
-        the topics every run has) and ``sd_diff`` (``sqrt(2 V_E)``, the standard deviation of
-        a paired difference).
+        the topics every run has; exactly 0 where the residuals are zero up to rounding:
+        runs that differ by one constant on every topic) and ``sd_diff`` (``sqrt(2 V_E)``,
+        the standard deviation of a paired difference).
 
     Examples
     --------
@@ -229,7 +242,7 @@ def pilot_variance(results: Any, measures: Any = None) -> pl.DataFrame:
     ['map', 2, 3, 0.02, 0.2]
     """
     from fasteval.compare._data import load_results, pair_all
-    from fasteval.compare.anova import two_way_anova
+    from fasteval.compare.anova import residual_is_zero, two_way_anova
     from fasteval.compare.core import _resolve_measures
 
     long = load_results(results)
@@ -250,7 +263,7 @@ def pilot_variance(results: Any, measures: Any = None) -> pl.DataFrame:
                 f"measure {m!r}: {x.shape[1]} topic(s) common to every pilot run; need 2 or more",
                 source="results",
             )
-        ve = two_way_anova(x)["ms_residual"]
+        ve = 0.0 if residual_is_zero(x) else two_way_anova(x)["ms_residual"]
         rows.append((m, len(systems), int(x.shape[1]), ve, math.sqrt(2 * ve)))
     return pl.DataFrame(
         rows,

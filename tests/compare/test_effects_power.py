@@ -209,3 +209,44 @@ def test_power_parameter_errors():
         topic_set_size(1e-6, 1.0, max_topics=1000)
     with pytest.raises(InputError, match="two pilot runs"):
         pilot_variance({"a": pl.DataFrame({"query_id": [1, 2], "map": [0.1, 0.2]})})
+
+
+@pytest.mark.parametrize("sd", [1e-12, 2.3e-16])
+def test_power_is_one_where_scipy_overflows(sd):
+    """A tiny sd (a pilot of near-identical runs) puts the noncentrality past what scipy's
+    nct/ncf evaluate (NaN there); the power is 1."""
+    assert power(2, 0.05, sd) == 1.0
+    assert power(2, 0.05, sd, alternative="greater") == 1.0
+    assert power(2, 0.05, sd, design="anova", n_systems=3) == 1.0
+    # ordinary values unchanged (statsmodels TTestPower, effect size 1, 5 topics)
+    assert power(5, 0.05, 0.05) == pytest.approx(0.40138991737179536, rel=1e-9)
+
+
+def test_n_systems_refused_with_the_t_design():
+    with pytest.raises(ParameterError, match="n_systems must be None for design='t'"):
+        topic_set_size(0.05, 0.2, n_systems=3)
+    assert topic_set_size(0.05, 0.2) == 128
+
+
+def test_pilot_of_runs_shifted_by_a_constant_has_zero_variance(tmp_path, capsys):
+    """Identical pilot runs (or runs shifted by one constant) have residuals of rounding
+    noise: V_E is 0, and the command refuses them instead of printing power nan."""
+    from fasteval.cli import main
+
+    rng = np.random.default_rng(0)
+    a = rng.uniform(size=20)
+    runs = {"a": pl.DataFrame({"query_id": list(range(20)), "map": a}),
+            "b": pl.DataFrame({"query_id": list(range(20)), "map": a}),
+            "c": pl.DataFrame({"query_id": list(range(20)), "map": a + 0.1})}
+    row = pilot_variance(runs).row(0, named=True)
+    assert (row["residual_variance"], row["sd_diff"]) == (0.0, 0.0)
+    path = tmp_path / "pilot.parquet"
+    pl.concat([t.with_columns(run_id=pl.lit(k)) for k, t in runs.items()]).write_parquet(path)
+    assert main(["power", "--results", str(path), "--min-diff", "0.05"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fasteval: error: results: measure 'map': the pilot runs have no "
+                          "residual variance") and err.count("\n") == 1
+    assert main(["power", "--sd", "0.2", "--min-diff", "0.05", "--systems", "3"]) == 2
+    assert "--systems must be used with --design anova only, got 3" in capsys.readouterr().err
+    assert main(["power", "--results", str(path), "--sd", "0.2", "--min-diff", "0.05"]) == 2
+    assert "--results/--sd must be exactly one of them, got 'both'" in capsys.readouterr().err
