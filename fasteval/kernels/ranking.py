@@ -553,6 +553,8 @@ def _one(plan, j, lab, s, e, grades, gs, ge):
         return float(_count_below(lab, s, e, n, 0, level - 1))
     if code == Code.RBP:  # trec_eval's graded rbp (RBP(rel=k) is _one_model's)
         return _rbp(lab, s, e, p, grades, gs, ge, cl, cv, cs, ce)
+    if code == Code.RBP_CUT:  # trec_eval's rbp of the top k (ir_measures' RBP@k)
+        return _rbp(lab, s, _top_end(s, e, k), p, grades, gs, ge, cl, cv, cs, ce)
     if code == Code.RBP_RESID:
         return _rbp_resid(lab, s, e, 0.9)
     if code == Code.UNJ:

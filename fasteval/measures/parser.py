@@ -75,20 +75,24 @@ _FORM = re.compile(
     r"(?:-l(?P<level>[0-9]+))?$"
 )
 
-def _alias_table() -> tuple[dict[str, tuple[str | None, str | None]], dict[str, float]]:
+def _alias_table() -> tuple[dict[str, tuple[str | None, str | None]], dict[str, float],
+                            set[tuple[str, bool]]]:
     """From the registry: alias (lower case) -> (family without cutoff, family with
-    cutoff), and the spellings with their own parameter default (ir_measures' ``RBP``)."""
+    cutoff); the spellings with their own parameter default (ir_measures' ``RBP``); and
+    the spellings as written, with cutoff or not (``("RBP", True)``)."""
     table: dict[str, list[str | None]] = {}
     own_p: dict[str, float] = {}
+    written: set[tuple[str, bool]] = set()
     for fam in FAMILIES:
         for alias in fam.aliases:
             table.setdefault(alias.key, [None, None])[1 if alias.cut else 0] = fam.key
             if alias.p is not None:
                 own_p[alias.key] = alias.p
-    return {k: (v[0], v[1]) for k, v in table.items()}, own_p
+            written.add((alias.name.removesuffix("@k"), alias.cut))
+    return {k: (v[0], v[1]) for k, v in table.items()}, own_p, written
 
 
-_ALIASES, _ALIAS_P = _alias_table()
+_ALIASES, _ALIAS_P, _WRITTEN = _alias_table()
 
 SETS = ("all_trec", "official")
 
@@ -282,12 +286,22 @@ def _base_measures(base: str, cut_text: str | None, name: str) -> tuple[list[Mea
     """The measures a base name (and ``@cut``) stands for, and the alias used ("" if none)."""
     key = base.lower()
     if cut_text is not None:
-        if key in _ALIASES and _ALIASES[key][1] is not None:
+        # a family key spelled exactly wins over an alias spelled alike in another case
+        # (rbp@95 is not RBP@95)
+        exact = base in BY_KEY and (base, True) not in _WRITTEN
+        if not exact and key in _ALIASES and _ALIASES[key][1] is not None:
             return [_with_cutoff(_ALIASES[key][1], cut_text)], key
         if base in BY_KEY and BY_KEY[base].params in _CUT_KINDS:
             return [_with_cutoff(base, cut_text)], ""
         if base in BY_KEY or key in _ALIASES:
-            raise _Bad(f"{base} takes no cutoff")
+            hint = ""
+            if key in _ALIASES and _ALIASES[key][1] is not None:
+                spelled = next(a.name for a in BY_KEY[_ALIASES[key][1]].aliases
+                               if a.cut and a.key == key)
+                hint = f"; {spelled} is {_ALIASES[key][1]}_k"
+            if key == "rbp":
+                hint += " (ranx's persistence is written rbp.95)"
+            raise _Bad(f"{base} takes no cutoff{hint}")
         raise _Bad()
     head, dot, params = base.partition(".")
     if dot and head in BY_KEY:  # trec_eval's -m name.params
@@ -328,6 +342,10 @@ def _parse_name(name: str) -> list[Measure]:
         return _expand_set(base)
     m = _FORM.match(name)
     if m is None:
+        late = re.fullmatch(r"([^()@]+)@([^()@]+)\(([^()]*)\)", name)
+        if late:  # P@5(rel=2): ir_measures writes the arguments before the cutoff
+            base, cut, args = (t.strip() for t in late.groups())
+            raise _Bad(f"arguments go before the cutoff: {base}({args})@{cut}")
         raise _Bad()
     base, args_text, cut_text = m.group("base").strip(), m.group("args"), m.group("cut")
     gains = None
@@ -463,6 +481,14 @@ def _with_named(x: Measure, key: str, text: str) -> Measure:
             return dataclasses.replace(x, options=x.options + ((opt.name, value),))
         except FastevalError as exc:
             raise _Bad(str(exc)) from None
+    if key == "judged_only":  # ir_measures' judged_only: its default is every measure's
+        if text.lower() not in _TRUE:
+            raise _Bad(f"{key} must be True or False, got {text!r}")
+        if not _TRUE[text.lower()]:
+            return x
+        raise _Bad("judged_only=True applies to P only (P(judged_only=True)@k); "
+                   "evaluate(..., judged_only=True) applies it to every measure "
+                   "(trec_eval's -J)")
     if fam.param is None or fam.param.name.lower() != key or fam.params not in (
             NONE, INT_CUTS, OPT_CUT):
         raise _Bad(f"{key}= does not apply to {fam.key}")

@@ -418,7 +418,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("set_P", 27, NONE, doc="Relevant retrieved / retrieved.", profile=_RF,
            aliases=ir("SetP") + rx("precision"), switches=(("relative", "set_relative_P"),)),
     Family("set_relative_P", 28, NONE, doc="Relevant retrieved / min(retrieved, num_rel).",
-           profile=_RF),
+           profile=_RF, aliases=ir("SetRelP")),
     Family("set_recall", 29, NONE, doc="Relevant retrieved / num_rel.", profile=_RF,
            aliases=ir("SetR") + fe("setrecall")),
     Family("set_map", 30, NONE, doc="set_P * set_recall.", profile=_RF, aliases=ir("SetAP")),
@@ -463,6 +463,11 @@ FAMILIES: tuple[Family, ...] = (
     Family("rbp_raw", 48, FLOAT, (0.9,), bounded=False, sets=_X, rel=REL_FLOOR, param=_P01,
            doc="Rank-biased precision with the grade itself as gain, not rescaled "
                "(ranx's rbp.95: p = 0.95): (1 - p) * sum of grade * p^(rank - 1)."),
+    Family("rbp_cut", 63, INT_CUTS, (), sets=_X, rel=REL_NONE, param=_P01, needs=_LV,
+           aliases=ir("RBP@k", p=0.8),
+           doc="rbp of the top k: trec_eval's gains (rescaled to [0,1] as in rbp), "
+               "(1 - p) * sum over ranks r <= k of gain * p^(r - 1) (ir_measures' RBP@k, "
+               "p = 0.8)."),
     Family("err", 49, OPT_CUT, sets=_X, rel=REL_NONE, aliases=ir("ERR@k"),
            param=Param("gmax", 4.0, lo=1.0, hi=62.0, integer=True),
            needs=frozenset({NEEDS_MAX_GRADE}),

@@ -12,6 +12,11 @@ per query, on random cases (:func:`tests.core._gen.random_case`):
   without ties where the tool orders them its own way (``ties=False``).
 * ``gdeval``: gdeval.pl (shipped with ir_measures), run through ir_measures; it reads
   numeric topic ids only and prints five decimals.
+* ``trectools``: ir_measures' trectools provider (outside its default pipeline), the one
+  that computes RBP without rel= and RBP@k; on binary judgments (it scores the grade
+  itself where trec_eval's rbp rescales it to [0, 1]) without ties (it averages the
+  weights of tied documents) and leaves out queries without a relevant document in the
+  top k (fasteval gives them 0).
 * ``hand``: no tool computes it; ``test`` names the tests with hand-worked values (or
   trec_eval 10's own outputs, vendored under tests/data/conformance).
 """
@@ -43,6 +48,10 @@ def _rx(ours: str, theirs: str | None = None) -> Ref:
 
 def _ir(ours: str, theirs: str | None = None, **kw) -> Ref:
     return Ref("ir_measures", ours, theirs or ours, ties=kw.pop("ties", False), **kw)
+
+
+def _tt(ours: str, theirs: str) -> Ref:
+    return Ref("trectools", ours, theirs, ties=False)
 
 
 def _gd(ours: str, theirs: str) -> Ref:
@@ -86,7 +95,7 @@ REFERENCES: dict[str, tuple[Ref, ...]] = {
     "set_F": (_pt("set_F"),),
     "num_nonrel_judged_ret": (_pt("num_nonrel_judged_ret"),),
     "rbp": (_ir("RBP(rel=2)", ties=False), _ir("RBP(rel=1,p=0.99)"),
-            Ref("hand", test=_CONFORMANCE)),
+            _tt("RBP", "RBP"), _tt("rbp", "RBP(p=0.9)"), Ref("hand", test=_CONFORMANCE)),
     "rbp_resid": (Ref("hand", test=_CONFORMANCE),),
     "unj": (Ref("hand", test=_CONFORMANCE),),
     "ndcg_burges": (_rx("ndcg_burges"),),
@@ -98,6 +107,8 @@ REFERENCES: dict[str, tuple[Ref, ...]] = {
     "dcg": (_rx("dcg@10"),),
     "dcg_burges": (_rx("dcg_burges@10"),),
     "rbp_raw": (_rx("rbp.95"),),
+    "rbp_cut": (_tt("RBP@10", "RBP@10"), _tt("rbp_cut_5(p=0.5)", "RBP(p=0.5)@5"),
+                Ref("hand", test="tests/core/test_peer_spellings.py")),
     "err": (_gd("err_10", "ERR@10"), _gd("err_5", "ERR@5"),
             Ref("hand", test="tests/core/test_more_measures.py")),
     "set_judged": (_ir("Judged"),),
