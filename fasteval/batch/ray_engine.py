@@ -261,15 +261,17 @@ def read_parts(batch, *, specs: list[dict]):
     for task in batch.to_pylist():
         spec = specs[task["src"]]
         path = spec["files"][task["file"]]
+        columns = spec["columns"][task["file"]]  # canonical name -> the file's column
         try:
             pf = pq.ParquetFile(path)
-            table = pf.read_row_groups(list(range(task["rg0"], task["rg1"])), columns=spec["columns"])
+            table = pf.read_row_groups(list(range(task["rg0"], task["rg1"])), columns=list(columns.values()))
         except OSError as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputError(f"could not read parquet data ({first})", source=path) from None
         df = pl.from_arrow(table)
         if not isinstance(df, pl.DataFrame):  # from_arrow on a Table always gives one
             raise TypeError(f"expected a polars DataFrame, got {type(df).__name__}")
+        df = df.select([pl.col(col).alias(canon) for canon, col in columns.items()])
         runs = spec["hive_runs"]
         if runs is not None and "run_id" not in df.columns:
             df = df.with_columns(pl.lit(runs[task["file"]], dtype=pl.Utf8).alias("run_id"))
@@ -411,9 +413,22 @@ def _empty_scored(names: list[str], qdtype) -> pl.DataFrame:
 # ---------------------------------------------------------------- driver side
 
 def _columns_of(source: RunSource) -> pl.Schema:
+    """The run columns of a parquet source's first file, under their canonical names."""
     if source.kind == "parquet":
-        return pl.Schema(pl.read_parquet_schema(source.files[0]))
+        schema = pl.read_parquet_schema(source.files[0])
+        columns = _file_columns(source, 0, schema)
+        return pl.Schema({canon: schema[col] for canon, col in columns.items()})
     return source.frame.schema  # type: ignore[union-attr]
+
+
+def _file_columns(source: RunSource, k: int, names=None) -> dict[str, str]:
+    """Canonical name -> column of file ``k`` of a parquet source (:attr:`RunSource.maps`;
+    the canonical names themselves for a source built without them)."""
+    if source.maps:
+        return dict(source.maps[k])
+    if names is None:
+        names = pl.read_parquet_schema(source.files[k])
+    return {c: c for c in ("run_id", "query_id", "doc_id", "score", "rank") if c in names}
 
 
 def _kind(dtype) -> str:
@@ -436,13 +451,15 @@ def _run_order(source: RunSource, frame: pl.DataFrame | None) -> list[str]:
             return [str(r) for r in frame.get_column("run_id").unique(maintain_order=True).to_list()]
         return [source.name]
     hive = source.hive or [{}] * len(source.files)
-    if source.has_run_id or "run_id" in _columns_of(source):
-        ids = (pl.scan_parquet([str(f) for f in source.files], hive_partitioning=False)
-               .select(pl.col("run_id").cast(pl.Utf8).unique(maintain_order=True)).collect())
-        return ids.get_column("run_id").to_list()
-    if any("run_id" in h for h in hive):
-        return list(dict.fromkeys(h.get("run_id", source.name) for h in hive))
-    return [source.name]
+    cols = [_file_columns(source, k).get("run_id") for k in range(len(source.files))]
+    if not any(c is not None or "run_id" in h for c, h in zip(cols, hive, strict=True)):
+        return [source.name]
+    # each file's run ids: its run_id column, or its folder's (run_id=NAME/)
+    ids = pl.concat([
+        pl.scan_parquet(str(f), hive_partitioning=False).select(pl.col(c).cast(pl.Utf8).alias("run_id"))
+        if c is not None else pl.LazyFrame({"run_id": [h.get("run_id", source.name)]}, schema={"run_id": pl.Utf8})
+        for f, c, h in zip(source.files, cols, hive, strict=True)])
+    return ids.select(pl.col("run_id").unique(maintain_order=True)).collect().get_column("run_id").to_list()
 
 
 def _read_tasks(i: int, files: list[str]) -> list[dict]:
@@ -492,12 +509,12 @@ def _dataset(ray, i: int, source: RunSource, tie_break: str, qrels_cols: list[tu
         step = READ_TASK_ROWS
         ds = ray.data.from_arrow([part.slice(s, step).to_arrow() for s in range(0, max(part.height, 1), step)])
     else:
-        has_col = "run_id" in schema
         hive = source.hive or [{}] * len(source.files)
-        hive_runs = not has_col and any("run_id" in h for h in hive)
-        spec["columns"] = [c for c in ("run_id", *keep) if c in schema]
+        spec["columns"] = [{c: m[c] for c in ("run_id", *keep) if c in m}
+                           for m in (_file_columns(source, k) for k in range(len(source.files)))]
         spec["files"] = [str(f) for f in source.files]
-        if hive_runs:
+        has_col = any("run_id" in m for m in spec["columns"])
+        if any("run_id" in h for h in hive):  # files without the column: their folder's run id
             spec["hive_runs"] = [h.get("run_id", source.name) for h in hive]
         elif not has_col:
             spec["run"] = source.name
@@ -860,11 +877,15 @@ def evaluate_ray(qrels, run, measures, *, run_id: str | None = None, engine: str
 
     check_engine(engine)
     require_ray()
+    from fasteval.batch.discover import _read_table
+
     if isinstance(run, pl.DataFrame):
+        run = _read_table(run)
         sources = [RunSource(name=run_id or "run", kind="frame", frame=run, rows=run.height,
                              has_run_id="run_id" in run.columns)]
     elif isinstance(run, dict) and all(isinstance(v, pl.DataFrame) for v in run.values()):
-        sources = [RunSource(name=str(k), kind="frame", frame=v, rows=v.height) for k, v in run.items()]
+        frames = {str(k): _read_table(v) for k, v in run.items()}
+        sources = [RunSource(name=k, kind="frame", frame=v, rows=v.height) for k, v in frames.items()]
     else:
         sources = discover_all(list(run) if isinstance(run, list | tuple) else [run])
     dup = options.get("duplicates", "error")

@@ -1,7 +1,8 @@
 """``fasteval eval QRELS RUN [RUN ...] -m MEASURE ...``: score runs, print or write the results.
 
 Runs may be TREC/CSV/JSONL files, parquet files, quoted globs, directories of runs or
-hive-partitioned directories (see :mod:`fasteval.batch.discover`). Parquet input is
+hive-partitioned directories (see :mod:`fasteval.batch.discover`); columns are found by the
+names :func:`fasteval.read_run` accepts (``qid``/``docno``, ``sim``, ``runid``...). Parquet input is
 streamed in query-aligned chunks, so memory is bounded by ``--max-rows-per-chunk`` or
 ``--memory-limit``, not by the input size. Output files are written to a temporary
 name and renamed only when complete; ``-`` (standard output), devices and FIFOs are
@@ -39,7 +40,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "Score runs against qrels. Prints a table of aggregate values (per query with -q). "
             "RUN may be a run file (TREC, parquet, CSV/TSV, JSONL), a quoted glob of parquet "
             "parts, a directory of runs (one per file or sub-directory) or a hive-partitioned "
-            "directory (run_id=NAME/...). Parquet input is scored in chunks with bounded memory."
+            "directory (run_id=NAME/...). Parquet input is scored in chunks with bounded memory. "
+            "Table columns are found as fasteval.read_run and read_qrels find them: query_id "
+            "or qid, doc_id or docno/docid, score or sim, relevance or label, optional rank and "
+            "run_id (runid, system), any case; each parquet file on its own."
         ),
     )
     p.add_argument("qrels", metavar="QRELS", help="relevance judgements (TREC qrels, parquet, CSV, JSONL)")

@@ -295,3 +295,34 @@ def test_cache_folder_follows_the_environment(monkeypatch, tmp_path):
     assert C.cache_dir() == tmp_path / "x" / "fasteval" / "qrels"
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")  # not absolute: ignored, as the spec says
     assert C.cache_dir() == C.Path.home() / ".cache" / "fasteval" / "qrels"
+
+
+def test_aliased_parquet_qrels_hit_and_rewrite(cache, tmp_path, monkeypatch):
+    """Parquet qrels named as PyTerrier writes them (qid, docno, label) and a PyTerrier run:
+    the entry gives read_qrels' values; the file rewritten with a query_id column beside qid
+    (which read_qrels then takes instead) is read again, never served the old entry."""
+    qrels, runs = generate(SynthSpec(queries=120, depth=20, runs=1, seed=6, judged=10, int_ids=True))
+    run = next(iter(runs.values()))
+    q = tmp_path / "qrels.parquet"
+    qrels.rename({"query_id": "qid", "doc_id": "docno", "relevance": "label"}).write_parquet(q)
+    r = tmp_path / "run.parquet"
+    run.rename({"query_id": "qid", "doc_id": "docno"}).write_parquet(r)
+
+    def reference() -> str:
+        res = fasteval.evaluate(fasteval.read_qrels(q), {"run": fasteval.read_run(r)}, M)
+        return res.write_csv()
+
+    ref = reference()
+    assert _eval(q, r, tmp_path / "miss.csv") == ref
+    assert len(_entries(cache)) == 1
+    with monkeypatch.context() as m:
+        _no_reading(m)
+        assert _eval(q, r, tmp_path / "hit.csv") == ref
+    # the first 60 queries' judgments now under other query ids: query_id wins over qid
+    shifted = qrels.with_columns(pl.when(pl.col("query_id") < 60).then(pl.col("query_id") + 10_000)
+                                 .otherwise(pl.col("query_id")).alias("query_id"))
+    shifted.rename({"doc_id": "docno", "relevance": "label"}).with_columns(
+        qrels.get_column("query_id").alias("qid")).write_parquet(q)
+    new = reference()
+    assert new != ref
+    assert _eval(q, r, tmp_path / "new.csv") == new

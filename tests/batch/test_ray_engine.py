@@ -224,3 +224,44 @@ def test_cli_run_prints_no_ray_logs(data):
     noise = [ln for ln in lines if any(w in ln for w in ("WARNING", "INFO", "ERROR", "Warning", "deprecat"))]
     assert not noise, proc.stderr
     assert "map" in proc.stdout
+
+
+def test_aliased_columns_equal_local_and_read_run(ray_local, tmp_path):
+    """Parquet runs and qrels named as PyTerrier names them (qid, docno, score, rank; label),
+    parts of one table spelled differently (Query_ID/DOCID/sim, `runid` and `run` run ids,
+    rows not grouped by query), hive folders of a run id alias (system=NAME), with the qrels
+    shared or co-partitioned: the local job's values, which equal fasteval.evaluate on the
+    readers' tables, bit for bit."""
+    from tests.batch.test_column_aliases import _pyterrier
+
+    measures = ["map", "ndcg@10", "P@5", "recip_rank"]
+    pt, qrels = _pyterrier("int", seed=7)
+    qrels.write_parquet(tmp_path / "qrels.parquet")
+    pt.write_parquet(tmp_path / "bm25.parquet")
+    a, _ = _pyterrier("int", seed=8)
+    b, _ = _pyterrier("int", seed=9)
+    both = pl.concat([a.with_columns(pl.lit("a").alias("runid")), b.with_columns(pl.lit("b").alias("runid"))])
+    both = both.sample(fraction=1.0, shuffle=True, seed=3)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    both.head(500).rename({"score": "sim"}).write_parquet(parts / "p0.parquet")
+    both.slice(500).rename({"qid": "Query_ID", "docno": "DOCID", "runid": "run"}).write_parquet(parts / "p1.parquet")
+    both.write_parquet(tmp_path / "whole.parquet")
+    hive = tmp_path / "hive"
+    for name, seed in (("c", 10), ("d", 11)):
+        (hive / f"system={name}").mkdir(parents=True)
+        _pyterrier("int", seed=seed)[0].write_parquet(hive / f"system={name}" / "0.parquet")
+    runs = [tmp_path / "bm25.parquet", str(parts / "*.parquet"), hive]
+    q = fasteval.read_qrels(tmp_path / "qrels.parquet")
+    ref = fasteval.evaluate(q, {"bm25": fasteval.read_run(tmp_path / "bm25.parquet")}, measures,
+                            tie_break="rank")
+    local = evaluate_files(tmp_path / "qrels.parquet", runs, measures, tie_break="rank")
+    assert local.per_query.filter(pl.col("run_id") == "bm25").equals(ref)
+    whole = fasteval.evaluate(q, fasteval.read_run(tmp_path / "whole.parquet"), measures, tie_break="rank")
+    assert local.per_query.filter(pl.col("run_id").is_in(["a", "b"])).equals(whole)
+    assert local.stats.runs == ["bm25", "a", "b", "c", "d"]
+    for limit, mode in ((None, "shared"), (0, "co-partitioned")):
+        res = evaluate_files(tmp_path / "qrels.parquet", runs, measures, tie_break="rank", engine="ray",
+                             share_qrels_limit=limit)
+        assert res.stats.qrels == mode
+        _same(res, local)
