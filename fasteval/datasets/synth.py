@@ -44,6 +44,10 @@ _RUN_PROFILES: tuple[tuple[float, int | None], ...] = (
 )
 
 
+def _integer(value: object) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
 @dataclass(frozen=True)
 class SynthSpec:
     """Parameters of a synthetic benchmark.
@@ -74,10 +78,12 @@ class SynthSpec:
     def __post_init__(self) -> None:
         for name in ("queries", "depth", "runs"):
             value = getattr(self, name)
-            if not isinstance(value, int | np.integer) or value < 1:
+            if not _integer(value) or value < 1:
                 raise ParameterError(name, "a positive integer", value)
-        if not isinstance(self.judged, int | np.integer) or self.judged < 0:
-            raise ParameterError("judged", "a non-negative integer", self.judged)
+        for name in ("judged", "seed"):  # numpy's generators take seeds >= 0 only
+            value = getattr(self, name)
+            if not _integer(value) or value < 0:
+                raise ParameterError(name, "a non-negative integer", value)
 
     @property
     def candidates(self) -> int:

@@ -103,3 +103,19 @@ def test_rejects_bad_sizes(field):
     kwargs = {"queries": 10, field: 0}
     with pytest.raises(ParameterError, match=field):
         SynthSpec(**kwargs)
+
+
+@pytest.mark.parametrize(("field", "value"), [("seed", -1), ("judged", -1), ("queries", True)])
+def test_rejects_bad_seed_and_counts(field, value):
+    with pytest.raises(ParameterError, match=f"{field} must be a .*integer, got {value}"):
+        SynthSpec(**{"queries": 10, field: value})
+
+
+def test_cli_negative_seed_is_one_line(tmp_path, capsys):
+    from fasteval.cli import main
+
+    assert main(["datasets", "synth", "--queries", "3", "--seed", "-1", "--quiet",
+                 "--out", str(tmp_path / "d")]) == 2
+    assert capsys.readouterr().err == ("fasteval: error: seed must be a non-negative integer, "
+                                       "got -1\n")
+    assert not (tmp_path / "d").exists()
