@@ -254,7 +254,7 @@ def _check_types(path: Path, schema: pl.Schema, columns: dict[str, str]) -> None
         if col in schema and _kind(schema[col]) not in ("int", "str"):
             raise InputError(f"expected string or integer ids, found {schema[col]}", source=str(path), column=col)
     col = columns.get("score")
-    if col in schema and _kind(schema[col]) not in ("int", "float"):
+    if col in schema and not (schema[col].is_numeric() or schema[col] == pl.Boolean):
         raise InputError(f"expected a numeric score, found {schema[col]}", source=str(path), column=col)
 
 

@@ -218,8 +218,12 @@ def _file_batches(path: Path, batch_rows: int, columns: dict[str, str] | None = 
 
         names = pq.read_schema(path).names
         columns = {c: c for c in _KEEP if c in names}
-    picked = [pl.col(columns[c]).alias(c) for c in _KEEP if c in columns]
-    lf = pl.scan_parquet(path, hive_partitioning=False).select(picked)
+    lf = pl.scan_parquet(path, hive_partitioning=False)
+    score = lf.collect_schema()[columns["score"]] if "score" in columns else pl.Float64
+    picked = [pl.col(columns[c]).cast(pl.Float64).alias(c)  # decimal or boolean, as read_run
+              if c == "score" and not (score.is_float() or score.is_integer())
+              else pl.col(columns[c]).alias(c) for c in _KEEP if c in columns]
+    lf = lf.select(picked)
     return lf.collect_batches(chunk_size=batch_rows, maintain_order=True)
 
 

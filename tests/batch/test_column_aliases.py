@@ -170,3 +170,25 @@ def test_in_memory_table_with_aliases(tmp_path):
     ref = fasteval.evaluate(q, {"bm25": run}, MEASURES)
     res = evaluate_files(q, {"bm25": run}, MEASURES)
     assert res.per_query.equals(ref)
+
+
+@pytest.mark.parametrize("dtype", [pl.Decimal(10, 2), pl.Boolean, pl.Float32])
+def test_scores_of_other_numeric_types_as_read_run(tmp_path, dtype):
+    """A decimal score (SQL exports), a boolean one or float32, under an alias: converted to
+    Float64 as read_run converts them, streamed or partitioned."""
+    run, qrels = _pyterrier("str", seed=12)
+    qrels.write_parquet(tmp_path / "qrels.parquet")
+    score = pl.col("score") > 0.5 if dtype == pl.Boolean else pl.col("score").cast(dtype)
+    run = run.select("qid", "docno", score.alias("sim"))
+    run.write_parquet(tmp_path / "r.parquet")
+    ref = _reference(tmp_path / "qrels.parquet", {"r": tmp_path / "r.parquet"})
+    assert ref.filter(pl.col("measure") == "map").get_column("value").sum() > 1
+    for spec, chunk in ((tmp_path / "r.parquet", None), (tmp_path / "r.parquet", 30)):
+        res = evaluate_files(tmp_path / "qrels.parquet", spec, MEASURES, max_rows_per_chunk=chunk)
+        assert res.per_query.equals(ref)
+    shuffled = tmp_path / "s.parquet"
+    run.sample(fraction=1.0, shuffle=True, seed=1).write_parquet(shuffled)
+    res = evaluate_files(tmp_path / "qrels.parquet", shuffled, MEASURES, max_rows_per_chunk=100)
+    assert res.stats.mode == {"s": "partition"}
+    ref = _reference(tmp_path / "qrels.parquet", {"s": shuffled})
+    assert res.per_query.equals(ref)
