@@ -613,7 +613,7 @@ def run_job(
             if complete:
                 fill = evaluator.fill_missing(qids, rid)
                 n_fill = fill.get_column("query_id").n_unique()
-                stats.add_report({"filled": n_fill, "missing_from_run": n_fill})
+                stats.add_report({"filled": n_fill, "missing_from_run": n_fill, "evaluated": n_fill})
                 emit(to_wide(fill, measure_names))
             elif fast:
                 stats.add_report({"missing_from_run": len(evaluator.qrels.query_ids) - len(qids)})

@@ -805,6 +805,7 @@ def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks
         pieces.extend(b.drop("_qidx") for b in [*bodies, *tails])
     if complete:
         stats.report["filled"] = filled
+        stats.report["evaluated"] = stats.report.get("evaluated", 0) + filled  # as Report: filled ones count
     stats.report["missing_from_run"] = missing
     from fasteval.batch.sinks import empty_wide
 

@@ -68,3 +68,20 @@ def test_named_path_of_several_runs_refused(tmp_path) -> None:
         RUN.write_parquet(tmp_path / f"{n}.parquet")
     with pytest.raises(fasteval.errors.InputError, match=r"run 'x': a named path must hold one"):
         evaluate_files(QRELS, {"x": tmp_path}, ["map"])
+
+
+@pytest.mark.parametrize("chunk", [None, 1])
+def test_filled_queries_count_as_evaluated(tmp_path, chunk) -> None:
+    # complete=True (-c): the report of a file job counts as Evaluator.report does
+    qrels = pl.DataFrame({"query_id": ["q1", "q2", "q3"], "doc_id": ["a", "b", "c"], "relevance": [1, 1, 1]})
+    run = pl.DataFrame({"query_id": ["q1", "q9"], "doc_id": ["a", "x"], "score": [1.0, 1.0]})
+    qrels.write_parquet(tmp_path / "qrels.parquet")
+    run.write_parquet(tmp_path / "run.parquet")
+    ev = fasteval.Evaluator(qrels, ["map"], complete=True)
+    ev.evaluate(run)
+    res = evaluate_files(tmp_path / "qrels.parquet", [tmp_path / "run.parquet"], ["map"], complete=True,
+                         max_rows_per_chunk=chunk)
+    assert (ev.report.evaluated, ev.report.filled, ev.report.dropped_not_in_qrels) == (3, 2, 1)
+    rep = res.stats.report
+    assert (rep["evaluated"], rep["filled"], rep["dropped_not_in_qrels"]) == (3, 2, 1)
+    assert res.per_query.height == 3
