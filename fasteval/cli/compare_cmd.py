@@ -45,7 +45,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         nargs="+",
         metavar="FILE",
         default=None,
-        help="per-query result files instead of QRELS/RUNs (a file without run_id is named by its stem)",
+        help="per-query result files instead of QRELS/RUNs (a file without run_id is named by "
+        "its stem, or its file name or path where stems repeat)",
     )
     p.add_argument(
         "-m",

@@ -5,7 +5,7 @@ Accepted inputs (all end up as one long table ``run_id, query_id, measure, value
 * a polars (or pandas) DataFrame in long form (``run_id, query_id, measure, value``) or wide
   form (``run_id, query_id`` and one column per measure, as ``fasteval eval --wide`` writes);
 * a path (parquet, CSV/TSV, JSON lines) or a list of paths; a file without ``run_id`` takes
-  its file stem as the run name;
+  its file stem as the run name (its file name, or path, where stems repeat);
 * a mapping ``{run_name: per-query table or path}``; the key names the run.
 """
 
@@ -151,8 +151,14 @@ def load_results(results: Any) -> pl.DataFrame:
         items = list(results)
         if not items:
             raise InputError("the list of result files is empty", source="results")
+        names = _file_run_names([i for i in items if isinstance(i, (str, os.PathLike))])
         for item in items:
-            parts.append(load_results(item))
+            if isinstance(item, (str, os.PathLike)):
+                df = _as_frame(item, str(item))
+                run_name = None if "run_id" in df.columns else names[str(item)]
+                parts.append(_normalize(df, str(item), run_name))
+            else:
+                parts.append(load_results(item))
     else:
         parts.append(_normalize(_as_frame(results, "results"), "results", None))
     if len(parts) > 1:
@@ -177,6 +183,34 @@ def load_results(results: Any) -> pl.DataFrame:
             column="value",
         )
     return long
+
+
+def _file_run_names(paths: list[str | os.PathLike[str]]) -> dict[str, str]:
+    """The run name of each results file that has no ``run_id`` column: its stem, or where
+    two files share a stem (``bm25/run.csv``, ``dense/run.csv``) the file name, else the
+    path as given. A file given twice is an :class:`InputError` (its rows would pair with
+    themselves).
+
+    Examples
+    --------
+    >>> _file_run_names(["a/run.csv", "b/run.csv"]) == {"a/run.csv": "a/run.csv", "b/run.csv": "b/run.csv"}
+    True
+    >>> _file_run_names(["bm25.csv", "dense.parquet"])
+    {'bm25.csv': 'bm25', 'dense.parquet': 'dense'}
+    """
+    seen: dict[Path, str] = {}
+    for p in paths:
+        key = Path(p).resolve()
+        if key in seen:
+            raise InputError(f"results file given twice (also as {seen[key]!r}); give each "
+                             "file once", source=str(p))
+        seen[key] = str(p)
+    texts = [str(p) for p in paths]
+    for rule in (lambda t: Path(t).stem, lambda t: Path(t).name, str):
+        names = [rule(t) for t in texts]
+        if len(set(names)) == len(names):
+            return dict(zip(texts, names, strict=True))
+    return {t: t for t in texts}  # pragma: no cover - paths given once are distinct
 
 
 def _number_word(value: float) -> str:

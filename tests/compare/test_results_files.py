@@ -33,3 +33,21 @@ def test_csv_pairs_with_integer_ids_of_parquet(tmp_path) -> None:
     c = fasteval.compare([a, b], tests="t")
     assert c.means.get_column("n_used").to_list() == [3, 3]
     assert c.effects.select("wins", "ties", "losses").row(0) == (0, 1, 2)
+
+
+def test_files_sharing_a_stem_are_two_runs(tmp_path) -> None:
+    """bm25/run.csv and dense/run.csv (no run_id column) are two runs, not one run 'run'
+    with every query twice; a file given twice is refused by name."""
+    from fasteval.errors import InputError
+
+    (tmp_path / "bm25").mkdir()
+    (tmp_path / "dense").mkdir()
+    a, b = tmp_path / "bm25" / "run.csv", tmp_path / "dense" / "run.csv"
+    pl.DataFrame({"query_id": ["1", "2", "3"], "map": [0.1, 0.2, 0.6]}).write_csv(a)
+    pl.DataFrame({"query_id": ["1", "2", "3"], "map": [0.2, 0.4, 0.6]}).write_csv(b)
+    c = fasteval.compare([a, b], tests="t", ci=None)
+    assert c.systems == (str(a), str(b))
+    assert c.means.get_column("mean").to_list() == pytest.approx([0.3, 0.4])
+    assert c.effects.get_column("mean_diff").to_list() == pytest.approx([-0.1])
+    with pytest.raises(InputError, match=r"results file given twice \(also as '.*bm25/run.csv'\)"):
+        fasteval.compare([a, b, tmp_path / "bm25" / ".." / "bm25" / "run.csv"], tests="t")
