@@ -155,3 +155,15 @@ def test_ranx_bpref_at_a_level_is_zero_once_a_query_has_nothing_at_it() -> None:
     ours = fasteval.evaluate(qd, rd, "bpref-l2")
     assert ours["value"].to_list() == [0.0, 0.5] and float(alone) == 0.5
     assert list(both) == [0.0, 0.0]
+
+
+def test_ranx_bpref_is_nan_without_judged_nonrelevant_documents() -> None:
+    """ranx 0.3's bpref is NaN for a query whose qrels list no nonrelevant document (qrels
+    of relevant documents only, as anserini's CACM qrels); trec_eval's is the fraction of
+    relevant documents retrieved, with no nonrelevant one to rank above them."""
+    ranx = pytest.importorskip("ranx")
+    qd = {"q1": {"a": 1, "c": 1, "e": 1}, "q2": {"a": 1, "b": 0}}
+    rd = {"q1": {"a": 0.9, "b": 0.8, "c": 0.7}, "q2": {"a": 0.9, "b": 0.8}}
+    theirs = ranx.evaluate(ranx.Qrels(qd), ranx.Run(rd), "bpref", return_mean=False)
+    assert math.isnan(theirs[0]) and theirs[1] == 1.0
+    assert fasteval.evaluate(qd, rd, "bpref")["value"].to_list() == [2 / 3, 1.0]
