@@ -371,14 +371,27 @@ def _parse_name(name: str) -> list[Measure]:
         if cut_text is not None:
             raise _Bad("the cutoff is given twice (cutoff= and @)")
         cut_text = cutoff_arg
+    recall_arg = args.pop("recall", None)  # ir_measures' IPrec(recall=0.5): IPrec@0.5
+    if recall_arg is not None:
+        key = base.lower()
+        fam = _ALIASES[key][1] if key in _ALIASES else (base if base in BY_KEY else None)
+        if fam is None or BY_KEY[fam].params != FLOAT_CUTS:
+            raise _Bad("recall= applies to IPrec only (the recall level: IPrec(recall=0.5) "
+                       "is IPrec@0.5)")
+        if cut_text is not None:
+            raise _Bad("the recall level is given twice (recall= and @)")
+        cut_text = recall_arg
     unknown = sorted(k for k in args if k not in _NAMED_ARGS)
     if unknown:
         raise _Bad(f"unsupported argument(s) {', '.join(unknown)}")
 
     if dcg is not None:
-        if base.lower() != "ndcg":
-            raise _Bad("dcg= applies to nDCG only")
-        if dcg in ("exp-log2", "exp_log2", "burges"):
+        if base.lower() == "sdcg":  # SDCG's one discount (ir_measures)
+            if dcg != "log2":
+                raise _Bad(f"SDCG's dcg must be 'log2', got {dcg!r}")
+        elif base.lower() != "ndcg":
+            raise _Bad("dcg= applies to nDCG only (and SDCG's dcg='log2', its default)")
+        elif dcg in ("exp-log2", "exp_log2", "burges"):
             base = "ndcg_burges"
         elif dcg != "log2":
             raise _Bad(f"dcg must be 'log2' or 'exp-log2', got {dcg!r}")

@@ -83,6 +83,10 @@ def test_rbp_at_k_agrees_with_ir_measures_trectools_on_binary_judgments() -> Non
     ("nDCG@10(dcg='exp-log2')", r"arguments go before the cutoff: nDCG\(dcg='exp-log2'\)@10"),
     ("AP(judged_only=True)", r"judged_only=True applies to P only \(P\(judged_only=True\)@k\)"),
     ("AP(judged_only=maybe)", "judged_only must be True or False, got 'maybe'"),
+    ("P(recall=5)", r"recall= applies to IPrec only"),
+    ("IPrec(recall=0.5)@0.5", r"the recall level is given twice \(recall= and @\)"),
+    ("SDCG(dcg='exp-log2', max_rel=3)@10", "SDCG's dcg must be 'log2', got 'exp-log2'"),
+    ("AP(dcg='log2')", "dcg= applies to nDCG only"),
 ])
 def test_refused_spellings_say_why(name: str, why: str) -> None:
     with pytest.raises(UnknownMeasureError, match=why):
@@ -94,17 +98,25 @@ def test_refused_spellings_say_why(name: str, why: str) -> None:
     ("AP(judged_only=False)", "map"), ("nDCG(judged_only=false)@10", "ndcg_cut_10"),
     ("RR(judged_only=False, rel=2)@10", "recip_rank_cut_10(rel=2)"),
     ("P(judged_only=False)@5", "P_5"), ("P(judged_only=True)@5", "P_judged_5"),
+    ("IPrec(recall=0.5)", "iprec_at_recall_0.50"),
+    ("IPrec(rel=2, recall=.25)", "iprec_at_recall_0.25(rel=2)"),
+    ("SDCG(dcg='log2', max_rel=3)@10", "sdcg_10(max_rel=3)"),
 ])
 def test_more_ir_measures_spellings(peer: str, ours: str) -> None:
     assert parse_measure(peer).name == ours
 
 
-def test_set_rel_p_agrees_with_ir_measures() -> None:
+@pytest.mark.parametrize(("name", "want"), [
+    ("SetRelP", {"q1": 3 / 4, "q2": 1.0}),
+    # q1: relevant at ranks 1, 4, 5 of 4 relevant: recall 0.5 first reached at rank 4
+    ("IPrec(recall=0.5)", {"q1": 3 / 5, "q2": 1.0}),
+])
+def test_new_spellings_agree_with_ir_measures(name: str, want: dict) -> None:
     irm = pytest.importorskip("ir_measures")
-    want = {m.query_id: m.value for m in irm.iter_calc([irm.parse_measure("SetRelP")],
-                                                       QRELS, RUN)}
-    assert _values("SetRelP") == pytest.approx(want, rel=1e-12)
-    assert want == {"q1": 3 / 4, "q2": 1.0}
+    theirs = {m.query_id: m.value for m in irm.iter_calc([irm.parse_measure(name)],
+                                                         QRELS, RUN)}
+    assert _values(name) == pytest.approx(theirs, rel=1e-12)
+    assert theirs == pytest.approx(want, rel=1e-12)
 
 
 def test_exact_family_key_with_a_cutoff() -> None:
