@@ -182,9 +182,14 @@ def _parse_one(name: str) -> DiversityMeasure:
         raise UnknownMeasureError(f"unknown diversity measure {name!r}{hint}")
     kind = _BY_CODE[_SPELLINGS[key]]
     alpha, beta = DEFAULT_ALPHA, DEFAULT_BETA
+    given: set[str] = set()
     for part in filter(None, (p.strip() for p in (match.group("params") or "").split(","))):
         pname, eq, value = part.partition("=")
         pname = pname.strip().lower()
+        if eq and pname in given:
+            raise ParameterError(f"parameters of {name!r}", f"each given once ({pname} is given "
+                                 "twice)", match.group("params"))
+        given.add(pname)
         if not eq or pname not in ("alpha", "beta") or (pname == "alpha" and not kind.alpha) \
                 or (pname == "beta" and not kind.beta):
             allowed = [p for p, ok in (("alpha", kind.alpha), ("beta", kind.beta)) if ok]

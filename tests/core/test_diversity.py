@@ -99,6 +99,16 @@ def test_alpha_and_beta_parameters():
     assert got["NRBP(alpha=1,beta=0)"] == pytest.approx(1 * (1 - 0) / 3)
 
 
+def test_a_parameter_given_twice_is_refused():
+    """As fasteval.evaluate's parser: alpha=0.5,alpha=0.6 is not silently the last one."""
+    for name in ("alpha-nDCG(alpha=0.5, alpha=0.6)@5", "NRBP(beta=0.2,alpha=0.3,BETA=0.4)"):
+        with pytest.raises(ParameterError, match=r"parameters of .* must be each given once "
+                           r"\((alpha|beta) is given twice\)"):
+            parse_diversity_measures(name)
+    got = values(evaluate_diversity(QRELS, RUN, ["alpha-nDCG(alpha=0.6)@5"]))
+    assert got["alpha-nDCG(alpha=0.6)@5"] == pytest.approx(0.8173916043498267, rel=1e-12)
+
+
 def test_queries_without_relevant_documents_and_missing_queries():
     qrels = {"q1": QRELS["q1"], "q2": {"s1": {"x": 0}}, "q3": {"s1": {"y": 1}}}
     run = {"q1": RUN["q1"], "q2": {"x": 1.0}, "q9": {"y": 1.0}}
