@@ -50,15 +50,27 @@ def load_runs(runs: RunsInput) -> list[tuple[str, pl.DataFrame]]:
 
     def one(obj: Any, name: str) -> tuple[str, pl.DataFrame]:
         if isinstance(obj, pl.DataFrame) and {"query_id", "doc_id", "score"} <= set(obj.columns):
-            return name, obj
+            return _single(name, obj)
         if type(obj).__module__.split(".")[0] == "ranx" and hasattr(obj, "to_dict"):
             obj = obj.to_dict()
         if _is_path(obj) or callable(getattr(obj, "read", None)):
             table, where, _ = _load(obj, "run", None, {})  # repeats are found on the hashed ids
             located = _FileRun(name)
             located.where = where
-            return located, table
-        return name, read_run(obj, duplicates="ignore")
+            return _single(located, table)
+        return _single(name, read_run(obj, duplicates="ignore"))
+
+    def _single(name: str, table: pl.DataFrame) -> tuple[str, pl.DataFrame]:
+        """One run: a table whose run_id column names several runs would be fused as one."""
+        if "run_id" in table.columns:
+            ids = table.get_column("run_id").unique(maintain_order=True)
+            if len(ids) > 1:
+                shown = ", ".join(repr(v) for v in ids.head(3).to_list())
+                raise InputError(
+                    f"holds {len(ids)} runs (run_id {shown}{', ...' if len(ids) > 3 else ''}); "
+                    "each input is one run (split it by run_id: one file or table per run)",
+                    source=str(name), column="run_id")
+        return name, table
 
     if isinstance(runs, pl.DataFrame):
         _check_columns(runs, ("query_id", "doc_id", "score", "run_id"), "runs")

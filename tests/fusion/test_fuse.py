@@ -146,6 +146,36 @@ def test_inputs_all_forms(tmp_path) -> None:
     assert w.equals(fasteval.fuse([A, B], method="wsum", weights=[0.25, 0.75]))
 
 
+def test_an_input_holding_several_runs_is_refused(tmp_path, capsys) -> None:
+    """A table or parquet file whose run_id names two runs was min-max'd and fused as one
+    run (its documents of both runs together); it is refused, naming the runs."""
+    from fasteval.cli import main
+
+    two = pl.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["d1", "d2", "d3"],
+                        "score": [1.0, 2.0, 3.0], "run_id": ["x", "x", "y"]})
+    other = {"q1": {"d1": 3.0, "d4": 1.0}}
+    with pytest.raises(InputError, match=r"run1, column 'run_id': holds 2 runs \(run_id 'x', "
+                       r"'y'\); each input is one run"):
+        fasteval.fuse([two, other], method="sum")
+    path = tmp_path / "two.parquet"
+    two.write_parquet(path)
+    run = tmp_path / "other.run"
+    run.write_text("q1 Q0 d1 1 3.0 r\nq1 Q0 d4 2 1.0 r\n")
+    assert main(["fuse", "-m", "sum", str(run), str(path)]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == (
+        f"fasteval: error: {path}, column 'run_id': holds 2 runs (run_id 'x', 'y'); each input "
+        "is one run (split it by run_id: one file or table per run)\n")
+    # one run_id value is one run; the table split by run_id fuses x, y and the other run
+    assert fasteval.fuse([two.filter(pl.col("run_id") == "x"), other], method="sum").height == 3
+    split = fasteval.fuse(pl.concat([two, pl.DataFrame(
+        {"query_id": ["q1", "q1"], "doc_id": ["d1", "d4"], "score": [3.0, 1.0],
+         "run_id": ["z", "z"]})]), method="sum")
+    # min-max per run: x d1 0, d2 1; y d3 0 (one document); z d1 1, d4 0
+    assert dict(zip(split["doc_id"], split["score"], strict=True)) == {
+        "d1": 1.0, "d2": 1.0, "d3": 0.0, "d4": 0.0}
+
+
 def test_row_order_and_chunks_do_not_matter() -> None:
     tables = [fasteval.read_run(A), fasteval.read_run(B)]
     ref = fasteval.fuse(tables, method="rbc", phi=0.8)
