@@ -216,7 +216,7 @@ def column_map(names: list[str], hive: dict[str, str], *, source: str) -> dict[s
 
 def _check_same_schema(files: list[Path], schemas: list[pl.Schema], maps: list[dict[str, str]],
                        runs: list[str | None]) -> None:
-    """The parts of one table: the same kinds of run columns (ids, scores, ranks), and a run
+    """The parts of one table: the same kinds of ids (text or integers, as read), and a run
     id (column or folder) and a rank column in every part or in none."""
     first, ref, ref_map = files[0], schemas[0], maps[0]
     for f, s, m, run in zip(files[1:], schemas[1:], maps[1:], runs[1:], strict=True):
@@ -228,9 +228,10 @@ def _check_same_schema(files: list[Path], schemas: list[pl.Schema], maps: list[d
                 raise InputError(
                     f"{with_it} has a {c} but {without} has none; the parts of one table "
                     f"need the same run columns", source=str(f), column=c)
-        for c in (*RUN_COLUMNS, "rank", "run_id"):
+        for c in ("query_id", "doc_id", "run_id"):  # ids as read (integral floats: integers)
             a, b = ref_map.get(c), m.get(c)
-            if a in ref and b in s and _kind(ref[a]) != _kind(s[b]):
+            kind = id_kind if c != "run_id" else _kind
+            if a in ref and b in s and kind(ref[a]) != kind(s[b]):
                 raise InputError(
                     f"type {s[b]} differs from {ref[a]} in {first}",
                     source=str(f),
@@ -248,13 +249,26 @@ def _kind(dtype: pl.DataType) -> str:
     return str(dtype)
 
 
+def id_kind(dtype: pl.DataType) -> str:
+    """The kind of ids a column of ``dtype`` gives once read (:func:`fasteval.batch.driver.convert_types`,
+    as :func:`fasteval.read_run` converts them): ``"int"`` for integers and integral floats
+    or decimals, ``"str"`` for anything else.
+
+    Examples
+    --------
+    >>> id_kind(pl.Float64), id_kind(pl.Int32), id_kind(pl.Categorical())
+    ('int', 'int', 'str')
+    """
+    return "int" if dtype.is_integer() or dtype.is_float() or dtype.is_decimal() else "str"
+
+
 def _check_types(path: Path, schema: pl.Schema, columns: dict[str, str]) -> None:
     for c in ("query_id", "doc_id"):
         col = columns.get(c)
-        if col in schema and _kind(schema[col]) not in ("int", "str"):
+        if col in schema and (schema[col] == pl.Boolean or schema[col].is_nested()):
             raise InputError(f"expected string or integer ids, found {schema[col]}", source=str(path), column=col)
     col = columns.get("score")
-    if col in schema and not (schema[col].is_numeric() or schema[col] == pl.Boolean):
+    if col in schema and not (schema[col].is_numeric() or schema[col] in (pl.Boolean, pl.Utf8)):
         raise InputError(f"expected a numeric score, found {schema[col]}", source=str(path), column=col)
 
 

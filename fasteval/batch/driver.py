@@ -168,12 +168,58 @@ def iter_frames(source: RunSource, batch_rows: int) -> Iterator[pl.DataFrame]:
             for df in batches:
                 if "run_id" in hive and "run_id" not in df.columns:
                     df = df.with_columns(pl.lit(hive["run_id"], dtype=pl.Utf8).alias("run_id"))
+                df = convert_types(df, str(path), offset)
                 _check_rows(df, str(path), offset)
                 offset += df.height
                 yield df
         except (pl.exceptions.PolarsError, OSError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputError(f"could not read parquet data ({first})", source=str(path)) from None
+
+
+def convert_types(df: pl.DataFrame, source: str, offset: int) -> pl.DataFrame:
+    """Run columns of types :func:`fasteval.read_run` converts, converted as it converts
+    them, with its errors (``source``, row counted from ``offset``): integral float or
+    decimal ids as Int64 (other types but booleans and nested ones as text), numeric text
+    scores as Float64, integral float or text ranks as Int64. Text and integer ids and
+    numeric scores, the usual case, are left as they are, untouched.
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"query_id": [1.0, 2.0], "doc_id": ["a", "b"], "score": ["0.5", "1"]})
+    >>> convert_types(df, "run.parquet", 0).rows()
+    [(1, 'a', 0.5), (2, 'b', 1.0)]
+    >>> convert_types(df.with_columns(pl.Series("query_id", [1.0, 2.5])), "run.parquet", 10)
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.InputError: run.parquet, row 11, column 'query_id': query_id must be a string or an integer, got the float 2.5
+    """
+    schema = df.schema
+    fix = [c for c in ("query_id", "doc_id") if c in schema and not _plain_id(schema[c])]
+    if "score" in schema and schema["score"] == pl.String:
+        fix.append("score")
+    if "rank" in schema and not (schema["rank"].is_integer() or schema["rank"] == pl.Null):
+        fix.append("rank")
+    if not fix:
+        return df
+    from fasteval.io._common import normalize_ids, normalize_rank, normalize_score, row_locator
+
+    where = row_locator(offset)
+    out = []
+    for c in fix:
+        s = df.get_column(c)
+        if c == "score":
+            out.append(normalize_score(s, source=source, where=where))
+        elif c == "rank":
+            out.append(normalize_rank(s, source=source, where=where))
+        else:
+            out.append(normalize_ids(s, c, source=source, where=where))
+    return df.with_columns(out)
+
+
+def _plain_id(dtype: pl.DataType) -> bool:
+    """Ids the kernels take as they are: integers, text, categorical text."""
+    return dtype.is_integer() or dtype == pl.Utf8 or isinstance(dtype, pl.Categorical | pl.Enum)
 
 
 def _check_rows(df: pl.DataFrame, source: str, offset: int) -> None:
@@ -221,7 +267,7 @@ def _file_batches(path: Path, batch_rows: int, columns: dict[str, str] | None = 
     lf = pl.scan_parquet(path, hive_partitioning=False)
     score = lf.collect_schema()[columns["score"]] if "score" in columns else pl.Float64
     picked = [pl.col(columns[c]).cast(pl.Float64).alias(c)  # decimal or boolean, as read_run
-              if c == "score" and not (score.is_float() or score.is_integer())
+              if c == "score" and (score.is_decimal() or score == pl.Boolean)
               else pl.col(columns[c]).alias(c) for c in _KEEP if c in columns]
     lf = lf.select(picked)
     return lf.collect_batches(chunk_size=batch_rows, maintain_order=True)

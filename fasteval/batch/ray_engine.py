@@ -257,6 +257,8 @@ def read_parts(batch, *, specs: list[dict]):
     the checked rows of the shuffle (see :func:`_finish`)."""
     import pyarrow.parquet as pq
 
+    from fasteval.batch.driver import convert_types
+
     out = []
     for task in batch.to_pylist():
         spec = specs[task["src"]]
@@ -275,6 +277,7 @@ def read_parts(batch, *, specs: list[dict]):
         runs = spec["hive_runs"]
         if runs is not None and "run_id" not in df.columns:
             df = df.with_columns(pl.lit(runs[task["file"]], dtype=pl.Utf8).alias("run_id"))
+        df = convert_types(df, path, task["row0"])
         _check_part(df, path=path, file_row0=task["row0"], label=spec["label"], src_row0=task["srow0"])
         out.append(_finish(df, src=task["src"], row0=task["srow0"], spec=spec))
     return pl.concat(out).to_arrow()
@@ -492,7 +495,9 @@ def _dataset(ray, i: int, source: RunSource, tie_break: str, qrels_cols: list[tu
     frame = _load_frame(source) if source.kind != "parquet" else None
     schema = frame.schema if frame is not None else _columns_of(source)
     keep = ["query_id", "doc_id", "score"] + (["rank"] if tie_break == "rank" and "rank" in schema else [])
-    casts = {"query_id": _kind(schema["query_id"]), "doc_id": _kind(schema["doc_id"]), "score": "float"}
+    from fasteval.batch.discover import id_kind
+
+    casts = {"query_id": id_kind(schema["query_id"]), "doc_id": id_kind(schema["doc_id"]), "score": "float"}
     if "rank" in keep:
         casts["rank"] = "int"
     key = (casts["query_id"], casts["doc_id"], "rank" in keep)

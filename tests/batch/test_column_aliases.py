@@ -192,3 +192,57 @@ def test_scores_of_other_numeric_types_as_read_run(tmp_path, dtype):
     assert res.stats.mode == {"s": "partition"}
     ref = _reference(tmp_path / "qrels.parquet", {"s": shuffled})
     assert res.per_query.equals(ref)
+
+
+def _converted(run: pl.DataFrame) -> pl.DataFrame:
+    """The run with the types read_run converts: float query ids, decimal doc ids, text
+    scores, float ranks."""
+    return run.select(pl.col("qid").cast(pl.Float64), pl.col("docno").cast(pl.Decimal(20, 0)),
+                      pl.col("score").cast(pl.Utf8), pl.col("rank").cast(pl.Float64))
+
+
+@pytest.mark.parametrize("tie", ["trec", "rank"])
+def test_types_read_run_converts(tmp_path, tie):
+    """Integral float and decimal ids, numeric text scores, float ranks: converted as read_run
+    converts them (integers, Float64, Int64), streamed, partitioned, parts of several types."""
+    run, qrels = _pyterrier("int", seed=13)
+    qrels.write_parquet(tmp_path / "qrels.parquet")
+    _converted(run).write_parquet(tmp_path / "r.parquet")
+    ref = _reference(tmp_path / "qrels.parquet", {"r": tmp_path / "r.parquet"}, tie_break=tie)
+    assert ref.schema["query_id"] == pl.Int64
+    assert ref.filter(pl.col("measure") == "map").get_column("value").sum() > 1
+    res = evaluate_files(tmp_path / "qrels.parquet", tmp_path / "r.parquet", MEASURES, tie_break=tie,
+                         max_rows_per_chunk=50)
+    assert res.per_query.equals(ref) and res.stats.mode == {"r": "stream"}
+    d = tmp_path / "parts"  # shuffled, half of the rows converted, half plain
+    d.mkdir()
+    mixed = run.sample(fraction=1.0, shuffle=True, seed=2)
+    _converted(mixed.head(300)).write_parquet(d / "p0.parquet")
+    mixed.slice(300).write_parquet(d / "p1.parquet")
+    mixed.write_parquet(tmp_path / "whole.parquet")
+    ref = _reference(tmp_path / "qrels.parquet", {"parts": tmp_path / "whole.parquet"}, tie_break=tie)
+    res = evaluate_files(tmp_path / "qrels.parquet", str(d / "*.parquet"), MEASURES, tie_break=tie,
+                         max_rows_per_chunk=100)
+    assert res.per_query.equals(ref) and res.stats.mode == {"parts": "partition"}
+
+
+@pytest.mark.parametrize("column, value, message", [
+    ("qid", 2.5, "query_id must be a string or an integer, got the float 2.5"),
+    ("score", "abc", "score is not a number: 'abc'"),
+    ("rank", 1.5, "rank must be an integer, got 1.5"),
+])
+def test_conversion_errors_as_read_run(tmp_path, capsys, column, value, message):
+    """A value read_run cannot convert: the same message, file, row and column."""
+    run, qrels = _pyterrier("int", seed=14)
+    qrels.write_parquet(tmp_path / "qrels.parquet")
+    bad = _converted(run).with_columns(
+        pl.when(pl.int_range(pl.len()) == 123).then(pl.lit(value)).otherwise(pl.col(column)).alias(column))
+    path = tmp_path / "bad.parquet"
+    bad.write_parquet(path, row_group_size=50)
+    with pytest.raises(InputError) as err:
+        fasteval.read_run(path)
+    expected = f"{path}, row 123, column '{err.value.column}': {message}"
+    assert str(err.value) == expected
+    args = ["eval", str(tmp_path / "qrels.parquet"), str(path), "-m", "map", "--max-rows-per-chunk", "40"]
+    assert main([*args, *(["--tie-break", "rank"] if column == "rank" else [])]) == 2
+    assert capsys.readouterr().err.strip() == f"fasteval: error: {expected}"

@@ -119,9 +119,14 @@ def test_mismatched_types_across_parts(tmp_path):
 
 
 def test_non_numeric_score(tmp_path):
-    RUN.with_columns(pl.col("score").cast(pl.Utf8)).write_parquet(tmp_path / "s.parquet")
+    """A date is no score (read_run refuses it too); text is read as numbers, row by row."""
+    import datetime
+
+    RUN.with_columns(pl.lit(datetime.date(2020, 1, 1)).alias("score")).write_parquet(tmp_path / "s.parquet")
     with pytest.raises(InputError, match=r"s\.parquet.*score.*numeric"):
         discover(tmp_path / "s.parquet")
+    RUN.with_columns(pl.col("score").cast(pl.Utf8)).write_parquet(tmp_path / "s.parquet")
+    assert discover(tmp_path / "s.parquet")[0].rows == 3
 
 
 def test_missing_path(tmp_path):

@@ -265,3 +265,32 @@ def test_aliased_columns_equal_local_and_read_run(ray_local, tmp_path):
                              share_qrels_limit=limit)
         assert res.stats.qrels == mode
         _same(res, local)
+
+
+def test_converted_types_equal_local(ray_local, tmp_path):
+    """Float query ids, decimal doc ids, text scores, float ranks (types read_run converts),
+    in parts of a glob beside plain ones: Ray's values are the local ones; a value that
+    cannot be converted is the same error (file, row, column)."""
+    from tests.batch.test_column_aliases import _converted, _pyterrier
+
+    run, qrels = _pyterrier("int", seed=15)
+    qrels.write_parquet(tmp_path / "qrels.parquet")
+    d = tmp_path / "parts"
+    d.mkdir()
+    mixed = run.sample(fraction=1.0, shuffle=True, seed=4)
+    _converted(mixed.head(300)).write_parquet(d / "p0.parquet")
+    mixed.slice(300).write_parquet(d / "p1.parquet")
+    measures = ["map", "ndcg@10", "P@5"]
+    spec = str(d / "*.parquet")
+    local = evaluate_files(tmp_path / "qrels.parquet", spec, measures, tie_break="rank")
+    ref = fasteval.evaluate(fasteval.read_qrels(tmp_path / "qrels.parquet"), {"parts": mixed}, measures,
+                            tie_break="rank")
+    assert local.per_query.equals(ref)
+    res = evaluate_files(tmp_path / "qrels.parquet", spec, measures, tie_break="rank", engine="ray")
+    _same(res, local)
+    _converted(mixed.head(300)).with_columns(
+        pl.when(pl.int_range(pl.len()) == 77).then(pl.lit("abc")).otherwise(pl.col("score")).alias("score")
+    ).write_parquet(d / "p0.parquet")
+    local_err = _error_of(lambda: evaluate_files(tmp_path / "qrels.parquet", spec, measures))
+    assert local_err == f"{d / 'p0.parquet'}, row 77, column 'score': score is not a number: 'abc'"
+    assert _error_of(lambda: evaluate_files(tmp_path / "qrels.parquet", spec, measures, engine="ray")) == local_err
