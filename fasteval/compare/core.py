@@ -363,7 +363,8 @@ def compare(
         The same seed gives the same p-values whatever the number of numba threads.
     missing : {"drop", "zero"}
         ``"drop"`` pairs only queries every run has (per measure); ``"zero"`` pairs every
-        query any run has, scoring the absent ones 0.
+        query any run has, scoring the absent ones 0. A run without any value of a
+        measure is an error either way (the measure was not computed for it).
     exact : bool or "auto"
         Exact null distributions. Randomization test: full enumeration of the ``2**n`` sign
         flips (``"auto"``: when ``2**n <= n_resamples``). Wilcoxon: ``True`` the exact
@@ -454,12 +455,17 @@ def compare(
     paired = pair_all(long, systems, measure_list, missing)
     for m in measure_list:
         pm = paired[m]
-        if pm.scores.shape[1] == 0:
-            absent = [s for s, k in zip(systems, pm.n_present, strict=False) if k == 0]
+        absent = [s for s, k in zip(systems, pm.n_present, strict=False) if k == 0]
+        if absent:  # not a missing query: the measure was not computed for that run
             raise InputError(
-                f"measure {m!r}: no query has a value for every run"
-                + (f" (no values at all for {absent})" if absent else "")
-                + "; use missing='zero' (--missing zero) to score absent queries 0",
+                f"measure {m!r}: no values at all for run(s) {absent}; compare the measures "
+                "every run has (measures=..., -m)",
+                source="results",
+            )
+        if pm.scores.shape[1] == 0:
+            raise InputError(
+                f"measure {m!r}: no query has a value for every run; use missing='zero' "
+                "(--missing zero) to score absent queries 0",
                 source="results",
             )
 

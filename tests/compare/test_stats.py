@@ -427,6 +427,14 @@ def test_bad_input_raises():
     )
     with pytest.raises(InputError, match="no query has a value for every run"):
         compare(disjoint)
+    # a run without any value of a measure did not compute it: not scored 0 on every query
+    # (--missing zero made it a run of zeros, significantly worse than the other)
+    other = pl.DataFrame({"run_id": ["a", "a", "b", "b"], "query_id": ["1", "2"] * 2,
+                          "measure": ["map", "map", "ndcg", "ndcg"], "value": [0.1, 0.2] * 2})
+    for missing in ("drop", "zero"):
+        with pytest.raises(InputError, match=r"measure 'map': no values at all for run\(s\) "
+                           r"\['b'\]; compare the measures every run has"):
+            compare(other, tests="t", missing=missing)
     with pytest.raises(FastevalError):
         compare(pl.DataFrame({"query_id": ["1"], "map": [0.1]}))
 
