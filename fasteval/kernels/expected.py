@@ -90,6 +90,7 @@ OP_DCG_BURGES = 29
 OP_RBP = 30
 OP_RBP_RAW = 31
 OP_SET_P_CUT = 32
+OP_RBP_CUT = 33
 
 FAMILY_OPS: dict[str, int] = {
     "num_q": OP_NUM_Q,
@@ -128,6 +129,7 @@ FAMILY_OPS: dict[str, int] = {
     "dcg_burges": OP_DCG_BURGES,
     "rbp": OP_RBP,
     "rbp_raw": OP_RBP_RAW,
+    "rbp_cut": OP_RBP_CUT,
 }
 """Measure families with an expected-value kernel, by registry key."""
 
@@ -491,12 +493,13 @@ def _ndcg(lab, st, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, lg):
 
 
 @njit(**_JIT)
-def _rbp(lab, st, s, e, p, level, raw, grades, gs, ge, cl, cv, cs, ce):
+def _rbp(lab, st, s, e, p, level, raw, grades, gs, ge, cl, cv, cs, ce, k):
     """Expected rank-biased precision: each position of a tie group gains the group's mean
     gain. ``raw``: the grade as gain (grades > 0 and >= ``level``; ranx's); else ``level``
     >= 0: gain 1 at or above it (ir_measures' RBP(rel=k)); else trec_eval's gains (custom
     gains per level, else the grade; grades beyond the qrels' and not given a gain count 0),
-    rescaled to [0, 1] when some gain lies outside it."""
+    rescaled to [0, 1] when some gain lies outside it, over the top ``k`` ranks (a tie
+    group across rank k spreads its gain over all its positions, weighted up to k)."""
     graded = not raw and level < 0
     maxg = grades[gs] if ge > gs else -1
     gmin = 0.0
@@ -517,7 +520,7 @@ def _rbp(lab, st, s, e, p, level, raw, grades, gs, ge, cl, cv, cs, ce):
     binary = not raw and not graded
     # C/W/L's RBP (ir_measures' RBP(rel=k)) reads cwl_eval's horizon of ranks, normalised;
     # a tie group across it spreads its gain over all its positions, weighted up to it
-    stop = s + HORIZON if binary else e
+    stop = s + HORIZON if binary else (s + k if k < e - s else e)
     den = 0.0  # binary: sum of the weights of the ranks read (C/W/L's normaliser)
     total = 0.0
     cur = 1.0
@@ -634,7 +637,10 @@ def _direct(op, lab, st, s, e, grades, gs, ge, k, p, level, cl, cv, cs, ce, ol, 
     if op == OP_NDCG:
         return _ndcg(lab, st, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, lg)
     if op == OP_RBP or op == OP_RBP_RAW:
-        return _rbp(lab, st, s, e, p, level, op == OP_RBP_RAW, grades, gs, ge, cl, cv, cs, ce)
+        return _rbp(lab, st, s, e, p, level, op == OP_RBP_RAW, grades, gs, ge, cl, cv, cs, ce,
+                    e - s)
+    if op == OP_RBP_CUT:  # trec_eval's graded rbp of the top k
+        return _rbp(lab, st, s, e, p, -1, False, grades, gs, ge, cl, cv, cs, ce, k)
     if op == OP_UNJ:
         return _expected_count(lab, st, s, e, k, -2, -1) / k
     if op == OP_JUDGED:

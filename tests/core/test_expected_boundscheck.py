@@ -27,7 +27,7 @@ MEASURES = ["P@1", "P@5", "P@30", "recall@5", "recip_rank", "map", "gm_map", "Rp
             "recip_rank_cut@3", "judged@5", "unj_5", "num_rel_ret", "num_ret", "num_rel",
             "set_P", "set_recall", "set_relative_P", "set_map", "set_F",
             "num_nonrel_judged_ret", "Rprec_mult_1.20", "ndcg_1=3,2=0.5", "ndcg(rel=2)", "rbp",
-            "RBP", "rbp(rel=2)", "rbp_raw", "rbp_1=3,2=0.5"]
+            "RBP", "rbp(rel=2)", "rbp_raw", "rbp_1=3,2=0.5", "RBP@3", "rbp_cut_20"]
 OPTIONS = list(itertools.product((False, True), (False, True), (1, 2)))  # -J, -c, -l
 
 

@@ -68,6 +68,26 @@ def test_rbp_at_k_agrees_with_ir_measures_trectools_on_binary_judgments() -> Non
     assert _values("RBP")["q1"] == pytest.approx(graded["q1"] / 3, rel=1e-12)
 
 
+def test_rbp_expected_over_ties_is_trectools_weight_averaging() -> None:
+    """trectools averages the weights of tied documents: tie_break="expected" where no
+    tie group crosses rank k (nor, as trectools' groups do, the end of a query)."""
+    irm = pytest.importorskip("ir_measures")
+    pytest.importorskip("trectools")
+    qrels = {"q1": {"a": 1, "b": 0, "c": 1, "d": 1, "e": 1}, "q2": {"x": 1, "y": 1}}
+    run = {"q1": {"a": 0.9, "b": 0.8, "u": 0.8, "c": 0.8, "e": 0.5, "f": 0.5, "g": 0.3},
+           "q2": {"y": 0.7, "z": 0.7, "x": 0.3}}
+    for name in ("RBP", "RBP@4", "RBP@7", "RBP(p=0.5)@4", "RBP(p=0.5)"):
+        want = {m.query_id: m.value for m in irm.trectools.iter_calc(
+            [irm.parse_measure(name)], qrels, run)}
+        got = fasteval.evaluate(qrels, run, name, tie_break="expected")
+        assert dict(got.select("query_id", "value").iter_rows()) == pytest.approx(want)
+    # a tie group across k: b, u (unjudged), c at ranks 2-4 gain 1/3 each, two of them read
+    got = fasteval.evaluate(qrels, run, "RBP@3", tie_break="expected")
+    assert got["value"][0] == pytest.approx(0.2 * (1 + (0.8 + 0.64) / 3), rel=1e-12)
+    # the trec rule: u (unjudged), c, b (doc id descending) at ranks 2-4
+    assert _values("RBP@3", qrels, run)["q1"] == pytest.approx(0.2 * (1 + 0.64), rel=1e-12)
+
+
 @pytest.mark.parametrize(("name", "why"), [
     ("RBP(rel=2)@10", "rbp_cut has no relevance level"),
     ("RBP@10-l2", "rbp_cut has no relevance level"),
