@@ -196,6 +196,15 @@ def _is_gzip(path: str) -> bool:
         return fh.read(2) == b"\x1f\x8b"
 
 
+def _has_bom(path: str) -> bool:
+    """Whether the file starts with a UTF-8 byte order mark (False for a glob)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(3) == b"\xef\xbb\xbf"
+    except OSError:
+        return False
+
+
 def _check_exists(path: str) -> None:
     if not path:
         raise InputError("the path is empty; expected a file")
@@ -464,7 +473,7 @@ def _scan(source: Source, kind: Kind, format: str | None, **cols: str | None) ->
             stream = io.BytesIO(Path(path).read_bytes())
             stream.name = path  # type: ignore[attr-defined]
             content, fmt, name = _read_stream(stream, kind, format or format_from_name(path))
-            return _load_data(content, fmt, kind, explicit, name)
+            return _load_data(content, fmt, kind, explicit, name)[0].lazy()
         fmt = detect_format(path, format)
         gz = not _has_glob(path) and os.path.isfile(path) and _is_gzip(path)
         if fmt == "parquet":
@@ -479,7 +488,7 @@ def _scan(source: Source, kind: Kind, format: str | None, **cols: str | None) ->
             if fmt in ("csv", "tsv"):
                 lf, mapping = tables.lazy_delimited(path, "," if fmt == "csv" else "\t", kind, explicit, path)
                 return _lazy_normalize(lf, kind, mapping, path)
-            if fmt == "jsonl":
+            if fmt == "jsonl" and not _has_bom(path):  # polars' scanner stops at a byte order mark
                 lf, mapping = tables.lazy_ndjson(path, kind, explicit, path)
                 return _lazy_normalize(lf, kind, mapping, path)
     df, _, _ = _load(source, kind, format, explicit)

@@ -341,6 +341,8 @@ def scan_trec(path: str, kind: Kind) -> pl.LazyFrame:
     comment = (pl.col("line") if kind == "qrels" else stripped).str.starts_with("#")
     lf = (
         pl.scan_lines(path, name="line")
+        # a UTF-8 byte order mark is no part of the first query id (the eager reader drops it)
+        .with_columns(pl.col("line").str.strip_prefix("\ufeff"))
         .filter(~comment & (stripped != ""))
         .select(
             stripped.str.replace_all(r"[ \t\r\x0b\x0c]+", " ")
