@@ -11,7 +11,9 @@ Accepted inputs (all end up as one long table ``run_id, query_id, measure, value
 
 from __future__ import annotations
 
+import io
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,26 +30,44 @@ _TEXT_COLUMNS = ("run_id", "query_id", "measure")
 
 
 def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
+    """A results file as a table: parquet, CSV/TSV (``.gz`` too) or JSON lines, by its
+    suffix; a FIFO (``<(cmd)``) or device is read once, whole. A file polars cannot read
+    is an :class:`InputError` naming it."""
     p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(2, "No such file or directory", str(p))
+    try:
+        mode = os.stat(p).st_mode
+    except OSError:
+        raise FileNotFoundError(2, "No such file or directory", str(p)) from None
+    if stat.S_ISDIR(mode):
+        raise InputError("is a directory; expected a results file (.parquet, .csv, .tsv or "
+                         ".jsonl)", source=str(p))
     suffix = (
         "".join(p.suffixes[-2:]).lower()
         if p.suffix.lower() in {".gz", ".zst"}
         else p.suffix.lower()
     )
-    if suffix in {".parquet", ".pq"}:
-        return pl.read_parquet(p)
-    if suffix in {".csv", ".csv.gz", ".tsv", ".tsv.gz"}:
+    kinds = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".csv.gz": "csv",
+             ".tsv": "tsv", ".tsv.gz": "tsv", ".jsonl": "ndjson", ".ndjson": "ndjson"}
+    if suffix not in kinds:
+        raise InputError(
+            f"unknown results format {p.suffix!r}; expected .parquet, .csv, .tsv or .jsonl",
+            source=str(p),
+        )
+    source: Any = p
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):  # polars maps files: ENODEV on a FIFO
+        source = io.BytesIO(p.read_bytes())
+    try:
+        if kinds[suffix] == "parquet":
+            return pl.read_parquet(source)
+        if kinds[suffix] == "ndjson":
+            return pl.read_ndjson(source)
         # ids as written: "01" and "1" are two queries (inferred integers would merge them)
-        return pl.read_csv(p, separator="\t" if suffix.startswith(".tsv") else ",",
+        return pl.read_csv(source, separator="\t" if kinds[suffix] == "tsv" else ",",
                            schema_overrides=dict.fromkeys(_TEXT_COLUMNS, pl.Utf8))
-    if suffix in {".jsonl", ".ndjson"}:
-        return pl.read_ndjson(p)
-    raise InputError(
-        f"unknown results format {p.suffix!r}; expected .parquet, .csv, .tsv or .jsonl",
-        source=str(p),
-    )
+    except pl.exceptions.PolarsError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"cannot read the {kinds[suffix]} file ({first})",
+                         source=str(p)) from exc
 
 
 def _as_frame(obj: Any, source: str) -> pl.DataFrame:

@@ -51,3 +51,51 @@ def test_files_sharing_a_stem_are_two_runs(tmp_path) -> None:
     assert c.effects.get_column("mean_diff").to_list() == pytest.approx([-0.1])
     with pytest.raises(InputError, match=r"results file given twice \(also as '.*bm25/run.csv'\)"):
         fasteval.compare([a, b, tmp_path / "bm25" / ".." / "bm25" / "run.csv"], tests="t")
+
+
+def test_unreadable_results_files_are_one_line_errors(tmp_path, capsys) -> None:
+    """A corrupt parquet, a ragged CSV, broken JSON lines or a directory is an InputError
+    naming the file (compare and power printed polars' traceback)."""
+    from fasteval.cli import main
+    from fasteval.errors import InputError
+
+    good = tmp_path / "a.csv"
+    _long("a", ["1", "2", "3"], [0.1, 0.2, 0.3]).write_csv(good)
+    cases = {
+        "bad.parquet": (b"garbage\n", "cannot read the parquet file (parquet: File out of"),
+        "bad.csv": (b"run_id,query_id,measure,value\nb,1,map,0.5,extra\n",
+                    "cannot read the csv file (found more fields than defined"),
+        "bad.jsonl": (b'{"run_id": "b", "query_id": "1"\n', "cannot read the ndjson file ("),
+    }
+    for name, (data, message) in cases.items():
+        bad = tmp_path / name
+        bad.write_bytes(data)
+        with pytest.raises(InputError, match=f"{name}: " + message.replace("(", r"\(")):
+            fasteval.compare([good, bad], tests="t")
+        for argv in (["compare", "--results", str(good), str(bad), "--test", "t"],
+                     ["power", "--results", str(good), str(bad), "--min-diff", "0.1"]):
+            assert main(argv) == 2
+            err = capsys.readouterr().err
+            assert err.startswith(f"fasteval: error: {bad}: {message}") and err.count("\n") == 1
+    (tmp_path / "dir.csv").mkdir()
+    with pytest.raises(InputError, match="dir.csv: is a directory; expected a results file"):
+        fasteval.compare([good, tmp_path / "dir.csv"], tests="t")
+
+
+def test_results_from_a_fifo(tmp_path) -> None:
+    """A FIFO (<(cmd)) is read once, whole: polars' memory map failed on it (ENODEV)."""
+    import os
+    import threading
+
+    good = tmp_path / "a.csv"
+    _long("a", ["1", "2", "3"], [0.1, 0.2, 0.3]).write_csv(good)
+    fifo = tmp_path / "b.csv"
+    os.mkfifo(fifo)
+    data = _long("b", ["1", "2", "3"], [0.2, 0.4, 0.6]).write_csv().encode()
+    writer = threading.Thread(target=lambda: fifo.write_bytes(data), daemon=True)
+    writer.start()
+    try:
+        c = fasteval.compare([good, fifo], tests="t", ci=None)
+    finally:
+        writer.join(timeout=10)
+    assert c.means.get_column("mean").to_list() == pytest.approx([0.2, 0.4])
