@@ -379,6 +379,8 @@ def normalize_score(s: pl.Series, *, source: str, where: Locator) -> pl.Series:
     return s.rename("score")
 
 
+_INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
+
 #: Grades the kernels hold (int32): anything outside would wrap around (2**32 -> 0).
 GRADE_MIN, GRADE_MAX = -(2**31), 2**31 - 1
 
@@ -422,7 +424,7 @@ def normalize_relevance(s: pl.Series, *, source: str, where: Locator) -> pl.Seri
         out = s.cast(pl.Int64, strict=False)
         if out.null_count():
             i = first_true(out.is_null())
-            if s[i].strip().lstrip("+-").isdigit():
+            if _INTEGER_TEXT.fullmatch(s[i]):  # an integer, too wide for Int64
                 raise InputError(
                     f"relevance {_fmt(s[i])} is outside the 32-bit range of grades "
                     f"({GRADE_MIN} to {GRADE_MAX})", source=source, column="relevance", **where(i),

@@ -203,3 +203,16 @@ def test_dict_bad_value() -> None:
     assert (e.row, e.column) == (1, "score")
     e = _err(read_qrels, {"q1": {"d1": 1, "d2": 0.5}})
     assert (e.row, e.column) == (1, "relevance")
+
+
+@pytest.mark.parametrize("value", ["1 ", " 1", "\u00b2", "1_0"])
+def test_grade_text_that_is_no_integer_is_named_as_such(tmp_path: Path, value: str) -> None:
+    # not 'outside the 32-bit range': these are no integers at all
+    e = _err(read_qrels, _write(tmp_path, "q.csv", f"query_id,doc_id,relevance\nq1,d1,{value}\n"))
+    assert str(e) == (f"{tmp_path / 'q.csv'}, line 2, column 'relevance': relevance must be an "
+                      f"integer, got {value!r}")
+
+
+def test_grade_text_past_int64_is_named_as_out_of_range() -> None:
+    e = _err(read_qrels, {"q1": {"d1": "-99999999999999999999"}})
+    assert "relevance '-99999999999999999999' is outside the 32-bit range" in str(e)
