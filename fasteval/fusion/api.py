@@ -273,6 +273,8 @@ def optimize_fusion(
 
     m = method_name(method)
     n = norm_name(norm)
+    if grid is not None and (isinstance(grid, str | bytes) or not isinstance(grid, Iterable)):
+        raise ParameterError("grid", "an iterable of settings (weight vectors, or numbers)", grid)
     loaded = _runs_of(runs)
     names = [name for name, _ in loaded]
     if m in WEIGHTED_METHODS:

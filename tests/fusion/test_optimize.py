@@ -84,6 +84,11 @@ def test_errors() -> None:
         fasteval.optimize_fusion(qrels, runs, method="wsum", grid=[[1.0]])
     with pytest.raises(ParameterError, match="at least one setting"):
         fasteval.optimize_fusion(qrels, runs, method="rrf", grid=[])
+    # a string was iterated character by character ("k must be a number > 0, got '1'")
+    for grid in ("10", 10):
+        with pytest.raises(ParameterError, match=r"grid must be an iterable of settings \(weight "
+                           r"vectors, or numbers\), got " + repr(grid)):
+            fasteval.optimize_fusion(qrels, runs, method="rrf", grid=grid)
 
 
 def _untied_top(run: pl.DataFrame, depth: int = 11) -> bool:
