@@ -128,6 +128,7 @@ def lazy_delimited(path: str, sep: str, kind: Kind, explicit: dict[str, str | No
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise InputError(f"cannot read the header ({_first_line(exc)})", source=source) from exc
     mapping, overrides = _csv_overrides(header, kind, explicit, source)
+    _check_header(path, sep, header, mapping, source)
     lf = pl.scan_csv(path, separator=sep, schema_overrides=overrides, infer_schema_length=10_000)
     return lf.select(list(dict.fromkeys(mapping.values()))), mapping
 
@@ -141,6 +142,7 @@ def read_delimited(data: str | bytes, sep: str, kind: Kind, explicit: dict[str, 
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise InputError(f"cannot read the header ({_first_line(exc)})", source=source) from exc
     mapping, overrides = _csv_overrides(header, kind, explicit, source)
+    _check_header(data, sep, header, mapping, source)
     wanted = list(dict.fromkeys(mapping.values()))
     try:
         df = pl.read_csv(
@@ -159,6 +161,22 @@ def read_delimited(data: str | bytes, sep: str, kind: Kind, explicit: dict[str, 
                                  "one field per header column", source=source, line=line) from exc
             raise InputError(f"cannot parse ({_first_line(exc)})", source=source) from exc
     return df, mapping
+
+
+def _check_header(data: str | bytes, sep: str, header: list[str], mapping: dict[str, str], source: str) -> None:
+    """Refuse a header that names a column it reads twice: polars renames the second
+    ``score`` to ``score_duplicated_0``, and the first would be used without a word (other
+    repeated names, such as the empty names of trailing empty columns, are left alone).
+    The header is read again (Python's csv) only when polars' names show such a rename."""
+    if not any("_duplicated_" in c for c in header):
+        return
+    import csv
+
+    raw = data[: 1 << 20] if isinstance(data, bytes) else _head_bytes(data, 1 << 20)
+    text = io.StringIO(raw.decode("utf-8", "replace").removeprefix("\ufeff"), newline="")
+    names = next(csv.reader(text, delimiter=sep), [])
+    used = set(mapping.values())
+    _check_unique_names([n for n in names if n in used], "header", source)
 
 
 def _ragged_record(data: str | bytes, sep: str, width: int) -> tuple[int, int] | None:
