@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 
-from fasteval.errors import ParameterError
+from fasteval.errors import ParameterError, check_flag
 from fasteval.fusion.layout import FusionInput, RunsInput, load_runs, prepare_fusion
 from fasteval.fusion.options import (
     PARAMETERS,
@@ -139,6 +139,7 @@ def fuse(
     ...               weights={"bm25": 0.3, "dense": 0.7}).get_column("doc_id").to_list()
     ['d3', 'd4', 'd1', 'd2']
     """
+    rank = check_flag("rank", rank)
     spec = resolve(method, norm, weights, n_runs=None, k=k, phi=phi, gamma=gamma, sigma=sigma)
     loaded = _runs_of(runs)
     if spec.weights is not None or isinstance(weights, dict):

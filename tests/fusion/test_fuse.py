@@ -176,6 +176,13 @@ def test_an_input_holding_several_runs_is_refused(tmp_path, capsys) -> None:
         "d1": 1.0, "d2": 1.0, "d3": 0.0, "d4": 0.0}
 
 
+def test_rank_must_be_a_bool() -> None:
+    """rank="no" was read as true (a rank column added)."""
+    with pytest.raises(ParameterError, match="rank must be True or False, got 'no'"):
+        fasteval.fuse([A, B], rank="no")
+    assert fasteval.fuse([A, B], rank=False).columns == ["query_id", "doc_id", "score"]
+
+
 def test_row_order_and_chunks_do_not_matter() -> None:
     tables = [fasteval.read_run(A), fasteval.read_run(B)]
     ref = fasteval.fuse(tables, method="rbc", phi=0.8)
