@@ -288,10 +288,19 @@ def write_synth(
     if compression not in COMPRESSIONS:
         raise ParameterError("compression", f"one of {COMPRESSIONS}", compression)
     out = Path(out)
-    (out / "runs").mkdir(parents=True, exist_ok=True)
     targets = {"qrels": out / "qrels.parquet"}
     for name in spec.run_names():
         targets[name] = out / "runs" / f"{name}.parquet"
+    runs_dir = out / "runs"
+    if runs_dir.is_dir():  # a run of an earlier dataset would be read with this one's
+        stale = sorted(p.name for p in runs_dir.glob("*.parquet") if p not in targets.values())
+        if stale:
+            raise ParameterError(
+                "out", f"a directory whose runs/ holds no other parquet files (it holds "
+                f"{', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}: they would be "
+                "read as runs of this dataset; remove them or choose another directory)",
+                str(out))
+    runs_dir.mkdir(parents=True, exist_ok=True)
 
     import contextlib
 

@@ -119,3 +119,21 @@ def test_cli_negative_seed_is_one_line(tmp_path, capsys):
     assert capsys.readouterr().err == ("fasteval: error: seed must be a non-negative integer, "
                                        "got -1\n")
     assert not (tmp_path / "d").exists()
+
+
+def test_stale_runs_in_the_output_directory_are_refused(tmp_path):
+    """A smaller dataset written over a larger one left its run_2, run_3 beside the new
+    runs (read as runs of the new dataset by `fasteval eval qrels runs/`)."""
+    from fasteval.datasets.synth import write_synth
+
+    write_synth(SynthSpec(queries=5, depth=4, runs=4), tmp_path)
+    with pytest.raises(ParameterError, match=r"out must be a directory whose runs/ holds no "
+                       r"other parquet files \(it holds run_2.parquet, run_3.parquet"):
+        write_synth(SynthSpec(queries=5, depth=4, runs=2, seed=1), tmp_path)
+    before = pl.read_parquet(tmp_path / "runs" / "run_0.parquet")
+    assert before.equals(generate(SynthSpec(queries=5, depth=4, runs=4))[1]["run_0"])
+    paths = write_synth(SynthSpec(queries=5, depth=4, runs=4, seed=1), tmp_path)  # same files
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [
+        f"run_{i}.parquet" for i in range(4)]
+    assert pl.read_parquet(paths["run_0"]).equals(
+        generate(SynthSpec(queries=5, depth=4, runs=4, seed=1))[1]["run_0"])
