@@ -19,6 +19,7 @@ from fasteval.errors import InputError, ParameterError
 from fasteval.io._common import (
     Locator,
     check_duplicates_param,
+    check_text_encoding,
     find_column,
     first_true,
     fix_line_endings,
@@ -153,6 +154,10 @@ def _dict_to_frame(obj: Mapping, name: str) -> pl.DataFrame:
 
 
 def _read_table(data: Any, fmt: str, name: str) -> pl.DataFrame:
+    if fmt in ("csv", "tsv", "jsonl"):
+        check_text_encoding(data, name)
+        if fmt == "jsonl" and isinstance(data, bytes):
+            data = data.removeprefix(b"\xef\xbb\xbf")  # polars' reader stops at the mark
     try:
         if fmt == "parquet":
             return pl.read_parquet(data)
@@ -204,9 +209,11 @@ def _normalize(frame: pl.DataFrame, explicit: dict[str, str | None], name: str) 
 
 
 def _parse_text(data: bytes, name: str) -> tuple[pl.DataFrame, Locator]:
+    check_text_encoding(data, name)
     data = fix_line_endings(data, name)
     try:
-        text = data.decode("utf-8") if isinstance(data, bytes) else str(data)
+        # a UTF-8 byte order mark is no part of the first query id
+        text = data.decode("utf-8-sig") if isinstance(data, bytes) else str(data)
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(f"not UTF-8 text ({exc.reason})", source=name, line=line) from exc
