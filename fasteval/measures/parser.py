@@ -5,7 +5,8 @@
   ``all_trec`` and ``official``; fasteval's canonical names (``P_5``, ``ndcg_cut_10``,
   ``rbp_p=0.5``) and ``<family>@k`` for every cutoff family (``relative_P@5``);
 * ir_measures: ``nDCG@10``, ``P(rel=2)@5``, ``AP``, ``RR@10``, ``R@100``, ``Judged@10``,
-  ``nDCG(dcg='exp-log2')@10``, ``IPrec@0.5``, ``RBP(p=0.8, rel=2)``, ``NumRet(rel=2)``;
+  ``nDCG(dcg='exp-log2')@10``, ``IPrec@0.5`` (``IPrec(recall=0.5)``), ``RBP(p=0.8, rel=2)``,
+  ``RBP@10``, ``NumRet(rel=2)``, ``SetRelP``;
 * ranx: ``ndcg@10``, ``map@100``, ``mrr``, ``precision@5``, ``precision``, ``hits@10``,
   ``dcg@10``, ``dcg_burges@10``, ``hit_rate@10``, ``r-precision``, ``f1@10``,
   ``ndcg_burges@10``, ``rbp.95`` and the relevance-level suffix ``-lN`` (``ndcg@10-l2``).

@@ -44,7 +44,7 @@ EXTRAS = ["ndcg_burges", "ndcg_burges_cut.3,10", "recip_rank_cut.3", "F1.3", "ju
           "INSQ(max_rel=2, residual=True)", "BPM(T=2, max_rel=3)@3", "SDCG(max_rel=3)@5",
           "NERR8(max_rel=3)@5", "NERR9(max_rel=3)@5", "NERR10(max_rel=3)", "NERR11(max_rel=3)",
           "RBP(rel=1, residual=True)", "Compat", "Compat(normalize=False, rel=2)",
-          "nDCG(gains={0: 0, 1: 2, 2: 1})@3"]
+          "nDCG(gains={0: 0, 1: 2, 2: 1})@3", "RBP@3", "rbp_cut.5"]
 CLI_FLAGS = ["-q", "-c", "-J", "-M5", "-l2", "-m", "all_trec"]
 
 
