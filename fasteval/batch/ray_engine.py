@@ -890,7 +890,8 @@ def evaluate_ray(qrels, run, measures, *, run_id: str | None = None, engine: str
         sources = [RunSource(name=run_id or "run", kind="frame", frame=run, rows=run.height,
                              has_run_id="run_id" in run.columns)]
     elif isinstance(run, dict) and all(isinstance(v, pl.DataFrame) for v in run.values()):
-        frames = {str(k): _read_table(v) for k, v in run.items()}
+        # the name given wins over a run_id column, as in fasteval.evaluate({name: table})
+        frames = {str(k): _read_table(v).drop("run_id", strict=False) for k, v in run.items()}
         sources = [RunSource(name=k, kind="frame", frame=v, rows=v.height) for k, v in frames.items()]
     else:
         sources = discover_all(list(run) if isinstance(run, list | tuple) else [run])

@@ -132,6 +132,14 @@ def test_evaluate_engine_ray_on_tables(ray_local, data):
     got = fasteval.evaluate(qrels, two, MEASURES, complete=True, engine="ray")
     assert got.equals(local)
     assert fasteval.aggregate(got).equals(fasteval.aggregate(local))
+    # a mapping names its runs: the name wins over a run_id column, as on one machine; a
+    # table named as PyTerrier names its columns is read as read_run reads it
+    beta = two.filter(pl.col("run_id") == "beta")
+    pt = two.filter(pl.col("run_id") == "gamma").rename({"query_id": "qid", "doc_id": "docno", "score": "sim"})
+    named = {"named": beta, "pt": pt.drop("run_id")}
+    local = fasteval.evaluate(qrels, named, MEASURES)
+    assert local.get_column("run_id").unique(maintain_order=True).to_list() == ["named", "pt"]
+    assert fasteval.evaluate(qrels, named, MEASURES, engine="ray").equals(local)
 
 
 def test_integer_ids_and_tie_rules(ray_local):
