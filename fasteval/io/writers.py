@@ -194,11 +194,12 @@ def write_table(
         _trec_frame(df)  # validate before touching the file system
     if fmt in ("json", "jsonl"):
         for name, dtype in df.schema.items():
-            if dtype.is_float() and df.get_column(name).is_infinite().any():
-                i = int(df.get_column(name).is_infinite().arg_true()[0])
+            bad = ~df.get_column(name).is_finite() if dtype.is_float() else None
+            if bad is not None and bad.any():
+                i = int(bad.arg_true()[0])
                 raise InputError(
-                    "JSON cannot hold infinite numbers (they would come back as null); "
-                    "write parquet, CSV or TREC text instead",
+                    f"JSON cannot hold {df.get_column(name)[i]} (NaN and infinite numbers would "
+                    "come back as null); write parquet, CSV or TREC text instead",
                     row=i,
                     column=name,
                 )

@@ -146,3 +146,18 @@ def test_write_formats_by_extension(tmp_path: Path) -> None:
     inf = pl.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": [float("inf")]})
     with pytest.raises(InputError, match="infinite"):
         write_table(inf, tmp_path / "r.jsonl")
+
+
+@pytest.mark.parametrize("name", ["res.json", "res.jsonl", "res.jsonl.gz"])
+def test_json_refuses_nan_that_would_come_back_as_null(tmp_path: Path, name: str) -> None:
+    # per-query results hold NaN (trec_eval's 0 / 0); JSON would write null, a missing value
+    res = pl.DataFrame({"run_id": ["a", "a"], "query_id": ["q1", "q2"], "measure": ["m", "m"],
+                        "value": [0.5, float("nan")]})
+    with pytest.raises(InputError) as info:
+        write_table(res, tmp_path / name)
+    assert (info.value.row, info.value.column) == (1, "value")
+    assert "JSON cannot hold nan" in str(info.value)
+    assert list(tmp_path.iterdir()) == []  # nothing written, no temporary file left
+    write_table(res, tmp_path / "res.csv")
+    back = pl.read_csv(tmp_path / "res.csv")
+    assert back.get_column("value").is_nan().to_list() == [False, True]
