@@ -267,6 +267,10 @@ _LATEX_SPECIAL = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    # text-mode glyphs of the default OT1 encoding: < > | print as ¡ ¿ and an em dash
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
 }
 
 
@@ -291,7 +295,7 @@ def _latex_text(text: str) -> str:
         .replace("†", "$\\dagger$")
         .replace("‡", "$\\ddagger$")
         .replace("alpha = ", "$\\alpha$ = ")
-        .replace("<=", "$\\leq$")
+        .replace("\\textless{}=", "$\\leq$")
     )
 
 

@@ -142,6 +142,18 @@ def test_latex_escape_all_specials():
     assert latex_escape("a_b&c%d$e#f{g}h~i^j\\k") == (
         "a\\_b\\&c\\%d\\$e\\#f\\{g\\}h\\textasciitilde{}i\\textasciicircum{}j\\textbackslash{}k"
     )
+    # OT1 (LaTeX's default encoding) prints < > | in text as ¡ ¿ and an em dash
+    assert latex_escape("<b>dense</b>|x") == (
+        "\\textless{}b\\textgreater{}dense\\textless{}/b\\textgreater{}\\textbar{}x")
+
+
+def test_latex_note_with_less_or_equal():
+    """The notes' '<=' becomes $\\leq$ (not an escaped '<' followed by '=')."""
+    two = {"a": pl.DataFrame({"query_id": [1, 2], "map": [0.5, 0.6]}),
+           "b": pl.DataFrame({"query_id": [1, 2], "map": [0.25, 0.3]})}
+    tex = render(compare(two, tests="randomization", ci=None), "latex")
+    assert "too few queries for the test to reach p $\\leq$ 0.05." in tex
+    assert "textless" not in tex
 
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
