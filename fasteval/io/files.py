@@ -12,8 +12,7 @@ from typing import Any
 from fasteval.errors import InputError
 
 _KINDS = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "ndjson", ".ndjson": "ndjson",
-          ".jsonl.gz": "ndjson", ".ndjson.gz": "ndjson", ".json": "json", ".tsv": "tsv",
-          ".tab": "tsv", ".csv": "csv"}
+          ".json": "json", ".tsv": "tsv", ".tab": "tsv", ".csv": "csv"}
 
 
 def read_table_file(path: str, *, text: bool = False, default: str | None = "csv") -> Any:
@@ -22,8 +21,8 @@ def read_table_file(path: str, *, text: bool = False, default: str | None = "csv
     Parameters
     ----------
     path : str
-        A parquet, JSON lines, JSON, TSV or CSV file, by its suffix (``.gz`` JSON lines
-        too). A FIFO (``<(cmd)``) or a device is read once, whole.
+        A parquet, JSON lines, JSON, TSV or CSV file, by its suffix (the text formats
+        also gzip-compressed, ``.tsv.gz``). A FIFO (``<(cmd)``) or a device is read once, whole.
     text : bool
         Read CSV/TSV columns as text (no type inference).
     default : str or None
@@ -54,14 +53,26 @@ def read_table_file(path: str, *, text: bool = False, default: str | None = "csv
     if stat.S_ISDIR(mode):
         raise InputError("is a directory; expected a table file", source=path)
     name = p.name.lower()
-    suffix = next((s for s in sorted(_KINDS, key=len, reverse=True) if name.endswith(s)), None)
-    kind = _KINDS[suffix] if suffix else default
+    gz = name.endswith(".gz")
+    suffix = Path(name[:-3] if gz else name).suffix
+    kind = _KINDS.get(suffix, default)
     if kind is None:
-        raise InputError(f"unknown table format {p.suffix.lower()!r}; use .parquet, .jsonl, "
-                         ".ndjson, .json, .tsv or .csv", source=path)
+        raise InputError(f"unknown table format {suffix or p.suffix.lower()!r}; use .parquet, "
+                         ".jsonl, .ndjson, .json, .tsv or .csv (the text formats also + .gz)",
+                         source=path)
+    if gz and kind == "parquet":
+        raise InputError("a gzip-compressed parquet file is not read (parquet compresses its "
+                         "own columns); decompress it first", source=path)
     source: Any = p
-    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or gz:
         source = io.BytesIO(p.read_bytes())
+    if gz:
+        import gzip
+
+        try:
+            source = io.BytesIO(gzip.decompress(source.getvalue()))
+        except (OSError, EOFError) as exc:
+            raise InputError(f"corrupt gzip file ({exc})", source=path) from exc
     try:
         if kind == "parquet":
             return pl.read_parquet(source)
