@@ -26,8 +26,10 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "query_id": (
         "query_id", "qid", "q_id", "queryid", "query-id", "query", "topic_id", "topic", "topicid",
     ),
+    # ``docno`` before ``docid``: PyTerrier's result frames hold both, ``docid`` being
+    # Terrier's internal document number and ``docno`` the collection's id.
     "doc_id": (
-        "doc_id", "docid", "docno", "doc-id", "doc", "pid", "document_id", "did",
+        "doc_id", "docno", "docid", "doc-id", "doc", "pid", "document_id", "did",
         "passage_id", "corpus_id", "document",
     ),
     "score": ("score", "sim", "similarity", "relevance_score"),

@@ -89,15 +89,16 @@ def test_rank_tie_break_follows_the_aliased_rank_column(tmp_path):
 @pytest.mark.parametrize("case", ["qid and query_id", "QID and qid", "docid and docno"])
 def test_ambiguous_columns_choose_as_read_run(tmp_path, case):
     """Two columns that both name the query (or the document): the one read_run takes (the
-    first alias present, an exact name before a case variant) holds the real ids, the other
-    ids matching nothing; fasteval eval takes the same one."""
+    first alias present, an exact name before a case variant; docno before docid) holds the
+    real ids, the other ids matching nothing; fasteval eval takes the same one."""
     run, qrels = _pyterrier("str")
     qrels.write_parquet(tmp_path / "qrels.parquet")
     other_q, other_d = pl.format("x{}", "qid"), pl.format("x{}", "docno")
     table = {
         "qid and query_id": run.select(pl.col("qid").alias("query_id"), other_q.alias("qid"), "docno", "score"),
         "QID and qid": run.select(other_q.alias("QID"), "qid", "docno", "score"),
-        "docid and docno": run.select("qid", pl.col("docno").alias("docid"), other_d.alias("docno"), "score"),
+        # PyTerrier's frames: docid is Terrier's internal number, docno the collection's id
+        "docid and docno": run.select("qid", pl.int_range(pl.len()).alias("docid"), "docno", "score"),
     }[case]
     table.write_parquet(tmp_path / "amb.parquet")
     ref = _reference(tmp_path / "qrels.parquet", {"amb": tmp_path / "amb.parquet"})

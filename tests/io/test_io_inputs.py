@@ -81,6 +81,15 @@ def test_query_text_column_does_not_shadow_query_id() -> None:
     assert read_run(df).row(0) == (7, 1, 1.0)
 
 
+def test_pyterrier_frame_docno_is_the_document_id() -> None:
+    # PyTerrier's result frames: qid, docid (Terrier's internal number), docno, rank, score, query
+    df = pl.DataFrame({"qid": ["1", "1"], "docid": [10, 11], "docno": ["D-a", "D-b"], "rank": [0, 1],
+                       "score": [2.0, 1.0], "query": ["x", "x"]})
+    assert read_run(df).select("query_id", "doc_id", "score").rows() == [("1", "D-a", 2.0), ("1", "D-b", 1.0)]
+    qrels = pl.DataFrame({"qid": ["1"], "docno": ["D-b"], "docid": [11], "label": [1]})
+    assert read_qrels(qrels).rows() == [("1", "D-b", 1)]
+
+
 def test_pandas_and_arrow() -> None:
     pd = pytest.importorskip("pandas")
     pa = pytest.importorskip("pyarrow")
