@@ -3,8 +3,9 @@
 Rows are runs, columns are measures, cells are means over the paired queries. Marks come
 from the comparison's ``mark_test`` (adjusted p-values against ``alpha``):
 
-* ``marks="letters"``: each run gets a letter (a, b, c, ...); a cell carries the letters of
-  the runs it is significantly better than.
+* ``marks="letters"``: each run gets a letter (a, b, c, ..., z, aa, ab, ...); a cell carries
+  the letters of the runs it is significantly better than (separated by commas when there
+  are more than 26 runs, whose labels can have two letters).
 * ``marks="dagger"`` (needs a baseline): ``†`` significantly better than the baseline,
   ``‡`` significantly worse.
 * ``marks="none"``.
@@ -92,6 +93,7 @@ def cells(
     if not isinstance(digits, int) or isinstance(digits, bool) or not 0 <= digits <= 17:
         raise ParameterError("digits", "an integer from 0 to 17", digits)
     letters = {s: _letter(i) for i, s in enumerate(cmp.systems)}
+    sep = "," if len(cmp.systems) > 26 else ""
     means = {(r["run_id"], r["measure"]): r["mean"] for r in cmp.means.iter_rows(named=True)}
     sig = cmp.tests.filter((pl.col("test") == cmp.mark_test) & pl.col("significant"))
     sig = sig.join(
@@ -112,8 +114,8 @@ def cells(
             v = means[(s, m)]
             best = v == max(means[(t, m)] for t in cmp.systems)
             beats = better.get((s, m), set())
-            if marks == "letters":
-                mk = "".join(letters[t] for t in cmp.systems if t in beats)
+            if marks == "letters":  # past z the labels have two letters: "a,ab", not "aab"
+                mk = sep.join(letters[t] for t in cmp.systems if t in beats)
             elif marks == "dagger" and s != cmp.baseline:
                 if cmp.baseline in beats:
                     mk = "†"

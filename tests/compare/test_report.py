@@ -242,3 +242,20 @@ def test_write_files_atomically(tmp_path, ordered):
         cmp.write(tmp_path / "r.docx")
     with pytest.raises(ParameterError, match="marks"):
         render(cmp, "text", marks="dagger")  # no baseline
+
+
+def test_letters_past_z_are_separated():
+    """With more than 26 runs the labels run on to aa, ab...; a cell's marks are joined by
+    commas ('a,b,...,z,aa'), not run together ('...yzaa' reads as y, z, a, a or y, za, a)."""
+    rng = np.random.default_rng(0)
+    base = rng.uniform(size=10)
+    runs = {f"r{i:02d}": pl.DataFrame({"query_id": list(range(10)),
+                                       "map": base + 0.05 * i + 0.001 * rng.normal(size=10)})
+            for i in range(28)}
+    c = cells(compare(runs, tests="t", ci=None, correction="none"))
+    letters = [chr(ord("a") + i) for i in range(26)]
+    assert c["labels"][26:] == ["r26 (aa)", "r27 (ab)"]
+    assert c["grid"][27][0][2] == ",".join([*letters, "aa"])
+    assert c["grid"][1][0][2] == "a" and c["grid"][0][0][2] == ""
+    few = cells(compare(dict(list(runs.items())[:3]), tests="t", ci=None, correction="none"))
+    assert few["grid"][2][0][2] == "ab"
