@@ -104,9 +104,10 @@ def _trec_frame(df: pl.DataFrame) -> pl.DataFrame:
             _check_trec_numbers(df, "rank")
             rank = pl.col("rank")
         else:
-            # trec_eval's order: score descending, then doc id descending.
+            # trec_eval's order: score descending, then doc id descending, compared as text
+            # (strcmp: integer ids by their decimal spelling, so 9 before 100 before 10).
             rank = (
-                pl.struct(pl.col("score"), pl.col("doc_id"))
+                pl.struct(pl.col("score"), pl.col("doc_id").cast(pl.String))
                 .rank(method="ordinal", descending=True)
                 .over("query_id")
             )

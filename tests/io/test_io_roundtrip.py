@@ -161,3 +161,18 @@ def test_json_refuses_nan_that_would_come_back_as_null(tmp_path: Path, name: str
     write_table(res, tmp_path / "res.csv")
     back = pl.read_csv(tmp_path / "res.csv")
     assert back.get_column("value").is_nan().to_list() == [False, True]
+
+
+def test_trec_ranks_of_tied_integer_ids_follow_strcmp(tmp_path: Path) -> None:
+    # trec_eval orders ties by doc id descending as text: "9" > "100" > "10" > "-5"
+    run = pl.DataFrame({"query_id": [1] * 5, "doc_id": [9, 10, 100, -5, 7],
+                        "score": [1.0, 1.0, 1.0, 1.0, 2.0]})
+    write_table(run, tmp_path / "r.run")
+    lines = (tmp_path / "r.run").read_text().splitlines()
+    assert {ln.split()[2]: int(ln.split()[3]) for ln in lines} == {"7": 1, "9": 2, "100": 3, "10": 4, "-5": 5}
+    import fasteval
+
+    qrels = pl.DataFrame({"query_id": [1], "doc_id": [9], "relevance": [1]})
+    back = read_run(tmp_path / "r.run")
+    assert (fasteval.evaluate(qrels, back, ["P@2", "map"], tie_break="rank").get_column("value").to_list()
+            == fasteval.evaluate(qrels, run, ["P@2", "map"]).get_column("value").to_list() == [0.5, 0.5])
