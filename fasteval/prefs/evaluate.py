@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from fasteval.errors import InputError, ParameterError, UnknownMeasureError
+from fasteval.errors import InputError, ParameterError, UnknownMeasureError, check_flag
 from fasteval.prefs import kernels
 from fasteval.prefs.readers import (
     judgments_from_frame,
@@ -413,8 +413,12 @@ def evaluate_prefs(
     >>> res  # a>b fails, a>c and b>c are fulfilled (c is not retrieved: implied)
     [('prefs_num_prefs_ful', 'all', 2), ('prefs_simp', 'all', 0.6666666666666666)]
     """
-    if max_docs is not None and (not isinstance(max_docs, (int, np.integer)) or max_docs < 0):
+    if max_docs is not None and (not isinstance(max_docs, (int, np.integer))
+                                 or isinstance(max_docs, bool) or max_docs < 0):
         raise ParameterError("max_docs", "a non-negative integer", max_docs)
+    complete = check_flag("complete", complete)
+    per_query = check_flag("per_query", per_query)
+    summary = check_flag("summary", summary)
     names = _select_measures(measures)
     j, source = _load_judgments(judgments, mode)
     run_df, tag = _load_run(run)

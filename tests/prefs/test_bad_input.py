@@ -72,3 +72,19 @@ def test_inconsistent_judgment_in_a_table_names_its_row() -> None:
     assert str(info.value) == ("judgments, row 2, column 'rel_level': topic 'q1': document 'd1' "
                                "has two different rel_levels in one judgment sub-group (jg '1', "
                                "jsg '1'); expected one rel_level per document")
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("complete", "no", "complete must be True or False, got 'no'"),
+    ("per_query", "no", "per_query must be True or False, got 'no'"),
+    ("summary", 0, "summary must be True or False, got 0"),
+    ("max_docs", True, "max_docs must be a non-negative integer, got True"),
+])
+def test_options_of_the_wrong_type_are_refused(option, value, message) -> None:
+    """complete="no" was read as true, max_docs=True as -M 1."""
+    from fasteval.errors import ParameterError
+
+    with pytest.raises(ParameterError, match=message):
+        fasteval.evaluate_prefs(PREFS, RUN, mode="prefs", **{option: value})
+    rows = fasteval.evaluate_prefs(PREFS, RUN, mode="prefs", max_docs=1)
+    assert _value(rows, "prefs_num_prefs_ful_ret") == 0 and _value(rows, "prefs_simp") == 1.0
