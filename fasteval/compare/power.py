@@ -180,6 +180,9 @@ def topic_set_size(
     _check(min_diff, sd, alpha, design, n_systems, alternative)
     if not (isinstance(power, (int, float)) and 0 < power < 1):
         raise ParameterError("power", "a number between 0 and 1", power)
+    if not isinstance(max_topics, (int, np.integer)) or isinstance(max_topics, bool) \
+            or max_topics < 2:
+        raise ParameterError("max_topics", "an integer >= 2", max_topics)
     target = float(power)
     kw: dict[str, Any] = {
         "alpha": alpha,

@@ -222,6 +222,14 @@ def test_power_is_one_where_scipy_overflows(sd):
     assert power(5, 0.05, 0.05) == pytest.approx(0.40138991737179536, rel=1e-9)
 
 
+def test_max_topics_is_checked_as_itself():
+    """max_topics=1 was reported as 'n_topics must be an integer >= 2, got 1'."""
+    for bad in (1, 0, True, 2.5):
+        with pytest.raises(ParameterError, match=f"max_topics must be an integer >= 2, got {bad}"):
+            topic_set_size(0.1, 0.2, max_topics=bad)
+    assert topic_set_size(0.1, 0.2, max_topics=34) == 34
+
+
 def test_n_systems_refused_with_the_t_design():
     with pytest.raises(ParameterError, match="n_systems must be None for design='t'"):
         topic_set_size(0.05, 0.2, n_systems=3)
