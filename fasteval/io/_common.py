@@ -130,6 +130,20 @@ def resolve_columns(
     return mapping
 
 
+def globbed_name(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` names an existing file whose name polars would expand as a glob
+    pattern (``*``, ``?``, ``[``: ``bm25[k1=0.9].parquet``): read it as bytes, or with
+    ``glob=False``, or polars finds no file (or other files).
+
+    Examples
+    --------
+    >>> globbed_name("runs/*.parquet"), globbed_name("README.md")
+    (False, False)
+    """
+    text = os.fspath(path)
+    return any(c in text for c in "*?[") and os.path.isfile(text)
+
+
 _CR_TEXT = re.compile(rb"\r(?=\S)")
 _SPACE = frozenset(b" \t\n\r\x0b\x0c")
 _STEP = 1 << 22

@@ -64,7 +64,8 @@ def read_table_file(path: str, *, text: bool = False, default: str | None = "csv
         raise InputError("a gzip-compressed parquet file is not read (parquet compresses its "
                          "own columns); decompress it first", source=path)
     source: Any = p
-    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or gz:
+    # a file whose name polars would expand as a pattern ([, *, ?) is read as bytes too
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or gz or any(c in p.name for c in "*?["):
         source = io.BytesIO(p.read_bytes())
     if gz:
         import gzip

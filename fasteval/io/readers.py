@@ -32,6 +32,7 @@ from fasteval.io._common import (
     check_duplicates_param,
     check_text_encoding,
     fix_line_endings,
+    globbed_name,
     handle_duplicates,
     normalize_table,
     resolve_columns,
@@ -119,7 +120,7 @@ def detect_format(path: str | os.PathLike[str], format: str | None = None) -> st
         )
     if suffix in _SUFFIX:
         return _SUFFIX[suffix]
-    if _has_glob(str(path)):
+    if _has_glob(str(path)) and not p.exists():  # a pattern (a file named so is sniffed)
         return "parquet"
     return _sniff(p)
 
@@ -287,6 +288,8 @@ def _load(source: Source, kind: Kind, format: str | None, explicit: dict[str, st
             return _load_data(content, fmt, kind, explicit, name)
         fmt = detect_format(path, format)
         data = path if fmt == "parquet" else _load_bytes(path, path)
+        if fmt != "parquet" and isinstance(data, str) and globbed_name(data):
+            data = Path(data).read_bytes()  # polars would take its name for a pattern
         return _load_data(data, fmt, kind, explicit, path)
     if hasattr(source, "read") and callable(source.read):
         content, fmt, name = _read_stream(source, kind, format)
@@ -475,14 +478,15 @@ def _scan(source: Source, kind: Kind, format: str | None, **cols: str | None) ->
             content, fmt, name = _read_stream(stream, kind, format or format_from_name(path))
             return _load_data(content, fmt, kind, explicit, name)[0].lazy()
         fmt = detect_format(path, format)
-        gz = not _has_glob(path) and os.path.isfile(path) and _is_gzip(path)
+        gz = os.path.isfile(path) and _is_gzip(path)
         if fmt == "parquet":
             lf, mapping = tables.lazy_parquet(path, kind, explicit, path)
             return _lazy_normalize(lf, kind, mapping, path)
         if not gz and os.path.isfile(path) and fmt != "json":
             check_text_encoding(path, path)
-        # gzip, and CR-only line endings (converted on the way), are read eagerly below
-        if not gz and not (os.path.isfile(path) and isinstance(fix_line_endings(path, path), bytes)):
+        # gzip, CR-only line endings (converted on the way) and files whose names polars
+        # would expand as a pattern are read eagerly below
+        if not gz and not globbed_name(path) and not (os.path.isfile(path) and isinstance(fix_line_endings(path, path), bytes)):
             if fmt == "trec" and not explicit:
                 return trec.scan_trec(path, kind)
             if fmt in ("csv", "tsv"):

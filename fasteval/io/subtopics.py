@@ -160,7 +160,7 @@ def _read_table(data: Any, fmt: str, name: str) -> pl.DataFrame:
             data = data.removeprefix(b"\xef\xbb\xbf")  # polars' reader stops at the mark
     try:
         if fmt == "parquet":
-            return pl.read_parquet(data)
+            return pl.read_parquet(data, glob=not os.path.isfile(data))  # a file is no pattern
         if fmt in ("csv", "tsv"):
             return pl.read_csv(fix_line_endings(data, name), separator="," if fmt == "csv" else "\t",
                                infer_schema_length=0)

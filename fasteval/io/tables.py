@@ -62,8 +62,13 @@ def lazy_parquet(path: str, kind: Kind, explicit: dict[str, str | None], source:
     """Lazy parquet scan (file, glob or directory) restricted to the needed columns."""
     if os.path.isdir(path):
         _check_parquet_directory(path, source)
+    elif not os.path.exists(path):
+        import glob
+
+        if not glob.glob(path, recursive=True):
+            raise InputError("no file has this name or matches it as a pattern", source=source)
     try:
-        lf = pl.scan_parquet(path)
+        lf = pl.scan_parquet(path, glob=not os.path.isfile(path))  # a file is no pattern
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise InputError(f"cannot open parquet ({_first_line(exc)})", source=source) from exc
     return _select(lf, kind, explicit, source)
