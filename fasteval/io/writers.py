@@ -142,8 +142,8 @@ def _write_text(df: pl.DataFrame, tmp: Path, gz: bool, fmt: str) -> None:
         df.write_ndjson(target)
     else:
         df.write_json(target)
-    if gz:
-        with gzip.open(tmp, "wb") as fh:
+    if gz:  # no name in the header: gzip.open would store the temporary file's
+        with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw) as fh:
             fh.write(buf.getvalue())
 
 

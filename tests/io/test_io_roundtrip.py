@@ -176,3 +176,20 @@ def test_trec_ranks_of_tied_integer_ids_follow_strcmp(tmp_path: Path) -> None:
     back = read_run(tmp_path / "r.run")
     assert (fasteval.evaluate(qrels, back, ["P@2", "map"], tie_break="rank").get_column("value").to_list()
             == fasteval.evaluate(qrels, run, ["P@2", "map"]).get_column("value").to_list() == [0.5, 0.5])
+
+
+def test_gzip_output_names_no_temporary_file(tmp_path) -> None:
+    """The gzip header held the name of the temporary file the output was written to
+    ('.run.trec.gz.<host>-<pid>-<random>.tmp'), which gunzip -N restores."""
+    import gzip
+
+    from fasteval.io.writers import write_table
+
+    df = pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.5]})
+    for name in ("run.trec.gz", "run.csv.gz", "run.jsonl.gz"):
+        out = write_table(df, tmp_path / name)
+        head = out.read_bytes()
+        assert head[:2] == b"\x1f\x8b" and not head[3] & 0x08  # FLG.FNAME unset
+        assert b".tmp" not in head
+        plain = write_table(df, tmp_path / name.removesuffix(".gz")).read_bytes()
+        assert gzip.decompress(head) == plain
