@@ -76,8 +76,10 @@ def _resolve_measures(requested: Sequence[str] | str | None, available: list[str
         return available
     if isinstance(requested, str):
         requested = [requested]
-    out = []
+    out: list[str] = []
     for name in requested:
+        if name in out:  # a measure asked for twice (or in two spellings) is compared once
+            continue
         if name in available:
             out.append(name)
             continue
@@ -89,7 +91,8 @@ def _resolve_measures(requested: Sequence[str] | str | None, available: list[str
         except Exception:  # parser missing or name unknown to it: fall through
             canonical = None
         if canonical in available:
-            out.append(canonical)
+            if canonical not in out:
+                out.append(canonical)
             continue
         raise ParameterError("measures", f"measures present in the results ({available})", name)
     return out

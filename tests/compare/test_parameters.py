@@ -144,3 +144,15 @@ def test_cli_run_given_twice_is_refused(tmp_path, capsys):
             str(tmp_path / "r.txt"), "-m", "P@1", "--test", "t"]
     rc, _, err = _cli(argv, capsys)
     assert rc == 2 and err.count("\n") == 1 and "given twice" in err
+
+
+def test_a_measure_asked_for_twice_is_compared_once(capsys):
+    """-m map -m map (or ndcg@10 and ndcg_cut_10) ended in polars' "`old` input for
+    `replace` must not contain duplicates"."""
+    long = pl.concat([t.with_columns(run_id=pl.lit(n)).rename({"map": "ndcg_cut_10"})
+                      for n, t in RESULTS.items()])
+    once = compare(long, measures="ndcg_cut_10", tests="t", ci=None)
+    twice = compare(long, measures=["ndcg@10", "ndcg_cut_10", "ndcg_cut_10"], tests="t", ci=None)
+    assert twice.measures == ("ndcg_cut_10",)
+    assert twice.tests["p_value"].to_list() == once.tests["p_value"].to_list()
+    assert once.tests["p_value"][0] == pytest.approx(0.0576688856224373, rel=1e-12)
