@@ -141,7 +141,8 @@ class Comparison:
     seed: int | None
     missing: str
     paired: dict[str, Paired] = field(repr=False, default_factory=dict)
-    ci: float = 0.95
+    ci: float | None = 0.95
+    """The confidence level of ``ci_low``/``ci_high`` (None: no interval was computed)."""
     alternative: str = "two-sided"
     ci_method: str = "t"
     zero_method: str = "wilcox"
@@ -616,7 +617,7 @@ def compare(
         seed=seed,
         missing=missing,
         paired=paired,
-        ci=float(ci) if ci is not None else 0.95,
+        ci=float(ci) if ci is not None else None,
         alternative=alternative,
         ci_method=ci_method,
         zero_method=zero_method,

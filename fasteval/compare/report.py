@@ -472,14 +472,15 @@ def details_text(cmp: Comparison, digits: int = 4) -> str:
         (k, h) for k, h in (("cohens_d", "d_z"), ("hedges_g", "g"), ("glass_delta", "delta"),
                             ("sakai_es", "ES")) if k in cmp.effects.columns
     ]
-    header = ["measure", "run", "versus", "diff", f"{100 * cmp.ci:g}% CI"]
+    with_ci = cmp.ci is not None  # ci=None (--ci none): no interval, no column
+    header = ["measure", "run", "versus", "diff", *([f"{100 * cmp.ci:g}% CI"] if with_ci else [])]
     header += [h for _, h in effect_cols] + ["W/T/L"]
     for t in cmp.test_names:
         header += [f"p({t})", f"p({t}) adj"]
     rows = []
     for r in wide.iter_rows(named=True):
         ci = "-" if r["ci_low"] is None else f"[{num(r['ci_low'])}, {num(r['ci_high'])}]"
-        row = [r["measure"], r["run_id"], r["versus"], f"{r['mean_diff']:+.{digits}f}", ci]
+        row = [r["measure"], r["run_id"], r["versus"], f"{r['mean_diff']:+.{digits}f}", *([ci] if with_ci else [])]
         for k, _ in effect_cols:
             v = r[k]
             row.append("-" if v is None or v != v else f"{v:+.2f}")

@@ -156,3 +156,16 @@ def test_a_measure_asked_for_twice_is_compared_once(capsys):
     assert twice.measures == ("ndcg_cut_10",)
     assert twice.tests["p_value"].to_list() == once.tests["p_value"].to_list()
     assert once.tests["p_value"][0] == pytest.approx(0.0576688856224373, rel=1e-12)
+
+
+def test_no_interval_no_ci_column_in_the_details():
+    """ci=None (--ci none): the comparison says no level, and the details have no CI column
+    (they had a '95% CI' column of '-')."""
+    from fasteval.compare.report import details_text
+
+    with_ci, without = compare(RESULTS, tests="t"), compare(RESULTS, tests="t", ci=None)
+    assert (with_ci.ci, without.ci) == (0.95, None)
+    assert "95% CI" in details_text(with_ci).splitlines()[0]
+    header = details_text(without).splitlines()[0].split()
+    assert header[:4] == ["measure", "run", "versus", "diff"] and "CI" not in header
+    assert without.tests["p_value"].to_list() == with_ci.tests["p_value"].to_list()
