@@ -34,6 +34,9 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
     suffix; a FIFO (``<(cmd)``) or device is read once, whole. A file polars cannot read
     is an :class:`InputError` naming it."""
     p = Path(path)
+    if os.fspath(path) == "-":  # no suffix to tell the format by
+        raise InputError("standard input is not read as results; expected a results file "
+                         "(.parquet, .csv, .tsv or .jsonl)", source="-")
     try:
         mode = os.stat(p).st_mode
     except OSError:

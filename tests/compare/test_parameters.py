@@ -169,3 +169,9 @@ def test_no_interval_no_ci_column_in_the_details():
     header = details_text(without).splitlines()[0].split()
     assert header[:4] == ["measure", "run", "versus", "diff"] and "CI" not in header
     assert without.tests["p_value"].to_list() == with_ci.tests["p_value"].to_list()
+
+
+def test_cli_results_from_standard_input_is_one_clear_line(capsys):
+    rc, _, err = _cli(["compare", "--results", "-"], capsys)
+    assert rc == 2 and err.count("\n") == 1
+    assert "standard input is not read as results; expected a results file" in err
