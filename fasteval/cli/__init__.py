@@ -168,10 +168,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    return _guard(lambda: _load(args.command).run(args))
+    return _guard(lambda: _load(args.command).run(args), command=args.command)
 
 
-def _guard(fn) -> int:
+_MEMORY_ADVICE = {"eval": " (try --memory-limit or --max-rows-per-chunk)"}
+"""What to try when a command runs out of memory, for the commands that have a knob."""
+
+
+def _guard(fn, command: str | None = None) -> int:
     """Run a subcommand; a user error, a failed read or write (a full disk, a missing file)
     or a number out of range is one line on stderr and exit status 2, never a traceback.
     Standard output is flushed here, so that a write that fails is reported too. A warning
@@ -181,7 +185,7 @@ def _guard(fn) -> int:
     shown = warnings.showwarning
     warnings.showwarning = _one_line_warning
     try:
-        return _run_guarded(fn)
+        return _run_guarded(fn, _MEMORY_ADVICE.get(command or "", ""))
     finally:
         warnings.showwarning = shown
 
@@ -192,7 +196,7 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     print(f"fasteval: warning: {text}", file=sys.stderr if file is None else file)
 
 
-def _run_guarded(fn) -> int:
+def _run_guarded(fn, memory_advice: str = "") -> int:
     from fasteval.errors import FastevalError
 
     try:
@@ -209,7 +213,7 @@ def _run_guarded(fn) -> int:
     except OverflowError as exc:
         return _fail(f"a number is out of range ({_first_line(exc)})")
     except MemoryError:
-        return _fail("out of memory (try --memory-limit or --max-rows-per-chunk)")
+        return _fail(f"out of memory{memory_advice}")
     except Exception as exc:
         polars = sys.modules.get("polars")
         if polars is not None and isinstance(exc, polars.exceptions.InvalidOperationError):

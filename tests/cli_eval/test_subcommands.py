@@ -41,3 +41,16 @@ def test_usage_errors_are_one_line(argv, start, capsys):
     out, err = capsys.readouterr()
     assert out == ""
     assert err.count("\n") == 1 and err.startswith(start) and err.rstrip().endswith("--help)")
+
+
+@pytest.mark.parametrize("argv, advice", [
+    (["eval", "q", "r"], " (try --memory-limit or --max-rows-per-chunk)"),
+    (["fuse", "a", "b"], ""),  # no such options: none named
+])
+def test_out_of_memory_is_one_line_with_the_command_s_own_advice(argv, advice, monkeypatch, capsys):
+    def oom(args):
+        raise MemoryError
+
+    monkeypatch.setattr(importlib.import_module(f"fasteval.cli.{argv[0]}_cmd"), "run", oom)
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"fasteval: error: out of memory{advice}\n"
