@@ -165,7 +165,7 @@ def check_parquet(path: Path, hive: dict[str, str] | None = None) -> tuple[int, 
         raise InputError("empty file (0 bytes), expected a parquet file", source=str(path))
     try:
         meta = pq.read_metadata(path)
-        schema = pl.Schema(pl.read_parquet_schema(path))
+        schema = pl.scan_parquet(path, glob=False).collect_schema()  # a file, never a pattern
     except (pa.ArrowException, OSError, ValueError, pl.exceptions.PolarsError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"not a readable parquet file ({first})", source=str(path)) from None
@@ -276,7 +276,7 @@ def _check_folder_run_id(path: Path, folder: str, column: str = "run_id") -> Non
     """A file under a ``run_id=NAME`` folder that has a ``run_id`` column (``column``) of
     its own: every row must name the folder's run (the column would otherwise win, silently)."""
     try:
-        col = pl.read_parquet(path, columns=[column], hive_partitioning=False).get_column(column)
+        col = pl.read_parquet(path, columns=[column], hive_partitioning=False, glob=False).get_column(column)
     except (pl.exceptions.PolarsError, OSError):
         return  # unreadable: reading the rows reports it, with the file
     differs = (col.cast(pl.Utf8, strict=False) != folder).fill_null(True)

@@ -264,7 +264,7 @@ def _file_batches(path: Path, batch_rows: int, columns: dict[str, str] | None = 
 
         names = pq.read_schema(path).names
         columns = {c: c for c in _KEEP if c in names}
-    lf = pl.scan_parquet(path, hive_partitioning=False)
+    lf = pl.scan_parquet(path, hive_partitioning=False, glob=False)  # a file (bm25[1].parquet is no pattern)
     score = lf.collect_schema()[columns["score"]] if "score" in columns else pl.Float64
     picked = [pl.col(columns[c]).cast(pl.Float64).alias(c)  # decimal or boolean, as read_run
               if c == "score" and (score.is_decimal() or score == pl.Boolean)

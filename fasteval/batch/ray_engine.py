@@ -418,7 +418,7 @@ def _empty_scored(names: list[str], qdtype) -> pl.DataFrame:
 def _columns_of(source: RunSource) -> pl.Schema:
     """The run columns of a parquet source's first file, under their canonical names."""
     if source.kind == "parquet":
-        schema = pl.read_parquet_schema(source.files[0])
+        schema = pl.scan_parquet(source.files[0], glob=False).collect_schema()
         columns = _file_columns(source, 0, schema)
         return pl.Schema({canon: schema[col] for canon, col in columns.items()})
     return source.frame.schema  # type: ignore[union-attr]
@@ -430,7 +430,7 @@ def _file_columns(source: RunSource, k: int, names=None) -> dict[str, str]:
     if source.maps:
         return dict(source.maps[k])
     if names is None:
-        names = pl.read_parquet_schema(source.files[k])
+        names = pl.scan_parquet(source.files[k], glob=False).collect_schema()
     return {c: c for c in ("run_id", "query_id", "doc_id", "score", "rank") if c in names}
 
 
@@ -459,7 +459,7 @@ def _run_order(source: RunSource, frame: pl.DataFrame | None) -> list[str]:
         return [source.name]
     # each file's run ids: its run_id column, or its folder's (run_id=NAME/)
     ids = pl.concat([
-        pl.scan_parquet(str(f), hive_partitioning=False).select(pl.col(c).cast(pl.Utf8).alias("run_id"))
+        pl.scan_parquet(str(f), hive_partitioning=False, glob=False).select(pl.col(c).cast(pl.Utf8).alias("run_id"))
         if c is not None else pl.LazyFrame({"run_id": [h.get("run_id", source.name)]}, schema={"run_id": pl.Utf8})
         for f, c, h in zip(source.files, cols, hive, strict=True)])
     return ids.select(pl.col("run_id").unique(maintain_order=True)).collect().get_column("run_id").to_list()
