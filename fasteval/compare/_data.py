@@ -57,7 +57,8 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
             source=str(p),
         )
     source: Any = p
-    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):  # polars maps files: ENODEV on a FIFO
+    # polars maps files (ENODEV on a FIFO) and takes a name holding [, * or ? for a pattern
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or any(c in p.name for c in "*?["):
         source = io.BytesIO(p.read_bytes())
     try:
         if kinds[suffix] == "parquet":

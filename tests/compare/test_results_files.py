@@ -99,3 +99,17 @@ def test_results_from_a_fifo(tmp_path) -> None:
     finally:
         writer.join(timeout=10)
     assert c.means.get_column("mean").to_list() == pytest.approx([0.2, 0.4])
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv", ".jsonl"])
+def test_result_files_named_like_glob_patterns(tmp_path, suffix) -> None:
+    """bm25[k1=0.9].csv is the file it names (polars took it for a pattern: no file)."""
+    paths = []
+    for name, values in (("bm25[k1=0.9]", [0.1, 0.2, 0.3]), ("bm25[k1=1.2]", [0.2, 0.2, 0.5])):
+        df = _long(name, ["1", "2", "3"], values).drop("run_id")
+        p = tmp_path / f"{name}{suffix}"
+        {".parquet": df.write_parquet, ".csv": df.write_csv, ".jsonl": df.write_ndjson}[suffix](p)
+        paths.append(p)
+    c = fasteval.compare(paths, tests="t")
+    assert c.means.get_column("run_id").to_list() == ["bm25[k1=0.9]", "bm25[k1=1.2]"]
+    assert c.effects.select("wins", "ties", "losses").row(0) == (0, 1, 2)
