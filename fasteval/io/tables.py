@@ -295,7 +295,10 @@ def read_json(data: bytes, kind: Kind, explicit: dict[str, str | None], source: 
     try:
         obj = json.loads(data, object_pairs_hook=_object)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"not valid JSON ({exc})", source=source) from exc
+        hint = ""
+        if isinstance(exc, json.JSONDecodeError) and exc.msg == "Extra data" and data.lstrip()[:1] == b"{":
+            hint = "; it looks like JSON Lines (one object per line): name it .jsonl or pass format='jsonl'"
+        raise InputError(f"not valid JSON ({exc}){hint}", source=source) from exc
     if isinstance(obj, Mapping):
         df = dict_to_frame(obj, kind, source)
         return df, {c: c for c in df.columns}

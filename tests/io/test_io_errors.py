@@ -216,3 +216,11 @@ def test_grade_text_that_is_no_integer_is_named_as_such(tmp_path: Path, value: s
 def test_grade_text_past_int64_is_named_as_out_of_range() -> None:
     e = _err(read_qrels, {"q1": {"d1": "-99999999999999999999"}})
     assert "relevance '-99999999999999999999' is outside the 32-bit range" in str(e)
+
+
+def test_json_lines_named_json_says_so(tmp_path: Path) -> None:
+    p = _write(tmp_path, "run.json", '{"query_id": "q1", "doc_id": "d1", "score": 1}\n'
+                                     '{"query_id": "q1", "doc_id": "d2", "score": 2}\n')
+    e = _err(read_run, p)
+    assert "it looks like JSON Lines (one object per line): name it .jsonl or pass format='jsonl'" in str(e)
+    assert read_run(p, format="jsonl").rows() == [("q1", "d1", 1.0), ("q1", "d2", 2.0)]
