@@ -214,6 +214,10 @@ def evaluate_files(
     complete = bool(options.get("complete", False))
     specs = runs if isinstance(runs, list | tuple) else [runs]
     out_fmt = _out_format(out) if engine != "ray" else None
+    if aggregate_out is not None:  # a compressed name is refused now, not after the work
+        from fasteval.batch.sinks import format_from_path
+
+        format_from_path(aggregate_out, param="aggregate_out")
     outputs = {"out": out, "aggregate_out": aggregate_out}
     check_outputs(outputs, [qrels, *specs])  # before anything is read
     if evaluator is None:
@@ -308,7 +312,7 @@ def _out_format(out) -> str | None:
     from fasteval.batch.sinks import format_from_path
     from fasteval.errors import ParameterError
 
-    fmt = format_from_path(out, default="parquet")
+    fmt = format_from_path(out, default="parquet", param="out")
     if fmt not in ("parquet", "csv", "json"):
         raise ParameterError(
             "out", "a .parquet, .csv, .tsv, .json, .jsonl or .ndjson path", os.fspath(out)

@@ -46,11 +46,34 @@ def to_wide(long: pl.DataFrame, measure_names: list[str]) -> pl.DataFrame:
     return wide.select(["run_id", "query_id", *measure_names])
 
 
-def format_from_path(path: str | os.PathLike[str] | None, default: str = "table") -> str:
-    """Guess an output format from a file suffix (``.parquet``, ``.csv``, ``.json``, ``.trec``)."""
+#: Suffixes of compressed files: an output named so is refused (it would hold plain text
+#: or parquet under a name that says otherwise).
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip", ".7z")
+
+
+def format_from_path(path: str | os.PathLike[str] | None, default: str = "table",
+                     param: str = "output") -> str:
+    """Guess an output format from a file suffix (``.parquet``, ``.csv``, ``.json``, ``.trec``).
+
+    A compressed name (``out.csv.gz``) is a :class:`~fasteval.errors.ParameterError`:
+    outputs are not compressed (parquet compresses its columns itself).
+
+    Examples
+    --------
+    >>> format_from_path("res.tsv"), format_from_path("res.out")
+    ('csv', 'table')
+    >>> format_from_path("res.csv.gz")
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: output must be a path without a compression suffix (.gz, .bz2, .xz, .zst, .lz4, .zip, .7z): outputs are written uncompressed (parquet compresses its own columns), got 'res.csv.gz'
+    """
     if path is None:
         return default
     suffix = Path(path).suffix.lower()
+    if suffix in COMPRESSED_SUFFIXES:
+        raise ParameterError(
+            param, f"a path without a compression suffix ({', '.join(COMPRESSED_SUFFIXES)}): "
+            "outputs are written uncompressed (parquet compresses its own columns)", os.fspath(path))
     return {
         ".parquet": "parquet",
         ".pq": "parquet",

@@ -154,7 +154,9 @@ def _run(args: argparse.Namespace) -> int:
     check_outputs(outputs, [args.qrels, *args.runs])  # before anything is read
     _abort_on_sigterm()
     t0 = time.perf_counter()
-    fmt = args.format or format_from_path(args.output, default="table")
+    fmt = format_from_path(args.output, default="table", param="-o/--output")
+    fmt = args.format or fmt
+    format_from_path(args.aggregate_out, param="--aggregate-out")  # refused now, not after the work
     t_prep = time.perf_counter()
     duplicates = "keep_best" if args.keep_best_duplicates else "error"
     measures = fasteval.parse_measures(args.measure)
