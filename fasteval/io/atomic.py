@@ -312,9 +312,15 @@ class AtomicOutput:
         self.closed = True
         try:
             if self.kind == "file":
-                mask = os.umask(0)
-                os.umask(mask)
-                os.chmod(self.tmp, 0o666 & ~mask)  # mkstemp made it 0600: a plain open()'s mode
+                # mkstemp made it 0600: give it the mode a plain open() leaves, the existing
+                # file's (a private 0600 output stays private), else 0666 less the umask
+                try:
+                    mode = stat.S_IMODE(os.stat(self.dest).st_mode)
+                except FileNotFoundError:
+                    mask = os.umask(0)
+                    os.umask(mask)
+                    mode = 0o666 & ~mask
+                os.chmod(self.tmp, mode)
                 os.replace(self.tmp, self.dest)
                 return
             self._copy_out()
