@@ -103,7 +103,12 @@ def read_subtopic_qrels(
         df, where = _parse_text(data, name)
     else:
         frame = data if fmt == "frame" else _read_table(data, fmt, name)
-        df, where = _normalize(frame, explicit, name)
+        where = None
+        if fmt in ("csv", "tsv"):  # errors name the file's line, as read_qrels names it
+            from fasteval.io.tables import csv_line_locator
+
+            where = csv_line_locator(fix_line_endings(data, name))
+        df, where = _normalize(frame, explicit, name, where)
     return _duplicates(df, duplicates, name, where)
 
 
@@ -171,7 +176,8 @@ def _read_table(data: Any, fmt: str, name: str) -> pl.DataFrame:
     raise ParameterError("format", "'trec', 'parquet', 'csv', 'tsv' or 'jsonl' for subtopic qrels", fmt)
 
 
-def _normalize(frame: pl.DataFrame, explicit: dict[str, str | None], name: str) -> tuple[pl.DataFrame, Locator]:
+def _normalize(frame: pl.DataFrame, explicit: dict[str, str | None], name: str,
+               where: Locator | None = None) -> tuple[pl.DataFrame, Locator]:
     if frame.height == 0:
         raise InputError("the subtopic qrels table is empty (no rows)", source=name)
     columns = frame.columns
@@ -194,7 +200,7 @@ def _normalize(frame: pl.DataFrame, explicit: dict[str, str | None], name: str) 
                           taken=frozenset(taken - {explicit[canonical]}))
         mapping[canonical] = str(col)  # required=True: never None
         taken.add(str(col))
-    where = row_locator()
+    where = where or row_locator()
     if frame.get_column(mapping["relevance"]).dtype == pl.String:
         rel = frame.get_column(mapping["relevance"]).str.strip_chars()
     else:

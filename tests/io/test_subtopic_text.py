@@ -35,3 +35,18 @@ def test_a_byte_order_mark_is_dropped(tmp_path, name, body) -> None:
 def test_text_that_is_no_utf8_is_named(body, fragment) -> None:
     with pytest.raises(InputError, match=fragment):
         read_subtopic_qrels(io.BytesIO(body))
+
+
+@pytest.mark.parametrize(("name", "body", "message"), [
+    ("s.csv", "query_id,subtopic,doc_id,relevance\nq1,1,a,1\n\"q\n1\",1,,1\n",
+     "s.csv, line 3, column 'doc_id': doc_id is null (ids must be present)"),
+    ("s.tsv", "query_id\tsubtopic\tdoc_id\trelevance\nq1\t1\ta\t1\nq1\t1\ta\t2\n",
+     "s.tsv, line 3: duplicate (query_id, subtopic, doc_id) triple ('q1', '1', 'a')"),
+])
+def test_csv_errors_name_the_line(tmp_path, name, body, message) -> None:
+    # as read_qrels names them (the 0-based data row was given: 'row 1' for line 3)
+    p = tmp_path / name
+    p.write_text(body)
+    with pytest.raises(InputError) as info:
+        read_subtopic_qrels(p)
+    assert str(info.value).startswith(f"{tmp_path}/{message}")
