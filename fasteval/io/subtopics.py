@@ -223,7 +223,8 @@ def _parse_text(data: bytes, name: str) -> tuple[pl.DataFrame, Locator]:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(f"not UTF-8 text ({exc.reason})", source=name, line=line) from exc
-    lines = pl.Series("line", text.split("\n")).str.strip_chars()
+    ascii_ws = " \t\r\x0b\x0c"  # C-locale isspace, as read_qrels splits TREC text
+    lines = pl.Series("line", text.split("\n")).str.strip_chars(ascii_ws)
     keep = (lines != "") & ~lines.str.starts_with("#")
     numbers = pl.Series("n", range(1, len(lines) + 1))
     kept = lines.filter(keep)
@@ -234,7 +235,7 @@ def _parse_text(data: bytes, name: str) -> tuple[pl.DataFrame, Locator]:
     def where(i: int) -> dict:
         return {"line": int(line_of[i])}
 
-    fields = kept.str.extract_all(r"\S+")
+    fields = kept.str.extract_all(r"[^ \t\r\x0b\x0c]+")  # a no-break space is part of an id
     bad = fields.list.len() != 4
     if bad.any():
         i = first_true(bad)

@@ -50,3 +50,9 @@ def test_csv_errors_name_the_line(tmp_path, name, body, message) -> None:
     with pytest.raises(InputError) as info:
         read_subtopic_qrels(p)
     assert str(info.value).startswith(f"{tmp_path}/{message}")
+
+
+def test_text_fields_split_on_ascii_whitespace_only() -> None:
+    # as read_qrels (trec_eval's isspace): a no-break space is part of a doc id
+    got = read_subtopic_qrels(io.BytesIO("1 a d\u00a0x 1\n2 b e 0\n".encode()))
+    assert got.rows() == [("1", "a", "d\u00a0x", 1), ("2", "b", "e", 0)]
