@@ -164,6 +164,14 @@ def read_delimited(data: str | bytes, sep: str, kind: Kind, explicit: dict[str, 
                 line, found = where
                 raise InputError(f"{found} fields where the header has {len(header)}; expected "
                                  "one field per header column", source=source, line=line) from exc
+            raw = data if isinstance(data, bytes) else _read_all(data, source)
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                line = raw.count(b"\n", 0, bad.start) + 1
+                raise InputError(f"not valid UTF-8 text ({bad.reason} at byte {bad.start}); expected "
+                                 "UTF-8 (or ASCII): convert it first (for example: iconv -f "
+                                 "LATIN1 -t UTF-8 < in > out)", source=source, line=line) from exc
             raise InputError(f"cannot parse ({_first_line(exc)})", source=source) from exc
     return df, mapping
 

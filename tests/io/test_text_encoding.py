@@ -49,3 +49,14 @@ def test_json_documents_in_utf16_still_read(tmp_path):
     path = tmp_path / "q.json"
     path.write_bytes(json.dumps({"q1": {"d1": 1}}).encode("utf-16"))
     assert read_qrels(path).rows() == [("q1", "d1", 1)]
+
+
+@pytest.mark.parametrize(("name", "sep"), [("r.csv", b","), ("r.tsv", b"\t")])
+def test_latin1_csv_names_the_line(tmp_path, name, sep) -> None:
+    p = tmp_path / name
+    p.write_bytes(sep.join([b"query_id", b"doc_id", b"score"]) + b"\nq1" + sep + b"a" + sep + b"1\n"
+                  + b"q1" + sep + "caf\u00e9".encode("latin-1") + sep + b"2\n")
+    with pytest.raises(InputError) as info:
+        read_run(p)
+    assert info.value.line == 3
+    assert "not valid UTF-8 text" in str(info.value) and "iconv" in str(info.value)
