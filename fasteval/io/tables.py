@@ -164,16 +164,21 @@ def read_delimited(data: str | bytes, sep: str, kind: Kind, explicit: dict[str, 
                 line, found = where
                 raise InputError(f"{found} fields where the header has {len(header)}; expected "
                                  "one field per header column", source=source, line=line) from exc
-            raw = data if isinstance(data, bytes) else _read_all(data, source)
-            try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError as bad:
-                line = raw.count(b"\n", 0, bad.start) + 1
-                raise InputError(f"not valid UTF-8 text ({bad.reason} at byte {bad.start}); expected "
-                                 "UTF-8 (or ASCII): convert it first (for example: iconv -f "
-                                 "LATIN1 -t UTF-8 < in > out)", source=source, line=line) from exc
+            _check_utf8(data, source)
             raise InputError(f"cannot parse ({_first_line(exc)})", source=source) from exc
     return df, mapping
+
+
+def _check_utf8(data: str | bytes, source: str) -> None:
+    """Refuse text that is not UTF-8, naming the line (looked for only after a reader failed)."""
+    raw = data if isinstance(data, bytes) else _read_all(data, source)
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        line = raw.count(b"\n", 0, bad.start) + 1
+        raise InputError(f"not valid UTF-8 text ({bad.reason} at byte {bad.start}); expected "
+                         "UTF-8 (or ASCII): convert it first (for example: iconv -f "
+                         "LATIN1 -t UTF-8 < in > out)", source=source, line=line) from None
 
 
 def _check_header(data: str | bytes, sep: str, header: list[str], mapping: dict[str, str], source: str) -> None:
@@ -275,6 +280,7 @@ def read_ndjson(data: str | bytes, kind: Kind, explicit: dict[str, str | None], 
         if head == bom:  # a UTF-8 byte order mark, which polars' reader does not skip
             raw = data if isinstance(data, bytes) else _read_all(data, source)
             return read_ndjson(raw[3:], kind, explicit, source)
+        _check_utf8(data, source)
         raise InputError(f"cannot parse JSON Lines ({_first_line(exc)})", source=source) from exc
     mapping = resolve_columns(df.columns, kind, explicit, source=source)
     return df.select(list(dict.fromkeys(mapping.values()))), mapping

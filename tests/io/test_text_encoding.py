@@ -60,3 +60,12 @@ def test_latin1_csv_names_the_line(tmp_path, name, sep) -> None:
         read_run(p)
     assert info.value.line == 3
     assert "not valid UTF-8 text" in str(info.value) and "iconv" in str(info.value)
+
+
+def test_latin1_json_lines_names_the_line(tmp_path) -> None:
+    p = tmp_path / "r.jsonl"
+    p.write_bytes(b'{"query_id": "q1", "doc_id": "a", "score": 1}\n'
+                  + '{"query_id": "q1", "doc_id": "caf\u00e9", "score": 2}\n'.encode("latin-1"))
+    with pytest.raises(InputError) as info:
+        read_run(p)
+    assert info.value.line == 2 and "not valid UTF-8 text" in str(info.value)
