@@ -93,7 +93,7 @@ def test_ambiguous_columns_choose_as_read_run(tmp_path, case):
     real ids, the other ids matching nothing; fasteval eval takes the same one."""
     run, qrels = _pyterrier("str")
     qrels.write_parquet(tmp_path / "qrels.parquet")
-    other_q, other_d = pl.format("x{}", "qid"), pl.format("x{}", "docno")
+    other_q = pl.format("x{}", "qid")
     table = {
         "qid and query_id": run.select(pl.col("qid").alias("query_id"), other_q.alias("qid"), "docno", "score"),
         "QID and qid": run.select(other_q.alias("QID"), "qid", "docno", "score"),
