@@ -286,8 +286,10 @@ def _json_output(wide_res: pl.DataFrame, names: list[str], *, wide: bool, path):
     a temporary file: an :class:`fasteval.io.atomic.AtomicOutput` to commit."""
     from fasteval.batch.sinks import json_lines, to_long
     from fasteval.io.atomic import AtomicOutput
+    from fasteval.io.writers import check_json_numbers
 
     table = wide_res if wide else to_long(wide_res, names)
+    check_json_numbers(table, source=os.fspath(path))  # NaN would be written as null: a missing value
     output = AtomicOutput(path)
     try:
         if json_lines(path):
@@ -345,6 +347,9 @@ def write_table_atomic(df: pl.DataFrame, path: str | os.PathLike[str], fmt: str 
         with atomic_open(path, "w") as fh:
             fh.write(df.write_csv(separator=csv_separator(path)))
     elif fmt == "json":  # JSON Lines for .jsonl / .ndjson
+        from fasteval.io.writers import check_json_numbers
+
+        check_json_numbers(df, source=os.fspath(path))  # NaN would be written as null: a missing value
         with atomic_open(path, "w") as fh:
             fh.write(df.write_ndjson() if json_lines(path) else df.write_json())
     else:

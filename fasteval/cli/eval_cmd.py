@@ -391,6 +391,9 @@ def _emit(table, fmt: str, output, *, per_query: bool, agg_kind: dict[str, str])
     elif fmt == "csv":
         text = table.write_csv()
     else:  # json
+        from fasteval.io.writers import check_json_numbers
+
+        check_json_numbers(table, source="standard output")  # NaN would be written as null
         text = table.write_json()
     if output is None:
         from fasteval.io.atomic import write_stdout
@@ -409,7 +412,9 @@ def write_table_atomic_text(text: str, output) -> None:
 
 
 def _trec_text(table, *, per_query: bool, agg_kind: dict[str, str]) -> str:
-    """trec_eval-style lines ``measure<TAB>query<TAB>value`` (``all`` for aggregates), one block per run."""
+    """trec_eval-style lines ``measure<TAB>query<TAB>value`` (``all`` for aggregates), one block
+    per run, each headed by trec_eval's ``runid all NAME`` line (per query: when there are
+    several runs; one run's per-query lines are trec_eval -q's)."""
     import math
 
     import polars as pl
@@ -428,8 +433,9 @@ def _trec_text(table, *, per_query: bool, agg_kind: dict[str, str]) -> str:
         table = to_long(table, names) if "query_id" in table.columns else table.unpivot(
             index="run_id", on=names, variable_name="measure", value_name="value")
     lines = []
-    for (rid,), block in table.partition_by("run_id", as_dict=True, maintain_order=True).items():
-        if not per_query:
+    blocks = table.partition_by("run_id", as_dict=True, maintain_order=True)
+    for (rid,), block in blocks.items():
+        if not per_query or len(blocks) > 1:  # per query: the runs' blocks told apart
             lines.append(f"{'runid':<22}\tall\t{rid}")
         q = block.get_column("query_id").cast(pl.Utf8) if "query_id" in block.columns else None
         for i, (m, v) in enumerate(zip(block.get_column("measure"), block.get_column("value"), strict=True)):

@@ -147,6 +147,30 @@ def _write_text(df: pl.DataFrame, tmp: Path, gz: bool, fmt: str) -> None:
             fh.write(buf.getvalue())
 
 
+def check_json_numbers(df: pl.DataFrame, *, instead: str = "parquet or CSV", source: str | None = None) -> None:
+    """Refuse a table with a NaN or infinite float before it is written as JSON, which has
+    no such numbers (they would be written as null and read back as missing values).
+
+    Examples
+    --------
+    >>> check_json_numbers(pl.DataFrame({"value": [0.5, float("nan")]}))
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.InputError: row 1, column 'value': JSON cannot hold nan (NaN and infinite numbers would come back as null); write parquet or CSV instead
+    """
+    for name, dtype in df.schema.items():
+        bad = ~df.get_column(name).is_finite() if dtype.is_float() else None
+        if bad is not None and bad.any():
+            i = int(bad.arg_true()[0])
+            raise InputError(
+                f"JSON cannot hold {df.get_column(name)[i]} (NaN and infinite numbers would "
+                f"come back as null); write {instead} instead",
+                source=source,
+                row=i,
+                column=name,
+            )
+
+
 def write_table(
     df: pl.DataFrame | pl.LazyFrame,
     path: str | os.PathLike[str],
@@ -194,16 +218,7 @@ def write_table(
     if fmt == "trec":
         _trec_frame(df)  # validate before touching the file system
     if fmt in ("json", "jsonl"):
-        for name, dtype in df.schema.items():
-            bad = ~df.get_column(name).is_finite() if dtype.is_float() else None
-            if bad is not None and bad.any():
-                i = int(bad.arg_true()[0])
-                raise InputError(
-                    f"JSON cannot hold {df.get_column(name)[i]} (NaN and infinite numbers would "
-                    "come back as null); write parquet, CSV or TREC text instead",
-                    row=i,
-                    column=name,
-                )
+        check_json_numbers(df, instead="parquet, CSV or TREC text")
     with atomic_path(os.fspath(path)) as tmp:  # as written: Path() drops a trailing "/"
         if fmt == "parquet":
             df.write_parquet(tmp)

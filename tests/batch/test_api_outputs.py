@@ -85,3 +85,16 @@ def test_filled_queries_count_as_evaluated(tmp_path, chunk) -> None:
     rep = res.stats.report
     assert (rep["evaluated"], rep["filled"], rep["dropped_not_in_qrels"]) == (3, 2, 1)
     assert res.per_query.height == 3
+
+
+def test_json_output_refuses_nan_values(tmp_path) -> None:
+    # -J: q2's ranking is empty, its iprec_at_recall_0.00 is 0 / 0; JSON would write null
+    from fasteval.errors import InputError
+
+    (tmp_path / "q.qrels").write_text("q1 0 a 1\nq2 0 b 1\n")
+    (tmp_path / "r.run").write_text("q1 Q0 a 1 1.0 t\nq2 Q0 z 1 1.0 t\n")
+    out = tmp_path / "res.jsonl"
+    with pytest.raises(InputError, match=r"res\.jsonl, row \d+, column 'value': JSON cannot hold nan"):
+        evaluate_files(tmp_path / "q.qrels", [tmp_path / "r.run"], ["iprec_at_recall_0.00"], out=out,
+                       judged_only=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["q.qrels", "r.run"]  # nothing written, no temp

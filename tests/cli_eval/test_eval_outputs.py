@@ -79,3 +79,27 @@ def test_tsv_and_jsonl_outputs_by_suffix(tmp_path, wide):
             got, got_agg = pl.read_ndjson(pq), pl.read_ndjson(ag)
         assert got.equals(mem), ext
         assert got_agg.equals(agg), ext
+
+
+@pytest.mark.parametrize("out", ["res.json", "res.jsonl", "-"])
+def test_nan_is_not_written_as_json_null(nan_job, tmp_path, capsys, out):
+    # JSON has no NaN: it would be written as null, read back as a missing value
+    target = out if out == "-" else str(tmp_path / out)
+    assert main(["eval", *nan_job, "-q", "--format", "json", "-o", target]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "JSON cannot hold nan" in err and "write parquet or CSV instead" in err
+    assert out == "-" or not (tmp_path / out).exists()
+    assert main(["eval", *nan_job[:2], "-m", "num_ret", "--quiet", "-q", "--format", "json", "-o", target]) == 0
+
+
+def test_per_query_trec_text_of_several_runs_names_each_run(tmp_path, capsys):
+    (tmp_path / "q").write_text("q1 0 a 1\n")
+    (tmp_path / "r1").write_text("q1 Q0 a 1 1.0 t\n")
+    (tmp_path / "r2").write_text("q1 Q0 b 1 1.0 t\n")
+    args = ["eval", str(tmp_path / "q"), str(tmp_path / "r1"), "-m", "P@1", "-q", "--format", "trec", "--quiet"]
+    assert main(args) == 0
+    one = [[c.strip() for c in ln.split("\t")] for ln in capsys.readouterr().out.splitlines()]
+    assert one == [["P_1", "q1", "1.0000"]]  # one run: trec_eval -q's per-query lines
+    assert main([*args[:3], str(tmp_path / "r2"), *args[3:]]) == 0
+    two = [[c.strip() for c in ln.split("\t")] for ln in capsys.readouterr().out.splitlines()]
+    assert two == [["runid", "all", "r1"], ["P_1", "q1", "1.0000"], ["runid", "all", "r2"], ["P_1", "q1", "0.0000"]]
