@@ -317,9 +317,7 @@ class AtomicOutput:
                 try:
                     mode = stat.S_IMODE(os.stat(self.dest).st_mode)
                 except FileNotFoundError:
-                    mask = os.umask(0)
-                    os.umask(mask)
-                    mode = 0o666 & ~mask
+                    mode = 0o666 & ~_umask()
                 os.chmod(self.tmp, mode)
                 os.replace(self.tmp, self.dest)
                 return
@@ -508,3 +506,25 @@ def check_outputs(
                     text,
                 )
         outs.append((option, text, ident))
+
+
+def _umask() -> int:
+    """The process's umask, read without setting it where the system tells it (Linux's
+    ``/proc/self/status``): ``os.umask`` can only read it by setting it, and for that moment
+    other threads would create files with a umask of 0.
+
+    Examples
+    --------
+    >>> 0 <= _umask() <= 0o777
+    True
+    """
+    try:
+        with open("/proc/self/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o077)  # elsewhere: a restrictive mask for that moment, never 0
+    os.umask(mask)
+    return mask

@@ -8,6 +8,7 @@ import os
 import stat
 
 import polars as pl
+import pytest
 
 from fasteval.io.writers import write_table
 
@@ -44,5 +45,22 @@ def test_a_new_file_gets_0666_less_the_umask(tmp_path) -> None:
     try:
         write_table(RUN, tmp_path / "new.csv")
     finally:
+        os.umask(old)
+    assert _mode(tmp_path / "new.csv") == 0o640
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="the umask is read from /proc")
+def test_the_umask_is_read_without_being_set(tmp_path, monkeypatch) -> None:
+    # os.umask can only read the mask by setting it: other threads would create files with
+    # a mask of 0 meanwhile
+    old = os.umask(0o027)
+    try:
+        def refuse(mask):
+            raise AssertionError("os.umask called")
+
+        monkeypatch.setattr(os, "umask", refuse)
+        write_table(RUN, tmp_path / "new.csv")
+    finally:
+        monkeypatch.undo()
         os.umask(old)
     assert _mode(tmp_path / "new.csv") == 0o640
