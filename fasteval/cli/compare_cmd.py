@@ -33,7 +33,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "Compare runs with paired significance tests (t-test, Wilcoxon, sign, randomization, "
             "bootstrap, Tukey HSD), multiple-testing correction and effect sizes. Give QRELS "
             "and two or more RUNs to score them, or --results with per-query result files "
-            "from `fasteval eval -q` (long or --wide; parquet, CSV, JSONL)."
+            "from `fasteval eval -q` (long or --wide; parquet, CSV, JSON, JSONL)."
         ),
     )
     p.add_argument(

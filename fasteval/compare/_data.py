@@ -30,13 +30,13 @@ _TEXT_COLUMNS = ("run_id", "query_id", "measure")
 
 
 def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
-    """A results file as a table: parquet, CSV/TSV (``.gz`` too) or JSON lines, by its
+    """A results file as a table: parquet, CSV/TSV (``.gz`` too), JSON or JSON lines, by its
     suffix; a FIFO (``<(cmd)``) or device is read once, whole. A file polars cannot read
     is an :class:`InputError` naming it."""
     p = Path(path)
     if os.fspath(path) == "-":  # no suffix to tell the format by
         raise InputError("standard input is not read as results; expected a results file "
-                         "(.parquet, .csv, .tsv or .jsonl)", source="-")
+                         "(.parquet, .csv, .tsv, .json or .jsonl)", source="-")
     try:
         mode = os.stat(p).st_mode
     except OSError:
@@ -50,10 +50,10 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
         else p.suffix.lower()
     )
     kinds = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".csv.gz": "csv",
-             ".tsv": "tsv", ".tsv.gz": "tsv", ".jsonl": "ndjson", ".ndjson": "ndjson"}
+             ".tsv": "tsv", ".tsv.gz": "tsv", ".jsonl": "ndjson", ".ndjson": "ndjson", ".json": "json"}
     if suffix not in kinds:
         raise InputError(
-            f"unknown results format {p.suffix!r}; expected .parquet, .csv, .tsv or .jsonl",
+            f"unknown results format {p.suffix!r}; expected .parquet, .csv, .tsv, .json or .jsonl",
             source=str(p),
         )
     source: Any = p
@@ -65,6 +65,8 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
             return pl.read_parquet(source)
         if kinds[suffix] == "ndjson":
             return pl.read_ndjson(source)
+        if kinds[suffix] == "json":  # a JSON array of rows, as fasteval eval -o x.json writes
+            return pl.read_json(source)
         # ids as written: "01" and "1" are two queries (inferred integers would merge them)
         return pl.read_csv(source, separator="\t" if kinds[suffix] == "tsv" else ",",
                            schema_overrides=dict.fromkeys(_TEXT_COLUMNS, pl.Utf8))

@@ -113,3 +113,18 @@ def test_result_files_named_like_glob_patterns(tmp_path, suffix) -> None:
     c = fasteval.compare(paths, tests="t")
     assert c.means.get_column("run_id").to_list() == ["bm25[k1=0.9]", "bm25[k1=1.2]"]
     assert c.effects.select("wins", "ties", "losses").row(0) == (0, 1, 2)
+
+
+def test_json_results_written_by_eval_are_read(tmp_path) -> None:
+    # fasteval eval -q -o x.json writes a JSON array of rows: compare reads it back
+    from fasteval.cli import main
+
+    trec = fasteval.__file__.rsplit("/fasteval/", 1)[0] + "/datasets/trec"
+    for name, flags in (("a", []), ("b", ["-M", "5"])):
+        assert main(["eval", f"{trec}/qrels.test", f"{trec}/results.test", "-m", "P@10", "-q", "--quiet",
+                     "-o", str(tmp_path / f"{name}.json"), *flags]) == 0
+    c = fasteval.compare({"a": tmp_path / "a.json", "b": tmp_path / "b.json"}, tests="t")
+    assert c.means.get_column("n_used").to_list() == [3, 3]
+    per_query = fasteval.evaluate(f"{trec}/qrels.test", f"{trec}/results.test", ["P@10"])
+    assert c.means.filter(pl.col("run_id") == "a").get_column("mean").item() == pytest.approx(
+        per_query.get_column("value").mean(), abs=1e-15)
