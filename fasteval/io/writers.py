@@ -219,6 +219,11 @@ def write_table(
         _trec_frame(df)  # validate before touching the file system
     if fmt in ("json", "jsonl"):
         check_json_numbers(df, instead="parquet, CSV or TREC text")
+    if fmt in ("csv", "tsv"):
+        nested = [name for name, dtype in df.schema.items() if dtype.is_nested()]
+        if nested:
+            raise InputError(f"{fmt.upper()} cannot hold nested values (lists, structs); write "
+                             "parquet or JSON instead", source=os.fspath(path), column=nested[0])
     with atomic_path(os.fspath(path)) as tmp:  # as written: Path() drops a trailing "/"
         if fmt == "parquet":
             df.write_parquet(tmp)

@@ -193,3 +193,13 @@ def test_gzip_output_names_no_temporary_file(tmp_path) -> None:
         assert b".tmp" not in head
         plain = write_table(df, tmp_path / name.removesuffix(".gz")).read_bytes()
         assert gzip.decompress(head) == plain
+
+
+@pytest.mark.parametrize("name", ["t.csv", "t.tsv.gz"])
+def test_nested_column_to_csv_is_an_input_error(tmp_path, name) -> None:
+    df = pl.DataFrame({"query_id": ["q1"], "gold": [["a", "b"]]})
+    with pytest.raises(InputError, match=r"column 'gold': (CSV|TSV) cannot hold nested values"):
+        write_table(df, tmp_path / name)
+    assert list(tmp_path.iterdir()) == []
+    write_table(df, tmp_path / "t.jsonl")  # JSON holds lists
+    assert pl.read_ndjson(tmp_path / "t.jsonl").equals(df)
