@@ -16,6 +16,10 @@ Run with ``python -m pytest benches/bench_compare.py --benchmark-only``.
   case is kept at 10,000 queries and 1,000 permutations (the full case would take ranx many
   minutes); fasteval runs the identical workload (same pairs, same measures, same number of
   resamples) beside it. ranx has no bootstrap test, so the peer case is randomization only.
+* Many runs (``test_fasteval_many_runs``): 60 runs x 50 topics x 1 measure, all 1,770 pairs,
+  one rank or HSD test at a time without resampling (``ci=None``): the Wilcoxon signed-rank
+  test, Tukey's HSD on the two-way ANOVA and the paired t-test, where the work is per pair
+  (ranks, null distributions, studentized range p-values) rather than per resample.
 """
 
 from __future__ import annotations
@@ -58,6 +62,25 @@ def full():
 @pytest.fixture(scope="module")
 def peer_data():
     return synthetic_results(10_000, seed=1)
+
+
+MANY_RUNS = 60
+MANY_TOPICS = 50
+
+
+@pytest.fixture(scope="module")
+def many_runs():
+    """60 runs on 50 topics, scores on a 1/40 grid (ties and zero differences)."""
+    rng = np.random.default_rng(2)
+    base = rng.beta(2, 3, size=MANY_TOPICS)
+    qids = np.arange(MANY_TOPICS, dtype=np.int64)
+    parts = []
+    for r in range(MANY_RUNS):
+        noise = rng.normal(0.005 * (r % 7), 0.08, size=MANY_TOPICS)
+        values = np.round(np.clip(base + noise, 0, 1) * 40) / 40
+        parts.append(pl.DataFrame({"run_id": f"run{r}", "query_id": qids, "measure": "map",
+                                   "value": values}))
+    return pl.concat(parts)
 
 
 def _warm(df: pl.DataFrame) -> None:
@@ -147,3 +170,13 @@ def test_ranx_peer(benchmark, peer_data):
     for r in ours.iter_rows(named=True):
         p = out[(r["run_id"], r["versus"], r["measure"])]
         assert abs(p - r["p_value"]) <= 5 * np.sqrt(max(p, 0.01) / 1000) + 0.01
+
+
+@pytest.mark.parametrize("test", ["wilcoxon", "tukey", "t"])
+def test_fasteval_many_runs(benchmark, many_runs, test):
+    compare(many_runs.filter(pl.col("run_id").is_in(["run0", "run1", "run2"])), tests=test,
+            ci=None)
+    res = _timed(benchmark, many_runs, tests=test, ci=None)
+    pairs = MANY_RUNS * (MANY_RUNS - 1) // 2
+    assert res.tests.height == pairs
+    benchmark.extra_info.update(runs=MANY_RUNS, pairs=pairs, queries=MANY_TOPICS, measures=1)

@@ -142,8 +142,13 @@ def tukey_blocked(
         p = np.where(same, 1.0, np.nan)
         return q, p, float(ve) if n >= 2 else float("nan")
     q = diff / np.sqrt(ve / n)
-    p = stats.studentized_range.sf(np.abs(q), S, a["df_residual"])
-    p = np.minimum(1.0, np.asarray(p, dtype=np.float64))
+    # one numerical integration per distinct |q| (pairs of runs with equal mean gaps share
+    # it), none for the pairs of equal means
+    p = np.ones(q.size)
+    gaps, where = np.unique(np.abs(q[~same]), return_inverse=True)
+    if gaps.size:
+        tail = stats.studentized_range.sf(gaps, S, a["df_residual"])
+        p[~same] = np.minimum(1.0, np.asarray(tail, dtype=np.float64))[where.reshape(-1)]
     q = np.where(same, 0.0, q)
     p = np.where(same, 1.0, p)
     return q, p, float(ve)

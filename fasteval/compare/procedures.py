@@ -328,7 +328,7 @@ def run(
             _undefined_notes(note, "t", m, snapped[m], const[m], zero[m], n)
         if "wilcoxon" in tests:
             wmethod = "auto" if exact == "auto" else bool(exact)
-            s, p, how = _wil.signed_rank_rows(
+            s, p, how, floor = _wil.signed_rank_batch(
                 snapped[m],
                 zero_method=zero_method,
                 correction=continuity,
@@ -337,19 +337,6 @@ def run(
             )
             stat["wilcoxon"][m], pv["wilcoxon"][m] = s, p
             out.methods["wilcoxon"].update(h for h in how if h != "none")
-            floor = np.ones(P)
-            for k in range(P):
-                if not zero[m][k]:
-                    extreme = np.abs(snapped[m][k])
-                    if alternative == "less":
-                        extreme = -extreme
-                    floor[k] = _wil.signed_rank(
-                        extreme,
-                        zero_method=zero_method,
-                        correction=continuity,
-                        method=how[k],
-                        alternative=alternative,
-                    )[1]
             _floor_notes(note, "wilcoxon", m, floor, zero[m], alpha, n)
         if "sign" in tests:
             stat["sign"][m], pv["sign"][m] = _sign.sign_test(out.wins[m], out.losses[m],

@@ -254,6 +254,14 @@ def signed_rank(
     return float(stat), float(min(1.0, p)), method
 
 
+#: longest rows :func:`signed_rank_batch` ranks as a whole table: its rank sums are exact up
+#: to here (sums of squared half-integer ranks stay below 2**51), so they equal the
+#: per-row sums of :func:`signed_rank` bit for bit; longer rows go through that function
+_BATCH_MAX_N = 100_000
+#: about this many cells per block of rows (bounds the temporary arrays)
+_BLOCK_CELLS = 1 << 21
+
+
 def signed_rank_rows(
     d: np.ndarray,
     *,
@@ -271,17 +279,187 @@ def signed_rank_rows(
     >>> stat.tolist(), p.tolist(), how
     ([0.0, 0.0], [0.25, 1.0], ['exact', 'none'])
     """
-    d = np.atleast_2d(np.asarray(d, dtype=np.float64))
-    stat = np.empty(d.shape[0])
-    p = np.empty(d.shape[0])
-    how = []
-    for k in range(d.shape[0]):
-        stat[k], p[k], used = signed_rank(
-            d[k],
-            zero_method=zero_method,
-            correction=correction,
-            method=method,
-            alternative=alternative,
-        )
-        how.append(used)
+    stat, p, how, _ = signed_rank_batch(
+        d, zero_method=zero_method, correction=correction, method=method,
+        alternative=alternative,
+    )
     return stat, p, how
+
+
+def signed_rank_batch(
+    d: np.ndarray,
+    *,
+    zero_method: str = "wilcox",
+    correction: bool = False,
+    method: str | bool = "auto",
+    alternative: str = "two-sided",
+) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
+    """:func:`signed_rank` for every row of ``d`` (shape ``(rows, n)``), and the smallest
+    p-value each row's ranks can give.
+
+    The ranks, rank sums and normal tails of all rows are computed as arrays (the values
+    are those of :func:`signed_rank`, bit for bit: mid-ranks and their sums are exact, and
+    the same operations follow); the exact distribution is built once per multiset of
+    ranks. ``floor[k]`` is the p-value of row ``k`` with every non-zero difference moved to
+    the extreme side (all positive; all negative for ``alternative="less"``), under the
+    null distribution the row used; 1 for a row of zeros.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> stat, p, how, floor = signed_rank_batch(np.array([[1.0, -2.0, 3.0], [0.0, 0.0, 0.0]]))
+    >>> stat.tolist(), p.tolist(), how, floor.tolist()
+    ([2.0, 0.0], [0.75, 1.0], ['exact', 'none'], [0.25, 1.0])
+    """
+    zero_method = check_zero_method(zero_method)
+    method = check_method(method)
+    alternative = check_alternative(alternative)
+    d = np.atleast_2d(np.asarray(d, dtype=np.float64))
+    rows, n = d.shape
+    stat = np.zeros(rows)
+    p = np.ones(rows)
+    floor = np.ones(rows)
+    how = ["none"] * rows
+    dists: dict[bytes, np.ndarray] = {}
+    opts = (zero_method, correction, alternative)
+    if n > _BATCH_MAX_N:
+        for k in range(rows):
+            _one_row(d[k], method, opts, stat, p, floor, how, k)
+        return stat, p, how, floor
+    step = max(1, _BLOCK_CELLS // max(n, 1))
+    for lo in range(0, rows, step):
+        hi = min(rows, lo + step)
+        _block(d[lo:hi], lo, method, opts, stat, p, floor, how, dists)
+    return stat, p, how, floor
+
+
+def _one_row(dk, method, opts, stat, p, floor, how, k) -> None:
+    """Row ``k`` through :func:`signed_rank` (rows with non-finite values, very long rows)."""
+    zero_method, correction, alternative = opts
+    stat[k], p[k], how[k] = signed_rank(
+        dk, zero_method=zero_method, correction=correction, method=method,
+        alternative=alternative,
+    )
+    if how[k] != "none":
+        extreme = np.abs(dk)
+        if alternative == "less":
+            extreme = -extreme
+        floor[k] = signed_rank(
+            extreme, zero_method=zero_method, correction=correction, method=how[k],
+            alternative=alternative,
+        )[1]
+
+
+def _block(d, lo, method, opts, stat, p, floor, how, dists) -> None:
+    """Rows ``lo, lo + 1, ...`` of the outputs from the block of differences ``d``."""
+    zero_method, correction, alternative = opts
+    rows, n = d.shape
+    finite = np.isfinite(d).all(axis=1)
+    nonzero = d != 0
+    active = nonzero.any(axis=1) & finite
+    for k in np.flatnonzero(~finite):
+        _one_row(d[k], method, opts, stat, p, floor, how, lo + int(k))
+    if not active.any():
+        return
+    # mid-ranks of |d| within each row (ties: equal values), as scipy's rankdata
+    a = np.abs(d)
+    order = np.argsort(a, axis=1, kind="stable")
+    srt = np.take_along_axis(a, order, axis=1)
+    idx = np.broadcast_to(np.arange(n), (rows, n))
+    starts = np.ones((rows, n), dtype=bool)
+    starts[:, 1:] = srt[:, 1:] != srt[:, :-1]
+    ends = np.ones((rows, n), dtype=bool)
+    ends[:, :-1] = starts[:, 1:]
+    first = np.maximum.accumulate(np.where(starts, idx, 0), axis=1)
+    last = np.minimum.accumulate(np.where(ends, idx, n - 1)[:, ::-1], axis=1)[:, ::-1]
+    ranks = np.empty((rows, n))
+    np.put_along_axis(ranks, order, (first + last) / 2.0 + 1.0, axis=1)
+    n_zero = n - nonzero.sum(axis=1)
+    if zero_method == "wilcox":
+        # zeros rank below every non-zero |d|: dropping them lowers the others by their count
+        ranks -= n_zero[:, None]
+        has_ties = (~starts[:, 1:] & (srt[:, 1:] != 0)).any(axis=1)
+    else:
+        has_ties = (~starts[:, 1:]).any(axis=1)
+    ranks[~nonzero] = 0.0
+    total = ranks.sum(axis=1)
+    w_plus = np.where(d > 0, ranks, 0.0).sum(axis=1)
+    sumsq = (ranks**2).sum(axis=1)
+    if method == "auto":
+        if n > 50:
+            exact = np.zeros(rows, dtype=bool)
+        else:
+            exact = (~has_ties & (n_zero == 0)) | (n <= 13)
+    else:
+        exact = np.full(rows, method == "exact")
+    exact &= active
+    approx = active & ~exact
+    counts = n - n_zero
+    if exact.any():
+        big = exact & (counts > MAX_EXACT)
+        if big.any():
+            raise ParameterError(
+                "exact",
+                f"False or 'auto' for the Wilcoxon test with more than {MAX_EXACT} non-zero "
+                f"differences ({int(counts[np.argmax(big)])} here; the normal approximation is "
+                "accurate there)",
+                True,
+            )
+    # the extreme sign pattern: every non-zero difference positive (negative for "less")
+    w_floor = np.zeros(rows) if alternative == "less" else total
+    for k in np.flatnonzero(exact):
+        ranks2 = np.rint(2.0 * ranks[k][nonzero[k]]).astype(np.int64)
+        key = np.sort(ranks2).tobytes()
+        dist = dists.get(key)
+        if dist is None:
+            dist = dists[key] = exact_distribution(ranks2)
+        p[lo + k] = _exact_p(dist, float(w_plus[k]), alternative)
+        floor[lo + k] = _exact_p(dist, float(w_floor[k]), alternative)
+        how[lo + k] = "exact"
+    if approx.any():
+        sel = np.flatnonzero(approx)
+        mean = total[sel] / 2.0
+        sd = np.sqrt(sumsq[sel] / 4.0)
+        p[lo + sel] = _approx_p(w_plus[sel] - mean, sd, correction, alternative)
+        floor[lo + sel] = _approx_p(w_floor[sel] - mean, sd, correction, alternative)
+        for k in sel:
+            how[lo + k] = "approx"
+    sel = np.flatnonzero(active)
+    w_minus = total - w_plus
+    st = np.minimum(w_plus, w_minus) if alternative == "two-sided" else w_plus
+    stat[lo + sel] = st[sel]
+
+
+def _exact_p(dist: np.ndarray, w_plus: float, alternative: str) -> float:
+    """p-value of ``W+ = w_plus`` under the exact distribution ``dist`` of ``2 W+``."""
+    k = int(round(2.0 * w_plus))
+    cdf = float(dist[: k + 1].sum())
+    sf = float(dist[k:].sum())
+    if alternative == "greater":
+        p = sf
+    elif alternative == "less":
+        p = cdf
+    else:
+        p = 2.0 * min(cdf, sf)
+    return min(1.0, p)
+
+
+def _approx_p(diff: np.ndarray, sd: np.ndarray, correction: bool, alternative: str) -> np.ndarray:
+    """Normal-approximation p-values of ``W+ - mean = diff`` with standard deviation ``sd``."""
+    from scipy.stats import norm
+
+    if correction:
+        if alternative == "greater":
+            diff = diff - 0.5
+        elif alternative == "less":
+            diff = diff + 0.5
+        else:
+            diff = diff - 0.5 * np.sign(diff)
+    z = diff / sd
+    if alternative == "greater":
+        p = norm.sf(z)
+    elif alternative == "less":
+        p = norm.cdf(z)
+    else:
+        p = 2.0 * norm.sf(np.abs(z))
+    return np.minimum(1.0, np.asarray(p, dtype=np.float64))

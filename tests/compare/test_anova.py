@@ -166,3 +166,18 @@ def test_blocked_tukey_has_power_where_one_way_has_none():
         msw = x.var(axis=1, ddof=1).mean()
         hits_oneway += diff / np.sqrt(msw / n) >= crit_oneway
     assert hits_blocked >= 60 and hits_oneway <= 10
+
+
+def test_tukey_blocked_p_values_are_scipys_per_pair():
+    """One integration per distinct |q| serves every pair with that gap: each p-value is
+    exactly scipy's studentized_range.sf of the pair's own q."""
+    rng = np.random.default_rng(5)
+    x = np.round(rng.random((7, 9)) * 4) / 4  # grid scores: many pairs share a mean gap
+    x[3] = x[1]  # equal means: q = 0, p = 1
+    pi, pj = np.triu_indices(7, 1)
+    q, p, _ = tukey_blocked(x, pi, pj)
+    assert np.unique(np.abs(q)).size < q.size
+    ref = stats.studentized_range.sf(np.abs(q), 7, 6 * 8)
+    same = q == 0
+    assert same[(pi == 1) & (pj == 3)].all() and (p[same] == 1.0).all()
+    np.testing.assert_array_equal(p[~same], np.minimum(1.0, ref[~same]))

@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from fasteval.compare.ties import differences, snap, tolerance
-from fasteval.compare.wilcoxon import exact_distribution, signed_rank, signed_rank_rows
+from fasteval.compare.wilcoxon import (
+    exact_distribution,
+    signed_rank,
+    signed_rank_batch,
+    signed_rank_rows,
+)
 from fasteval.errors import ParameterError
 
 stats = pytest.importorskip("scipy.stats")
@@ -174,3 +179,46 @@ def test_exact_refused_when_too_large():
     with pytest.raises(ParameterError, match="exact must be False or 'auto' for the Wilcoxon"):
         signed_rank(d, method="exact")
     assert signed_rank(d)[2] == "approx"
+
+
+@pytest.mark.parametrize("n", [1, 6, 13, 14, 30, 51])
+def test_batch_equals_signed_rank_bit_for_bit(n):
+    """The whole-table path (ranks, sums and tails as arrays, one exact distribution per
+    multiset of ranks) gives each row's signed_rank values exactly, and the floor is the
+    p-value of the row's differences all moved to the extreme side."""
+    rng = np.random.default_rng(n)
+    d = np.round(rng.normal(0, 1, (12, n)) * 3) / 3  # ties and zeros
+    d[0] = 0.0
+    d[1] = d[1, 0]
+    d[2, : n // 2] = 0.0
+    d[3] = np.arange(1, n + 1) * rng.choice([-1.0, 1.0], n)  # no ties, no zeros
+    d[4] = -d[3]
+    if n > 1:
+        d[5, 0] = np.nan  # a row with a NaN goes through signed_rank
+    for zm, cont, method, alt in itertools.product(
+        ("wilcox", "pratt"), (False, True), ("auto", "exact", "approx"),
+        ("two-sided", "greater", "less"),
+    ):
+        rows = d if method == "approx" else d[np.isfinite(d).all(axis=1)]
+        kw = dict(zero_method=zm, correction=cont, alternative=alt)
+        with np.errstate(invalid="ignore"):
+            stat, p, how, floor = signed_rank_batch(rows, method=method, **kw)
+        for k, row in enumerate(rows):
+            with np.errstate(invalid="ignore"):
+                w1, p1, h1 = signed_rank(row, method=method, **kw)
+            assert how[k] == h1
+            np.testing.assert_array_equal(stat[k], w1)
+            np.testing.assert_array_equal(p[k], p1)
+            if h1 == "none":
+                assert floor[k] == 1.0
+                continue
+            extreme = -np.abs(row) if alt == "less" else np.abs(row)
+            with np.errstate(invalid="ignore"):
+                f1 = signed_rank(extreme, method=h1, **kw)[1]
+            np.testing.assert_array_equal(floor[k], f1)
+
+
+def test_batch_refuses_exact_when_too_large_like_signed_rank():
+    d = np.vstack([np.zeros(1100), np.arange(1.0, 1101.0)])
+    with pytest.raises(ParameterError, match="more than 1000 non-zero differences .1100 here"):
+        signed_rank_batch(d, method="exact")
