@@ -76,16 +76,20 @@ def snap(d: np.ndarray, tol: np.ndarray | float) -> np.ndarray:
     if n == 0:
         return d.copy()
     mag = np.abs(rows)
+    # flat positions of each row's magnitudes in ascending order
     order = np.argsort(mag, axis=1, kind="stable")
-    sorted_mag = np.take_along_axis(mag, order, axis=1)
+    order += (np.arange(rows.shape[0]) * n)[:, None]
+    order = order.reshape(-1)
+    sorted_mag = mag.reshape(-1)[order].reshape(rows.shape)
     start = np.ones(rows.shape, dtype=bool)
-    start[:, 1:] = np.diff(sorted_mag, axis=1) > tol[:, None]
-    first = np.where(start, np.arange(n), 0)
-    np.maximum.accumulate(first, axis=1, out=first)
-    rep = np.take_along_axis(sorted_mag, first, axis=1)
-    rep[rep <= tol[:, None]] = 0.0
-    merged = np.empty_like(rep)
-    np.put_along_axis(merged, order, rep, axis=1)
+    start[:, 1:] = (sorted_mag[:, 1:] - sorted_mag[:, :-1]) > tol[:, None]
+    # each tie group (never across rows) takes its smallest magnitude, 0 within tol of 0
+    first = np.flatnonzero(start)
+    low = sorted_mag.reshape(-1)[first]
+    low[low <= tol[first // n]] = 0.0
+    merged = np.empty(rows.size)
+    merged[order] = low[np.cumsum(start.reshape(-1)) - 1]
+    merged = merged.reshape(rows.shape)
     out = np.copysign(merged, rows)
     out[merged == 0.0] = 0.0  # no -0.0
     return out.reshape(d.shape)

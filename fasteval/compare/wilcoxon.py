@@ -363,17 +363,22 @@ def _block(d, lo, method, opts, stat, p, floor, how, dists) -> None:
         return
     # mid-ranks of |d| within each row (ties: equal values), as scipy's rankdata
     a = np.abs(d)
+    # flat positions of each row's values in ascending order
     order = np.argsort(a, axis=1, kind="stable")
-    srt = np.take_along_axis(a, order, axis=1)
-    idx = np.broadcast_to(np.arange(n), (rows, n))
+    order += (np.arange(rows) * n)[:, None]
+    order = order.reshape(-1)
+    srt = a.reshape(-1)[order].reshape(rows, n)
     starts = np.ones((rows, n), dtype=bool)
     starts[:, 1:] = srt[:, 1:] != srt[:, :-1]
-    ends = np.ones((rows, n), dtype=bool)
-    ends[:, :-1] = starts[:, 1:]
-    first = np.maximum.accumulate(np.where(starts, idx, 0), axis=1)
-    last = np.minimum.accumulate(np.where(ends, idx, n - 1)[:, ::-1], axis=1)[:, ::-1]
-    ranks = np.empty((rows, n))
-    np.put_along_axis(ranks, order, (first + last) / 2.0 + 1.0, axis=1)
+    # tie groups (never across rows): flat first and last sorted positions, as integers
+    first = np.flatnonzero(starts)
+    last = np.empty_like(first)
+    last[:-1] = first[1:] - 1
+    last[-1] = rows * n - 1
+    twice = first + last - 2 * (first // n) * n  # 2 * mid-rank - 2, within the row
+    ranks = np.empty(rows * n)
+    ranks[order] = (twice / 2.0 + 1.0)[np.cumsum(starts.reshape(-1)) - 1]
+    ranks = ranks.reshape(rows, n)
     n_zero = n - nonzero.sum(axis=1)
     if zero_method == "wilcox":
         # zeros rank below every non-zero |d|: dropping them lowers the others by their count

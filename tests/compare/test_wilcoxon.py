@@ -138,6 +138,35 @@ def test_tie_rule_threshold():
     assert d[2] != 0.0  # 2e-12 > 8e-13
 
 
+
+def _snap_reference(d: np.ndarray, tol: float) -> np.ndarray:
+    """The tie rule of fasteval.compare.ties, one difference at a time."""
+    order = sorted(range(d.size), key=lambda k: abs(d[k]))
+    out = np.empty(d.size)
+    low = None
+    prev = None
+    for k in order:
+        m = abs(d[k])
+        if prev is None or m - prev > tol:
+            low = m
+        prev = m
+        v = 0.0 if low <= tol else low
+        out[k] = 0.0 if v == 0.0 else np.copysign(v, d[k])
+    return out
+
+
+def test_snap_table_equals_the_rule_row_by_row():
+    rng = np.random.default_rng(11)
+    a = np.round(rng.random((30, 17)) * 5) / 5 + rng.choice([0.0, 1e-16, -2e-16], (30, 17))
+    b = np.round(rng.random((30, 17)) * 5) / 5
+    b[0] = a[0]
+    tol = tolerance(a, b)
+    got = snap(a - b, tol)
+    for k in range(a.shape[0]):
+        want = _snap_reference(a[k] - b[k], tol[k])
+        assert got[k].view(np.int64).tolist() == want.view(np.int64).tolist()
+        assert snap(a[k] - b[k], tol[k]).view(np.int64).tolist() == want.view(np.int64).tolist()
+
 def test_all_zero_and_rows():
     stat, p, how = signed_rank_rows(np.array([[0.0, 0.0], [0.1, 0.2]]))
     assert stat.tolist() == [0.0, 0.0] and p.tolist() == [1.0, 0.5] and how == ["none", "exact"]
