@@ -220,16 +220,7 @@ def signed_rank(
                 True,
             )
         ranks2 = np.rint(2.0 * ranks).astype(np.int64)
-        dist = exact_distribution(ranks2)
-        k = int(round(2.0 * w_plus))
-        cdf = float(dist[: k + 1].sum())
-        sf = float(dist[k:].sum())
-        if alternative == "greater":
-            p = sf
-        elif alternative == "less":
-            p = cdf
-        else:
-            p = 2.0 * min(cdf, sf)
+        p = _exact_p(exact_distribution(ranks2), w_plus, alternative)
     else:
         from scipy.stats import norm
 
