@@ -135,7 +135,11 @@ def lazy_delimited(path: str, sep: str, kind: Kind, explicit: dict[str, str | No
     mapping, overrides = _csv_overrides(header, kind, explicit, source)
     _check_header(path, sep, header, mapping, source)
     lf = pl.scan_csv(path, separator=sep, schema_overrides=overrides, infer_schema_length=10_000)
-    return lf.select(list(dict.fromkeys(mapping.values()))), mapping
+    lf = lf.select(list(dict.fromkeys(mapping.values())))
+    blank = _trailing_blank_lines(path)
+    if blank:  # polars reads each as a row of nulls
+        lf = lf.filter(~((pl.int_range(pl.len()) >= pl.len() - blank) & pl.all_horizontal(pl.all().is_null())))
+    return lf, mapping
 
 
 def read_delimited(data: str | bytes, sep: str, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.DataFrame, dict[str, str]]:
@@ -166,7 +170,36 @@ def read_delimited(data: str | bytes, sep: str, kind: Kind, explicit: dict[str, 
                                  "one field per header column", source=source, line=line) from exc
             _check_utf8(data, source)
             raise InputError(f"cannot parse ({_first_line(exc)})", source=source) from exc
+    blank = _trailing_blank_lines(data)
+    if blank and df.height >= blank and all(df.tail(blank).select(pl.all().is_null().all()).row(0)):
+        df = df.head(df.height - blank)  # polars reads each as a row of nulls
     return df, mapping
+
+
+def _trailing_blank_lines(data: str | bytes) -> int:
+    r"""How many empty lines end CSV/TSV text (``data``: its bytes, or a path). Editors and
+    ``cat`` leave them; polars reads each as a row of nulls, and Python's csv module and
+    pandas skip them.
+
+    Examples
+    --------
+    >>> _trailing_blank_lines(b"a,b\n1,2\n\n\n"), _trailing_blank_lines(b"a,b\r\n1,2\r\n\r\n")
+    (2, 1)
+    >>> _trailing_blank_lines(b"a,b\n1,2\n"), _trailing_blank_lines(b"a,b\n1,2")
+    (0, 0)
+    """
+    if isinstance(data, bytes):
+        tail = data[-65536:]
+    else:
+        try:
+            with open(data, "rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                fh.seek(max(0, fh.tell() - 65536))
+                tail = fh.read()
+        except OSError:
+            return 0
+    end = tail.rstrip(b"\r\n")
+    return max(tail[len(end):].count(b"\n") - 1, 0) if end else 0
 
 
 def _check_utf8(data: str | bytes, source: str) -> None:

@@ -313,3 +313,21 @@ def test_scan_gzip_and_json_fall_back_to_eager(tmp_path: Path) -> None:
     j = tmp_path / "q.json"
     j.write_text('{"q1": {"d1": 1}}')
     assert scan_qrels(j).collect().rows() == [("q1", "d1", 1)]
+
+
+@pytest.mark.parametrize("scan", [False, True])
+def test_csv_trailing_blank_lines_are_not_rows(tmp_path: Path, scan: bool) -> None:
+    # editors and cat leave them; polars read each as a row of nulls ("query_id is null")
+    read = (lambda p: scan_run(p).collect()) if scan else read_run
+    for name, text in (("a.csv", "query_id,doc_id,score\nq1,d1,1\n\n"),
+                       ("b.tsv", "query_id\tdoc_id\tscore\r\nq1\td1\t1\r\n\r\n\r\n")):
+        (tmp_path / name).write_bytes(text.encode())
+        assert read(tmp_path / name).rows() == [("q1", "d1", 1.0)]
+    if scan:
+        return  # a scan is checked when it is evaluated
+    # a row of empty fields is data, a blank line between rows too: still refused, by line
+    (tmp_path / "c.csv").write_text("query_id,doc_id,score\nq1,d1,1\n,,\n\n")
+    (tmp_path / "d.csv").write_text("query_id,doc_id,score\nq1,d1,1\n\nq1,d2,0.5\n")
+    for name in ("c.csv", "d.csv"):
+        with pytest.raises(InputError, match=rf"{name}, line 3, column 'query_id': query_id is null"):
+            read(tmp_path / name)
