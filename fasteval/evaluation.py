@@ -107,7 +107,7 @@ def _load_run(run: Any, name: str) -> RunPart:
     (its scores are then known to be numbers: :func:`prepare_run` need not look for NaN
     again). A file's rows are located by their lines."""
     if isinstance(run, pl.DataFrame) and {"query_id", "doc_id", "score"} <= set(run.columns) \
-            and _plain_types(run.schema):
+            and _plain_types(run.schema) and _canonical_names(run.columns):
         return RunPart(name, run, False, name)
     from fasteval.io.readers import _is_path, _load, read_run
 
@@ -117,6 +117,16 @@ def _load_run(run: Any, name: str) -> RunPart:
         table, where, source = _load(run, "run", None, {})
         return RunPart(name, table, True, source, where)
     return RunPart(name, read_run(run, duplicates="ignore"), True, name)
+
+
+def _canonical_names(columns: list[str]) -> bool:
+    """Whether read_run would take every column it knows by its canonical name: a table
+    whose run name is in ``runid`` (or ``system``...) or whose rank is in ``position``
+    goes through read_run, which renames them (taken as it is, its runs would be one)."""
+    from fasteval.io._common import resolve_columns
+
+    found = resolve_columns(columns, "run", {}, source="run")
+    return all(name == canonical for canonical, name in found.items())
 
 
 def _plain_types(schema: pl.Schema) -> bool:

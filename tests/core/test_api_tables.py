@@ -1,0 +1,38 @@
+"""The Python API on in-memory tables: columns known by an alias are read as read_run reads
+them, whichever kind of table holds them (polars, pandas), for evaluate and evaluate_files."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import fasteval
+from fasteval.batch import evaluate_files
+
+QRELS = pl.DataFrame({"query_id": [1, 1, 2], "doc_id": [10, 11, 20], "relevance": [1, 0, 1]})
+# two runs in one table, named in PyTerrier's `runid` column: x ranks 10 alone for query 1,
+# y ranks the non-relevant 11 alone
+RUNS = pl.DataFrame({"query_id": [1, 1, 2], "doc_id": [10, 11, 20], "score": [1.0, 2.0, 3.0],
+                     "runid": ["x", "y", "x"]})
+EXPECTED = [("x", 1, "map", 1.0), ("x", 2, "map", 1.0), ("y", 1, "map", 0.0)]
+
+
+@pytest.mark.parametrize("alias", ["runid", "system", "run_name", "RunID"])
+def test_polars_run_name_alias_splits_runs(alias):
+    table = RUNS.rename({"runid": alias})
+    assert fasteval.evaluate(QRELS, table, "map").rows() == EXPECTED
+    # the same table as pandas always did
+    assert fasteval.evaluate(QRELS, table.to_pandas(), "map").rows() == EXPECTED
+    assert fasteval.Evaluator(QRELS, "map").evaluate(table).rows() == EXPECTED
+
+
+def test_evaluate_files_run_name_alias_splits_runs():
+    assert evaluate_files(QRELS, RUNS, ["map"]).per_query.rows() == EXPECTED
+
+
+def test_polars_rank_alias_is_the_rank():
+    # `position` is read_run's alias of rank: tie_break="rank" ranks 11 (position 2) last
+    run = pl.DataFrame({"query_id": [1, 1], "doc_id": [10, 11], "score": [1.0, 2.0],
+                        "position": [1, 2]})
+    res = fasteval.evaluate(QRELS, run, "P@1", tie_break="rank")
+    assert res.rows() == [("run", 1, "P_1", 1.0)]
