@@ -90,9 +90,10 @@ def _load_qrels_located(qrels: Any) -> tuple[pl.DataFrame, str, Locate]:
     """The qrels as a table, the name errors give and the locator of its rows."""
     if isinstance(qrels, pl.DataFrame) and {"query_id", "doc_id", "relevance"} <= set(
         qrels.columns
-    ) and all(qrels.schema[c] == pl.String or qrels.schema[c].is_integer()
-              for c in ("query_id", "doc_id")):
-        return qrels, "qrels", _same_row  # other id types go through read_qrels
+    ) and all(qrels.schema[c] in (pl.String, pl.Int64) for c in ("query_id", "doc_id")):
+        # other id types go through read_qrels (Int32 or UInt8 ids become Int64, as there,
+        # so that the results' query_id is Int64 whichever table held the qrels)
+        return qrels, "qrels", _same_row
     from fasteval.io.readers import _is_path, _load, read_qrels
 
     # prepare_qrels finds repeated judgments itself (from the sorted hashes)

@@ -36,3 +36,15 @@ def test_polars_rank_alias_is_the_rank():
                         "position": [1, 2]})
     res = fasteval.evaluate(QRELS, run, "P@1", tie_break="rank")
     assert res.rows() == [("run", 1, "P_1", 1.0)]
+
+
+@pytest.mark.parametrize("dtype", [pl.Int32, pl.UInt8, pl.UInt64, pl.Int16])
+def test_results_query_id_is_int64_for_narrow_integer_qrels(dtype):
+    # as read_qrels gives (and a pandas table of the same ids gave): Int64
+    qrels = QRELS.with_columns(pl.col("query_id", "doc_id").cast(dtype))
+    run = RUNS.drop("runid")
+    for res in (fasteval.evaluate(qrels, run, "map"),
+                fasteval.evaluate(qrels, run, "map", complete=True),
+                evaluate_files(qrels, run, ["map"]).per_query):
+        assert res.schema["query_id"] == pl.Int64
+        assert res.select("query_id", "value").rows() == [(1, 0.5), (2, 1.0)]
