@@ -619,6 +619,9 @@ def _agg_expr(kind: str, column: str = "value") -> pl.Expr:
 def aggregate(results: pl.DataFrame) -> pl.DataFrame:
     """Summarise per-query results per run and measure, as trec_eval does.
 
+    ``results`` is :func:`evaluate`'s table (also as a polars LazyFrame, a pandas
+    DataFrame or a pyarrow Table).
+
     The mean over queries, except counts (``num_ret``, ``num_rel``, ``num_rel_ret``,
     ``num_nonrel_judged_ret``, ``num_q``), which are summed, and ``gm_map`` /
     ``gm_bpref``, which use the geometric mean of ``max(value, 1e-5)``.
@@ -631,6 +634,16 @@ def aggregate(results: pl.DataFrame) -> pl.DataFrame:
     >>> aggregate(res).rows()
     [('r', 'map', 0.75), ('r', 'num_ret', 30.0)]
     """
+    if not isinstance(results, pl.DataFrame):
+        from fasteval.io.tables import frame_from_object
+
+        table = frame_from_object(results, "results")
+        if table is None:
+            raise ParameterError(
+                "results", "a table of per-query results (polars, pandas or pyarrow)",
+                type(results).__name__,
+            )
+        results = table.collect() if isinstance(table, pl.LazyFrame) else table
     missing = [c for c in RESULT_COLUMNS if c not in results.columns]
     if missing:
         raise InputError(

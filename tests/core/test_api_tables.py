@@ -48,3 +48,14 @@ def test_results_query_id_is_int64_for_narrow_integer_qrels(dtype):
                 evaluate_files(qrels, run, ["map"]).per_query):
         assert res.schema["query_id"] == pl.Int64
         assert res.select("query_id", "value").rows() == [(1, 0.5), (2, 1.0)]
+
+
+def test_aggregate_takes_lazy_pandas_and_arrow_results():
+    res = fasteval.evaluate({"q1": {"a": 1}, "q2": {"b": 1}},
+                            {"q1": {"a": 1.0}, "q2": {"c": 1.0, "b": 0.5}}, ["map", "num_ret"])
+    expected = [("run", "map", 0.75), ("run", "num_ret", 3.0)]  # a mean and a sum
+    for table in (res, res.lazy(), res.to_pandas(), res.to_arrow(),
+                  res.to_pandas().set_index(["run_id", "query_id"])):
+        assert fasteval.aggregate(table).rows() == expected
+    with pytest.raises(fasteval.errors.ParameterError, match="results must be a table"):
+        fasteval.aggregate([("run", "q1", "map", 1.0)])
