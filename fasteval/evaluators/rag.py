@@ -128,7 +128,12 @@ def _list_column(table: Any, name: str) -> tuple[np.ndarray, Any]:
     if arr.null_count:
         arr = pc.fill_null(arr, pa.scalar([], type=arr.type))
     offsets = np.asarray(arr.offsets, dtype=np.int64)
-    values = arr.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
+    size = int(offsets[-1] - offsets[0])
+    if pa.types.is_null(arr.type.value_type):
+        # lists of nulls only (polars' List(Null)): pyarrow's cast can leave the child array
+        # shorter than the offsets say, so the nulls are made here, as many as the lists hold
+        return offsets - offsets[0], pa.nulls(size)
+    values = arr.values.slice(int(offsets[0]), size)
     return offsets - offsets[0], values
 
 

@@ -198,3 +198,28 @@ def test_large_random_table_against_the_document_evaluators():
                                   ["recall_single_hit", "recall_multi_hit", "mrr", "map", "ndcg"])
     for name, exp in expected.items():
         assert report.per_question[name].to_list() == exp["individual_scores"], name
+
+
+def test_lists_holding_only_nulls():
+    # polars types such columns List(Null); pyarrow's cast left a child array shorter than
+    # the offsets (an IndexError for gains, memory read past the end for keys)
+    logs = pl.DataFrame({
+        "retrieved": [[None, None, None], [None]],
+        "ground_truth": [[None, None], [None]],
+    })
+    assert logs.schema["retrieved"] == pl.List(pl.Null)
+    report = evaluate_rag(logs, question_col=None)
+    assert report.per_question.rows() == [(0.0, 0.0, 0.0, 0.0, 0.0)] * 2
+    half = pl.DataFrame({"retrieved": [["a"], ["b"]], "ground_truth": [[None, None], [None]]})
+    assert evaluate_rag(half, question_col=None).scores == dict.fromkeys(
+        ["recall_single_hit", "recall_multi_hit", "mrr", "map", "ndcg"], 0.0)
+    # gains all null: binary relevance, as Haystack reads ground truth without scores
+    graded = pl.DataFrame({
+        "retrieved": [["b", "x", "a"], ["c"]],
+        "ground_truth": [["a", "b"], ["c"]],
+        "relevance": [[None, None], [None]],
+    })
+    assert graded.schema["relevance"] == pl.List(pl.Null)
+    ndcg = evaluate_rag(graded, question_col=None, relevance_col="relevance").per_question["ndcg"]
+    expected = (1 + 1 / math.log2(4)) / (1 + 1 / math.log2(3))
+    assert ndcg.to_list() == [pytest.approx(expected), 1.0]
