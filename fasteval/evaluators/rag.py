@@ -301,6 +301,25 @@ def _document_scores(table: Any, retrieved_col: str, ground_truth_col: str, rele
     return document_measures(gt_offsets, gt_key, gt_flag, gains, ret_offsets, ret_key, ret_flag, k).scores
 
 
+def _exact_match(answer: Any, gold: Any) -> np.ndarray:
+    """``1`` where the answers are equal as Python's ``==`` finds them (Haystack's rule), else ``0``.
+
+    Two nulls are equal (``None == None``), two NaNs are not; columns of different kinds
+    (text and numbers, text and bytes) are compared value by value, as Haystack compares them.
+    """
+    import polars as pl
+
+    a, g = answer.dtype, gold.dtype
+    numeric = (a.is_numeric() or a == pl.Boolean) and (g.is_numeric() or g == pl.Boolean)
+    if a == g or a == pl.Null or g == pl.Null or numeric:
+        equal = answer.eq_missing(gold)
+        if a.is_float() and g.is_float():
+            equal = equal & ~(answer.is_nan() & gold.is_nan()).fill_null(False)
+        return equal.cast(pl.Int64).to_numpy()
+    return np.fromiter((bool(x == y) for x, y in zip(answer.to_list(), gold.to_list(), strict=True)),
+                       dtype=np.int64, count=len(answer))
+
+
 def _check_measures(measures: Iterable[str] | None, default: list[str]) -> list[str]:
     if measures is None:
         return default
@@ -332,7 +351,8 @@ def evaluate_rag(
     data : polars / pandas / pyarrow table, dict of columns, or parquet path
         One row per question (see the module docstring for the layout).
     question_col : str or None
-        Question column copied to the output (None: none; it is not needed otherwise).
+        Question column copied to the output (None: none; it is not needed otherwise). The
+        default, ``"question_id"``, is copied when the table has it.
     retrieved_col, ground_truth_col : str or None
         List columns of document keys (strings or integers); None to skip document measures.
     relevance_col : str, optional
@@ -377,7 +397,7 @@ def evaluate_rag(
             needs = "retrieved_col and ground_truth_col" if name in MEASURES else "answer_col and gold_col"
             raise ParameterError("measures", f"measures whose columns are given ({name!r} needs {needs})", name)
     columns: dict[str, Any] = {}
-    if question_col is not None:
+    if question_col is not None and (question_col != "question_id" or question_col in table.column_names):
         columns[question_col] = pl.from_arrow(_column(table, question_col))
     if any(name in MEASURES for name in names):
         scores = _document_scores(table, retrieved_col, ground_truth_col, relevance_col, top_k)
@@ -388,7 +408,7 @@ def evaluate_rag(
         answer = pl.from_arrow(_column(table, answer_col))
         gold = pl.from_arrow(_column(table, gold_col))
         if "exact_match" in names:
-            columns["exact_match"] = answer.eq_missing(gold).cast(pl.Int64).to_numpy()
+            columns["exact_match"] = _exact_match(answer, gold)
         if "sas" in names:
             from fasteval.evaluators.sas import SASEvaluator
 

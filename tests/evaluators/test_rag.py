@@ -223,3 +223,38 @@ def test_lists_holding_only_nulls():
     ndcg = evaluate_rag(graded, question_col=None, relevance_col="relevance").per_question["ndcg"]
     expected = (1 + 1 / math.log2(4)) / (1 + 1 / math.log2(3))
     assert ndcg.to_list() == [pytest.approx(expected), 1.0]
+
+
+def test_exact_match_compares_as_haystack():
+    from haystack.components.evaluators import AnswerExactMatchEvaluator
+
+    nan = float("nan")
+    cases = [
+        ([nan, 1.0, None, -0.0], [nan, 1.0, None, 0.0]),  # NaN is not equal to NaN
+        (["1", "a", None], [1, 2, None]),  # text against numbers: never equal, no error
+        ([b"a", b"b"], ["a", "c"]),  # bytes are not text
+        ([True, False, 2], [1, 1, 2.0]),
+        ([None, "x"], [None, None]),
+    ]
+    for answers, golds in cases:
+        logs = pl.DataFrame({"answer": answers, "gold": golds}, strict=False)
+        report = evaluate_rag(logs, question_col=None, retrieved_col=None, ground_truth_col=None,
+                              answer_col="answer", gold_col="gold")
+        theirs = AnswerExactMatchEvaluator().run(ground_truth_answers=golds, predicted_answers=answers)
+        assert report.per_question["exact_match"].to_list() == theirs["individual_scores"], (answers, golds)
+        assert report.scores["exact_match"] == theirs["score"]
+    logs = pl.DataFrame({"answer": [nan, 1.0, None], "gold": [nan, 1.0, None]})
+    report = evaluate_rag(logs, question_col=None, retrieved_col=None, ground_truth_col=None,
+                          answer_col="answer", gold_col="gold")
+    assert report.per_question["exact_match"].to_list() == [0, 1, 1]
+
+
+def test_the_default_question_column_is_optional():
+    logs = pl.DataFrame({"retrieved": [["a", "b"]], "ground_truth": [["b"]]})
+    report = evaluate_rag(logs)
+    assert report.per_question.columns == ["recall_single_hit", "recall_multi_hit", "mrr", "map", "ndcg"]
+    assert report.scores["mrr"] == 0.5
+    with_ids = logs.with_columns(question_id=pl.lit("q1"))
+    assert evaluate_rag(with_ids).per_question.row(0)[0] == "q1"
+    with pytest.raises(ParameterError, match="'qid'"):  # a name given is required
+        evaluate_rag(logs, question_col="qid")
