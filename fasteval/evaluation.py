@@ -497,7 +497,7 @@ def _split_runs(run: Any, run_id: str | None) -> list[RunPart]:
     column are located in that table."""
     if isinstance(run, Mapping) and run and all(
         isinstance(v, (pl.DataFrame, str, os.PathLike)) or hasattr(v, "columns") or _is_run_dict(v)
-        for v in run.values()
+        or _is_ranx(v) for v in run.values()
     ) and not _is_run_dict(run):
         names = [str(k) for k in run]
         if len(set(names)) < len(names):
@@ -533,6 +533,11 @@ def _is_run_dict(d: Any) -> bool:
     return isinstance(first, Mapping) and all(
         isinstance(v, (int, float, np.number)) for v in list(first.values())[:3]
     )
+
+
+def _is_ranx(obj: Any) -> bool:
+    """A ranx ``Run`` (read by :func:`fasteval.read_run` through its ``to_dict``)."""
+    return type(obj).__module__.split(".")[0] == "ranx" and hasattr(obj, "to_dict")
 
 
 def _merge_reports(reports: list[Report]) -> Report:

@@ -59,3 +59,13 @@ def test_aggregate_takes_lazy_pandas_and_arrow_results():
         assert fasteval.aggregate(table).rows() == expected
     with pytest.raises(fasteval.errors.ParameterError, match="results must be a table"):
         fasteval.aggregate([("run", "q1", "map", 1.0)])
+
+
+def test_mapping_of_ranx_runs():
+    ranx = pytest.importorskip("ranx")
+    qrels = ranx.Qrels({"q1": {"a": 1, "b": 0}})
+    runs = {"bm25": ranx.Run({"q1": {"a": 1.0, "b": 0.5}}),
+            "dense": ranx.Run({"q1": {"a": 0.5, "b": 1.0}})}
+    expected = [("bm25", "q1", "P_1", 1.0), ("dense", "q1", "P_1", 0.0)]
+    assert fasteval.evaluate(qrels, runs, "P@1").rows() == expected
+    assert evaluate_files(qrels, runs, ["P@1"]).per_query.rows() == expected
