@@ -507,6 +507,13 @@ def _split_runs(run: Any, run_id: str | None) -> list[RunPart]:
         return [_load_run(v, name) for name, v in zip(names, run.values(), strict=True)]
     whole = _load_run(run, run_id or "run")
     table = whole.table
+    if "run_id" in table.columns and run_id is not None:
+        names = table.get_column("run_id").drop_nulls().unique(maintain_order=True)
+        if len(names) > 1:  # one name for all would merge their rankings into one run
+            shown = names.head(3).cast(pl.Utf8).to_list() + (["..."] if len(names) > 3 else [])
+            raise ParameterError(
+                "run_id", f"None for a table whose run_id column names {len(names)} runs "
+                f"({', '.join(shown)}), each scored under its own name", run_id)
     if "run_id" in table.columns and run_id is None:
         # checked on the whole table: a row number in a part would point at the wrong row
         check_run_table(table, whole.source, scores=not whole.checked)
@@ -567,7 +574,8 @@ def evaluate(
     measures
         Measure names in trec_eval, ir_measures or ranx spelling.
     run_id : str, optional
-        Name for a single run without a ``run_id`` column (default ``"run"``).
+        Name for a single run without a ``run_id`` column (default ``"run"``); it renames
+        the run of a ``run_id`` column naming one, and is refused for one naming several.
     engine : {"local", "ray"}
         ``"ray"`` scores on Ray Data (``pip install "fasteval[ray]"``): ``run`` is then a
         table, a mapping ``{name: table}``, or parquet paths / globs / directories (the rules

@@ -69,3 +69,18 @@ def test_mapping_of_ranx_runs():
     expected = [("bm25", "q1", "P_1", 1.0), ("dense", "q1", "P_1", 0.0)]
     assert fasteval.evaluate(qrels, runs, "P@1").rows() == expected
     assert evaluate_files(qrels, runs, ["P@1"]).per_query.rows() == expected
+
+
+def test_run_id_argument_refused_for_a_table_of_several_runs():
+    # the rankings of r1 and r2 for q1 would be scored as one ranking of three documents
+    table = pl.DataFrame({"run_id": ["r1", "r2", "r2"], "query_id": [1, 1, 1],
+                          "doc_id": [10, 11, 20], "score": [1.0, 2.0, 3.0]})
+    with pytest.raises(fasteval.errors.ParameterError, match=r"run_id must be None .* 2 runs"):
+        fasteval.evaluate(QRELS, table, "map", run_id="X")
+    with pytest.raises(fasteval.errors.ParameterError, match="run_id must be None"):
+        fasteval.evaluate(QRELS, table.rename({"run_id": "system"}).to_pandas(), "map", run_id="X")
+    assert fasteval.evaluate(QRELS, table, "map").rows() == [("r1", 1, "map", 1.0),
+                                                            ("r2", 1, "map", 0.0)]
+    # one run in the column: the argument names it
+    one = table.filter(pl.col("run_id") == "r1")
+    assert fasteval.evaluate(QRELS, one, "map", run_id="X").rows() == [("X", 1, "map", 1.0)]
