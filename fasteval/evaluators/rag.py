@@ -93,7 +93,10 @@ def _to_arrow(data: Any) -> Any:
 
     newest = pl.CompatLevel.newest()  # polars' own string views: no copy
     if isinstance(data, (str, os.PathLike)):
-        return pl.read_parquet(data).to_arrow(compat_level=newest)
+        from fasteval.io.files import read_table_file
+
+        # by its suffix (parquet otherwise); a name holding glob characters is the file it names
+        return read_table_file(os.fspath(data), default="parquet").to_arrow(compat_level=newest)
     if isinstance(data, pa.Table):
         return data
     if isinstance(data, pl.DataFrame):
@@ -104,7 +107,7 @@ def _to_arrow(data: Any) -> Any:
         return pl.DataFrame(data).to_arrow(compat_level=newest)
     if type(data).__module__.split(".")[0] == "pandas":
         return pl.from_pandas(data).to_arrow(compat_level=newest)
-    raise ParameterError("data", "a table (polars, pandas, pyarrow, a dict of columns) or a parquet path",
+    raise ParameterError("data", "a table (polars, pandas, pyarrow, a dict of columns) or a file path",
                          type(data).__name__)
 
 
@@ -124,17 +127,21 @@ def _list_column(table: Any, name: str) -> tuple[np.ndarray, Any]:
     if not (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)
             or pa.types.is_list_view(arr.type) or pa.types.is_large_list_view(arr.type)):
         raise ParameterError(name, "a column of lists (one list of document keys per question)", str(arr.type))
-    arr = arr.cast(pa.large_list(arr.type.value_type))
-    if arr.null_count:
-        arr = pc.fill_null(arr, pa.scalar([], type=arr.type))
-    offsets = np.asarray(arr.offsets, dtype=np.int64)
-    size = int(offsets[-1] - offsets[0])
-    if pa.types.is_null(arr.type.value_type):
-        # lists of nulls only (polars' List(Null)): pyarrow's cast can leave the child array
-        # shorter than the offsets say, so the nulls are made here, as many as the lists hold
-        return offsets - offsets[0], pa.nulls(size)
-    values = arr.values.slice(int(offsets[0]), size)
-    return offsets - offsets[0], values
+    # Sizes and values from the logical lists, whatever the layout (list views in any order,
+    # slices, null lists holding values): pyarrow's cast to large_list gives wrong offsets for
+    # list views and a short child array for lists of nulls (polars' List(Null)).
+    sizes = np.asarray(pc.list_value_length(arr).fill_null(0), dtype=np.int64)
+    offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    values = arr.flatten()
+    if len(values) != offsets[-1]:  # pragma: no cover - flatten skips exactly the null lists
+        raise InputError(f"holds {len(values)} keys where its lists count {int(offsets[-1])}", source=name)
+    if pa.types.is_dictionary(values.type):  # categorical keys (polars' List(Categorical))
+        dictionary = values.dictionary
+        if pa.types.is_string_view(dictionary.type):  # pyarrow's take has no string_view kernel
+            dictionary = dictionary.cast(pa.large_string())
+        values = dictionary.take(values.indices)
+    return offsets, values
 
 
 def _key_kind(values: Any, name: str) -> str:
@@ -348,8 +355,9 @@ def evaluate_rag(
 
     Parameters
     ----------
-    data : polars / pandas / pyarrow table, dict of columns, or parquet path
-        One row per question (see the module docstring for the layout).
+    data : polars / pandas / pyarrow table, dict of columns, or a file path
+        One row per question (see the module docstring for the layout). A file is read by
+        its suffix (``.jsonl``, ``.json``; parquet for any other name).
     question_col : str or None
         Question column copied to the output (None: none; it is not needed otherwise). The
         default, ``"question_id"``, is copied when the table has it.

@@ -258,3 +258,38 @@ def test_the_default_question_column_is_optional():
     assert evaluate_rag(with_ids).per_question.row(0)[0] == "q1"
     with pytest.raises(ParameterError, match="'qid'"):  # a name given is required
         evaluate_rag(logs, question_col="qid")
+
+
+def test_list_views_categoricals_and_files_read_as_plain_lists(tmp_path):
+    import pyarrow as pa
+
+    retrieved = [["b", "a", "c"], ["x"], None, [], ["d", "d"]]
+    truth = [["a", "b"], ["y"], ["z"], ["z"], ["d"]]
+    expected = evaluate_rag(pl.DataFrame({"retrieved": retrieved, "ground_truth": truth}),
+                            question_col=None).per_question.rows()
+    assert [row[2] for row in expected] == [1.0, 0.0, 0.0, 0.0, 1.0]  # mrr
+    # pyarrow's cast of a list view to a list gave wrong offsets (kernels read past the keys)
+    for list_type in (pa.list_view, pa.large_list_view):
+        table = pa.table({"retrieved": pa.array(retrieved, list_type(pa.string())),
+                          "ground_truth": pa.array(truth, list_type(pa.string()))})
+        assert evaluate_rag(table, question_col=None).per_question.rows() == expected
+        assert evaluate_rag(table.slice(1), question_col=None).per_question.rows() == expected[1:]
+    # list views whose lists are not in the order of their values
+    values = pa.array(["d", "a", "b", "c", "x"])
+    scrambled = pa.ListViewArray.from_arrays(pa.array([3, 0], pa.int32()), pa.array([2, 3], pa.int32()), values)
+    assert scrambled.to_pylist() == [["c", "x"], ["d", "a", "b"]]
+    table = pa.table({"retrieved": scrambled, "ground_truth": pa.array([["x"], ["b"]])})
+    assert evaluate_rag(table, question_col=None).per_question["mrr"].to_list() == [0.5, 1 / 3]
+    # categorical keys (dictionary-encoded)
+    categorical = pl.DataFrame({"retrieved": retrieved, "ground_truth": truth},
+                               schema={"retrieved": pl.List(pl.Categorical), "ground_truth": pl.List(pl.String)})
+    assert evaluate_rag(categorical, question_col=None).per_question.rows() == expected
+    # files: a parquet name holding glob characters, JSON Lines by its suffix
+    frame = pl.DataFrame({"retrieved": retrieved, "ground_truth": truth})
+    frame.write_parquet(tmp_path / "bm25[k1=0.9].parquet")
+    frame.write_ndjson(tmp_path / "logs.jsonl")
+    for name in ("bm25[k1=0.9].parquet", "logs.jsonl"):
+        assert evaluate_rag(str(tmp_path / name), question_col=None).per_question.rows() == expected
+    (tmp_path / "bad.parquet").write_text("not parquet")
+    with pytest.raises(InputError, match="bad.parquet"):
+        evaluate_rag(tmp_path / "bad.parquet")
