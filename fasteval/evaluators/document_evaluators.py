@@ -397,8 +397,8 @@ def evaluate_documents(
     ----------
     ground_truth_documents, retrieved_documents : list of list of documents
         As for the evaluators.
-    measures : iterable of str
-        Any of ``recall_single_hit`` (``recall``), ``recall_multi_hit``, ``mrr``,
+    measures : str or iterable of str
+        One name, or several: any of ``recall_single_hit`` (``recall``), ``recall_multi_hit``, ``mrr``,
         ``map``, ``ndcg``, each optionally with a cutoff ``@k`` (``"ndcg@10"``).
         Each gives the same numbers as the matching evaluator (with ``top_k=k``).
     document_comparison_field : str
@@ -419,7 +419,7 @@ def evaluate_documents(
     >>> res["mrr"]["score"], res["map@1"]["score"], round(res["ndcg"]["score"], 4)
     (1.0, 0.5, 0.8597)
     """
-    names = list(measures)
+    names = [measures] if isinstance(measures, str) else list(measures)
     if not names:
         raise ParameterError("measures", "a non-empty list of measure names", names)
     parsed = {name: _parse_measure(name) for name in names}

@@ -128,6 +128,8 @@ def test_evaluate_documents_matches_single_evaluators():
     assert res["recall_multi_hit@3"] == DocumentRecallEvaluator(mode="multi_hit", top_k=3).run(gt, ret)
     with pytest.raises(ParameterError):
         evaluate_documents(gt, ret, ["precision"])
+    # one name as a string is that measure (it was read letter by letter: "got 'm'")
+    assert evaluate_documents(gt, ret, "ndcg@5") == {"ndcg@5": res["ndcg@5"]}
 
 
 def test_normalize_option():
