@@ -37,7 +37,7 @@ from fasteval.errors import DataWarning, InputError, ParameterError, check_flag
 from fasteval.kernels.ranking import MIN_GEO_MEAN, score_queries
 from fasteval.measures import Measure, parse_measure, parse_measures
 from fasteval.measures.plan import needs, plan_slots
-from fasteval.measures.registry import BY_KEY, LENGTH, NEEDS_LEVELS, NEEDS_MAX_GRADE
+from fasteval.measures.registry import BY_KEY, INT_CUTS, LENGTH, NEEDS_LEVELS, NEEDS_MAX_GRADE
 from fasteval.prepare import (
     Batch,
     PreparedQrels,
@@ -268,6 +268,9 @@ def check_measure_values(measures: list[Measure]) -> None:
         if any(not -_INT64_MAX <= lv <= _INT64_MAX for lv, _ in (m.gains or ())):
             raise ParameterError(f"{m.name}'s gain levels", "64-bit integers",
                                  [lv for lv, _ in m.gains or ()])
+        if m.cutoff is None and BY_KEY[m.family].params == INT_CUTS:  # Measure("P")
+            raise ParameterError(f"{m.family}'s cutoff", f"an integer from 1 to {_INT64_MAX}",
+                                 None)
 
 
 _MEASURE_SETS = ("all_trec", "official")

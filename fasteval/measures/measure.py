@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 
 from fasteval.errors import ParameterError
@@ -93,6 +94,17 @@ class Measure:
         spec = BY_KEY.get(self.family)
         if spec is None:
             raise ParameterError("family", "a registered measure family", self.family)
+        if self.cutoff is not None:
+            if spec.params not in (INT_CUTS, OPT_CUT, LENGTH):
+                raise ParameterError(f"{self.family}'s cutoff", "unset: the family takes none",
+                                     self.cutoff)
+            try:  # an int, or numpy's (made a plain int): not a bool, nor a float
+                cutoff = None if isinstance(self.cutoff, bool) else operator.index(self.cutoff)
+            except TypeError:
+                cutoff = None
+            if cutoff is None:
+                raise ParameterError(f"{self.family}'s cutoff", "an integer", self.cutoff)
+            object.__setattr__(self, "cutoff", cutoff)
         if self.rel is not None:
             if isinstance(self.rel, bool) or not isinstance(self.rel, int) or self.rel < 0:
                 raise ParameterError("rel", "an integer >= 0", self.rel)

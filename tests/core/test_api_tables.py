@@ -84,3 +84,21 @@ def test_run_id_argument_refused_for_a_table_of_several_runs():
     # one run in the column: the argument names it
     one = table.filter(pl.col("run_id") == "r1")
     assert fasteval.evaluate(QRELS, one, "map", run_id="X").rows() == [("X", 1, "map", 1.0)]
+
+
+def test_measure_built_directly_keeps_canonical_names():
+    from fasteval import Measure, parse_measure
+    from fasteval.errors import ParameterError
+
+    np = pytest.importorskip("numpy")
+    m = Measure("P", cutoff=np.int64(5))  # numpy's integer: the same measure as P@5
+    assert m == parse_measure("P@5") and m.name == "P_5" and type(m.cutoff) is int
+    for bad, match in [(lambda: Measure("P", cutoff=5.0), "P's cutoff must be an integer"),
+                       (lambda: Measure("P", cutoff=True), "P's cutoff must be an integer"),
+                       (lambda: Measure("ndcg_cut", cutoff=1.5), "must be an integer"),
+                       (lambda: Measure("map", cutoff=3), "map's cutoff must be unset")]:
+        with pytest.raises(ParameterError, match=match):
+            bad()  # named P_5.0, P_True, ndcg_cut_1.5 (scored as 1) and map (scored as map)
+    # P without a cutoff was scored as NaN under the name P_None
+    with pytest.raises(ParameterError, match="P's cutoff must be an integer from 1"):
+        fasteval.evaluate({"q1": {"a": 1}}, {"q1": {"a": 1.0}}, [Measure("P")])
