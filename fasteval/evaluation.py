@@ -500,7 +500,7 @@ def _split_runs(run: Any, run_id: str | None) -> list[RunPart]:
     column are located in that table."""
     if isinstance(run, Mapping) and run and all(
         isinstance(v, (pl.DataFrame, str, os.PathLike)) or hasattr(v, "columns") or _is_run_dict(v)
-        or _is_ranx(v) for v in run.values()
+        or _is_ranx(v) or callable(getattr(v, "read", None)) for v in run.values()
     ) and not _is_run_dict(run):
         names = [str(k) for k in run]
         if len(set(names)) < len(names):

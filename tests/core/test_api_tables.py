@@ -102,3 +102,13 @@ def test_measure_built_directly_keeps_canonical_names():
     # P without a cutoff was scored as NaN under the name P_None
     with pytest.raises(ParameterError, match="P's cutoff must be an integer from 1"):
         fasteval.evaluate({"q1": {"a": 1}}, {"q1": {"a": 1.0}}, [Measure("P")])
+
+
+def test_mapping_of_open_run_files():
+    import io
+
+    qrels = {"q1": {"a": 1, "b": 0}}
+    runs = {"bm25": io.BytesIO(b"q1 Q0 a 1 2.0 x\nq1 Q0 b 2 1.0 x\n"),
+            "dense": io.StringIO("q1 Q0 b 1 2.0 x\nq1 Q0 a 2 1.0 x\n")}
+    assert fasteval.evaluate(qrels, runs, "P@1").rows() == [("bm25", "q1", "P_1", 1.0),
+                                                           ("dense", "q1", "P_1", 0.0)]
