@@ -118,7 +118,7 @@ def _column(table: Any, name: str) -> Any:
     return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
-def _list_column(table: Any, name: str) -> tuple[np.ndarray, Any]:
+def _list_column(table: Any, name: str, holds: str = "document keys") -> tuple[np.ndarray, Any]:
     """``(offsets, values)`` of a list column, offsets from 0 (null lists as empty lists)."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -126,7 +126,7 @@ def _list_column(table: Any, name: str) -> tuple[np.ndarray, Any]:
     arr = _column(table, name)
     if not (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)
             or pa.types.is_list_view(arr.type) or pa.types.is_large_list_view(arr.type)):
-        raise ParameterError(name, "a column of lists (one list of document keys per question)", str(arr.type))
+        raise ParameterError(name, f"a column of lists (one list of {holds} per question)", str(arr.type))
     # Sizes and values from the logical lists, whatever the layout (list views in any order,
     # slices, null lists holding values): pyarrow's cast to large_list gives wrong offsets for
     # list views and a short child array for lists of nulls (polars' List(Null)).
@@ -244,10 +244,16 @@ def _exact_codes(gt_values: Any, ret_values: Any) -> tuple[tuple[np.ndarray, np.
     return tuple(out)
 
 
-def _int_keys(values: Any) -> tuple[np.ndarray, np.ndarray]:
+def _int_keys(values: Any, name: str, wrap: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Integer keys as int64; ``wrap``: both columns are unsigned 64-bit, whose bits are taken
+    as they are (a one-to-one map, so keys above 2**63 - 1 still match exactly)."""
     import pyarrow as pa
 
-    keys = np.asarray(values.cast(pa.int64()).fill_null(0), dtype=np.int64)
+    try:
+        keys = np.asarray(values.cast(pa.int64(), safe=not wrap).fill_null(0), dtype=np.int64)
+    except pa.ArrowInvalid:
+        raise ParameterError(name, "integer keys within the 64-bit signed range (or both columns "
+                             "unsigned 64-bit)", str(values.type)) from None
     flags = np.where(_valid(values), FLAG_VALID, np.uint8(0)).astype(np.uint8)
     return keys, flags
 
@@ -256,13 +262,14 @@ def _gains(table: Any, name: str, gt_offsets: np.ndarray) -> np.ndarray:
     """Ground-truth gains from a relevance list column (Haystack's NDCG rule for scores)."""
     import pyarrow as pa
 
-    offsets, values = _list_column(table, name)
+    offsets, values = _list_column(table, name, "gains")
     if not np.array_equal(offsets, gt_offsets):
         sizes, gt_sizes = np.diff(offsets), np.diff(gt_offsets)
         row = int(np.flatnonzero(sizes != gt_sizes)[0])
         raise InputError(f"has {int(sizes[row])} gains for {int(gt_sizes[row])} ground-truth keys",
                          source=name, row=row)
-    if not (pa.types.is_integer(values.type) or pa.types.is_floating(values.type) or pa.types.is_null(values.type)):
+    if not (pa.types.is_integer(values.type) or pa.types.is_floating(values.type) or pa.types.is_null(values.type)
+            or pa.types.is_boolean(values.type) or pa.types.is_decimal(values.type)):
         raise ParameterError(name, "lists of numbers (gains)", str(values.type))
     gain = np.array(values.cast(pa.float64()).fill_null(np.nan), dtype=np.float64)  # a writable copy
     missing = ~_valid(values)
@@ -291,7 +298,9 @@ def _document_scores(table: Any, retrieved_col: str, ground_truth_col: str, rele
              else np.ones(int(gt_offsets[-1]), dtype=np.float64))
     k = 0 if top_k is None else top_k
     if kinds == {"int"} or not kinds:
-        (gt_key, gt_flag), (ret_key, ret_flag) = _int_keys(gt_values), _int_keys(ret_values)
+        wrap = pa.types.is_uint64(gt_values.type) and pa.types.is_uint64(ret_values.type)
+        gt_key, gt_flag = _int_keys(gt_values, ground_truth_col, wrap)
+        ret_key, ret_flag = _int_keys(ret_values, retrieved_col, wrap)
         return document_measures(gt_offsets, gt_key, gt_flag, gains, ret_offsets, ret_key, ret_flag, k).scores
     if pa.types.is_string_view(gt_values.type) and pa.types.is_string_view(ret_values.type):
         gt_text, ret_text = _Views(gt_values), _Views(ret_values)

@@ -293,3 +293,21 @@ def test_list_views_categoricals_and_files_read_as_plain_lists(tmp_path):
     (tmp_path / "bad.parquet").write_text("not parquet")
     with pytest.raises(InputError, match="bad.parquet"):
         evaluate_rag(tmp_path / "bad.parquet")
+
+
+def test_unsigned_keys_and_gain_types():
+    big = pl.DataFrame({"retrieved": [[2**64 - 1, 5, 2**63], [7]], "ground_truth": [[2**63], [2**64 - 1]]},
+                       schema={"retrieved": pl.List(pl.UInt64), "ground_truth": pl.List(pl.UInt64)})
+    assert evaluate_rag(big, question_col=None).per_question["mrr"].to_list() == [1 / 3, 0.0]
+    signed = big.with_columns(ground_truth=pl.Series([[1], [2]], dtype=pl.List(pl.Int64)))
+    with pytest.raises(ParameterError, match="64-bit signed range"):  # was pyarrow's ArrowInvalid
+        evaluate_rag(signed, question_col=None)
+    # boolean and decimal gains, as Haystack takes score=True / Decimal-free numbers
+    logs = pl.DataFrame({"retrieved": [["a", "b"]], "ground_truth": [["b", "a"]], "rel": [[True, False]]})
+    ndcg = evaluate_rag(logs, question_col=None, relevance_col="rel").scores["ndcg"]
+    assert ndcg == pytest.approx(1 / math.log2(3))
+    dec = logs.with_columns(rel=pl.Series([[2, 1]], dtype=pl.List(pl.Decimal(10, 2))))
+    assert evaluate_rag(dec, question_col=None, relevance_col="rel").scores["ndcg"] == pytest.approx(
+        (2 / math.log2(3) + 1) / (2 + 1 / math.log2(3)))
+    with pytest.raises(ParameterError, match="one list of gains per question"):
+        evaluate_rag(logs.with_columns(rel=pl.lit(1.0)), question_col=None, relevance_col="rel")
