@@ -665,6 +665,12 @@ def aggregate(results: pl.DataFrame) -> pl.DataFrame:
         raise InputError(
             f"results table lacks column(s) {', '.join(missing)}", source="results"
         )
+    if results.schema["value"] != pl.Float64:
+        if not results.schema["value"].is_numeric():
+            raise InputError(f"results column value holds {results.schema['value']}; expected "
+                             "numbers", source="results", column="value")
+        # summed and averaged in double, as trec_eval does (Float32 sums were Float32)
+        results = results.with_columns(pl.col("value").cast(pl.Float64))
     kinds = {
         name: _aggregation_of(name) for name in results.get_column("measure").unique().to_list()
     }

@@ -112,3 +112,16 @@ def test_mapping_of_open_run_files():
             "dense": io.StringIO("q1 Q0 b 1 2.0 x\nq1 Q0 a 2 1.0 x\n")}
     assert fasteval.evaluate(qrels, runs, "P@1").rows() == [("bm25", "q1", "P_1", 1.0),
                                                            ("dense", "q1", "P_1", 0.0)]
+
+
+@pytest.mark.parametrize("dtype", [pl.Float32, pl.Float64])
+def test_aggregate_of_float32_values(dtype):
+    # results stored as float32 (to halve a parquet file): means and sums in double
+    res = pl.DataFrame({"run_id": ["r"] * 4, "query_id": ["a", "b"] * 2,
+                        "measure": ["map", "map", "num_ret", "num_ret"],
+                        "value": [0.5, 1.0, 10.0, 20.0]}).with_columns(pl.col("value").cast(dtype))
+    out = fasteval.aggregate(res)
+    assert out.schema["value"] == pl.Float64
+    assert out.rows() == [("r", "map", 0.75), ("r", "num_ret", 30.0)]
+    with pytest.raises(fasteval.errors.InputError, match="column value holds String"):
+        fasteval.aggregate(res.with_columns(pl.col("value").cast(pl.Utf8)))
