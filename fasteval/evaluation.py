@@ -334,6 +334,14 @@ class Evaluator:
     compat : {10, 9}, default 10
         trec_eval version whose recall-point rounding to use (9 matches pytrec_eval).
 
+    Attributes
+    ----------
+    report : fasteval.prepare.Report
+        What the last :meth:`evaluate` did with the queries and rows of its runs (summed
+        over them); empty after a call that raised. One evaluator may serve several
+        threads at once (the results are right), but ``report`` then holds whichever
+        call finished last.
+
     Examples
     --------
     >>> import fasteval
@@ -447,9 +455,11 @@ class Evaluator:
         ``run`` may be a table (with an optional ``run_id`` column), anything
         :func:`fasteval.read_run` reads, or a mapping ``{name: run}``.
         """
+        self.report = Report()
         return self._evaluate(_split_runs(run, run_id), complete)
 
     def _evaluate(self, runs: list[RunPart], complete: bool | None) -> pl.DataFrame:
+        self.report = Report()  # a call that raises leaves no counts of an earlier one
         frames = []
         reports = []
         for name, table, checked, source, locate in runs:

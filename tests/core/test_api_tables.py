@@ -125,3 +125,19 @@ def test_aggregate_of_float32_values(dtype):
     assert out.rows() == [("r", "map", 0.75), ("r", "num_ret", 30.0)]
     with pytest.raises(fasteval.errors.InputError, match="column value holds String"):
         fasteval.aggregate(res.with_columns(pl.col("value").cast(pl.Utf8)))
+
+
+def test_report_after_a_failed_call_is_empty():
+    from fasteval.prepare import Report
+
+    ev = fasteval.Evaluator({"q1": {"a": 1}, "q2": {"b": 1}}, "P@1")
+    ev.evaluate({"q1": {"a": 1.0}, "q3": {"a": 1.0}})
+    assert (ev.report.run_queries, ev.report.evaluated, ev.report.dropped_not_in_qrels,
+            ev.report.missing_from_run) == (2, 1, 1, 1)
+    for bad in ({"q1": {"a": float("nan")}},  # refused while prepared
+                {"q1": {"a": "high"}}):       # refused while read
+        with pytest.raises(fasteval.errors.InputError):
+            ev.evaluate(bad)
+        assert ev.report == Report()  # not the counts of the call before
+    assert ev.evaluate({"q2": {"b": 1.0}}).rows() == [("run", "q2", "P_1", 1.0)]
+    assert (ev.report.run_queries, ev.report.evaluated, ev.report.missing_from_run) == (1, 1, 1)
