@@ -103,10 +103,16 @@ def _to_arrow(data: Any) -> Any:
         return data.to_arrow(compat_level=newest)
     if isinstance(data, pl.LazyFrame):
         return data.collect().to_arrow(compat_level=newest)
-    if isinstance(data, dict):
-        return pl.DataFrame(data).to_arrow(compat_level=newest)
-    if type(data).__module__.split(".")[0] == "pandas":
-        return pl.from_pandas(data).to_arrow(compat_level=newest)
+    if isinstance(data, dict) or type(data).__module__.split(".")[0] == "pandas":
+        try:
+            frame = pl.DataFrame(data) if isinstance(data, dict) else pl.from_pandas(data)
+        except (pa.ArrowException, pl.exceptions.PolarsError, TypeError, ValueError) as exc:
+            # e.g. a column of numpy arrays where an empty one is float64 (np.array([]))
+            advice = ("; give each list column one element type (np.array([], dtype=object) for an "
+                      "empty list, or plain lists)" if isinstance(exc, pa.ArrowException) else "")
+            raise InputError(f"cannot be converted to a table ({type(exc).__name__}: {exc}){advice}",
+                             source="data") from exc
+        return frame.to_arrow(compat_level=newest)
     raise ParameterError("data", "a table (polars, pandas, pyarrow, a dict of columns) or a file path",
                          type(data).__name__)
 

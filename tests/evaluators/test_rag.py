@@ -311,3 +311,17 @@ def test_unsigned_keys_and_gain_types():
         (2 / math.log2(3) + 1) / (2 + 1 / math.log2(3)))
     with pytest.raises(ParameterError, match="one list of gains per question"):
         evaluate_rag(logs.with_columns(rel=pl.lit(1.0)), question_col=None, relevance_col="rel")
+
+
+def test_tables_that_cannot_be_converted_are_input_errors():
+    import pandas as pd
+
+    # np.array([]) is float64: a column of string arrays then has no one Arrow type
+    logs = pd.DataFrame({"retrieved": [np.array(["a", "b"]), np.array([])],
+                         "ground_truth": [np.array(["a"]), np.array(["c"])]})
+    with pytest.raises(InputError, match=r"data: cannot be converted.*dtype=object"):
+        evaluate_rag(logs, question_col=None)
+    logs["retrieved"] = [np.array(["b", "a"]), np.array([], dtype=object)]
+    assert evaluate_rag(logs, question_col=None).per_question["mrr"].to_list() == [0.5, 0.0]
+    with pytest.raises(InputError, match="height"):
+        evaluate_rag({"retrieved": [["a"]], "ground_truth": [["a"], ["b"]]}, question_col=None)
