@@ -508,10 +508,7 @@ def _split_runs(run: Any, run_id: str | None) -> list[RunPart]:
     numbers (read by read_run, or checked here before the split, where the rows still have
     their numbers in the table given); the rows of a part of a table with a ``run_id``
     column are located in that table."""
-    if isinstance(run, Mapping) and run and all(
-        isinstance(v, (pl.DataFrame, str, os.PathLike)) or hasattr(v, "columns") or _is_run_dict(v)
-        or _is_ranx(v) or callable(getattr(v, "read", None)) for v in run.values()
-    ) and not _is_run_dict(run):
+    if _is_runs_mapping(run):
         names = [str(k) for k in run]
         if len(set(names)) < len(names):
             twice = sorted({n for n in names if names.count(n) > 1})
@@ -534,6 +531,14 @@ def _split_runs(run: Any, run_id: str | None) -> list[RunPart]:
         return [RunPart(str(k[0]), v, True, whole.source, _part_rows(table, k[0], whole.locate))
                 for k, v in parts.items()]
     return [whole]
+
+
+def _is_runs_mapping(run: Any) -> bool:
+    """A mapping ``{name: run}`` (not one ``{qid: {docid: score}}`` run)."""
+    return isinstance(run, Mapping) and bool(run) and all(
+        isinstance(v, (pl.DataFrame, str, os.PathLike)) or hasattr(v, "columns") or _is_run_dict(v)
+        or _is_ranx(v) or callable(getattr(v, "read", None)) for v in run.values()
+    ) and not _is_run_dict(run)
 
 
 def _part_rows(table: pl.DataFrame, key: Any, locate: Locate) -> Locate:

@@ -884,7 +884,11 @@ def evaluate_ray(qrels, run, measures, *, run_id: str | None = None, engine: str
     check_engine(engine)
     require_ray()
     from fasteval.batch.discover import _read_table
+    from fasteval.evaluation import _is_runs_mapping
 
+    if not isinstance(run, pl.DataFrame | str | os.PathLike | list | tuple) \
+            and not _is_runs_mapping(run):
+        run = _read_table(run)  # one run in memory (pandas, Arrow, a run dict): named as locally
     if isinstance(run, pl.DataFrame):
         run = _read_table(run)
         sources = [RunSource(name=run_id or "run", kind="frame", frame=run, rows=run.height,

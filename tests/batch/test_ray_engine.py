@@ -302,3 +302,19 @@ def test_converted_types_equal_local(ray_local, tmp_path):
     local_err = _error_of(lambda: evaluate_files(tmp_path / "qrels.parquet", spec, measures))
     assert local_err == f"{d / 'p0.parquet'}, row 77, column 'score': score is not a number: 'abc'"
     assert _error_of(lambda: evaluate_files(tmp_path / "qrels.parquet", spec, measures, engine="ray")) == local_err
+
+
+def test_one_run_in_memory_named_as_locally(ray_local):
+    """A run dict or a pandas table given alone is named ``run_id`` (default ``"run"``) on
+    Ray as locally; Ray called them ``run_0``."""
+    import pandas as pd
+
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1}}
+    runs = [{"q1": {"a": 1.0, "b": 2.0}, "q2": {"c": 1.0}},
+            pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "c"], "score": [1.0, 1.0]})]
+    for run, q1_map in zip(runs, (0.5, 1.0), strict=True):
+        for name, kw in (("bm25", {"run_id": "bm25"}), ("run", {})):
+            local = fasteval.evaluate(qrels, run, ["map"], **kw)
+            res = fasteval.evaluate(qrels, run, ["map"], engine="ray", **kw)
+            assert res.equals(local)
+            assert res.rows() == [(name, "q1", "map", q1_map), (name, "q2", "map", 1.0)]
