@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import math
 import re
+import types
 from collections.abc import Callable, Iterable
 from enum import Enum
 from typing import Any, ClassVar
@@ -114,6 +115,19 @@ def _check_top_k(top_k: int | None) -> int | None:
     return top_k
 
 
+def _renamed(func: Any, qualname: str) -> Any:
+    """A copy of ``func`` whose qualified name, in its code too, is ``qualname``."""
+    code = func.__code__
+    if hasattr(code, "co_qualname"):  # Python 3.11+: argument errors name co_qualname
+        code = code.replace(co_qualname=qualname)
+    copy = types.FunctionType(code, func.__globals__, func.__name__, func.__defaults__, func.__closure__)
+    copy.__kwdefaults__ = func.__kwdefaults__
+    copy.__annotations__ = dict(func.__annotations__)
+    copy.__doc__, copy.__module__, copy.__qualname__ = func.__doc__, func.__module__, qualname
+    copy.__dict__.update(func.__dict__)
+    return copy
+
+
 class _DocumentEvaluator(HaystackComponent):
     """Common code of the four document evaluators."""
 
@@ -121,6 +135,15 @@ class _DocumentEvaluator(HaystackComponent):
     _gains: ClassVar[bool] = False
     _require_hashable: ClassVar[bool] = False
     _output_types: ClassVar[dict[str, Any]] = {"score": float, "individual_scores": list[float]}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # Python words a call's argument errors with the function's own name: each evaluator
+        # gets its copy of the shared methods, so that a missing or unknown argument reads
+        # "DocumentMAPEvaluator.run() missing ...", as Haystack's does
+        for name in ("__init__", "run"):
+            if name not in cls.__dict__:
+                setattr(cls, name, _renamed(getattr(cls, name), f"{cls.__name__}.{name}"))
 
     def __init__(
         self,

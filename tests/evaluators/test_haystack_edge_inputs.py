@@ -344,3 +344,22 @@ def test_llm_scores_have_haystacks_python_types(name, replies, scores, score):
     assert repr(ours["individual_scores"]) == repr(hs_out["individual_scores"]) == repr(scores)
     assert repr(ours["score"]) == repr(hs_out["score"]) == repr(score)
     assert repr([r["score"] for r in ours["results"]]) == repr([r["score"] for r in hs_out["results"]])
+
+
+@pytest.mark.parametrize("name", ["DocumentRecallEvaluator", "DocumentMRREvaluator",
+                                  "DocumentMAPEvaluator", "DocumentNDCGEvaluator"])
+def test_argument_errors_name_the_evaluator_as_haystacks_do(name):
+    docs = [[Document(content="a")]]
+    calls = [
+        lambda cls: cls().run(ground_truth_documents=docs),
+        lambda cls: cls().run(ground_truth_documents=docs, retrieved_documents=docs, extra=1),
+        lambda cls: cls(bogus=1),
+    ]
+    for call in calls:
+        messages = []
+        for cls in (getattr(hs_eval, name), getattr(fe, name)):
+            with pytest.raises(TypeError) as info:
+                call(cls)
+            messages.append(str(info.value))
+        assert messages[1] == messages[0]  # "DocumentMAPEvaluator.run() missing ...", not "_DocumentEvaluator"
+    assert getattr(fe, name)().run(docs, docs) == {"score": 1.0, "individual_scores": [1.0]}
