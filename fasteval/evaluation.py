@@ -517,13 +517,7 @@ def _split_runs(run: Any, run_id: str | None) -> list[RunPart]:
         return [_load_run(v, name) for name, v in zip(names, run.values(), strict=True)]
     whole = _load_run(run, run_id or "run")
     table = whole.table
-    if "run_id" in table.columns and run_id is not None:
-        names = table.get_column("run_id").drop_nulls().unique(maintain_order=True)
-        if len(names) > 1:  # one name for all would merge their rankings into one run
-            shown = names.head(3).cast(pl.Utf8).to_list() + (["..."] if len(names) > 3 else [])
-            raise ParameterError(
-                "run_id", f"None for a table whose run_id column names {len(names)} runs "
-                f"({', '.join(shown)}), each scored under its own name", run_id)
+    check_run_id_argument(table, run_id)
     if "run_id" in table.columns and run_id is None:
         # checked on the whole table: a row number in a part would point at the wrong row
         check_run_table(table, whole.source, scores=not whole.checked)
@@ -531,6 +525,19 @@ def _split_runs(run: Any, run_id: str | None) -> list[RunPart]:
         return [RunPart(str(k[0]), v, True, whole.source, _part_rows(table, k[0], whole.locate))
                 for k, v in parts.items()]
     return [whole]
+
+
+def check_run_id_argument(table: pl.DataFrame, run_id: str | None) -> None:
+    """Refuse ``run_id=`` for a table whose ``run_id`` column names several runs: one name
+    for all would merge their rankings into one run (one run in the column is renamed)."""
+    if "run_id" not in table.columns or run_id is None:
+        return
+    names = table.get_column("run_id").drop_nulls().unique(maintain_order=True)
+    if len(names) > 1:
+        shown = names.head(3).cast(pl.Utf8).to_list() + (["..."] if len(names) > 3 else [])
+        raise ParameterError(
+            "run_id", f"None for a table whose run_id column names {len(names)} runs "
+            f"({', '.join(shown)}), each scored under its own name", run_id)
 
 
 def _is_runs_mapping(run: Any) -> bool:

@@ -884,13 +884,16 @@ def evaluate_ray(qrels, run, measures, *, run_id: str | None = None, engine: str
     check_engine(engine)
     require_ray()
     from fasteval.batch.discover import _read_table
-    from fasteval.evaluation import _is_runs_mapping
+    from fasteval.evaluation import _is_runs_mapping, check_run_id_argument
 
     if not isinstance(run, pl.DataFrame | str | os.PathLike | list | tuple) \
             and not _is_runs_mapping(run):
         run = _read_table(run)  # one run in memory (pandas, Arrow, a run dict): named as locally
     if isinstance(run, pl.DataFrame):
         run = _read_table(run)
+        check_run_id_argument(run, run_id)
+        if run_id is not None:  # the name given names the column's one run, as locally
+            run = run.drop("run_id", strict=False)
         sources = [RunSource(name=run_id or "run", kind="frame", frame=run, rows=run.height,
                              has_run_id="run_id" in run.columns)]
     elif isinstance(run, dict) and all(isinstance(v, pl.DataFrame) for v in run.values()):

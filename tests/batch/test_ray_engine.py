@@ -318,3 +318,15 @@ def test_one_run_in_memory_named_as_locally(ray_local):
             res = fasteval.evaluate(qrels, run, ["map"], engine="ray", **kw)
             assert res.equals(local)
             assert res.rows() == [(name, "q1", "map", q1_map), (name, "q2", "map", 1.0)]
+
+
+def test_run_id_argument_with_a_run_id_column_as_locally(ray_local):
+    qrels = {"q1": {"a": 1, "b": 0}}
+    one = pl.DataFrame({"run_id": ["x", "x"], "query_id": ["q1", "q1"], "doc_id": ["a", "b"],
+                        "score": [2.0, 1.0]})
+    res = fasteval.evaluate(qrels, one, ["map"], run_id="bm25", engine="ray")
+    assert res.equals(fasteval.evaluate(qrels, one, ["map"], run_id="bm25"))
+    assert res.rows() == [("bm25", "q1", "map", 1.0)]
+    two = one.with_columns(run_id=pl.Series(["x", "y"]))
+    with pytest.raises(fasteval.errors.ParameterError, match="run_id must be None"):
+        fasteval.evaluate(qrels, two, ["map"], run_id="bm25", engine="ray")
