@@ -627,7 +627,9 @@ def evaluate(
 
         return evaluate_ray(qrels, run, measures, run_id=run_id, engine=engine, **options)
     if not isinstance(run, str | os.PathLike):
-        return Evaluator(qrels, measures, **options).evaluate(run, run_id=run_id)
+        # _evaluate called from here, as below: its warnings name the caller's line
+        evaluator = Evaluator(qrels, measures, **options)
+        return evaluator._evaluate(_split_runs(run, run_id), None)
     # the run file is read on a thread while the qrels are read and prepared (polars reads
     # without holding the GIL); errors surface as they would without the thread
     from concurrent.futures import ThreadPoolExecutor

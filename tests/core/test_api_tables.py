@@ -141,3 +141,16 @@ def test_report_after_a_failed_call_is_empty():
         assert ev.report == Report()  # not the counts of the call before
     assert ev.evaluate({"q2": {"b": 1.0}}).rows() == [("run", "q2", "P_1", 1.0)]
     assert (ev.report.run_queries, ev.report.evaluated, ev.report.missing_from_run) == (1, 1, 1)
+
+
+def test_data_warning_names_the_callers_line():
+    # attributed to fasteval/evaluation.py, the warning showed once per process at most
+    from fasteval.errors import DataWarning
+
+    qrels = {"q1": {"a": 1}}
+    with pytest.warns(DataWarning, match="its one query is not in the qrels") as rec:
+        fasteval.evaluate(qrels, {"zz": {"a": 1.0}}, "map")
+    assert rec[0].filename == __file__
+    with pytest.warns(DataWarning) as rec:
+        fasteval.Evaluator(qrels, "map").evaluate({"zz": {"a": 1.0}})
+    assert rec[0].filename == __file__
