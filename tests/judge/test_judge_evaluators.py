@@ -254,11 +254,10 @@ def test_context_relevance_scores(fake_openai):
 def test_concurrency_is_real(fake_openai):
     server = fake_openai(lambda req, n: Reply(content={"relevant_statements": ["x"]}, delay=0.2))
     ev = ContextRelevanceEvaluator(chat_generator=client(server), progress_bar=False, max_concurrency=20)
-    t0 = time.perf_counter()
     out = ev.run(questions=[f"q{i}" for i in range(200)], contexts=[["c"]] * 200)
-    elapsed = time.perf_counter() - t0
     assert out["score"] == 1.0 and server.count == 200
-    assert elapsed < 6.0, elapsed  # one at a time would take 40 s; ideal is 10 waves x 0.2 s = 2 s
+    # requests overlap (the server saw at least 10 at once, each held 0.2 s), never more than
+    # max_concurrency; counted by the server, not timed (a loaded machine would fail a clock)
     assert 10 <= server.max_inflight <= 20
 
 
