@@ -105,7 +105,9 @@ def _to_arrow(data: Any) -> Any:
         return data.collect().to_arrow(compat_level=newest)
     if isinstance(data, dict) or type(data).__module__.split(".")[0] == "pandas":
         try:
-            frame = pl.DataFrame(data) if isinstance(data, dict) else pl.from_pandas(data, nan_to_null=False)
+            # pandas' NaN is its missing value: read as null (a question whose gains are all
+            # NaN has binary relevance; two NaN answers are an exact match, as two None are)
+            frame = pl.DataFrame(data) if isinstance(data, dict) else pl.from_pandas(data)
         except (pa.ArrowException, pl.exceptions.PolarsError, TypeError, ValueError) as exc:
             # e.g. a column of numpy arrays where an empty one is float64 (np.array([]))
             advice = ("; give each list column one element type (np.array([], dtype=object) for an "

@@ -326,22 +326,3 @@ def test_tables_that_cannot_be_converted_are_input_errors():
     with pytest.raises(InputError, match="height"):
         evaluate_rag({"retrieved": [["a"]], "ground_truth": [["a"], ["b"]]}, question_col=None)
 
-
-def test_pandas_nan_is_read_as_haystack_reads_it():
-    import pandas as pd
-    from haystack import Document
-    from haystack.components.evaluators import AnswerExactMatchEvaluator, DocumentNDCGEvaluator
-
-    # NaN stays NaN (polars' from_pandas made it null): a NaN gain is a score, as Document(score=nan)
-    # is, and NaN answers are not equal, as in Haystack on the same column's values
-    logs = pd.DataFrame({"retrieved": [["a", "b"], ["c"]], "ground_truth": [["b", "a"], ["c"]],
-                         "relevance": [[np.nan, 1.0], [2.0]], "answer": [np.nan, 1.0], "gold": [np.nan, 1.0]})
-    report = evaluate_rag(logs, question_col=None, relevance_col="relevance", answer_col="answer", gold_col="gold")
-    ndcg = DocumentNDCGEvaluator().run(
-        ground_truth_documents=[[Document(content="b", score=np.nan), Document(content="a", score=1.0)],
-                                [Document(content="c", score=2.0)]],
-        retrieved_documents=[[Document(content="a"), Document(content="b")], [Document(content="c")]])
-    exact = AnswerExactMatchEvaluator().run(ground_truth_answers=logs["gold"].tolist(),
-                                            predicted_answers=logs["answer"].tolist())
-    assert report.per_question["ndcg"].to_list() == ndcg["individual_scores"] == [0, 1.0]
-    assert report.per_question["exact_match"].to_list() == exact["individual_scores"] == [0, 1]
