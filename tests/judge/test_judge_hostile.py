@@ -35,7 +35,7 @@ def test_a_trickling_reply_is_cut_at_the_timeout(fake_openai):
         client.run(MSG)
     elapsed = time.monotonic() - started
     assert exc.value.attempts == 2 and server.count == 2
-    assert elapsed < 3.0, elapsed  # 2 x 0.6 s, not the ~20 s the server would trickle for
+    assert elapsed < 10.0, elapsed  # 2 x 0.6 s, not the ~20 s the server would trickle for
 
 
 @pytest.mark.parametrize("chunked", [False, True])
@@ -292,7 +292,7 @@ def test_ctrl_c_delivered_to_another_thread_stops_the_job_at_once(fake_openai, t
     elapsed = time.monotonic() - started
     sent = server.count
     time.sleep(0.5)
-    assert elapsed < 2.0, elapsed
+    assert elapsed < 4.0, elapsed  # not the 6 s of the whole job
     assert server.count == sent < 12  # nothing more is sent after the interrupt
     cached = list((tmp_path / "cache").rglob("*.json"))
     assert 0 < len(cached) <= sent and not list((tmp_path / "cache").rglob("*.tmp"))
