@@ -421,6 +421,8 @@ def evaluate_rag(
         if (name in MEASURES and not docs) or (name in ("exact_match", "sas") and not answers):
             needs = "retrieved_col and ground_truth_col" if name in MEASURES else "answer_col and gold_col"
             raise ParameterError("measures", f"measures whose columns are given ({name!r} needs {needs})", name)
+    if question_col in names:
+        raise ParameterError("question_col", f"a name other than the measures' {names}", question_col)
     columns: dict[str, Any] = {}
     if question_col is not None and (question_col != "question_id" or question_col in table.column_names):
         columns[question_col] = pl.from_arrow(_column(table, question_col))

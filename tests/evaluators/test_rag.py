@@ -258,6 +258,10 @@ def test_the_default_question_column_is_optional():
     assert evaluate_rag(with_ids).per_question.row(0)[0] == "q1"
     with pytest.raises(ParameterError, match="'qid'"):  # a name given is required
         evaluate_rag(logs, question_col="qid")
+    # a question column named as a measure was overwritten by the measure's values
+    with pytest.raises(ParameterError, match="question_col must be a name other than"):
+        evaluate_rag(logs.with_columns(mrr=pl.lit("q1")), question_col="mrr")
+    assert evaluate_rag(logs.with_columns(mrr=pl.lit("q1")), question_col="mrr", measures=["map"]).per_question.rows() == [("q1", 0.5)]
 
 
 def test_list_views_categoricals_and_files_read_as_plain_lists(tmp_path):
