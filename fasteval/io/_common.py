@@ -43,6 +43,9 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "tag": ("tag",),
 }
 
+_PARAMETER = {"query_id": "query_col", "doc_id": "doc_col"}
+"""The readers' parameter that names a column, where it is not ``<canonical>_col``."""
+
 VALID_DUPLICATES = ("error", "keep_best", "ignore")
 
 
@@ -91,8 +94,9 @@ def find_column(
             return lower[alias]
     if required:
         raise InputError(
-            f"no {canonical} column; expected one of {list(ALIASES[canonical])} "
-            f"(or pass {canonical.replace('_id', '')}_col=...); the columns are {list(columns)}",
+            f"no {canonical} column; expected one of {list(ALIASES[canonical])} (or rename "
+            f"it, or name it with read_run/read_qrels' {_PARAMETER.get(canonical, canonical + '_col')}=...); "
+            f"the columns are {list(columns)}",
             source=source,
             column=canonical,
         )

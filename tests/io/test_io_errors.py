@@ -224,3 +224,15 @@ def test_json_lines_named_json_says_so(tmp_path: Path) -> None:
     e = _err(read_run, p)
     assert "it looks like JSON Lines (one object per line): name it .jsonl or pass format='jsonl'" in str(e)
     assert read_run(p, format="jsonl").rows() == [("q1", "d1", 1.0), ("q1", "d2", 2.0)]
+
+
+def test_missing_column_advice_names_the_readers_parameter() -> None:
+    # evaluate() has no query_col=: the advice names the readers' parameter that has it
+    import fasteval
+
+    qrels = pl.DataFrame({"q": ["a"], "d": ["b"], "relevance": [1]})
+    run = pl.DataFrame({"query_id": ["a"], "doc_id": ["b"], "score": [1.0]})
+    with pytest.raises(InputError, match=r"no query_id column; .* \(or rename it, or name it with "
+                                         r"read_run/read_qrels' query_col=\.\.\.\); the columns are \['q', 'd', 'relevance'\]"):
+        fasteval.evaluate(qrels, run, ["map"])
+    assert fasteval.read_qrels(qrels, query_col="q", doc_col="d").rows() == [("a", "b", 1)]
