@@ -131,8 +131,8 @@ def check_run_table(run: pl.DataFrame, source: str = "run", *, scores: bool = Tr
         if score.null_count() or (score.dtype.is_float() and score.is_nan().any()):
             bad = (score.is_nan() if score.dtype.is_float() else score.is_null()).fill_null(True)
             row = int(bad.arg_max())
-            raise InputError(f"score is {score[row]!r}; expected a number", source=source,
-                             row=row, column="score")
+            what = "missing (null)" if score[row] is None else "NaN (not a number)"  # as read_run says
+            raise InputError(f"score is {what}", source=source, row=row, column="score")
 
 
 def _check_id_type(s: pl.Series, source: str) -> None:

@@ -116,3 +116,11 @@ def test_128_bit_ids_past_64_bits_name_the_row():
                                  "(give such ids as text)")
     small = run.with_columns(pl.Series("query_id", [1, 2], dtype=pl.Int128))
     assert fasteval.read_run(small).get_column("query_id").to_list() == [1, 2]
+
+
+@pytest.mark.parametrize("bad, words", [(None, "score is missing (null)"), (float("nan"), "score is NaN (not a number)")])
+def test_null_or_nan_score_worded_as_the_reader_words_it(bad, words) -> None:
+    run = pl.DataFrame({"query_id": ["a", "a"], "doc_id": ["b", "c"], "score": [1.0, bad]})
+    for call in (lambda: fasteval.read_run(run), lambda: fasteval.evaluate({"a": {"b": 1}}, run, ["map"])):
+        with pytest.raises(InputError, match=rf"row 1, column 'score': {words.replace('(', '[(]').replace(')', '[)]')}$"):
+            call()
