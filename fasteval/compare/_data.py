@@ -68,12 +68,37 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
         if kinds[suffix] == "json":  # a JSON array of rows, as fasteval eval -o x.json writes
             return pl.read_json(source)
         # ids as written: "01" and "1" are two queries (inferred integers would merge them)
-        return pl.read_csv(source, separator="\t" if kinds[suffix] == "tsv" else ",",
-                           schema_overrides=dict.fromkeys(_TEXT_COLUMNS, pl.Utf8))
+        sep = "\t" if kinds[suffix] == "tsv" else ","
+        df = pl.read_csv(source, separator=sep, schema_overrides=dict.fromkeys(_TEXT_COLUMNS, pl.Utf8))
     except pl.exceptions.PolarsError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"cannot read the {kinds[suffix]} file ({first})",
                          source=str(p)) from exc
+    if any("_duplicated_" in c for c in df.columns):  # polars renamed a repeated name
+        _refuse_repeated_names(source, sep, str(p))
+    return df
+
+
+def _refuse_repeated_names(source: Any, sep: str, name: str) -> None:
+    """Refuse a CSV/TSV header that names a column twice (polars reads the second ``map`` as
+    ``map_duplicated_0``, which would be compared as one more measure)."""
+    import contextlib
+    import csv
+    import gzip
+
+    data = source if isinstance(source, io.BytesIO) else open(source, "rb")  # noqa: SIM115 - closed below
+    with data:
+        data.seek(0)  # (polars may have read a buffer to its end)
+        head = data.read(2)
+        data.seek(0)
+        with gzip.open(data, "rb") if head == b"\x1f\x8b" else contextlib.nullcontext(data) as fh:
+            raw = fh.read(1 << 20)
+    names = next(csv.reader(io.StringIO(raw.decode("utf-8", "replace").removeprefix("\ufeff"), newline=""),
+                            delimiter=sep), [])
+    repeated = next((n for i, n in enumerate(names) if n and n in names[:i]), None)
+    if repeated is not None:
+        raise InputError(f"the header names column {repeated!r} twice; expected each column once",
+                         source=name, line=1, column=repeated)
 
 
 def _as_frame(obj: Any, source: str) -> pl.DataFrame:

@@ -128,3 +128,20 @@ def test_json_results_written_by_eval_are_read(tmp_path) -> None:
     per_query = fasteval.evaluate(f"{trec}/qrels.test", f"{trec}/results.test", ["P@10"])
     assert c.means.filter(pl.col("run_id") == "a").get_column("mean").item() == pytest.approx(
         per_query.get_column("value").mean(), abs=1e-15)
+
+
+@pytest.mark.parametrize("name", ["a.csv", "a.tsv", "a.csv.gz"])
+def test_a_header_naming_a_measure_twice_is_refused(tmp_path, name) -> None:
+    # polars reads the second 'map' as 'map_duplicated_0': it was compared as one more measure
+    import gzip
+
+    from fasteval.errors import InputError
+
+    sep = "\t" if ".tsv" in name else ","
+    text = sep.join(["query_id", "map", "map"]) + "\n" + sep.join(["q1", "0.5", "0.25"]) + "\n"
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(text.encode()) if name.endswith(".gz") else text.encode())
+    ok = tmp_path / "b.csv"
+    ok.write_text("query_id,map\nq1,0.5\n")
+    with pytest.raises(InputError, match=rf"{name}, line 1, column 'map': the header names column 'map' twice"):
+        fasteval.compare({"a": path, "b": ok}, tests="t")
