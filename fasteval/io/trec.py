@@ -30,6 +30,7 @@ import functools
 import inspect
 import mmap
 import os
+import re
 import warnings
 
 import numpy as np
@@ -100,6 +101,22 @@ def _sniff_separator(head: bytes, kind: Kind) -> str | None:
     return None if sep is None else sep.decode()
 
 
+_STRAY_CR = re.compile(rb"\r(?!\n|\Z)")
+"""A carriage return that ends no line: whitespace between fields, which polars' reader
+keeps inside them."""
+
+
+def _has_stray_cr(data: str | bytes) -> bool:
+    """Whether the raw text holds a carriage return that is not part of a line ending (looked
+    for only in text that holds one)."""
+    if not _contains(data, b"\r"):
+        return False
+    if isinstance(data, bytes):
+        return _STRAY_CR.search(data) is not None
+    with open(data, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        return _STRAY_CR.search(mm) is not None
+
+
 def _contains(data: str | bytes, needle: bytes) -> bool:
     """Whether the raw file holds ``needle`` (a memchr scan of the mapped file)."""
     if isinstance(data, bytes):
@@ -120,8 +137,8 @@ def _short_lines_option() -> dict[str, str]:
 
 def _read_fast(data: str | bytes, kind: Kind, sep: str) -> pl.DataFrame | None:
     """Parse with polars' CSV reader; None when the result cannot be trusted."""
-    if _contains(data, b"\x0b") or _contains(data, b"\x0c"):
-        return None  # vertical tab / form feed separate fields too: leave it to the tokeniser
+    if _contains(data, b"\x0b") or _contains(data, b"\x0c") or _has_stray_cr(data):
+        return None  # vertical tab, form feed, a lone CR separate fields too: the tokeniser's
     schema = _RUN_SCHEMA if kind == "run" else _QRELS_SCHEMA
     required = [c for c in schema if c != "extra"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fasteval.errors import InputError
@@ -58,6 +58,8 @@ def run_text(draw) -> str:
 
 @settings(max_examples=60, deadline=None)
 @given(run_text(), st.booleans())
+@example("\r0 Q0 00 0 0.0 0", False)  # a CR before the first field is whitespace, not the id's
+@example("q\tQ0 d 1 1.0 t\r\n\rq2 Q0 e\r2 1.0 t", True)
 def test_run_text_matches_oracle(text: str, as_bytes: bool) -> None:
     raw = text.encode()
     if as_bytes:
