@@ -91,9 +91,9 @@ def rows_bounds(path: Any) -> tuple[int | None, int | None]:
         if not isinstance(name, str) or name == "-" or not os.path.isfile(name):
             return None, None
         if name.lower().endswith((".parquet", ".parq", ".pq")):
-            import pyarrow.parquet as pq
+            from fasteval.batch.discover import parquet_rows
 
-            rows = int(pq.read_metadata(name).num_rows)
+            rows = parquet_rows(name)
             return rows, rows
         if name.lower().endswith((".gz", ".bz2", ".xz", ".zst", ".zip")):
             return None, None

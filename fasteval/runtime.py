@@ -19,9 +19,12 @@ What it sets, each only where the environment does not already hold a value of t
 * OpenMP threads wait passively (``OMP_WAIT_POLICY=PASSIVE``) instead of spinning, and there
   is no BLAS thread pool (``OPENBLAS_NUM_THREADS=1``; no kernel here calls BLAS), which leaves
   the cores to the parquet reader that runs beside the kernels;
-* numba's import-time probe for a BLAS is answered "none" (:func:`_skip_blas_probe`): with
-  scipy installed it imports ``scipy.linalg`` (a quarter of a second) for ``np.dot`` support
-  that no kernel here uses.
+* numba's import-time probes of optional packages are answered "not installed"
+  (:func:`_skip_blas_probe`), for numba only: the BLAS probe (with scipy installed it imports
+  ``scipy.linalg``, a quarter of a second, for ``np.dot`` support that no kernel here uses),
+  the scipy version check (``import scipy``, 20 ms) and, when there is no
+  ``.numba_config.yaml`` in the working directory for numba to read, ``import yaml``
+  (25 ms).
 
 The peak resident memory is unchanged (the same blocks are live at the peak); memory freed
 after an evaluation stays with the process for the next one.
@@ -46,7 +49,15 @@ _ENVIRONMENT = {
     "NUMPY_MADVISE_HUGEPAGE": "0",
 }
 
-_BLAS_PROBE = ("scipy", "scipy.linalg", "scipy.linalg.cython_blas")
+_NUMBA_PROBES = (
+    # (modules, the numba function that imports them, its file)
+    (("scipy", "scipy.linalg", "scipy.linalg.cython_blas"), "_check_blas", "numba/np/arraymath.py"),
+    (("scipy",), "_ensure_critical_deps", "numba/__init__.py"),  # a version check only
+    (("yaml",), "<module>", "numba/core/config.py"),  # to read .numba_config.yaml
+)
+"""Imports numba makes only to probe for an optional package (see :func:`_skip_blas_probe`)."""
+
+_PROBED = frozenset(m for mods, _, _ in _NUMBA_PROBES for m in mods)
 
 
 def configure_process() -> dict[str, str]:
@@ -138,10 +149,12 @@ def _keep_freed_memory() -> bool:
 
 
 def _skip_blas_probe() -> None:
-    """Make ``scipy.linalg.cython_blas`` (and its packages, if not loaded yet) unimportable
-    for numba's import-time check ``numba.np.arraymath._check_blas``, and only for it: numba
-    then records that no BLAS is available. The finder looks for that function on the
-    importing thread's stack, so every other import of scipy is untouched."""
+    """Make the packages of numba's import-time probes (``_NUMBA_PROBES``) unimportable for
+    those probes, and only for them: numba then goes on as without the package (no BLAS; no
+    scipy version to check; no yaml, which numba imports only to read a
+    ``.numba_config.yaml``, so yaml is left alone where such a file is in the working
+    directory). The finder looks for the probing function on the importing thread's stack,
+    so every other import of scipy or yaml is untouched."""
     if not any(isinstance(f, _NoBlasForNumbaProbe) for f in sys.meta_path):
         sys.meta_path.insert(0, _NoBlasForNumbaProbe())
 
@@ -150,17 +163,21 @@ class _NoBlasForNumbaProbe(importlib.abc.MetaPathFinder):
     """Meta-path finder behind :func:`_skip_blas_probe`."""
 
     def find_spec(self, fullname, path=None, target=None):  # noqa: ANN001, ANN201
-        if fullname in _BLAS_PROBE and _in_numba_blas_check():
-            raise ImportError("fasteval: numba's BLAS probe skipped (no kernel uses BLAS)")
+        if fullname in _PROBED and _in_numba_probe(fullname):
+            raise ImportError(f"fasteval: numba's probe for {fullname} skipped (not used here)")
         return None
 
 
-def _in_numba_blas_check() -> bool:
+def _in_numba_probe(fullname: str) -> bool:
+    """Whether ``fullname`` is imported by one of numba's probes (``_NUMBA_PROBES``)."""
+    if fullname == "yaml" and os.path.exists(".numba_config.yaml"):
+        return False
+    wanted = [(name, file) for mods, name, file in _NUMBA_PROBES if fullname in mods]
     frame = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
-        if code.co_name == "_check_blas" and code.co_filename.replace("\\", "/").endswith(
-                "numba/np/arraymath.py"):
+        filename = code.co_filename.replace("\\", "/")
+        if any(code.co_name == name and filename.endswith(file) for name, file in wanted):
             return True
         frame = frame.f_back
     return False

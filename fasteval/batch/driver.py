@@ -259,12 +259,10 @@ def _file_batches(path: Path, batch_rows: int, columns: dict[str, str] | None = 
     :attr:`RunSource.maps`; None: the columns named as such). The read starts now: polars'
     streaming engine reads ahead (a bounded number of batches) while the caller scores the
     previous one."""
-    if columns is None:
-        import pyarrow.parquet as pq
-
-        names = pq.read_schema(path).names
-        columns = {c: c for c in _KEEP if c in names}
     lf = pl.scan_parquet(path, hive_partitioning=False, glob=False)  # a file (bm25[1].parquet is no pattern)
+    if columns is None:
+        names = lf.collect_schema().names()
+        columns = {c: c for c in _KEEP if c in names}
     score = lf.collect_schema()[columns["score"]] if "score" in columns else pl.Float64
     picked = [pl.col(columns[c]).cast(pl.Float64).alias(c)  # decimal or boolean, as read_run
               if c == "score" and (score.is_decimal() or score == pl.Boolean)

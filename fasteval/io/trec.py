@@ -35,7 +35,6 @@ import warnings
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from fasteval.errors import DataWarning, InputError
 from fasteval.io._common import Kind, Locator, check_grades, normalize_relevance
@@ -225,6 +224,8 @@ def _tokens(
     data: str | bytes, kind: Kind, source: str, want: list[int], lines: bool = False
 ) -> tuple[list[pl.Series], np.ndarray, int]:
     """Whitespace-split fields ``want`` of every data line, as String series, plus line numbers."""
+    import pyarrow as pa  # here: the fast path (most files) imports no pyarrow
+
     from fasteval.io._tokenize import tokenize
 
     buf = _buffer(data)

@@ -62,7 +62,14 @@ def id_column(s: pl.Series) -> tuple:
 
 
 def _string_views(chunk: pl.Series) -> tuple[np.ndarray, list[np.ndarray]]:
-    """A one-chunk text column's 16-byte views (as bytes, zero-copy) and its data buffers."""
+    """A one-chunk text column's 16-byte views (as bytes, zero-copy) and its data buffers:
+    through the Arrow C stream interface (:mod:`fasteval.prepare.arrow_c`, no pyarrow
+    import), or pyarrow's conversion where polars exports something else."""
+    from fasteval.prepare.arrow_c import string_view_batches
+
+    batches = string_view_batches(chunk)
+    if batches is not None and len(batches) == 1:
+        return batches[0]
     import pyarrow as pa
 
     arr = chunk.to_arrow(compat_level=pl.CompatLevel.newest())

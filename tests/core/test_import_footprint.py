@@ -59,3 +59,39 @@ def test_small_jobs_load_nothing_heavy(command):
         assert _under(mods, ["fasteval.batch"]) == [
             "fasteval.batch", "fasteval.batch.api", "fasteval.batch.discover",
             "fasteval.batch.driver", "fasteval.batch.sinks"]
+
+
+def test_jobs_import_no_pyarrow(tmp_path):
+    """polars reads the files and exports its string views (the Arrow C stream interface):
+    neither a TREC text job nor a parquet job imports pyarrow (50-60 ms of every start)."""
+    import polars as pl
+
+    qrels = tmp_path / "q.parquet"
+    run = tmp_path / "r.parquet"
+    pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "a doc id past twelve bytes", "d3"],
+                  "relevance": [1, 0, 2]}).write_parquet(qrels)
+    pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "a doc id past twelve bytes", "d9"],
+                  "score": [2.0, 1.0, 0.5]}).write_parquet(run)
+    for command in (["eval", QRELS, RUN, "-m", "ndcg@10", "--quiet"],
+                    ["eval", str(qrels), str(run), "-m", "ndcg@10", "--no-qrels-cache", "--quiet"]):
+        code = ("import contextlib, io\nfrom fasteval.cli import main\n"
+                f"with contextlib.redirect_stdout(io.StringIO()):\n    assert main({command!r}) == 0")
+        mods = _loaded(code)
+        assert "fasteval.kernels.ranking" in mods  # the job did score
+        assert not _under(mods, ["pyarrow"]), command
+
+
+def test_the_command_skips_numbas_probes_only(tmp_path):
+    """Under ``configure_process`` (the ``fasteval`` command) numba's import-time probes do not
+    import scipy or yaml; other imports of them work, and yaml is imported for numba when a
+    ``.numba_config.yaml`` is there to read."""
+    code = ("import fasteval.runtime, sys\nfasteval.runtime.configure_process()\nimport numba\n"
+            "print(sorted(m for m in ('scipy', 'yaml') if m in sys.modules))\n"
+            "import scipy, yaml\nprint('imported', scipy.__name__, yaml.__name__)\n")
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True,
+                         check=True, cwd=tmp_path).stdout.split("\n")
+    assert out[:2] == ["[]", "imported scipy yaml"]
+    (tmp_path / ".numba_config.yaml").write_text("")
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True,
+                         check=True, cwd=tmp_path).stdout.split("\n")
+    assert out[0] == "['yaml']"
