@@ -514,7 +514,10 @@ def _split_runs(run: Any, run_id: str | None) -> list[RunPart]:
             twice = sorted({n for n in names if names.count(n) > 1})
             raise InputError(f"run name(s) {twice} given twice (keys equal as text)",
                              source="run")
-        return [_load_run(v, name) for name, v in zip(names, run.values(), strict=True)]
+        parts = [_load_run(v, name) for name, v in zip(names, run.values(), strict=True)]
+        for part in parts:
+            check_one_run_per_key(part.table, part.name)
+        return parts
     whole = _load_run(run, run_id or "run")
     table = whole.table
     check_run_id_argument(table, run_id)
@@ -538,6 +541,38 @@ def check_run_id_argument(table: pl.DataFrame, run_id: str | None) -> None:
         raise ParameterError(
             "run_id", f"None for a table whose run_id column names {len(names)} runs "
             f"({', '.join(shown)}), each scored under its own name", run_id)
+
+
+def check_one_run_per_key(table: pl.DataFrame, key: str) -> None:
+    """Refuse a table under key ``key`` of a ``{name: run}`` mapping whose ``run_id`` column
+    names several runs: scored under the one name, their rankings would be merged into one
+    run (a column naming one run is scored under the key).
+
+    Examples
+    --------
+    >>> check_one_run_per_key(pl.DataFrame({"run_id": ["a", "b"]}), "bm25")
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: run must be one run per key of a {name: run} mapping \
+(give a table with several runs itself, not under a key), got 'bm25': a table whose run_id \
+column names 2 runs (a, b)
+    """
+    if "run_id" not in table.columns:
+        return
+    names = table.get_column("run_id").drop_nulls().unique(maintain_order=True)
+    if len(names) > 1:
+        shown = names.head(3).cast(pl.Utf8).to_list() + (["..."] if len(names) > 3 else [])
+        raise ParameterError(
+            "run", "one run per key of a {name: run} mapping (give a table with several runs "
+            "itself, not under a key)",
+            _Shown(f"{key!r}: a table whose run_id column names {len(names)} runs ({', '.join(shown)})"))
+
+
+class _Shown(str):
+    """Text shown as it is in a :class:`ParameterError` (its repr is itself)."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 def _is_runs_mapping(run: Any) -> bool:
@@ -595,7 +630,9 @@ def evaluate(
     ----------
     qrels, run
         Tables, paths or dicts (see :func:`fasteval.read_qrels`, :func:`fasteval.read_run`);
-        ``run`` may also be a mapping ``{name: run}`` or have a ``run_id`` column.
+        ``run`` may also be a mapping ``{name: run}`` (one run per key: a table under a
+        key whose ``run_id`` column names several runs is refused) or have a ``run_id``
+        column.
     measures
         Measure names in trec_eval, ir_measures or ranx spelling.
     run_id : str, optional

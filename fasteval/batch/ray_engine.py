@@ -884,7 +884,7 @@ def evaluate_ray(qrels, run, measures, *, run_id: str | None = None, engine: str
     check_engine(engine)
     require_ray()
     from fasteval.batch.discover import _read_table
-    from fasteval.evaluation import _is_runs_mapping, check_run_id_argument
+    from fasteval.evaluation import _is_runs_mapping, check_one_run_per_key, check_run_id_argument
 
     if not isinstance(run, pl.DataFrame | str | os.PathLike | list | tuple) \
             and not _is_runs_mapping(run):
@@ -898,7 +898,10 @@ def evaluate_ray(qrels, run, measures, *, run_id: str | None = None, engine: str
                              has_run_id="run_id" in run.columns)]
     elif isinstance(run, dict) and all(isinstance(v, pl.DataFrame) for v in run.values()):
         # the name given wins over a run_id column, as in fasteval.evaluate({name: table})
-        frames = {str(k): _read_table(v).drop("run_id", strict=False) for k, v in run.items()}
+        frames = {str(k): _read_table(v) for k, v in run.items()}
+        for k, v in frames.items():
+            check_one_run_per_key(v, k)
+        frames = {k: v.drop("run_id", strict=False) for k, v in frames.items()}
         sources = [RunSource(name=k, kind="frame", frame=v, rows=v.height) for k, v in frames.items()]
     else:
         sources = discover_all(list(run) if isinstance(run, list | tuple) else [run])

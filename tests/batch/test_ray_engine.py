@@ -330,3 +330,15 @@ def test_run_id_argument_with_a_run_id_column_as_locally(ray_local):
     two = one.with_columns(run_id=pl.Series(["x", "y"]))
     with pytest.raises(fasteval.errors.ParameterError, match="run_id must be None"):
         fasteval.evaluate(qrels, two, ["map"], run_id="bm25", engine="ray")
+
+
+def test_mapping_key_over_several_runs_refused_as_locally(ray_local):
+    qrels = {"q1": {"a": 1, "b": 0}}
+    two = pl.DataFrame({"run_id": ["x", "y"], "query_id": ["q1", "q1"], "doc_id": ["a", "b"],
+                        "score": [2.0, 1.0]})
+    with pytest.raises(fasteval.ParameterError) as local:
+        fasteval.evaluate(qrels, {"bm25": two}, ["map"])
+    assert "names 2 runs (x, y)" in str(local.value)
+    with pytest.raises(fasteval.ParameterError) as on_ray:
+        fasteval.evaluate(qrels, {"bm25": two}, ["map"], engine="ray")
+    assert str(on_ray.value) == str(local.value)

@@ -154,3 +154,25 @@ def test_data_warning_names_the_callers_line():
     with pytest.warns(DataWarning) as rec:
         fasteval.Evaluator(qrels, "map").evaluate({"zz": {"a": 1.0}})
     assert rec[0].filename == __file__
+
+
+@pytest.mark.parametrize("kind", ["polars", "pandas", "parquet file", "alias column"])
+def test_mapping_key_over_several_runs_is_refused(kind, tmp_path):
+    """``{name: table}`` whose run_id column names two runs: scored under one name their
+    rankings were merged (x's 10 and y's 11 ranked together as one run of 'bm25')."""
+    table = RUNS.rename({"runid": "run_id"}) if kind != "alias column" else RUNS
+    value = {"polars": table, "pandas": table.to_pandas(), "alias column": table}.get(kind)
+    if kind == "parquet file":
+        value = tmp_path / "runs.parquet"
+        table.write_parquet(value)
+    with pytest.raises(fasteval.ParameterError) as err:
+        fasteval.evaluate(QRELS, {"bm25": value}, ["map"])
+    assert str(err.value) == (
+        "run must be one run per key of a {name: run} mapping (give a table with several runs "
+        "itself, not under a key), got 'bm25': a table whose run_id column names 2 runs (x, y)")
+
+
+def test_mapping_key_over_one_named_run_scores_under_the_key():
+    one = RUNS.filter(pl.col("runid") == "x").rename({"runid": "run_id"})
+    res = fasteval.evaluate(QRELS, {"bm25": one}, ["map"])
+    assert res.rows() == [("bm25", 1, "map", 1.0), ("bm25", 2, "map", 1.0)]
