@@ -329,6 +329,10 @@ def _fmt(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+_SAFE_FLOAT_INT = {pl.Float32: 2**24 - 1, pl.Float64: 2**53 - 1}
+"""The largest integer a float id may hold: every integer up to it is a float of its own."""
+
+
 def normalize_ids(s: pl.Series, col: str, *, source: str, where: Locator) -> pl.Series:
     """Return ids as Int64 (integer input) or Utf8 (text input), named ``col``; no nulls."""
     s = s.rename(col)
@@ -364,6 +368,18 @@ def normalize_ids(s: pl.Series, col: str, *, source: str, where: Locator) -> pl.
             i = first_true(ints.is_null())
             raise InputError(f"{col} does not fit in a signed 64-bit integer: {s[i]!r} (give "
                              "such ids as text)", source=source, column=col, **where(i))
+        if dt.is_float():
+            # Past 2**53 a float no longer holds every integer: 9007199254740993 read into
+            # a float column (JSON that mixes 1 and 2.0) is 9007199254740992, another id.
+            safe = _SAFE_FLOAT_INT.get(dt, 2**53 - 1)
+            unsafe = s.abs() > safe
+            if unsafe.any():
+                i = first_true(unsafe)
+                raise InputError(
+                    f"{col} {s[i]!r} is a {dt} past {safe}, where floats skip integers (the "
+                    "id may have been rounded); expected integer or text ids",
+                    source=source, column=col, **where(i),
+                )
         return ints
     if dt == pl.Boolean:
         raise InputError(f"{col} must hold strings or integers, got booleans", source=source, column=col)

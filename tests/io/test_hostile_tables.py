@@ -47,3 +47,28 @@ def test_nested_ids_are_refused(column):
     with pytest.raises(InputError) as exc:
         fasteval.read_run(pl.DataFrame(run))
     assert f"{column} must hold strings or integers, got Struct" in str(exc.value)
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("run.json", '[{"query_id": 9007199254740993, "doc_id": "a", "score": 1},'
+                 ' {"query_id": 2.0, "doc_id": "b", "score": 1}]'),
+    ("run.jsonl", '{"query_id": 9007199254740993, "doc_id": "a", "score": 1}\n'
+                  '{"query_id": 2.0, "doc_id": "b", "score": 1}\n'),
+])
+def test_json_ids_mixing_integers_and_floats_past_2_53_are_refused(tmp_path, name, text):
+    # polars reads the column as floats: 9007199254740993 would become ...992, another id
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(InputError) as exc:
+        fasteval.read_run(path)
+    assert "query_id 9007199254740992.0 is a Float64 past 9007199254740991" in str(exc.value)
+    assert exc.value.row == 0 and exc.value.column == "query_id"
+
+
+def test_float_ids_up_to_the_last_exact_integer_are_read():
+    for dtype, last in ((pl.Float64, 2**53 - 1), (pl.Float32, 2**24 - 1)):
+        run = pl.DataFrame({"query_id": pl.Series([float(last), -float(last)], dtype=dtype),
+                            "doc_id": ["a", "b"], "score": [1.0, 2.0]})
+        assert fasteval.read_run(run).get_column("query_id").to_list() == [last, -last]
+        with pytest.raises(InputError, match=f"is a {dtype} past {last}"):
+            fasteval.read_run(run.with_columns(pl.col("query_id") * 2))
