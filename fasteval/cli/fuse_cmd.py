@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     from fasteval.fusion.api import fuse
     from fasteval.fusion.options import resolve
     from fasteval.io.atomic import STDOUT, check_outputs
-    from fasteval.io.writers import write_table
+    from fasteval.io.writers import output_format, write_table
 
     if len(args.runs) < 2:
         raise ParameterError("RUN", "given at least twice (two runs to fuse)", args.runs)
@@ -108,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError("--format parquet", "used with -o OUT (parquet is not printed)",
                              STDOUT)
     check_outputs({"-o/--output": output}, args.runs)
+    fmt = output_format(output, fmt, param="-o/--output", format_param="--format")
     runs: dict[str, Any] = {}  # fuse reads them, naming each file's lines in its errors
     for i, path in enumerate(args.runs):  # named by path (a path given twice: by position)
         name = "stdin" if path == STDIN else path
@@ -115,12 +116,7 @@ def run(args: argparse.Namespace) -> int:
         runs[name] = input_source(path)
     fused = fuse(runs, method=spec.method, norm=spec.norm, weights=spec.weights,
                  **{p: v for p, v in spec.params.items() if p != "weights"})
-    if fmt == "trec" or (fmt is None and _is_trec(output)):
+    if fmt == "trec":
         fused = fused.with_columns(pl.lit(args.tag or f"fused-{spec.method}").alias("tag"))
     write_table(fused, output, fmt)
     return 0
-
-
-def _is_trec(path: str) -> bool:
-    name = path.lower().removesuffix(".gz")
-    return name.endswith((".trec", ".run", ".txt", ".qrels"))

@@ -17,7 +17,7 @@ import polars as pl
 from fasteval.errors import InputError, ParameterError
 from fasteval.io.atomic import atomic_path
 
-__all__ = ["write_table", "WRITE_FORMATS"]
+__all__ = ["write_table", "output_format", "WRITE_FORMATS"]
 
 WRITE_FORMATS = ("parquet", "csv", "tsv", "json", "jsonl", "trec")
 _SUFFIX = {
@@ -35,23 +35,49 @@ _SUFFIX = {
 }
 
 
-def _format_for(path: Path, format: str | None) -> str:
+def output_format(path: str | os.PathLike[str], format: str | None = None, *,
+                  param: str = "path", format_param: str = "format") -> str:
+    """The format :func:`write_table` writes ``path`` in (``format``, else the suffix), checked
+    before anything is computed: a name that says compressed must be compressed, so ``.gz``
+    is refused with parquet (it compresses its own columns) and the other compression
+    suffixes (``.zst``, ``.bz2``...) always (:func:`write_table` writes gzip only).
+    ``param`` and ``format_param`` name the path and the format in the errors (a command's
+    options).
+
+    Examples
+    --------
+    >>> output_format("fused.trec.gz"), output_format("out.txt", "csv")
+    ('trec', 'csv')
+    >>> output_format("fused.parquet.gz")
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: path must be a name without '.gz' for parquet output (parquet compresses its own columns; write_table gzips only text formats), got 'fused.parquet.gz'
+    """
+    from fasteval.batch.sinks import COMPRESSED_SUFFIXES
+
+    text = os.fspath(path)
+    name = Path(text).name.lower()
+    packed = next((s for s in COMPRESSED_SUFFIXES if name.endswith(s)), None)
+    if packed is not None and packed != ".gz":
+        raise ParameterError(param, f"a name without {packed!r}: only gzip ('.gz', text formats) "
+                             "is written compressed", text)
     if format is not None:
-        f = {"ndjson": "jsonl", "pq": "parquet"}.get(format.lower(), format.lower())
-        if f not in WRITE_FORMATS:
-            raise ParameterError("format", f"one of {WRITE_FORMATS}", format)
-        return f
-    name = path.name.lower()
-    if name.endswith(".gz"):
-        name = name[:-3]
-    suffix = Path(name).suffix
-    if suffix not in _SUFFIX:
-        raise ParameterError(
-            "format",
-            f"given, or a path ending in one of {sorted(_SUFFIX)} (optionally + '.gz')",
-            str(path),
-        )
-    return _SUFFIX[suffix]
+        fmt = {"ndjson": "jsonl", "pq": "parquet"}.get(format.lower(), format.lower())
+        if fmt not in WRITE_FORMATS:
+            raise ParameterError(format_param, f"one of {WRITE_FORMATS}", format)
+    else:
+        suffix = Path(name.removesuffix(".gz")).suffix
+        if suffix not in _SUFFIX:
+            raise ParameterError(
+                format_param,
+                f"given, or {param} must end in one of {sorted(_SUFFIX)} (optionally + "
+                "'.gz')", text)
+        fmt = _SUFFIX[suffix]
+    if packed == ".gz" and fmt == "parquet":
+        raise ParameterError(param, "a name without '.gz' for parquet output (parquet "
+                             "compresses its own columns; write_table gzips only text formats)",
+                             text)
+    return fmt
 
 
 def _check_trec_ids(df: pl.DataFrame, col: str) -> None:
@@ -213,7 +239,7 @@ def write_table(
     if not isinstance(df, pl.DataFrame):
         raise ParameterError("df", "a polars DataFrame or LazyFrame", type(df).__name__)
     target = Path(path)
-    fmt = _format_for(target, format)
+    fmt = output_format(path, format)
     gz = target.name.lower().endswith(".gz")
     if fmt == "trec":
         _trec_frame(df)  # validate before touching the file system

@@ -113,3 +113,33 @@ def test_a_run_from_standard_input(runs, tmp_path, capfd, monkeypatch) -> None:
     assert main(["fuse", "-", runs[1], "-m", "rrf"]) == 2
     assert capfd.readouterr().err.strip() == (
         "fasteval: error: <stdin>, line 1, column 'score': score is NaN (not a number)")
+
+
+@pytest.mark.parametrize("name, extra, message", [
+    ("fused.xyz", [], "--format must be given, or -o/--output must end in one of"),
+    ("fused.parquet.gz", [], "-o/--output must be a name without '.gz' for parquet output"),
+    ("fused.csv.gz", ["--format", "parquet"], "without '.gz' for parquet output"),
+    ("fused.trec.zst", [], "-o/--output must be a name without '.zst'"),
+    ("fused.out.bz2", ["--format", "trec"], "-o/--output must be a name without '.bz2'"),
+])
+def test_unwritable_output_names_are_refused_before_reading(runs, tmp_path, capfd, name, extra,
+                                                            message) -> None:
+    """A name the writer cannot honour (no format; a compression it does not write) is found
+    before the runs are read (here one is broken, and its error does not come first), and
+    nothing is written: fuse wrote plain parquet as 'fused.parquet.gz' and plain text as
+    'fused.trec.zst'."""
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 a 1 nan x\n")
+    assert main(["fuse", runs[0], str(bad), "-o", str(tmp_path / name), *extra]) == 2
+    err = capfd.readouterr().err
+    assert message in err and "NaN" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.run", "b.run", "bad.run"]
+
+
+def test_gzip_text_output_is_compressed(runs, tmp_path) -> None:
+    import gzip
+
+    out = tmp_path / "fused.csv.gz"
+    assert main(["fuse", *runs, "-m", "sum", "--norm", "none", "-o", str(out)]) == 0
+    lines = gzip.decompress(out.read_bytes()).decode().splitlines()
+    assert lines[:2] == ["query_id,doc_id,score,rank", "q1,b,11.0,1"]
