@@ -31,6 +31,7 @@ from fasteval.io._common import (
     Locator,
     check_duplicates_param,
     check_text_encoding,
+    first_true,
     fix_line_endings,
     globbed_name,
     handle_duplicates,
@@ -435,6 +436,26 @@ def read_run(
     )
 
 
+def _lazy_integer(schema: pl.Schema, column: str, name: str, source: str) -> pl.Expr:
+    """``column`` as Int64 when collected. A cast would truncate floats and decimals
+    (relevance 1.5 read as 1): their values are checked, per batch, as the eager readers
+    check them (whole numbers pass)."""
+    e = pl.col(column)
+    dt = schema[column]
+    if dt.is_float() or dt.is_decimal():
+        def check(s: pl.Series, **_: object) -> pl.Series:  # polars may pass return_dtype=
+            bad = s.is_not_null() & (s != s.floor())
+            if dt.is_float():
+                bad = bad | s.is_nan() | s.is_infinite()
+            if bad.any():
+                raise InputError(f"{name} must be an integer, got {s[first_true(bad)]!r}",
+                                 source=source, column=column)
+            return s.cast(pl.Int64)
+
+        return e.map_batches(check, return_dtype=pl.Int64).alias(name)
+    return e.cast(pl.Int64).alias(name)
+
+
 def _lazy_normalize(lf: pl.LazyFrame, kind: Kind, mapping: dict[str, str], source: str) -> pl.LazyFrame:
     schema = lf.collect_schema()
     exprs = []
@@ -452,11 +473,11 @@ def _lazy_normalize(lf: pl.LazyFrame, kind: Kind, mapping: dict[str, str], sourc
             )
         exprs.append(e.alias(c))
     if kind == "qrels":
-        exprs.append(pl.col(mapping["relevance"]).cast(pl.Int64).alias("relevance"))
+        exprs.append(_lazy_integer(schema, mapping["relevance"], "relevance", source))
     else:
         exprs.append(pl.col(mapping["score"]).cast(pl.Float64).alias("score"))
         if "rank" in mapping:
-            exprs.append(pl.col(mapping["rank"]).cast(pl.Int64).alias("rank"))
+            exprs.append(_lazy_integer(schema, mapping["rank"], "rank", source))
         for c in ("run_id", "tag"):
             if c in mapping:
                 exprs.append(pl.col(mapping[c]).cast(pl.String).alias(c))

@@ -7,7 +7,9 @@ import os
 import threading
 
 import polars as pl
+import pytest
 
+from fasteval.errors import InputError
 from fasteval.io.readers import read_qrels, read_run, scan_qrels, scan_run
 
 BOM = b"\xef\xbb\xbf"
@@ -43,3 +45,21 @@ def test_scan_json_lines_with_a_byte_order_mark(tmp_path) -> None:
     p = tmp_path / "r.jsonl"
     p.write_bytes(BOM + b'{"query_id": "q1", "doc_id": "d1", "score": 1.5}\n')
     assert scan_run(p).collect().rows() == [("q1", "d1", 1.5)]
+
+
+def test_scan_refuses_fractional_grades_and_ranks_that_a_cast_would_truncate(tmp_path) -> None:
+    csv = tmp_path / "q.csv"
+    csv.write_text("query_id,doc_id,relevance\nq,a,2.0\nq,b,1.5\n")  # read as floats
+    with pytest.raises(InputError, match="relevance must be an integer, got 1.5"):
+        scan_qrels(csv).collect()
+    with pytest.raises(InputError, match="relevance must be an integer, got 1.5"):
+        read_qrels(csv)
+    run = tmp_path / "r.parquet"
+    pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [2.0, 1.0],
+                  "rank": [1.0, 2.5]}).write_parquet(run)
+    with pytest.raises(InputError, match="rank must be an integer, got 2.5"):
+        scan_run(run).collect()
+    # whole numbers stored as floats are integers, lazily as eagerly
+    whole = tmp_path / "w.csv"
+    whole.write_text("query_id,doc_id,relevance\nq,a,2.0\nq,b,-1.0\n")
+    assert scan_qrels(whole).collect().rows() == [("q", "a", 2), ("q", "b", -1)] == read_qrels(whole).rows()
