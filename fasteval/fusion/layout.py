@@ -58,7 +58,11 @@ def load_runs(runs: RunsInput) -> list[tuple[str, pl.DataFrame]]:
             located = _FileRun(name)
             located.where = where
             return _single(located, table)
-        return _single(name, read_run(obj, duplicates="ignore"))
+        try:
+            table = read_run(obj, duplicates="ignore")
+        except InputError as exc:  # read_run names the kind of object: say which run it is
+            raise exc.at(source=name) from None
+        return _single(name, table)
 
     def _single(name: str, table: pl.DataFrame) -> tuple[str, pl.DataFrame]:
         """One run: a table whose run_id column names several runs would be fused as one."""

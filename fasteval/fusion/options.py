@@ -199,12 +199,13 @@ def check_weights(weights: object, n_runs: int | None, names: Sequence[str] | No
             return check_weights(list(weights.values()), None)
         if names is None:
             raise ParameterError("weights", "a sequence (the runs are not named)", weights)
-        missing = [n for n in names if n not in weights]
-        extra = [k for k in weights if k not in set(names)]
-        if missing or extra:
+        by_name = {str(k): v for k, v in weights.items()}  # runs are named str(key)
+        missing = [n for n in names if n not in by_name]
+        extra = [k for k in by_name if k not in set(names)]
+        if missing or extra or len(by_name) < len(weights):
             raise ParameterError("weights", f"one weight for each run name {list(names)}",
                                  dict(weights))
-        weights = [weights[n] for n in names]
+        weights = [by_name[n] for n in names]
     if isinstance(weights, str | bytes) or not isinstance(weights, Sequence | np.ndarray):
         raise ParameterError("weights", "a sequence of numbers, one per run", weights)
     values = list(weights)

@@ -309,3 +309,24 @@ def test_empty_runs() -> None:
     # an empty run gives Borda's mean points: (1 - 0 + 1) / 2 = 1, plus 1 from the other
     assert fasteval.fuse([empty, {"q": {"a": 1.0}}], method="bordafuse").rows() == [
         ("q", "a", 2.0, 1)]
+
+
+def test_errors_in_dict_runs_name_the_run() -> None:
+    """read_run names a dict only by its type ('run (builtins.dict)'): among several dicts
+    the error now says which run it is, by position or by its key."""
+    nan = {"q1": {"d1": float("nan")}}
+    with pytest.raises(InputError, match=r"^run2, row 0, column 'score': score is NaN"):
+        fasteval.fuse([A, nan, B], method="rrf")
+    with pytest.raises(InputError, match=r"^dense: the run dict is empty"):
+        fasteval.fuse({"bm25": A, "dense": {}}, method="rrf")
+
+
+def test_weights_mapping_with_the_runs_keys() -> None:
+    """Runs keyed by non-text keys are named str(key); weights keyed like the runs match
+    them (they were refused: 'one weight for each run name ['1', '2'], got {1: 0.3, ...}')."""
+    a = {"q1": {"d1": 1.0, "d2": 0.5}}
+    b = {"q1": {"d2": 0.5, "d3": 0.2}}
+    out = fasteval.fuse({1: a, 2: b}, method="wsum", weights={1: 0.3, 2: 0.7})
+    assert out.rows() == [("q1", "d2", 0.7, 1), ("q1", "d1", 0.3, 2), ("q1", "d3", 0.0, 3)]
+    with pytest.raises(ParameterError, match="one weight for each run name"):  # 1 and '1'
+        fasteval.fuse({1: a, 2: b}, method="wsum", weights={1: 0.3, "1": 0.3, 2: 0.7})
