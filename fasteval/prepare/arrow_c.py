@@ -96,7 +96,10 @@ def string_view_batches(series: Any) -> list[tuple[np.ndarray, list[np.ndarray]]
     >>> string_view_batches(pl.Series([1, 2])) is None
     True
     """
-    capsule = series.__arrow_c_stream__()
+    export = getattr(series, "__arrow_c_stream__", None)
+    if export is None:
+        return None
+    capsule = export()
     address = _capsule_pointer(capsule, b"arrow_array_stream")
     stream = _ArrowArrayStream.from_address(address)
     schema = _ArrowSchema()
