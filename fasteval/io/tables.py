@@ -35,6 +35,8 @@ __all__ = [
 ]
 
 _ID_CANONICAL = ("query_id", "doc_id")
+_INFER_ROWS = 10_000
+"""Rows that polars looks at to infer the types of CSV and JSON Lines columns."""
 
 
 def _select(lf: pl.LazyFrame, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.LazyFrame, dict[str, str]]:
@@ -120,6 +122,8 @@ def _csv_overrides(columns: list[str], kind: Kind, explicit: dict[str, str | Non
     mapping = resolve_columns(columns, kind, explicit, source=source)
     # ids as text: CSV has no types and "007" must not become 7.
     overrides = {mapping[c]: pl.String for c in _ID_CANONICAL}
+    if kind == "run":  # inferred from the first rows, integer scores would refuse a later 0.5
+        overrides[mapping["score"]] = pl.Float64
     for c in ("run_id", "tag"):
         if c in mapping:
             overrides[mapping[c]] = pl.String
@@ -134,7 +138,7 @@ def lazy_delimited(path: str, sep: str, kind: Kind, explicit: dict[str, str | No
         raise InputError(f"cannot read the header ({_first_line(exc)})", source=source) from exc
     mapping, overrides = _csv_overrides(header, kind, explicit, source)
     _check_header(path, sep, header, mapping, source)
-    lf = pl.scan_csv(path, separator=sep, schema_overrides=overrides, infer_schema_length=10_000)
+    lf = pl.scan_csv(path, separator=sep, schema_overrides=overrides, infer_schema_length=_INFER_ROWS)
     lf = lf.select(list(dict.fromkeys(mapping.values())))
     blank = _trailing_blank_lines(path)
     if blank:  # polars reads each as a row of nulls
@@ -155,7 +159,7 @@ def read_delimited(data: str | bytes, sep: str, kind: Kind, explicit: dict[str, 
     wanted = list(dict.fromkeys(mapping.values()))
     try:
         df = pl.read_csv(
-            data, separator=sep, columns=wanted, schema_overrides=overrides, infer_schema_length=10_000
+            data, separator=sep, columns=wanted, schema_overrides=overrides, infer_schema_length=_INFER_ROWS
         )
     except (pl.exceptions.PolarsError, OSError):
         # A value that does not fit the inferred type: read everything as text and let
@@ -285,8 +289,13 @@ def csv_line_locator(data: str | bytes) -> Locator:
 
 
 def lazy_ndjson(path: str, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.LazyFrame, dict[str, str]]:
-    """Lazy JSON Lines scan restricted to the needed keys."""
-    return _select(pl.scan_ndjson(path, infer_schema_length=10_000), kind, explicit, source)
+    """Lazy JSON Lines scan restricted to the needed keys; scores and grades are read as
+    floats (the types are inferred from the first rows, where integers would refuse a later
+    0.5 or 2.0; the readers check that grades are whole numbers)."""
+    _, mapping = _select(pl.scan_ndjson(path, infer_schema_length=_INFER_ROWS), kind, explicit, source)
+    overrides = {mapping["score" if kind == "run" else "relevance"]: pl.Float64}
+    return _select(pl.scan_ndjson(path, infer_schema_length=_INFER_ROWS, schema_overrides=overrides),
+                   kind, explicit, source)
 
 
 def _blank(data: str | bytes) -> bool:
@@ -301,9 +310,14 @@ def _blank(data: str | bytes) -> bool:
 
 
 def read_ndjson(data: str | bytes, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.DataFrame, dict[str, str]]:
-    """Read JSON Lines (one object per line)."""
+    """Read JSON Lines (one object per line). The types are inferred from the first rows;
+    a file whose later rows do not fit them (integer scores, then 0.5) is read again with
+    the types inferred from every row."""
     try:
-        df = pl.read_ndjson(data, infer_schema_length=10_000)
+        try:
+            df = pl.read_ndjson(data, infer_schema_length=_INFER_ROWS)
+        except pl.exceptions.ComputeError:
+            df = pl.read_ndjson(data, infer_schema_length=None)
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
         # looked at only on failure: no second read of a good file
         if _blank(data):
