@@ -329,6 +329,10 @@ def _fmt(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+_WIDE_INTEGERS = (pl.UInt64, pl.Int128, pl.UInt128)
+"""Integer types that hold values an Int64 cannot (Python ints past 64 bits read as Int128
+or UInt128): checked before a cast, which would fail with polars' own error."""
+
 _SAFE_FLOAT_INT = {pl.Float32: 2**24 - 1, pl.Float64: 2**53 - 1}
 """The largest integer a float id may hold: every integer up to it is a float of its own."""
 
@@ -341,8 +345,8 @@ def normalize_ids(s: pl.Series, col: str, *, source: str, where: Locator) -> pl.
         i = first_true(s.is_null())
         raise InputError(f"{col} is null (ids must be present)", source=source, column=col, **where(i))
     if dt.is_integer():
-        if dt in (pl.UInt64, pl.Int128) and s.len():
-            bad = (s > 2**63 - 1) if dt == pl.UInt64 else (s > 2**63 - 1) | (s < -(2**63))
+        if dt in _WIDE_INTEGERS and s.len():
+            bad = (s > 2**63 - 1) if dt.is_unsigned_integer() else (s > 2**63 - 1) | (s < -(2**63))
             if bad.any():
                 i = first_true(bad)
                 raise InputError(f"{col} does not fit in a signed 64-bit integer: {s[i]} (give "
@@ -453,7 +457,7 @@ def normalize_relevance(s: pl.Series, *, source: str, where: Locator) -> pl.Seri
         i = first_true(s.is_null())
         raise InputError("relevance is missing (null)", source=source, column="relevance", **where(i))
     if s.dtype.is_integer() or s.dtype == pl.Boolean:
-        if s.dtype in (pl.UInt64, pl.Int128):  # checked before the cast, which would fail past 64 bits
+        if s.dtype in _WIDE_INTEGERS:  # checked before the cast, which would fail past 64 bits
             check_grades(s, source=source, where=where)
         return check_grades(s.cast(pl.Int64).rename("relevance"), source=source, where=where)
     if s.dtype == pl.String:
@@ -491,8 +495,10 @@ def normalize_rank(s: pl.Series, *, source: str, where: Locator) -> pl.Series:
     """Return ranks as Int64 (integral floats and digit strings accepted; anything past
     64 bits is refused)."""
     if s.dtype.is_integer():
-        if s.dtype == pl.UInt64 and s.len() and (s.max() or 0) > 2**63 - 1:  # type: ignore[operator]
-            i = first_true(s > 2**63 - 1)
+        wide = s.dtype in _WIDE_INTEGERS and s.len()
+        bad = ((s > 2**63 - 1) if s.dtype.is_unsigned_integer() else (s > 2**63 - 1) | (s < -(2**63))) if wide else None
+        if bad is not None and bad.any():
+            i = first_true(bad)
             raise InputError(f"rank {s[i]} does not fit in a signed 64-bit integer",
                              source=source, column="rank", **where(i))
         out = s.cast(pl.Int64)

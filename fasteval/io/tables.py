@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from fasteval.errors import InputError
-from fasteval.io._common import Kind, Locator, resolve_columns
+from fasteval.io._common import Kind, Locator, _fmt, resolve_columns
 
 __all__ = [
     "read_parquet",
@@ -373,6 +373,14 @@ def read_json(data: bytes, kind: Kind, explicit: dict[str, str | None], source: 
                                  source=source, row=i)
         try:
             df = pl.from_dicts(obj, infer_schema_length=None)
+        except OverflowError as exc:  # an integer past 128 bits
+            found = next(((i, k, v) for i, r in enumerate(obj) if isinstance(r, Mapping)
+                          for k, v in r.items() if _huge(v)), None)
+            if found is None:
+                raise InputError(f"JSON records do not form a table ({_first_line(exc)})", source=source) from exc
+            row, key, value = found
+            raise InputError(f"{key} {_fmt(value)} is an integer past 128 bits, which is not read",
+                             source=source, row=row, column=key) from exc
         except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
             raise InputError(f"JSON records do not form a table ({_first_line(exc)})", source=source) from exc
         mapping = resolve_columns(df.columns, kind, explicit, source=source)
@@ -455,7 +463,17 @@ def dict_to_frame(obj: Mapping, kind: Kind, source: str) -> pl.DataFrame:
         v = pl.Series(name, [str(x) for x in values], dtype=pl.String)
     if v.dtype == pl.Object:
         v = pl.Series(name, [str(x) for x in values], dtype=pl.String)
+    if v.null_count():  # a value polars could not hold (an integer past 128 bits) is null
+        i = next((i for i, x in enumerate(values) if _huge(x)), None)
+        if i is not None:
+            raise InputError(f"{name} {_fmt(values[i])} is an integer past 128 bits, which is not read",
+                             source=source, row=i, column=name)
     return pl.DataFrame([q, d, v])
+
+
+def _huge(value: Any) -> bool:
+    """Whether ``value`` is an integer that no polars integer type holds (past 128 bits)."""
+    return isinstance(value, int) and not -(2**127) <= value < 2**128
 
 
 def frame_from_object(obj: Any, source: str) -> pl.DataFrame | pl.LazyFrame | None:

@@ -72,3 +72,30 @@ def test_float_ids_up_to_the_last_exact_integer_are_read():
         assert fasteval.read_run(run).get_column("query_id").to_list() == [last, -last]
         with pytest.raises(InputError, match=f"is a {dtype} past {last}"):
             fasteval.read_run(run.with_columns(pl.col("query_id") * 2))
+
+
+@pytest.mark.parametrize("value", [2**127, 2**128 - 1, -(2**100)])
+def test_ids_grades_and_ranks_held_in_128_bits_are_refused_by_name(value):
+    # polars reads such Python ints as Int128/UInt128; the cast to Int64 failed with its own error
+    with pytest.raises(InputError, match=f"relevance {value} is outside the 32-bit range") as exc:
+        fasteval.read_qrels({"q": {"a": value}})
+    assert exc.value.row == 0
+    run = pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "score": [1.0], "rank": [1]})
+    with pytest.raises(InputError, match=f"rank {value} does not fit in a signed 64-bit integer"):
+        fasteval.read_run(run.with_columns(pl.Series("rank", [value])))
+    with pytest.raises(InputError, match=f"doc_id does not fit in a signed 64-bit integer: {value}"):
+        fasteval.read_run(run.with_columns(pl.Series("doc_id", [value])))
+
+
+@pytest.mark.parametrize("text", [
+    '[{"query_id": "q", "doc_id": "a", "score": 1}, {"query_id": "q", "doc_id": "b", "score": 1%s}]' % ("0" * 40),
+    '{"q": {"a": 1, "b": 1%s}}' % ("0" * 40),
+])
+def test_json_integers_past_128_bits_are_named_not_read_as_missing(tmp_path, text):
+    # the dict form read them as null ('score is missing'), the records raised OverflowError
+    path = tmp_path / "run.json"
+    path.write_text(text)
+    with pytest.raises(InputError) as exc:
+        fasteval.read_run(path)
+    assert f"score 1{'0' * 40} is an integer past 128 bits" in str(exc.value)
+    assert (exc.value.row, exc.value.column) == (1, "score")
