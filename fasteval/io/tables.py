@@ -328,9 +328,28 @@ def read_ndjson(data: str | bytes, kind: Kind, explicit: dict[str, str | None], 
             raw = data if isinstance(data, bytes) else _read_all(data, source)
             return read_ndjson(raw[3:], kind, explicit, source)
         _check_utf8(data, source)
-        raise InputError(f"cannot parse JSON Lines ({_first_line(exc)})", source=source) from exc
+        # polars' parser names no line: Python's names the first bad one, and reads what a
+        # JSON document may hold (Infinity, integers past 64 bits) as read_json reads it
+        raw = data if isinstance(data, bytes) else _read_all(data, source)
+        return _records(_json_lines(raw, source), kind, explicit, source)
     mapping = resolve_columns(df.columns, kind, explicit, source=source)
     return df.select(list(dict.fromkeys(mapping.values()))), mapping
+
+
+def _json_lines(raw: bytes, source: str) -> list:
+    """The records of JSON Lines text, parsed line by line (blank lines skipped); the first
+    line that is no JSON is named."""
+    records = []
+    for n, line in enumerate(raw.split(b"\n"), start=1):
+        if line.strip():
+            try:
+                records.append(json.loads(line, object_pairs_hook=_object))
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})", source=source,
+                                 line=n) from None
+            except UnicodeDecodeError as exc:
+                raise InputError(f"not valid UTF-8 text ({exc.reason})", source=source, line=n) from None
+    return records
 
 
 def _head_bytes(path: str, n: int) -> bytes:
@@ -364,31 +383,36 @@ def read_json(data: bytes, kind: Kind, explicit: dict[str, str | None], source: 
         df = dict_to_frame(obj, kind, source)
         return df, {c: c for c in df.columns}
     if isinstance(obj, list):
-        if not obj:
-            raise InputError(f"the {kind} table is empty (no rows)", source=source)
-        for i, record in enumerate(obj):
-            if isinstance(record, _Pairs):
-                key = next(k for k, n in Counter(k for k, _ in record.pairs).items() if n > 1)
-                raise InputError(f"the record repeats the key {key!r}; expected each key once",
-                                 source=source, row=i)
-        try:
-            df = pl.from_dicts(obj, infer_schema_length=None)
-        except OverflowError as exc:  # an integer past 128 bits
-            found = next(((i, k, v) for i, r in enumerate(obj) if isinstance(r, Mapping)
-                          for k, v in r.items() if _huge(v)), None)
-            if found is None:
-                raise InputError(f"JSON records do not form a table ({_first_line(exc)})", source=source) from exc
-            row, key, value = found
-            raise InputError(f"{key} {_fmt(value)} is an integer past 128 bits, which is not read",
-                             source=source, row=row, column=key) from exc
-        except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
-            raise InputError(f"JSON records do not form a table ({_first_line(exc)})", source=source) from exc
-        mapping = resolve_columns(df.columns, kind, explicit, source=source)
-        return df.select(list(dict.fromkeys(mapping.values()))), mapping
+        return _records(obj, kind, explicit, source)
     raise InputError(
         f"expected a JSON object {{qid: {{docid: value}}}} or a list of records, got {type(obj).__name__}",
         source=source,
     )
+
+
+def _records(obj: list, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.DataFrame, dict[str, str]]:
+    """A list of JSON records (a JSON document's, or JSON Lines read line by line) as a table."""
+    if not obj:
+        raise InputError(f"the {kind} table is empty (no rows)", source=source)
+    for i, record in enumerate(obj):
+        if isinstance(record, _Pairs):
+            key = next(k for k, n in Counter(k for k, _ in record.pairs).items() if n > 1)
+            raise InputError(f"the record repeats the key {key!r}; expected each key once",
+                             source=source, row=i)
+    try:
+        df = pl.from_dicts(obj, infer_schema_length=None)
+    except OverflowError as exc:  # an integer past 128 bits
+        found = next(((i, k, v) for i, r in enumerate(obj) if isinstance(r, Mapping)
+                      for k, v in r.items() if _huge(v)), None)
+        if found is None:
+            raise InputError(f"JSON records do not form a table ({_first_line(exc)})", source=source) from exc
+        row, key, value = found
+        raise InputError(f"{key} {_fmt(value)} is an integer past 128 bits, which is not read",
+                         source=source, row=row, column=key) from exc
+    except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
+        raise InputError(f"JSON records do not form a table ({_first_line(exc)})", source=source) from exc
+    mapping = resolve_columns(df.columns, kind, explicit, source=source)
+    return df.select(list(dict.fromkeys(mapping.values()))), mapping
 
 
 class _Pairs(Mapping):

@@ -446,7 +446,7 @@ def test_json_lines_with_a_byte_order_mark(tmp_path):
     assert run.select("query_id", "doc_id", "score").rows() == [("1", "a", 1.0), ("1", "b", 2.0)]
     assert fasteval.evaluate({"1": {"a": 1}}, path, ["map"])["value"].to_list() == [0.5]
     path.write_bytes(b"\xef\xbb\xbfnot json\n")
-    with pytest.raises(InputError, match="cannot parse JSON Lines"):
+    with pytest.raises(InputError, match="line 1: not valid JSON"):
         fasteval.read_run(path)
 
 

@@ -60,3 +60,22 @@ def test_json_lines_integer_grades_then_a_fraction_name_the_row(tmp_path) -> Non
     rows[-1]["relevance"] = 2.0
     _jsonl(path, rows)
     assert read_qrels(path).tail(1).rows() == [("q", "x", 2)] == scan_qrels(path).collect().tail(1).rows()
+
+
+def test_json_lines_polars_cannot_parse_are_read_as_a_json_document_reads_them(tmp_path) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_text('{"query_id": "q", "doc_id": "a", "score": Infinity}\n\n'
+                    '{"query_id": "q", "doc_id": "b", "score": -1e400}\n')
+    assert read_run(path).rows() == [("q", "a", float("inf")), ("q", "b", float("-inf"))]
+    doc = tmp_path / "run.json"
+    doc.write_text('[{"query_id": "q", "doc_id": "a", "score": Infinity},'
+                   ' {"query_id": "q", "doc_id": "b", "score": -1e400}]')
+    assert read_run(doc).equals(read_run(path))
+
+
+def test_json_lines_name_the_line_that_is_no_json(tmp_path) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_text('{"query_id": "q", "doc_id": "a", "score": 1}\n\n{"query_id": "q", "doc_id": "b" "score": 2}\n')
+    with pytest.raises(InputError) as exc:
+        read_run(path)
+    assert str(exc.value) == f"{path}, line 3: not valid JSON (Expecting ',' delimiter at column 33)"
