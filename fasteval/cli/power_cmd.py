@@ -19,6 +19,7 @@ measure  sd    min_diff  alpha  power  topics
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from fasteval.cli import add_command
@@ -81,8 +82,24 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+_OPTION_NAMES = {"alpha": "--alpha", "min_diff": "--min-diff", "sd": "--sd", "power": "--power",
+                 "n_topics": "--topics", "n_systems": "--systems", "design": "--design",
+                 "alternative": "--alternative", "measures": "-m/--measure"}
+"""The API's parameter names (:mod:`fasteval.compare.power`) -> this command's options."""
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``fasteval power``."""
+    from fasteval.errors import ParameterError
+
+    try:
+        return _run(args)
+    except ParameterError as exc:  # named as on the command line
+        name = _OPTION_NAMES.get(exc.parameter, exc.parameter)
+        raise ParameterError(name, exc.constraint, exc.value) from None
+
+
+def _run(args: argparse.Namespace) -> int:
     import polars as pl
 
     from fasteval.compare.power import pilot_variance, power, topic_set_size
@@ -106,6 +123,10 @@ def run(args: argparse.Namespace) -> int:
                     f"measure {measure!r}: the pilot runs have no residual variance (they "
                     "differ by one constant on every topic), so no topic-set size follows "
                     "from them; give pilot runs that vary, or --sd", source="results")
+            if not math.isfinite(sd):
+                raise InputError(
+                    f"measure {measure!r}: the pilot runs' standard deviation overflows float64 "
+                    f"({sd}); their values are too large for a variance", source="results")
     else:
         if args.measure:
             raise ParameterError("-m/--measure", "used with --results only", args.measure)

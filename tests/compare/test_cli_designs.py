@@ -113,6 +113,31 @@ def test_power_errors(capsys):
     rc, _, err = _cli(["power", "--min-diff", "0.1"], capsys)
     assert rc == 2 and "--results/--sd must be exactly one of them" in err
     rc, _, err = _cli(["power", "--sd", "-1", "--min-diff", "0.1"], capsys)
-    assert rc == 2 and "sd must be a finite number > 0, got -1.0" in err
+    assert rc == 2 and "--sd must be a finite number > 0, got -1.0" in err
     rc, _, err = _cli(["power", "--sd", "0.1", "--min-diff", "0.1", "--design", "anova"], capsys)
-    assert rc == 2 and "n_systems must be an integer >= 2" in err
+    assert rc == 2 and "--systems must be an integer >= 2" in err
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--topics", "1"], "error: --topics must be an integer >= 2, got 1"),
+    (["--alpha", "1.5"], "error: --alpha must be a number between 0 and 1, got 1.5"),
+    (["--power", "1"], "error: --power must be a number between 0 and 1, got 1.0"),
+    (["--min-diff", "0"], "error: --min-diff must be a finite number > 0, got 0.0"),
+    (["--design", "anova", "--systems", "3", "--alternative", "less"],
+     "error: --alternative must be 'two-sided' for design='anova', got 'less'"),
+])
+def test_power_errors_name_the_options(capsys, extra, message):
+    """The API's names (n_topics, alpha, min_diff...) are worded as the command's options."""
+    rc, _, err = _cli(["power", "--sd", "0.1", "--min-diff", "0.1", *extra], capsys)
+    assert rc == 2 and message in err
+
+
+def test_power_pilot_that_overflows(tmp_path, capsys):
+    """A pilot whose variance overflows is an error about the pilot, not '--sd must be a
+    finite number > 0, got inf' (no --sd was given)."""
+    path = tmp_path / "pilot.parquet"
+    pl.DataFrame({"run_id": ["a", "a", "b", "b"], "query_id": ["q1", "q2", "q1", "q2"],
+                  "measure": "map", "value": [1e308, 0.0, 0.0, 1e308]}).write_parquet(path)
+    rc, _, err = _cli(["power", "--results", str(path), "--min-diff", "0.1"], capsys)
+    assert rc == 2
+    assert "results: measure 'map': the pilot runs' standard deviation overflows" in err
