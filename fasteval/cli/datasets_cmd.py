@@ -49,8 +49,23 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+_OPTION_NAMES = {name: f"--{name}" for name in ("queries", "depth", "runs", "seed", "judged",
+                                                 "out", "compression")}
+""":class:`fasteval.datasets.synth.SynthSpec` and ``write_synth`` names -> the options."""
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``fasteval datasets ACTION``."""
+    from fasteval.errors import ParameterError
+
+    try:
+        return _run(args)
+    except ParameterError as exc:  # named as on the command line
+        name = _OPTION_NAMES.get(exc.parameter, exc.parameter)
+        raise ParameterError(name, exc.constraint, exc.value) from None
+
+
+def _run(args: argparse.Namespace) -> int:
     from fasteval.errors import ParameterError
 
     if getattr(args, "action", None) != "synth":

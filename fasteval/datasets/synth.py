@@ -288,6 +288,8 @@ def write_synth(
     if compression not in COMPRESSIONS:
         raise ParameterError("compression", f"one of {COMPRESSIONS}", compression)
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ParameterError("out", "a directory (created when missing)", str(out))
     targets = {"qrels": out / "qrels.parquet"}
     for name in spec.run_names():
         targets[name] = out / "runs" / f"{name}.parquet"

@@ -116,9 +116,24 @@ def test_cli_negative_seed_is_one_line(tmp_path, capsys):
 
     assert main(["datasets", "synth", "--queries", "3", "--seed", "-1", "--quiet",
                  "--out", str(tmp_path / "d")]) == 2
-    assert capsys.readouterr().err == ("fasteval: error: seed must be a non-negative integer, "
+    assert capsys.readouterr().err == ("fasteval: error: --seed must be a non-negative integer, "
                                        "got -1\n")
     assert not (tmp_path / "d").exists()
+
+
+def test_output_that_is_a_file_is_refused(tmp_path, capsys):
+    """--out naming a file: one line naming the option (it was the OS's 'F/runs: Not a
+    directory'), and the file is left as it was."""
+    from fasteval.cli import main
+
+    target = tmp_path / "f"
+    target.write_text("keep")
+    with pytest.raises(ParameterError, match=r"^out must be a directory \(created when missing\)"):
+        write_synth(SynthSpec(queries=3, depth=2, runs=1), target)
+    assert main(["datasets", "synth", "--queries", "3", "--quiet", "--out", str(target)]) == 2
+    assert capsys.readouterr().err == (f"fasteval: error: --out must be a directory (created when "
+                                       f"missing), got {str(target)!r}\n")
+    assert target.read_text() == "keep"
 
 
 def test_stale_runs_in_the_output_directory_are_refused(tmp_path):
