@@ -83,8 +83,23 @@ _NEGATIVE_NUMBERS = re.compile(r"^-\.?\d[\d.,eE+-]*$")
 starting with one (``-1,2``, ``-0.5,1e-3``)."""
 
 
+_OPTION_NAMES = {"method": "-m/--method", "norm": "--norm", "weights": "-w/--weights", "k": "--k",
+                 "phi": "--phi", "gamma": "--gamma", "sigma": "--sigma"}
+""":func:`fasteval.fuse`'s parameter names -> this command's options."""
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``fasteval fuse``."""
+    from fasteval.errors import ParameterError
+
+    try:
+        return _run(args)
+    except ParameterError as exc:  # named as on the command line
+        name = _OPTION_NAMES.get(exc.parameter, exc.parameter)
+        raise ParameterError(name, exc.constraint, exc.value) from None
+
+
+def _run(args: argparse.Namespace) -> int:
     import polars as pl
 
     from fasteval.errors import ParameterError

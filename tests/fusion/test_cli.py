@@ -62,7 +62,13 @@ def test_rbc_and_params(runs, tmp_path) -> None:
     (["-m", "rrf", "--format", "parquet"], "parquet is not printed"),
     (["-m", "wsum", "-w", "-1,2"], "weights must be finite numbers >= 0, one per run, got -1.0"),
     (["-m", "wsum", "-w", "-0.5,1e-3"], "weights must be finite numbers >= 0, one per run, got -0.5"),
-    (["-m", "rrf", "--k", "-1"], "k must be a number > 0, got -1.0"),
+    (["-m", "rrf", "--k", "-1"], "error: --k must be a number > 0, got -1.0"),
+    (["-m", "nope"], "error: -m/--method must be one of"),
+    (["-m", "wsum", "-w", "1,2,3"], "error: -w/--weights must be one number per run (2 runs)"),
+    (["-m", "rbc", "--phi", "1"], "error: --phi must be a number, 0 < phi < 1, got 1.0"),
+    (["-m", "gmnz", "--gamma", "-1"], "error: --gamma must be a number >= 0"),
+    (["-m", "logn_isr", "--sigma", "2"], "error: --sigma must be a number, 0 <= sigma <= 1"),
+    (["--norm", "l2"], "error: --norm must be one of"),
 ])
 def test_errors_are_one_line(runs, capfd, extra, message) -> None:
     assert main(["fuse", *runs, *extra]) == 2
