@@ -64,6 +64,10 @@ def lazy_parquet(path: str, kind: Kind, explicit: dict[str, str | None], source:
     """Lazy parquet scan (file, glob or directory) restricted to the needed columns."""
     if os.path.isdir(path):
         _check_parquet_directory(path, source)
+    elif os.path.isfile(path) and _head_bytes(path, 2) == b"\x1f\x8b":
+        raise InputError("the file is gzip-compressed parquet, which is not read (parquet compresses "
+                         "its own columns); expected a parquet file: decompress it first (gunzip)",
+                         source=source)
     elif not os.path.exists(path):
         import glob
 

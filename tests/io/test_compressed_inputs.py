@@ -75,3 +75,19 @@ def test_parquet_where_text_is_read_is_named(tmp_path, capsys):
     assert fasteval.read_run(run).height == 1
     assert main(["trec-eval", str(tmp_path / "qrels"), str(run)]) == 2
     assert capsys.readouterr().err.strip() == f"fasteval: error: {message}"
+
+
+def test_gzipped_parquet_is_named_as_such(tmp_path, capsys) -> None:
+    import polars as pl
+
+    plain = tmp_path / "run.parquet"
+    pl.DataFrame({"query_id": ["1"], "doc_id": ["a"], "score": [1.0]}).write_parquet(plain)
+    path = tmp_path / "run.parquet.gz"
+    path.write_bytes(gzip.compress(plain.read_bytes()))
+    for read in (fasteval.read_run, lambda p: fasteval.scan_run(p).collect()):
+        with pytest.raises(InputError, match="the file is gzip-compressed parquet"):  # was: 'must end with PAR1'
+            read(path)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_bytes(QRELS)
+    assert main(["eval", str(qrels), str(path), "-m", "map", "--quiet"]) == 2
+    assert "gzip-compressed parquet" in capsys.readouterr().err
