@@ -178,6 +178,11 @@ def read_delimited(data: str | bytes, sep: str, kind: Kind, explicit: dict[str, 
                                  "one field per header column", source=source, line=line) from exc
             _check_utf8(data, source)
             raise InputError(f"cannot parse ({_first_line(exc)})", source=source) from exc
+        if kind == "qrels":  # grades that are all numbers stay numbers ('2.0' is read as 2, as
+            col = mapping["relevance"]  # it is where the first rows make the column a float one)
+            grades = df.get_column(col).cast(pl.Float64, strict=False)
+            if grades.null_count() == df.get_column(col).null_count():
+                df = df.with_columns(grades)
     blank = _trailing_blank_lines(data)
     if blank and df.height >= blank and all(df.tail(blank).select(pl.all().is_null().all()).row(0)):
         df = df.head(df.height - blank)  # polars reads each as a row of nulls

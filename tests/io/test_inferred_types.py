@@ -79,3 +79,17 @@ def test_json_lines_name_the_line_that_is_no_json(tmp_path) -> None:
     with pytest.raises(InputError) as exc:
         read_run(path)
     assert str(exc.value) == f"{path}, line 3: not valid JSON (Expecting ',' delimiter at column 33)"
+
+
+def test_csv_whole_number_grades_are_read_past_the_inferred_rows(tmp_path) -> None:
+    # '2.0' is grade 2 in the first rows (a float column); past them it was refused
+    path = tmp_path / "qrels.csv"
+    rows = "".join(f"q,d{i},1\n" for i in range(N))
+    path.write_text("query_id,doc_id,relevance\nq,first,2.0\n" + rows)
+    assert read_qrels(path).head(1).rows() == [("q", "first", 2)]
+    path.write_text("query_id,doc_id,relevance\n" + rows + "q,last,2.0\n")
+    assert read_qrels(path).tail(1).rows() == [("q", "last", 2)]
+    path.write_text("query_id,doc_id,relevance\n" + rows + "q,last,2.5\n")
+    with pytest.raises(InputError) as exc:
+        read_qrels(path)
+    assert "relevance must be an integer, got 2.5" in str(exc.value) and exc.value.line == N + 2
