@@ -3,9 +3,9 @@
 Runs may be TREC text, parquet, CSV/TSV or JSON Lines files. The fused run goes to ``-o``
 (format from the suffix: ``.parquet``/``.pq`` parquet, ``.trec``/``.run``/``.txt`` TREC
 text, ``.csv``, ``.tsv``, ``.jsonl``, each text format + ``.gz`` gzipped; ``--format``
-overrides), written atomically; without
-``-o`` (or with ``-o -``) it is printed as TREC text. An output that is one of the inputs
-is refused before anything is read. One RUN may be ``-``: read from standard input.
+overrides), written atomically; without ``-o`` (or with ``-o -``) it is printed as TREC
+text. An output that is one of the inputs, or a name the writer cannot honour, is refused
+before anything is read. One RUN may be ``-``: read from standard input.
 
 Examples
 --------
