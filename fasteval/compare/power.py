@@ -30,6 +30,7 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,11 @@ import polars as pl
 from fasteval.errors import InputError, ParameterError
 
 DESIGNS = ("t", "anova")
+
+
+def _real(value: object) -> bool:
+    """A real number (numpy's included), not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
 
 
 def _check(
@@ -58,7 +64,7 @@ def _check(
             or v <= 0
         ):
             raise ParameterError(name, "a finite number > 0", v)
-    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+    if not (_real(alpha) and 0 < alpha < 1):
         raise ParameterError("alpha", "a number between 0 and 1", alpha)
     if design not in DESIGNS:
         raise ParameterError("design", "'t' or 'anova'", design)
@@ -178,7 +184,7 @@ def topic_set_size(
     26
     """
     _check(min_diff, sd, alpha, design, n_systems, alternative)
-    if not (isinstance(power, (int, float)) and 0 < power < 1):
+    if not (_real(power) and 0 < power < 1):
         raise ParameterError("power", "a number between 0 and 1", power)
     if not isinstance(max_topics, (int, np.integer)) or isinstance(max_topics, bool) \
             or max_topics < 2:

@@ -258,3 +258,14 @@ def test_pilot_of_runs_shifted_by_a_constant_has_zero_variance(tmp_path, capsys)
     assert "--systems must be used with --design anova only, got 3" in capsys.readouterr().err
     assert main(["power", "--results", str(path), "--sd", "0.2", "--min-diff", "0.05"]) == 2
     assert "--results/--sd must be exactly one of them, got 'both'" in capsys.readouterr().err
+
+
+def test_numpy_numbers_are_accepted_for_alpha_and_power():
+    """alpha and power took Python int/float only: np.float32(0.05) was refused as 'alpha
+    must be a number between 0 and 1' (min_diff and sd took numpy numbers already)."""
+    assert topic_set_size(0.05, 0.15, alpha=np.float32(0.05), power=np.float32(0.8)) == 73
+    assert power(73, 0.05, 0.15, alpha=np.float32(0.05)) == pytest.approx(0.8023, abs=1e-4)
+    with pytest.raises(ParameterError, match="alpha must be a number between 0 and 1, got True"):
+        topic_set_size(0.05, 0.15, alpha=True)
+    with pytest.raises(ParameterError, match="power must be a number between 0 and 1, got '0.8'"):
+        topic_set_size(0.05, 0.15, power="0.8")
