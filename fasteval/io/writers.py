@@ -244,7 +244,7 @@ def write_table(
     if fmt == "trec":
         _trec_frame(df)  # validate before touching the file system
     if fmt in ("json", "jsonl"):
-        check_json_numbers(df, instead="parquet, CSV or TREC text")
+        check_json_numbers(df, instead="parquet, CSV or TREC text", source=os.fspath(path))
     if fmt in ("csv", "tsv"):
         nested = [name for name, dtype in df.schema.items() if dtype.is_nested()]
         if nested:

@@ -149,3 +149,15 @@ def test_gzip_text_output_is_compressed(runs, tmp_path) -> None:
     assert main(["fuse", *runs, "-m", "sum", "--norm", "none", "-o", str(out)]) == 0
     lines = gzip.decompress(out.read_bytes()).decode().splitlines()
     assert lines[:2] == ["query_id,doc_id,score,rank", "q1,b,11.0,1"]
+
+
+def test_json_output_of_an_infinite_fused_score_names_the_file(tmp_path, capfd) -> None:
+    """Scores near the float64 limit sum to inf, which JSON cannot hold: the error names the
+    output (it said only 'row 0, column 'score''), and nothing is written."""
+    big = tmp_path / "big.run"
+    big.write_text("q1 Q0 a 1 1e308 x\nq1 Q0 b 2 1 x\n")
+    out = tmp_path / "fused.jsonl"
+    assert main(["fuse", str(big), str(big), "-m", "sum", "--norm", "none", "-o", str(out)]) == 2
+    err = capfd.readouterr().err
+    assert f"error: {out}, row 0, column 'score': JSON cannot hold inf" in err
+    assert not out.exists()
