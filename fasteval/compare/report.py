@@ -10,6 +10,10 @@ from the comparison's ``mark_test`` (adjusted p-values against ``alpha``):
   ``‡`` significantly worse.
 * ``marks="none"``.
 
+Which run of a significant comparison is the better one: the one the alternative names for
+a one-sided test; for a two-sided one, the run with more wins (sign test), the larger
+signed-rank sum (Wilcoxon) or the higher mean (the other tests).
+
 The best mean per column is bold (``*`` after the value in plain text). Column headers
 show measures as papers write them (``nDCG@10``, ``MAP``; :mod:`fasteval.compare.names`)
 unless ``names="canonical"``. Every format states how the marks were made (test,
@@ -97,15 +101,16 @@ def cells(
     means = {(r["run_id"], r["measure"]): r["mean"] for r in cmp.means.iter_rows(named=True)}
     sig = cmp.tests.filter((pl.col("test") == cmp.mark_test) & pl.col("significant"))
     sig = sig.join(
-        cmp.effects.select("measure", "run_id", "versus", "mean_diff"),
+        cmp.effects.select("measure", "run_id", "versus", "mean_diff", "wins", "losses"),
         on=["measure", "run_id", "versus"],
         how="left",
     )
     better: dict[tuple[str, str], set[str]] = {}
     for r in sig.iter_rows(named=True):
-        if r["mean_diff"] > 0:
+        way = _direction(cmp, r)
+        if way > 0:
             better.setdefault((r["run_id"], r["measure"]), set()).add(r["versus"])
-        elif r["mean_diff"] < 0:
+        elif way < 0:
             better.setdefault((r["versus"], r["measure"]), set()).add(r["run_id"])
     grid = []
     for s in cmp.systems:
@@ -136,6 +141,36 @@ def cells(
         "marks": marks,
         "notes": _notes(cmp, marks),
     }
+
+
+def _direction(cmp: Comparison, r: dict) -> float:
+    """Which run a significant comparison ``r`` finds better: > 0 ``run``, < 0 ``versus``.
+
+    A one-sided test's alternative says it (``"greater"``: ``run``). A two-sided test goes
+    the way of what it tests: the sign test the wins against the losses, the Wilcoxon test
+    ``W+`` against ``W-``, the other tests the mean difference. (Nine small wins and one
+    large loss are a significant sign test in favour of ``run`` with a negative mean
+    difference.)
+    """
+    if cmp.alternative == "greater":
+        return 1.0
+    if cmp.alternative == "less":
+        return -1.0
+    if cmp.mark_test == "sign":
+        return float(r["wins"] - r["losses"])
+    if cmp.mark_test == "wilcoxon" and r["measure"] in cmp.paired:
+        from fasteval.compare.ties import differences
+        from fasteval.compare.wilcoxon import signed_rank
+
+        x = cmp.paired[r["measure"]].scores
+        i, j = cmp.systems.index(r["run_id"]), cmp.systems.index(r["versus"])
+        d = differences(x[i], x[j])
+        w_plus, w_minus = (
+            signed_rank(v, zero_method=cmp.zero_method, method="approx", alternative="greater")[0]
+            for v in (d, -d)
+        )
+        return w_plus - w_minus
+    return r["mean_diff"]
 
 
 def _headers(measures: tuple[str, ...], names: str) -> list[str]:

@@ -57,6 +57,39 @@ def test_daggers_against_baseline(ordered):
     assert "† / ‡: significantly better / worse than the baseline mid_run" in c["notes"][0]
 
 
+def _small_wins_one_big_loss(n_loss: int) -> dict:
+    """``new`` beats ``base`` by 0.01 on most queries and loses by 0.5+ on ``n_loss``: the
+    sign and signed-rank tests favour ``new`` while its mean is lower."""
+    n = 20
+    base = np.linspace(0.6, 0.9, n)
+    d = np.full(n, 0.01)
+    d[:n_loss] = -0.5 - 0.1 * np.arange(n_loss)
+    return {"base": pl.DataFrame({"query_id": np.arange(n), "map": base}),
+            "new": pl.DataFrame({"query_id": np.arange(n), "map": base + d})}
+
+
+@pytest.mark.parametrize(
+    ("test", "alternative"),
+    [("sign", "two-sided"), ("sign", "greater"), ("wilcoxon", "two-sided"),
+     ("wilcoxon", "greater")],
+)
+def test_marks_follow_the_direction_the_test_found(test, alternative):
+    # 18 wins, 2 losses, mean difference -0.046: a significant sign or signed-rank test
+    # says new is better (one-sided: the alternative says so); marking by the mean
+    # difference called new significantly worse than the baseline
+    runs = _small_wins_one_big_loss(2)
+    cmp = compare(runs, baseline="base", tests=test, alternative=alternative, ci=None)
+    row = cmp.tests.row(0, named=True)
+    assert row["significant"] and row["p_value"] < 0.01
+    assert cmp.effects["mean_diff"][0] == pytest.approx(-0.046)
+    c = cells(cmp)
+    assert [row[0][2] for row in c["grid"]] == ["", "†"]
+    assert [row[0][2] for row in cells(cmp, marks="letters")["grid"]] == ["", "a"]
+    if alternative == "two-sided":  # all pairs: run base, versus new
+        pairs = cells(compare(runs, tests=test, ci=None))
+        assert [row[0][2] for row in pairs["grid"]] == ["", "a"]
+
+
 def test_no_marks_when_nothing_is_significant():
     rng = np.random.default_rng(1)
     v = rng.uniform(size=20)
