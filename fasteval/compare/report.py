@@ -277,7 +277,16 @@ def _text(c: dict) -> str:
 
 
 def _md_escape(s: str) -> str:
-    return s.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*")
+    """A table cell's text: ``\\ | *`` escaped, ``<`` too (no HTML tag), and a line break
+    as ``<br>`` (a newline would end the table row).
+
+    Examples
+    --------
+    >>> print(_md_escape("a|b*<i>\\n2"))
+    a\\|b\\*\\<i><br>2
+    """
+    s = s.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*").replace("<", "\\<")
+    return s.replace("\r\n", "<br>").replace("\n", "<br>").replace("\r", "<br>")
 
 
 def _markdown(c: dict) -> str:
@@ -304,6 +313,9 @@ _LATEX_SPECIAL = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    # a blank line would end the paragraph inside a cell or the caption (an error)
+    "\n": " ",
+    "\r": " ",
     # text-mode glyphs of the default OT1 encoding: < > | print as ¡ ¿ and an em dash
     "<": r"\textless{}",
     ">": r"\textgreater{}",

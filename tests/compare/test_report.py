@@ -180,6 +180,31 @@ def test_latex_escape_all_specials():
         "\\textless{}b\\textgreater{}dense\\textless{}/b\\textgreater{}\\textbar{}x")
 
 
+def _multiline_names() -> dict:
+    rng = np.random.default_rng(2)
+    return {name: pl.DataFrame({"query_id": np.arange(8), "map": rng.uniform(size=8)})
+            for name in ("two\n\nlines", "a<b>c", "x\r\ny")}
+
+
+def test_line_breaks_in_names_keep_the_latex_and_markdown_tables_whole(tmp_path):
+    cmp = compare(_multiline_names(), tests="t", ci=None)
+    assert latex_escape("two\n\nlines") == "two  lines"  # a blank line ends a paragraph
+    bare = render(cmp, "latex", caption=False)
+    assert all(ln.startswith("%") or not ln.startswith(("lines", " ")) for ln in bare.splitlines())
+    assert "two  lines (a)" in bare and "% " in bare and "two  lines 0" in bare
+    md = render(cmp, "markdown").split("\n\n")[0].splitlines()
+    assert md[2:] == ["| two<br><br>lines (a) | 0.3797 |", "| a\\<b>c (b) | 0.4753 |",
+                      "| x<br>y (c) | **0.5941** |"]
+    if shutil.which("pdflatex") is None:
+        return
+    doc = ("\\documentclass{article}\\usepackage{booktabs}\\begin{document}\n"
+           + render(cmp, "latex") + "\\end{document}\n")
+    (tmp_path / "t.tex").write_text(doc)
+    proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+                          cwd=tmp_path, capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout[-2000:]  # was: Paragraph ended before ...
+
+
 def test_latex_note_with_less_or_equal():
     """The notes' '<=' becomes $\\leq$ (not an escaped '<' followed by '=')."""
     two = {"a": pl.DataFrame({"query_id": [1, 2], "map": [0.5, 0.6]}),
