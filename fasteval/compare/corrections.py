@@ -50,7 +50,8 @@ def correction_name(method: str | None) -> str:
 def adjust_pvalues(pvalues: np.ndarray, method: str | None = "holm") -> np.ndarray:
     """Adjust a family of p-values for multiple comparisons.
 
-    NaN p-values are left as NaN and do not count towards the family size.
+    NaN p-values are left as NaN and do not count towards the family size; a value outside
+    ``[0, 1]`` is a :class:`~fasteval.errors.ParameterError`.
 
     Parameters
     ----------
@@ -79,7 +80,16 @@ def adjust_pvalues(pvalues: np.ndarray, method: str | None = "holm") -> np.ndarr
             f"compare(..., tests=['randomization'], correction={method!r}))",
             method,
         )
-    p = np.asarray(pvalues, dtype=np.float64)
+    try:
+        p = np.asarray(pvalues, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError("pvalues", "an array of numbers from 0 to 1", pvalues) from None
+    bad = ~np.isnan(p) & ~((p >= 0) & (p <= 1))
+    if bad.any():
+        k = int(np.flatnonzero(bad.reshape(-1))[0])
+        raise ParameterError(
+            f"pvalues[{k}]", "a p-value from 0 to 1 (NaN: no test)", float(p.reshape(-1)[k])
+        )
     out = p.copy()
     ok = ~np.isnan(p)
     q = p[ok]

@@ -235,6 +235,16 @@ def test_adjusted_pvalues_hand_computed():
         adjust_pvalues(p, "sidak")
 
 
+@pytest.mark.parametrize("bad", [-0.5, 1.5, np.inf])
+def test_adjusted_pvalues_refuse_values_outside_0_1(bad):
+    # Holm gave -1.5 for -0.5 (and capped 1.5 at 1): garbage out, silently
+    with pytest.raises(ParameterError, match=r"pvalues\[1\] must be a p-value from 0 to 1"):
+        adjust_pvalues([0.2, bad, 0.01], "holm")
+    with pytest.raises(ParameterError, match="pvalues must be an array of numbers"):
+        adjust_pvalues(["x"], "bh")
+    assert adjust_pvalues([0.0, 1.0, np.nan], "bonferroni")[:2].tolist() == [0.0, 1.0]
+
+
 def test_correction_applied_across_report(three_runs):
     frame = pl.concat(
         [
