@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -76,6 +77,10 @@ def _resolve_measures(requested: Sequence[str] | str | None, available: list[str
         return available
     if isinstance(requested, str):
         requested = [requested]
+    requested = list(requested)
+    if not requested:
+        raise ParameterError("measures", f"at least one measure name, or None for all ({available})",
+                             requested)
     out: list[str] = []
     for name in requested:
         if name in out:  # a measure asked for twice (or in two spellings) is compared once
@@ -238,6 +243,11 @@ def _check_bootstrap_memory(n_resamples: int, n_measures: int, n_systems: int,
         )
 
 
+def _real(value: object) -> bool:
+    """A real number (numpy's float32 included), not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
 def check_options(
     *,
     tests: Sequence[str] | str = ("t", "randomization", "bootstrap"),
@@ -275,9 +285,9 @@ def check_options(
     """
     test_list = _test_names(tests)
     correction = correction_name(correction)
-    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+    if not (_real(alpha) and 0 < alpha < 1):
         raise ParameterError("alpha", "a number between 0 and 1", alpha)
-    if ci is not None and not (isinstance(ci, (int, float)) and 0 < ci < 1):
+    if ci is not None and not (_real(ci) and 0 < ci < 1):
         raise ParameterError("ci", "a number between 0 and 1, or None", ci)
     if (
         not isinstance(n_resamples, (int, np.integer))

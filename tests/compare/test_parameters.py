@@ -24,6 +24,9 @@ RESULTS = {
     ({"seed": 1.5}, "seed must be"),
     ({"alpha": float("nan")}, "alpha must be"),
     ({"ci": 1.0}, "ci must be"),
+    # an empty list was a TypeError from numpy ("Cannot cast array data from dtype('O')")
+    ({"measures": []}, r"measures must be at least one measure name, or None for all \(\['map'\]\)"),
+    ({"measures": ()}, "measures must be at least one measure name"),
 ])
 def test_bad_parameters_are_parameter_errors(kwargs, fragment):
     with pytest.raises(ParameterError, match=fragment):
@@ -65,6 +68,17 @@ def test_memory_refusal_without_bootstrap_test_names_the_interval(monkeypatch, t
         main(["compare", "--results", str(path), "--ci", "x"])
     assert stop.value.code == 2
     assert "argument --ci: expected a number or none, got 'x'" in capsys.readouterr().err
+
+
+def test_numpy_float32_alpha_and_ci_are_numbers():
+    import numpy as np
+
+    # np.float32 is no Python float: "alpha must be a number between 0 and 1, got 0.05"
+    out = compare(RESULTS, tests="t", alpha=np.float32(0.25), ci=np.float32(0.9), n_resamples=200)
+    assert out.alpha == pytest.approx(0.25) and out.ci == pytest.approx(0.9)
+    assert out.tests["significant"].to_list() == [True]  # p = 0.0577 <= 0.25
+    with pytest.raises(ParameterError, match="alpha must be"):
+        compare(RESULTS, alpha=np.bool_(True))
 
 
 def test_seed_zero_and_none_are_accepted():
