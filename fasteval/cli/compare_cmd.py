@@ -270,11 +270,19 @@ def _check_options(args: argparse.Namespace, n_resamples: int) -> None:
 
 
 def _run_names(paths: list[str]) -> list[str]:
-    stems = ["stdin" if p == STDIN else Path(p).stem for p in paths]
-    if len(set(stems)) == len(stems):
-        return stems
-    names = [Path(p).name for p in paths]
-    return names if len(set(names)) == len(names) else list(paths)
+    """Each run file's name in the report: its stem, or its file name (or path) where stems
+    repeat; standard input is ``stdin`` whichever.
+
+    Examples
+    --------
+    >>> _run_names(["a/run.txt", "b/run.txt", "-"])
+    ['a/run.txt', 'b/run.txt', 'stdin']
+    """
+    for rule in (lambda p: Path(p).stem, lambda p: Path(p).name, str):
+        names = ["stdin" if p == STDIN else rule(p) for p in paths]
+        if len(set(names)) == len(names):
+            return names
+    return list(paths)  # pragma: no cover - a path given twice is refused before
 
 
 def _score(args: argparse.Namespace):

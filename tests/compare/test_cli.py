@@ -243,6 +243,16 @@ def test_qrels_or_a_run_from_standard_input(trec_files, tmp_path, capsys, monkey
     got = pl.read_csv(io.StringIO(capsys.readouterr().out))
     assert got.get_column("run_id").to_list() == ["stdin"]
     assert got.drop("run_id").equals(want.drop("run_id"))
+    # stems that repeat name the files by path; standard input is still "stdin", not "-"
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    for sub in ("x", "y"):
+        (tmp_path / sub / "run.txt").write_bytes((d / "dense.txt").read_bytes())
+    monkeypatch.setattr(sys, "stdin", stdin(d / "bm25.txt"))
+    assert main(["compare", str(d / "qrels.txt"), "-", str(tmp_path / "x" / "run.txt"),
+                 str(tmp_path / "y" / "run.txt"), *args]) == 0
+    got = pl.read_csv(io.StringIO(capsys.readouterr().out))
+    assert got.get_column("run_id").to_list()[:2] == ["stdin", "stdin"]
     monkeypatch.setattr(sys, "stdin", stdin(d / "qrels.txt"))
     assert main(["compare", "-", str(d / "bm25.txt"), str(d / "dense.txt"), *args]) == 0
     assert pl.read_csv(io.StringIO(capsys.readouterr().out)).equals(want)
