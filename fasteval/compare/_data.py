@@ -187,6 +187,13 @@ def load_results(results: Any) -> pl.DataFrame:
     if isinstance(results, Mapping):
         if not results:
             raise InputError("the mapping of runs is empty", source="results")
+        keys: dict[str, Any] = {}
+        for name in results:
+            if str(name) in keys:  # 1 and "1": one run name, its rows would look duplicated
+                raise InputError(
+                    f"two runs named {str(name)!r} (keys {keys[str(name)]!r} and {name!r}); "
+                    "give each run a distinct name", source="results")
+            keys[str(name)] = name
         for name, table in results.items():
             src = str(table) if isinstance(table, (str, os.PathLike)) else f"results[{name!r}]"
             parts.append(_normalize(_as_frame(table, src), src, str(name)))

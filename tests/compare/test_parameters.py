@@ -107,6 +107,13 @@ def test_null_ids_in_results_are_refused():
     assert (exc.value.row, exc.value.column) == (2, "run_id")
 
 
+def test_mapping_keys_that_name_one_run_are_refused_as_such():
+    # 1 and "1" are both run "1": it read as "2 rows for run '1', query 1, measure 'map'"
+    with pytest.raises(InputError, match=r"two runs named '1' \(keys 1 and '1'\); give each run "
+                                         "a distinct name"):
+        compare({1: RESULTS["a"], "1": RESULTS["b"], "b": RESULTS["b"]})
+
+
 def _cli(argv, capsys):
     rc = main(argv)
     cap = capsys.readouterr()
