@@ -256,6 +256,8 @@ def _check_options(args: argparse.Namespace, n_resamples: int) -> None:
 
     if not 0 <= args.digits <= 17:
         raise ParameterError("--digits", "an integer from 0 to 17", args.digits)
+    if args.marks == "dagger" and args.baseline is None:
+        raise ParameterError("--marks", "letters or none without --baseline", args.marks)
     try:
         check_options(
             tests=args.test or ("t", "randomization", "bootstrap"), correction=args.correction,

@@ -160,6 +160,7 @@ def test_table_output_files_and_plots(trec_files, tmp_path, capsys):
                                 ".csv, .parquet, .pq, or --format to choose the format, got 'report.json'"),
         (["--details", "all.json"], "--details must be a name ending in .csv, .parquet or .pq, got "
                                     "'all.json'"),
+        (["--marks", "dagger"], "--marks must be letters or none without --baseline, got 'dagger'"),
     ],
 )
 def test_user_errors_exit_2(trec_files, capsys, extra, message):
@@ -178,6 +179,15 @@ def test_user_errors_exit_2(trec_files, capsys, extra, message):
     )
     assert rc == 2 and message in err and err.startswith("fasteval: error:")
     assert out == "" and len(err.strip().splitlines()) == 1
+
+
+def test_dagger_marks_without_baseline_are_refused_before_reading(tmp_path, capsys):
+    # was "marks must be ...", after every run had been read and scored
+    rc, out, err = _cli(["compare", str(tmp_path / "no_qrels"), str(tmp_path / "no_run"),
+                         "-m", "map", "--marks", "dagger"], capsys)
+    assert rc == 2 and out == ""
+    assert err == ("fasteval: error: --marks must be letters or none without --baseline, got "
+                   "'dagger'\n")
 
 
 def test_errors_raised_by_compare_name_the_command_line_option(tmp_path, capsys):
