@@ -287,6 +287,26 @@ class Paired:
     columns: np.ndarray  # indices of the paired queries among all query ids (sorted)
 
 
+_MIN_GEO_MEAN = 1e-5
+"""trec_eval's floor of a value under a geometric mean (``MIN_GEO_MEAN`` of the kernels)."""
+
+
+def is_geometric(measure: str) -> bool:
+    """Whether ``measure`` names a measure aggregated by a geometric mean.
+
+    Examples
+    --------
+    >>> is_geometric("gm_map"), is_geometric("map"), is_geometric("my_metric")
+    (True, False, False)
+    """
+    from fasteval.measures import parse_measure
+
+    try:
+        return parse_measure(measure).aggregation == "gm"
+    except Exception:  # noqa: BLE001 - a column the parser does not know is taken as it is
+        return False
+
+
 def pair_all(
     long: pl.DataFrame, systems: list[str], measures: list[str], missing: str
 ) -> dict[str, Paired]:
@@ -294,6 +314,10 @@ def pair_all(
 
     ``missing="drop"`` keeps the queries every system has; ``missing="zero"`` keeps every
     query any system has and scores the absent ones 0. Queries are in sorted id order.
+    Measures aggregated by a geometric mean (``gm_map``, ``gm_bpref``, whose per-query
+    values are AP and bpref) are paired as ``ln(max(value, 1e-5))``, the scale on which
+    trec_eval averages them: their means, differences, intervals and tests are those of the
+    logarithms (``exp`` of a run's mean is its GMAP), not of the arithmetic mean (MAP).
 
     Examples
     --------
@@ -305,6 +329,9 @@ def pair_all(
     ([[0.5], [0.25]], [2, 1], 2)
     >>> pair_all(long, ["a", "b"], ["map"], "zero")["map"].scores.tolist()
     [[0.5, 1.0], [0.25, 0.0]]
+    >>> gm = long.with_columns(measure=pl.lit("gm_map"))
+    >>> pair_all(gm, ["a", "b"], ["gm_map"], "zero")["gm_map"].scores[1].round(4).tolist()
+    [-1.3863, -11.5129]
     """
     if missing not in ("drop", "zero"):
         raise ParameterError("missing", "'drop' or 'zero'", missing)
@@ -342,6 +369,8 @@ def pair_all(
         scores = values[k][:, keep]
         if missing == "zero":
             scores = np.nan_to_num(scores, nan=0.0)
+        if is_geometric(name):
+            scores = np.log(np.maximum(scores, _MIN_GEO_MEAN))
         out[name] = Paired(
             name,
             qids.gather(keep),

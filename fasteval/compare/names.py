@@ -25,7 +25,8 @@ _WITH_CUTOFF = {
 }
 _PLAIN = {
     "map": "MAP",
-    "gm_map": "GMAP",
+    "gm_map": "ln GMAP",  # compared on the log scale (compare._log_scale_geometric)
+    "gm_bpref": "ln GM-bpref",
     "ndcg": "nDCG",
     "recip_rank": "MRR",
     "Rprec": "R-Prec",
