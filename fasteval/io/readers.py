@@ -27,6 +27,7 @@ import polars as pl
 from fasteval.errors import InputError, ParameterError
 from fasteval.io import tables, trec
 from fasteval.io._common import (
+    ALIASES,
     Kind,
     Locator,
     check_duplicates_param,
@@ -157,9 +158,20 @@ def _sniff(p: Path) -> str:
 
 
 def _sniff_bytes(head: bytes) -> str:
-    """Format from the first bytes: parquet magic, JSON document / JSON Lines, else TREC text."""
+    """Format from the first bytes: parquet magic, JSON document / JSON Lines, CSV/TSV with
+    a header naming a query and a document column (as the readers find them), else TREC
+    text.
+
+    Examples
+    --------
+    >>> _sniff_bytes(b"qid\tdocno\tscore\nq1\td1\t2.5\n"), _sniff_bytes(b"q1\tQ0\td1\t1\t2.5\tr\n")
+    ('tsv', 'trec')
+    """
     if head[:4] == b"PAR1":
         return "parquet"
+    delimited = _delimited_header(head)
+    if delimited is not None:
+        return delimited
     text = head.lstrip()
     if text[:1] == b"[":
         return "json"
@@ -173,6 +185,20 @@ def _sniff_bytes(head: bytes) -> str:
             return "jsonl"
         return "json"
     return "trec"
+
+
+def _delimited_header(head: bytes) -> str | None:
+    """``"tsv"`` or ``"csv"`` when the first line is a header of tab- or comma-separated
+    column names among which the readers find a query and a document column; else None (a
+    TREC line, even tab-separated, names no such column: its first field is a query id)."""
+    first = head.removeprefix(b"\xef\xbb\xbf").split(b"\n", 1)[0].rstrip(b"\r")
+    for sep, fmt in ((b"\t", "tsv"), (b",", "csv")):
+        if sep not in first:
+            continue
+        names = {f.strip().strip(b'"').decode("utf-8", "replace").lower() for f in first.split(sep)}
+        if all(any(a in names for a in ALIASES[c]) for c in ("query_id", "doc_id")):
+            return fmt
+    return None
 
 
 def _load_bytes(path: str, source: str) -> bytes | str:

@@ -337,3 +337,23 @@ def test_a_run_without_judged_queries_is_named(tmp_path, capsys):
     assert main([*argv, "-c"]) == 0
     out, err = capsys.readouterr()
     assert out.split() == ["measure", "r1.txt", "r2.txt", "map", "1.0000", "0.0000"] and err == ""
+
+
+def test_csv_and_tsv_on_standard_input(tmp_path):
+    """A CSV or TSV table piped in is recognised by its header (it was read as TREC text:
+    'expected at least 6 fields')."""
+    import subprocess
+    import sys
+
+    q = tmp_path / "qrels.tsv"
+    q.write_text("query_id\tdoc_id\trelevance\nq1\td1\t1\nq1\td2\t0\n")
+    run = b"qid,docno,score\nq1,d2,2.0\nq1,d1,1.0\n"
+    proc = subprocess.run([sys.executable, "-m", "fasteval", "eval", str(q), "-", "-m", "map", "--quiet"],
+                          input=run, capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode().split() == ["measure", "stdin", "map", "0.5000"]
+    (tmp_path / "r.csv").write_bytes(run)
+    proc = subprocess.run([sys.executable, "-m", "fasteval", "eval", "-", str(tmp_path / "r.csv"), "-m",
+                           "map", "--quiet"], input=q.read_bytes(), capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode().split() == ["measure", "r.csv", "map", "0.5000"]

@@ -142,6 +142,15 @@ def test_file_formats(tmp_path: Path) -> None:
     (tmp_path / "obj").write_text((tmp_path / "r.json").read_text())
     assert detect_format(tmp_path / "obj") == "json"
     assert detect_format(tmp_path / "whatever", format="trec") == "trec"
+    # CSV/TSV with a header naming a query and a document column (any alias, any case,
+    # quoted, after a BOM); a tab-separated TREC line is TREC
+    for text, fmt in (("qid,docno,score\nq1,d1,2.0\n", "csv"), ("\ufeffQuery_ID\tDocNo\tsim\n", "tsv"),
+                      ('"query_id","doc_id","score"\r\n', "csv"), ("q1\tQ0\td1\t1\t2.0\tr\n", "trec"),
+                      ("query_id,score\nq1,2.0\n", "trec"), ("topic Q0 doc 1 2.0 r\n", "trec")):
+        (tmp_path / "sniffed").write_text(text, encoding="utf-8")
+        assert detect_format(tmp_path / "sniffed") == fmt, text
+    (tmp_path / "csvrun").write_text((tmp_path / "r.csv").read_text())
+    assert read_run(tmp_path / "csvrun").rows() == RUN_ROWS
 
 
 def test_csv_ids_are_text(tmp_path: Path) -> None:
