@@ -55,10 +55,13 @@ class _Exported:
 
     def __init__(self, array: _ArrowArray) -> None:
         self.array = array
+        # bound now: a module's globals may already be gone when this is collected at exit
+        self._release = _RELEASE_ARRAY
+        self._byref = ctypes.byref
 
     def __del__(self) -> None:
         if self.array.release:
-            _RELEASE_ARRAY(self.array.release)(ctypes.byref(self.array))
+            self._release(self.array.release)(self._byref(self.array))
 
 
 class _Buffer:
