@@ -75,6 +75,9 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.rows_per_group < 1:
         raise ParameterError("--rows-per-group", "a positive integer", args.rows_per_group)
+    if args.out in ("-", ""):  # several files: no standard output, and '' is no folder
+        raise ParameterError("--out", "a directory (created when missing; the dataset is several "
+                             "files, never standard output)", args.out)
     spec = SynthSpec(
         queries=args.queries,
         depth=args.depth,

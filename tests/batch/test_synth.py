@@ -136,6 +136,17 @@ def test_output_that_is_a_file_is_refused(tmp_path, capsys):
     assert target.read_text() == "keep"
 
 
+def test_output_dash_is_refused(tmp_path, capsys, monkeypatch):
+    """--out - made a directory named '-' in the working directory."""
+    from fasteval.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["datasets", "synth", "--queries", "3", "--quiet", "--out", "-"]) == 2
+    assert capsys.readouterr().err == ("fasteval: error: --out must be a directory (created when missing; "
+                                       "the dataset is several files, never standard output), got '-'\n")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_stale_runs_in_the_output_directory_are_refused(tmp_path):
     """A smaller dataset written over a larger one left its run_2, run_3 beside the new
     runs (read as runs of the new dataset by `fasteval eval qrels runs/`)."""
