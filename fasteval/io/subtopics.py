@@ -103,12 +103,13 @@ def read_subtopic_qrels(
         df, where = _parse_text(data, name)
     else:
         frame = data if fmt == "frame" else _read_table(data, fmt, name)
-        where = None
+        where = raw = None
         if fmt in ("csv", "tsv"):  # errors name the file's line, as read_qrels names it
             from fasteval.io.tables import csv_line_locator
 
-            where = csv_line_locator(fix_line_endings(data, name))
-        df, where = _normalize(frame, explicit, name, where)
+            raw = (fix_line_endings(data, name), "," if fmt == "csv" else "\t")
+            where = csv_line_locator(raw[0])
+        df, where = _normalize(frame, explicit, name, where, raw)
     return _duplicates(df, duplicates, name, where)
 
 
@@ -167,8 +168,7 @@ def _read_table(data: Any, fmt: str, name: str) -> pl.DataFrame:
         if fmt == "parquet":
             return pl.read_parquet(data, glob=not os.path.isfile(data))  # a file is no pattern
         if fmt in ("csv", "tsv"):
-            return pl.read_csv(fix_line_endings(data, name), separator="," if fmt == "csv" else "\t",
-                               infer_schema_length=0)
+            return _read_delimited(fix_line_endings(data, name), "," if fmt == "csv" else "\t", name)
         if fmt == "jsonl":
             return pl.read_ndjson(data)
     except pl.exceptions.PolarsError as exc:
@@ -176,8 +176,33 @@ def _read_table(data: Any, fmt: str, name: str) -> pl.DataFrame:
     raise ParameterError("format", "'trec', 'parquet', 'csv', 'tsv' or 'jsonl' for subtopic qrels", fmt)
 
 
+def _read_delimited(data: bytes, sep: str, name: str) -> pl.DataFrame:
+    """A CSV/TSV table, every column as text, as :func:`fasteval.read_qrels` reads one: the
+    empty lines that end the file are no rows, a record with more fields than the header is
+    refused with its line."""
+    from fasteval.io import tables
+
+    width = len(pl.read_csv(data, separator=sep, n_rows=0, infer_schema=False).columns)
+    try:
+        frame = pl.read_csv(data, separator=sep, infer_schema_length=0)
+    except pl.exceptions.PolarsError as exc:
+        ragged = tables._ragged_record(data, sep, width)
+        if ragged is None:
+            raise
+        line, found = ragged
+        raise InputError(f"{found} fields where the header has {width}; expected one field per "
+                         "header column", source=name, line=line) from exc
+    blank = tables._trailing_blank_lines(data)
+    if blank and frame.height >= blank and all(frame.tail(blank).select(pl.all().is_null().all()).row(0)):
+        frame = frame.head(frame.height - blank)  # polars reads each as a row of nulls
+    return frame
+
+
 def _normalize(frame: pl.DataFrame, explicit: dict[str, str | None], name: str,
-               where: Locator | None = None) -> tuple[pl.DataFrame, Locator]:
+               where: Locator | None = None,
+               raw: tuple[bytes, str] | None = None) -> tuple[pl.DataFrame, Locator]:
+    """The four columns, checked; ``raw``: a CSV/TSV file's text and separator, whose
+    header may not name a column that is read twice."""
     if frame.height == 0:
         raise InputError("the subtopic qrels table is empty (no rows)", source=name)
     columns = frame.columns
@@ -200,6 +225,10 @@ def _normalize(frame: pl.DataFrame, explicit: dict[str, str | None], name: str,
                           taken=frozenset(taken - {explicit[canonical]}))
         mapping[canonical] = str(col)  # required=True: never None
         taken.add(str(col))
+    if raw is not None:
+        from fasteval.io.tables import _check_header
+
+        _check_header(raw[0], raw[1], columns, mapping, name)
     where = where or row_locator()
     if frame.get_column(mapping["relevance"]).dtype == pl.String:
         rel = frame.get_column(mapping["relevance"]).str.strip_chars()

@@ -56,3 +56,27 @@ def test_text_fields_split_on_ascii_whitespace_only() -> None:
     # as read_qrels (trec_eval's isspace): a no-break space is part of a doc id
     got = read_subtopic_qrels(io.BytesIO("1 a d\u00a0x 1\n2 b e 0\n".encode()))
     assert got.rows() == [("1", "a", "d\u00a0x", 1), ("2", "b", "e", 0)]
+
+
+@pytest.mark.parametrize(("name", "body", "message"), [
+    ("s.csv", "query_id,subtopic,doc_id,relevance\nq1,1,a,1\nq1,2,b,1,7\n",
+     "s.csv, line 3: 5 fields where the header has 4; expected one field per header column"),
+    ("s.tsv", "query_id\tsubtopic\tdoc_id\trelevance\trelevance\nq1\t1\ta\t1\t0\n",
+     "s.tsv, column 'relevance': the header has more than one column named 'relevance'"),
+])
+def test_csv_table_shape_errors_as_read_qrels(tmp_path, name, body, message) -> None:
+    # a longer record was 'cannot read as csv (found more fields ...)' without its line; a
+    # repeated header name read the first such column without a word
+    p = tmp_path / name
+    p.write_text(body)
+    with pytest.raises(InputError) as info:
+        read_subtopic_qrels(p)
+    assert str(info.value).startswith(f"{tmp_path}/{message}")
+
+
+@pytest.mark.parametrize("end", ["\n\n\n", "\r\n\r\n"])
+def test_csv_trailing_empty_lines_are_no_rows(tmp_path, end) -> None:
+    # as read_qrels: they were rows of nulls ('line 4, column query_id: query_id is null')
+    p = tmp_path / "s.csv"
+    p.write_bytes(("query_id,subtopic,doc_id,relevance\nq1,1,a,1\nq1,2,b,0" + end).encode())
+    assert read_subtopic_qrels(p).rows() == [("q1", "1", "a", 1), ("q1", "2", "b", 0)]
