@@ -18,7 +18,6 @@ a number (trec_eval's ``atof`` would silently read garbage as 0; we refuse it).
 
 from __future__ import annotations
 
-import gzip
 import os
 from pathlib import Path
 
@@ -30,23 +29,41 @@ PREFS_COLUMNS = ("query_id", "jg", "jsg", "doc_id", "rel_level")
 
 
 def _read_lines(path: str | os.PathLike[str]) -> list[str]:
-    p = Path(path)
-    if not p.exists():
-        raise InputError("file not found", source=str(path))
-    raw = gzip.open(p, "rb").read() if p.suffix == ".gz" else p.read_bytes()
-    if not raw:
-        raise InputError("file is empty", source=str(path))
-    from fasteval.io._common import fix_line_endings
+    """The file's lines (gzip read by its magic number, as :func:`fasteval.read_qrels`
+    reads it); text that is not UTF-8 (UTF-16, a compressed file, NUL bytes) is refused
+    with its line."""
+    from fasteval.io._common import check_text_encoding, fix_line_endings
+    from fasteval.io.readers import _load_bytes
 
-    raw = fix_line_endings(raw, str(path))  # old-Mac (CR-only) files: one line per record
+    src = str(path)
+    if not Path(path).exists():
+        raise InputError("file not found", source=src)
+    data = _load_bytes(src, src)
+    if isinstance(data, str):
+        try:
+            raw = Path(data).read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read ({exc.strerror})", source=src) from exc
+    else:
+        raw = data
+    if not raw:
+        raise InputError("file is empty", source=src)
+    check_text_encoding(raw, src)
+    raw = fix_line_endings(raw, src)  # old-Mac (CR-only) files: one line per record
     try:
         text = raw.decode("utf-8-sig")  # a byte order mark is no part of the first qid
     except UnicodeDecodeError as exc:
-        raise InputError(f"not valid UTF-8 at byte {exc.start}", source=str(path)) from None
+        raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start})", source=src,
+                         line=raw.count(b"\n", 0, exc.start) + 1) from None
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
+#: A field: a run of characters other than C's ``isspace`` (ASCII whitespace), as
+#: trec_eval splits its lines; a no-break space is part of a docno.
+_FIELD = r"[^ \t\r\x0b\x0c]+"
 
 
 def _split_fields(path: str, lines: list[str], n_fields: int, names: tuple[str, ...]) -> pl.DataFrame:
@@ -54,7 +71,7 @@ def _split_fields(path: str, lines: list[str], n_fields: int, names: tuple[str, 
     s = pl.Series("line", lines, dtype=pl.Utf8)
     df = pl.DataFrame({"line": s}).with_row_index("lineno", offset=1)
     df = df.filter(~pl.col("line").str.starts_with("#"))
-    df = df.with_columns(pl.col("line").str.extract_all(r"\S+").alias("f"))
+    df = df.with_columns(pl.col("line").str.extract_all(_FIELD).alias("f"))
     df = df.with_columns(pl.col("f").list.len().alias("nf"))
     bad = df.filter(pl.col("nf") != n_fields)
     if bad.height:
@@ -269,7 +286,7 @@ def read_trec_run_minimal(path: str | os.PathLike[str]) -> tuple[pl.DataFrame, s
     src = str(path)
     s = pl.Series("line", _read_lines(path), dtype=pl.Utf8)
     df = pl.DataFrame({"line": s}).with_row_index("lineno", offset=1)
-    df = df.with_columns(pl.col("line").str.extract_all(r"\S+").alias("f"))
+    df = df.with_columns(pl.col("line").str.extract_all(_FIELD).alias("f"))
     df = df.filter(pl.col("f").list.len() > 0)
     df = df.filter(~pl.col("f").list.get(0).str.starts_with("#"))
     nf = df.get_column("f").list.len()

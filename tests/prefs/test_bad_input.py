@@ -88,3 +88,46 @@ def test_options_of_the_wrong_type_are_refused(option, value, message) -> None:
         fasteval.evaluate_prefs(PREFS, RUN, mode="prefs", **{option: value})
     rows = fasteval.evaluate_prefs(PREFS, RUN, mode="prefs", max_docs=1)
     assert _value(rows, "prefs_num_prefs_ful_ret") == 0 and _value(rows, "prefs_simp") == 1.0
+
+
+@pytest.mark.parametrize(("body", "name", "message"), [
+    (b"q1 1 1 d1 2\n", "dir", "is a directory, expected a file"),
+    (b"not gzip", "p.gz", "line 1: expected 5 whitespace-separated fields"),
+    ("q1 1 1 d1 2\n".encode("utf-16"), "p.txt", "the file is UTF-16 text"),
+    (b"q1 1 1 d1 2\nq1 1 1 d\x002 1\n", "p.txt", "line 2: a NUL byte"),
+    (b"q1 1 1 d1 2\nq1 1 1 d2 \xff1\n", "p.txt", "line 2: not valid UTF-8"),
+])
+def test_unreadable_prefs_files_are_named(tmp_path, body, name, message) -> None:
+    """A directory or a '.gz' file that is no gzip was an OSError traceback; UTF-16 text
+    'not valid UTF-8 at byte 0'; NUL bytes were read into a docno."""
+    p = tmp_path / name
+    if name == "dir":
+        p.mkdir()
+    else:
+        p.write_bytes(body)
+    with pytest.raises(InputError) as info:
+        fasteval.prefs.read_prefs(p)
+    assert str(info.value).startswith(f"{p}, {message}" if "line" in message else f"{p}: {message}")
+
+
+def test_prefs_files_split_on_ascii_whitespace_and_gzip_by_content(tmp_path) -> None:
+    """As trec_eval (C's isspace) and read_qrels: a no-break space is part of a docno (the
+    line was refused as 6 fields); gzip is known by its magic number, not only '.gz'."""
+    import gzip
+
+    text = "q1 1 1 d\u00a0x 2\nq1\t1\x0b1 d2 0\n"
+    plain = tmp_path / "p.txt"
+    plain.write_text(text)
+    packed = tmp_path / "p.prefs"
+    packed.write_bytes(gzip.compress(text.encode()))
+    expected = [("q1", "1", "1", "d\u00a0x", 2.0), ("q1", "1", "1", "d2", 0.0)]
+    assert fasteval.prefs.read_prefs(plain).rows() == expected
+    assert fasteval.prefs.read_prefs(packed).rows() == expected
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("q1 0 d\u00a0x 1\nq1 0 d2 0\n")
+    assert fasteval.prefs.read_qrels_prefs(qrels).rows() == [("q1", "0", "0", "d\u00a0x", 1.0),
+                                                             ("q1", "0", "0", "d2", 0.0)]
+    run = tmp_path / "r.txt"
+    run.write_text("q1 Q0 d\u00a0x 1 2.0 t\nq1 Q0 d2 2 1.0 t\n")
+    rows = fasteval.evaluate_prefs(plain, str(run), measures=["prefs_simp"], per_query=False)
+    assert rows == [("prefs_simp", "all", 1.0)]
