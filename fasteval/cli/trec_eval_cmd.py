@@ -315,6 +315,23 @@ def _run_source(run_path: str):
     return sys.stdin
 
 
+def _topic_stop(o: Options, qids: list[str], present: np.ndarray) -> int:
+    """trec_eval's stops on the topics the run answers (``qids``: the qrels topics in
+    order, ``present``: which of them the run has), as its exit status; 0 to go on.
+
+    10.0 loops over the qrels topics: without -c the first one the run lacks stops it (4).
+    9.0.8 loops over the run's topics: when none of them has judgments it stops (7), -c
+    or not (the check counts the topics evaluated, before -c widens the average)."""
+    if o.compat == 10 and not o.complete and not present.all():
+        missing = qids[int(np.argmax(~present))]
+        print(f"trec_eval: result qid '{missing}' not found in qrels", file=sys.stderr)
+        return 4
+    if o.compat == 9 and not present.any():
+        print("trec_eval: No queries with both results and relevance info", file=sys.stderr)
+        return 7
+    return 0
+
+
 def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
     """Evaluate and print to ``out`` (``sys.stdout`` at the time of the call); returns the
     exit status."""
@@ -368,11 +385,9 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
               else np.zeros((len(batch.qidx), 0)))
     present = batch.present
     qids = [str(q) for q in ev.qrels.query_ids.gather(batch.qidx).to_list()]
-    if not o.complete and not present.all():
-        if o.compat == 10:
-            missing = qids[int(np.argmax(~present))]
-            print(f"trec_eval: result qid '{missing}' not found in qrels", file=sys.stderr)
-            return 4
+    stop = _topic_stop(o, qids, present)
+    if stop:
+        return stop
     keep = present if (not o.complete or o.compat == 9) else np.ones(len(qids), dtype=bool)
     zs = _read_zscores(o.zscores) if o.zscores else None
     z_values = values
@@ -464,10 +479,15 @@ def _run_jg(o, qrels_path, run, runid, numeric, print_runid, avgjg, opts, out) -
         counts[idx] += 1
         present_any[idx] |= batch.present
     avg = sums / np.maximum(counts, 1)[:, None]
-    keep = present_any if not o.complete else np.ones(len(all_q), dtype=bool)
+    qids = [str(q) for q in all_q.to_list()]
+    stop = _topic_stop(o, qids, present_any)
+    if stop:
+        return stop
+    # 9.0.8 prints only the topics it evaluated, and -c divides by every qrels topic
+    keep = present_any if not o.complete or o.compat == 9 else np.ones(len(all_q), dtype=bool)
+    n_avg = len(all_q) if o.complete else int(keep.sum())
     names = [f"{key}{m.base_name[len(m.family):]}" for key, m in avgjg]
     lines = []
-    qids = [str(q) for q in all_q.to_list()]
     if o.per_query:
         for qi, qid in enumerate(qids):
             if keep[qi]:
@@ -479,9 +499,9 @@ def _run_jg(o, qrels_path, run, runid, numeric, print_runid, avgjg, opts, out) -
     if print_runid:
         lines.append(f"{'runid':<22}\tall\t{runid}")
     if any(m.family == "num_q" for m in numeric):
-        lines.append(_fmt("num_q", "all", float(keep.sum()), True))
+        lines.append(_fmt("num_q", "all", float(n_avg), True))
     for j, nm in enumerate(names):
-        lines.append(_fmt(nm, "all", _summary(avg[keep, j], "mean"), False))
+        lines.append(_fmt(nm, "all", _summary(avg[keep, j], "sum") / max(n_avg, 1), False))
     out.write("".join(line + "\n" for line in lines))
     return 0
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 from pathlib import Path
@@ -134,3 +135,68 @@ def test_duplicate_document_error_names_no_api_option(tmp_path: Path) -> None:
     out = cli("-m", "map", str(qrels), str(run))
     assert out.returncode == 2
     assert "judged once per query" in out.stderr and "keep_best" not in out.stderr
+
+
+def test_no_topic_in_both_files_stops_like_trec_eval(tmp_path: Path, capsys) -> None:
+    # 9.0.8 loops over the run's topics and stops (exit 7) when none of them is judged, -c
+    # or not: no summary of zeros over num_q 0 (or over the qrels topics with -c)
+    from fasteval.cli.trec_eval_cmd import parse_args, run_trec_eval
+
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("1 0 a 1\n2 0 c 1\n")
+    run.write_text("7 Q0 a 1 0.5 r\n")
+    for flags in ([], ["-c"], ["-q", "-c", "-m", "all_trec"], ["-n", "-q"]):
+        buf = io.StringIO()
+        status = run_trec_eval(parse_args(["--compat", "9", *flags, str(qrels), str(run)]),
+                               out=buf)
+        assert (status, buf.getvalue()) == (7, ""), flags
+        assert capsys.readouterr().err == (
+            "trec_eval: No queries with both results and relevance info\n")
+    # 10.0 loops over the qrels' topics: the first one the run lacks stops it (exit 4), and
+    # -c scores every one of them against its placeholder ranking
+    buf = io.StringIO()
+    assert run_trec_eval(parse_args(["-m", "map", str(qrels), str(run)]), out=buf) == 4
+    assert capsys.readouterr().err == "trec_eval: result qid '1' not found in qrels\n"
+    assert _in_process("-c", "-q", "-m", "map", str(qrels), str(run)).splitlines() == [
+        "map                   \t1\t0.0000",
+        "map                   \t2\t0.0000",
+        "map                   \tall\t0.0000",
+    ]
+
+
+def test_qrels_jg_topics_the_run_lacks(tmp_path: Path, capsys) -> None:
+    # -R qrels_jg goes through trec_eval's same topic loop as -R qrels
+    from fasteval.cli.trec_eval_cmd import parse_args, run_trec_eval
+
+    qrels, run = tmp_path / "qrels_jg", tmp_path / "run"
+    qrels.write_text("1 0 a 1\n1 1 b 1\n2 0 c 1\n")  # topic 1: two judgment groups
+    run.write_text("1 Q0 a 1 0.5 r\n")
+    base = ["-q", "-m", "map_avgjg", "-m", "num_q", "-R", "qrels_jg"]
+    files = [str(qrels), str(run)]
+    buf = io.StringIO()
+    assert run_trec_eval(parse_args([*base, *files]), out=buf) == 4  # 10.0 without -c
+    assert (buf.getvalue(), capsys.readouterr().err) == (
+        "", "trec_eval: result qid '2' not found in qrels\n")
+    # map per group: 1 (a at rank 1) and 0 (b not retrieved); 10.0 -c prints topic 2 as 0
+    assert _in_process("-c", *base, *files).splitlines() == [
+        "map_avgjg             \t1\t0.5000",
+        "map_avgjg             \t2\t0.0000",
+        "num_q                 \tall\t2",
+        "map_avgjg             \tall\t0.2500",
+    ]
+    # 9.0.8 prints the evaluated topic only; -c divides by both qrels topics
+    assert _in_process("--compat", "9", "-c", *base, *files).splitlines() == [
+        "map_avgjg             \t1\t0.5000",
+        "num_q                 \tall\t2",
+        "map_avgjg             \tall\t0.2500",
+    ]
+    assert _in_process("--compat", "9", *base, *files).splitlines() == [
+        "map_avgjg             \t1\t0.5000",
+        "num_q                 \tall\t1",
+        "map_avgjg             \tall\t0.5000",
+    ]
+    run.write_text("7 Q0 a 1 0.5 r\n")
+    buf = io.StringIO()
+    assert run_trec_eval(parse_args(["--compat", "9", "-c", *base, *files]), out=buf) == 7
+    assert capsys.readouterr().err == (
+        "trec_eval: No queries with both results and relevance info\n")
