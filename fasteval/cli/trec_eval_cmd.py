@@ -426,7 +426,9 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
         col = z_values[rows, j]
         if m.family == "num_q":
             v = float(rows.sum())
-        elif m.family == "num_rel" and o.complete and zs is None:
+        elif m.family == "num_rel" and o.complete:
+            # trec_eval's -c average of num_rel recounts the qrels (grade > 0), over the
+            # accumulated values, z-scores included (-Z -c prints that count as Znum_rel)
             v = float(ev.qrels.num_rel_all())
         else:
             v = _summary(col, m.spec.agg)

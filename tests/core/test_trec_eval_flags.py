@@ -237,3 +237,22 @@ def test_zscores_missing_pair_and_off_mean_zero_deviation_are_trec_evals_missing
         "Z" + line("num_ret", "all", "-2000000.0000"),  # a sum, as num_ret's summary is
         "Z" + line("P_1", "all", "-333332.6667"),  # (2 + 0 - 1000000) / 3
     ]
+
+
+def test_zscores_with_complete_recount_num_rel(tmp_path):
+    """-c's summary of num_rel (``te_calc_avg_num_rel``) replaces the accumulated values by
+    the count of grade > 0 judgments in the whole qrels, z-scores or not: trec_eval -Z -c
+    prints that count, as a double."""
+    qrels = "q1 0 a 1\nq1 0 b 2\nq2 0 a 1\nq3 0 c 0\n"
+    run = "q1 Q0 a 1 2 r\nq3 Q0 c 1 1 r\n"
+    z = tmp_path / "z"
+    z.write_text("q1 num_rel 1 1\nq2 num_rel 1 0\nq3 num_rel 0 0\n")
+    got = te(tmp_path, qrels, run, "-q", "-c", "-m", "num_rel", "-Z", str(z))
+    assert got == [
+        "Z" + line("num_rel", "q1", "1.0000"),  # (2 - 1) / 1
+        "Z" + line("num_rel", "q2", "0.0000"),  # zero deviation at the mean
+        "Z" + line("num_rel", "q3", "0.0000"),
+        "Z" + line("num_rel", "all", "3.0000"),  # the recount, not the sum of z-scores (1)
+    ]
+    # the same recount without -Z (an integer there)
+    assert te(tmp_path, qrels, run, "-c", "-m", "num_rel") == [line("num_rel", "all", "3")]
