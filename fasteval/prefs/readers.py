@@ -18,6 +18,7 @@ a number (trec_eval's ``atof`` would silently read garbage as 0; we refuse it).
 
 from __future__ import annotations
 
+import gzip
 import os
 from pathlib import Path
 
@@ -29,23 +30,25 @@ PREFS_COLUMNS = ("query_id", "jg", "jsg", "doc_id", "rel_level")
 
 
 def _read_lines(path: str | os.PathLike[str]) -> list[str]:
-    """The file's lines (gzip read by its magic number, as :func:`fasteval.read_qrels`
-    reads it); text that is not UTF-8 (UTF-16, a compressed file, NUL bytes) is refused
-    with its line."""
+    """The file's lines, read once (a FIFO or ``<(cmd)`` works); gzip is known by its
+    magic number, as :func:`fasteval.read_qrels` knows it; text that is not UTF-8
+    (UTF-16, a compressed file, NUL bytes) is refused with its line."""
     from fasteval.io._common import check_text_encoding, fix_line_endings
-    from fasteval.io.readers import _load_bytes
 
     src = str(path)
     if not Path(path).exists():
         raise InputError("file not found", source=src)
-    data = _load_bytes(src, src)
-    if isinstance(data, str):
+    try:
+        raw = Path(path).read_bytes()
+    except IsADirectoryError as exc:
+        raise InputError("is a directory, expected a file", source=src) from exc
+    except OSError as exc:
+        raise InputError(f"cannot open ({exc.strerror})", source=src) from exc
+    if raw[:2] == b"\x1f\x8b":
         try:
-            raw = Path(data).read_bytes()
-        except OSError as exc:
-            raise InputError(f"cannot read ({exc.strerror})", source=src) from exc
-    else:
-        raw = data
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"corrupt gzip file ({exc})", source=src) from exc
     if not raw:
         raise InputError("file is empty", source=src)
     check_text_encoding(raw, src)

@@ -13,6 +13,7 @@ import pytest
 
 import fasteval
 from fasteval.cli import main
+from fasteval.prefs import read_prefs
 
 QRELS = b"q1 0 d1 2\nq1 0 d2 0\nq2 0 d3 1\n"
 RUN_A = b"q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\nq2 Q0 d3 1 0.5 a\n"
@@ -81,3 +82,18 @@ def test_table_file_unknown_suffix_refused_without_default(tmp_path):
     (tmp_path / "x.xlsx").write_bytes(b"junk")
     with pytest.raises(InputError, match="unknown table format '.xlsx'"):
         read_table_file(str(tmp_path / "x.xlsx"), default=None)
+
+
+def test_prefs_judgments_from_fifo(tmp_path, capsys):
+    """The prefs readers read a file once: a FIFO is not opened twice (which would wait
+    for a second writer) and its first bytes are not lost to a gzip check."""
+    j, tj = _fifo(tmp_path, "prefs", b"q1 g s d1 2\nq1 g s d2 0\n")
+    q, tq = _fifo(tmp_path, "qrels", QRELS)
+    r, tr = _fifo(tmp_path, "run", RUN_A)
+    assert read_prefs(j).rows() == [("q1", "g", "s", "d1", 2.0),
+                                                   ("q1", "g", "s", "d2", 0.0)]
+    assert main(["trec-eval", "-R", "qrels_prefs", "-m", "prefs_simp", q, r]) == 0
+    for t in (tj, tq, tr):
+        t.join()
+    # q1: d1 (2) above d2 (0), fulfilled; q2 has one level: no preference (0)
+    assert capsys.readouterr().out == "prefs_simp            \tall\t0.5000\n"

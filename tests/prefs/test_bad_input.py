@@ -8,6 +8,7 @@ import pytest
 
 import fasteval
 from fasteval.errors import InputError
+from fasteval.prefs import read_prefs, read_qrels_prefs
 
 PREFS = pl.DataFrame({"query_id": ["q1", "q1"], "jg": ["1", "1"], "jsg": ["1", "1"],
                       "doc_id": ["d1", "d2"], "rel_level": [2.0, 1.0]})
@@ -93,6 +94,7 @@ def test_options_of_the_wrong_type_are_refused(option, value, message) -> None:
 @pytest.mark.parametrize(("body", "name", "message"), [
     (b"q1 1 1 d1 2\n", "dir", "is a directory, expected a file"),
     (b"not gzip", "p.gz", "line 1: expected 5 whitespace-separated fields"),
+    (b"\x1f\x8b\x08\x00broken", "p.gz", "corrupt gzip file"),
     ("q1 1 1 d1 2\n".encode("utf-16"), "p.txt", "the file is UTF-16 text"),
     (b"q1 1 1 d1 2\nq1 1 1 d\x002 1\n", "p.txt", "line 2: a NUL byte"),
     (b"q1 1 1 d1 2\nq1 1 1 d2 \xff1\n", "p.txt", "line 2: not valid UTF-8"),
@@ -106,7 +108,7 @@ def test_unreadable_prefs_files_are_named(tmp_path, body, name, message) -> None
     else:
         p.write_bytes(body)
     with pytest.raises(InputError) as info:
-        fasteval.prefs.read_prefs(p)
+        read_prefs(p)
     assert str(info.value).startswith(f"{p}, {message}" if "line" in message else f"{p}: {message}")
 
 
@@ -121,11 +123,11 @@ def test_prefs_files_split_on_ascii_whitespace_and_gzip_by_content(tmp_path) -> 
     packed = tmp_path / "p.prefs"
     packed.write_bytes(gzip.compress(text.encode()))
     expected = [("q1", "1", "1", "d\u00a0x", 2.0), ("q1", "1", "1", "d2", 0.0)]
-    assert fasteval.prefs.read_prefs(plain).rows() == expected
-    assert fasteval.prefs.read_prefs(packed).rows() == expected
+    assert read_prefs(plain).rows() == expected
+    assert read_prefs(packed).rows() == expected
     qrels = tmp_path / "q.txt"
     qrels.write_text("q1 0 d\u00a0x 1\nq1 0 d2 0\n")
-    assert fasteval.prefs.read_qrels_prefs(qrels).rows() == [("q1", "0", "0", "d\u00a0x", 1.0),
+    assert read_qrels_prefs(qrels).rows() == [("q1", "0", "0", "d\u00a0x", 1.0),
                                                              ("q1", "0", "0", "d2", 0.0)]
     run = tmp_path / "r.txt"
     run.write_text("q1 Q0 d\u00a0x 1 2.0 t\nq1 Q0 d2 2 1.0 t\n")
