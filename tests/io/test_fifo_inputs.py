@@ -97,3 +97,19 @@ def test_prefs_judgments_from_fifo(tmp_path, capsys):
         t.join()
     # q1: d1 (2) above d2 (0), fulfilled; q2 has one level: no preference (0)
     assert capsys.readouterr().out == "prefs_simp            \tall\t0.5000\n"
+
+
+@pytest.mark.parametrize(("name", "body"), [
+    ("subtopics", b"1 1 d1 1\n1 2 d2 0\n"),
+    ("subtopics.txt", b"1 1 d1 1\n1 2 d2 0\n"),
+    ("subtopics.csv", b"query_id,subtopic,doc_id,relevance\n1,1,d1,1\n1,2,d2,0\n"),
+])
+def test_subtopic_qrels_from_fifo(tmp_path, name, body):
+    """read_subtopic_qrels read a FIFO's first bytes to sniff it, then opened it again
+    and waited for a second writer."""
+    from fasteval.io.subtopics import read_subtopic_qrels
+
+    path, t = _fifo(tmp_path, name, body)
+    got = read_subtopic_qrels(path)
+    t.join()
+    assert got.rows() == [("1", "1", "d1", 1), ("1", "2", "d2", 0)]
