@@ -163,7 +163,7 @@ def _rank_run(
         if not complete:
             raise InputError(
                 f"topic {missing[0]!r} has judgments but no retrieved documents "
-                f"({len(missing)} such topic(s)); trec_eval 10 stops here unless -c (complete=True) is given",
+                f"({len(missing)} such topic(s)); pass -c (complete=True) to score it as an empty ranking",
                 source="run",
                 column="query_id",
             )
