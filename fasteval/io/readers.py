@@ -299,7 +299,12 @@ def _load_data(
     else:
         blob = data if isinstance(data, bytes) else Path(data).read_bytes()
         raw, mapping = tables.read_json(blob, kind, explicit, name)
-    where = tables.csv_line_locator(data) if fmt in ("csv", "tsv") else row_locator()
+    if fmt in ("csv", "tsv"):
+        where = tables.csv_line_locator(data)
+    elif fmt == "jsonl":
+        where = tables.jsonl_line_locator(data)
+    else:
+        where = row_locator()
     return normalize_table(raw, kind, mapping, source=name, where=where), where, name
 
 

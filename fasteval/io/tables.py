@@ -32,6 +32,7 @@ __all__ = [
     "lazy_delimited",
     "lazy_ndjson",
     "csv_line_locator",
+    "jsonl_line_locator",
 ]
 
 _ID_CANONICAL = ("query_id", "doc_id")
@@ -261,6 +262,33 @@ def _ragged_record(data: str | bytes, sep: str, width: int) -> tuple[int, int] |
     except csv.Error:
         return None
     return None
+
+
+def jsonl_line_locator(data: str | bytes) -> Locator:
+    """Locator for JSON Lines: a record (0-based) to its 1-based line in the file (blank lines
+    hold no record). The file (a path, or its bytes) is looked at only when a message needs
+    a line.
+
+    Examples
+    --------
+    >>> where = jsonl_line_locator(b'{"a": 1}\\n\\n  \\r\\n{"a": 2}\\n')
+    >>> where(0), where(1), where(2)
+    ({'line': 1}, {'line': 4}, {'row': 2})
+    """
+    lines: list[int] | None = None
+
+    def where(i: int) -> dict:
+        nonlocal lines
+        if lines is None:
+            if isinstance(data, bytes):
+                buf = data
+            else:
+                with open(data, "rb") as fh:
+                    buf = fh.read()
+            lines = [n for n, text in enumerate(buf.split(b"\n"), start=1) if text.strip()]
+        return {"line": lines[i]} if i < len(lines) else {"row": i}
+
+    return where
 
 
 def csv_line_locator(data: str | bytes) -> Locator:

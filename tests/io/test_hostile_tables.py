@@ -62,7 +62,9 @@ def test_json_ids_mixing_integers_and_floats_past_2_53_are_refused(tmp_path, nam
     with pytest.raises(InputError) as exc:
         fasteval.read_run(path)
     assert "query_id 9007199254740992.0 is a Float64 past 9007199254740991" in str(exc.value)
-    assert exc.value.row == 0 and exc.value.column == "query_id"
+    where = (exc.value.line, exc.value.row) if name.endswith(".jsonl") else (None, exc.value.row)
+    assert where == ((1, None) if name.endswith(".jsonl") else (None, 0))  # a JSON Lines line
+    assert exc.value.column == "query_id"
 
 
 def test_float_ids_up_to_the_last_exact_integer_are_read():
@@ -99,3 +101,14 @@ def test_json_integers_past_128_bits_are_named_not_read_as_missing(tmp_path, tex
         fasteval.read_run(path)
     assert f"score 1{'0' * 40} is an integer past 128 bits" in str(exc.value)
     assert (exc.value.row, exc.value.column) == (1, "score")
+
+
+def test_json_lines_errors_name_the_line(tmp_path):
+    """A JSON Lines record is a line: errors name it (they named the 0-based record, which
+    blank lines shifted further from the line)."""
+    path = tmp_path / "run.jsonl"
+    path.write_text('{"query_id": "q", "doc_id": "a", "score": 1}\n\n'
+                    '{"query_id": "q", "doc_id": "b", "score": null}\n')
+    with pytest.raises(InputError) as exc:
+        fasteval.read_run(path)
+    assert str(exc.value) == f"{path}, line 3, column 'score': score is missing (null)"

@@ -46,7 +46,7 @@ def test_json_lines_integer_ids_then_a_text_id_are_text(tmp_path) -> None:
     assert read_run(doc).get_column("query_id").equals(ids)
 
 
-def test_json_lines_integer_grades_then_a_fraction_name_the_row(tmp_path) -> None:
+def test_json_lines_integer_grades_then_a_fraction_name_the_line(tmp_path) -> None:
     path = tmp_path / "qrels.jsonl"
     rows = [{"query_id": "q", "doc_id": f"d{i}", "relevance": 1} for i in range(N)]
     rows.append({"query_id": "q", "doc_id": "x", "relevance": 2.5})
@@ -54,7 +54,7 @@ def test_json_lines_integer_grades_then_a_fraction_name_the_row(tmp_path) -> Non
     with pytest.raises(InputError) as exc:
         read_qrels(path)
     assert "relevance must be an integer, got 2.5" in str(exc.value)
-    assert exc.value.row == N
+    assert exc.value.line == N + 1  # its line in the file
     with pytest.raises(InputError, match="relevance must be an integer, got 2.5"):
         scan_qrels(path).collect()
     rows[-1]["relevance"] = 2.0
