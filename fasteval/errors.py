@@ -6,7 +6,9 @@ column or parameter) and *what was expected* / *what was received*.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any
 
 ADVICE = {
     "keep_best_run": "pass duplicates='keep_best' to keep the best-scored row",
@@ -146,6 +148,35 @@ class ParameterError(FastevalError):
         self.constraint = constraint
         self.value = value
         super().__init__(f"{parameter} must be {constraint}, got {value!r}")
+
+
+def options_named(names: Mapping[str, str]) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """Decorate a command's ``run``: a :class:`ParameterError` raised inside names its
+    parameter as ``names`` maps it (the Python name -> the command's option), so that the
+    one line a command prints speaks of ``--seed``, not ``seed``.
+
+    Examples
+    --------
+    >>> @options_named({"k": "--k"})
+    ... def run(args):
+    ...     raise ParameterError("k", "a positive integer", args)
+    >>> run(0)
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: --k must be a positive integer, got 0
+    """
+    def decorate(run: Callable[..., int]) -> Callable[..., int]:
+        @functools.wraps(run)
+        def named(*args: Any, **kwargs: Any) -> int:
+            try:
+                return run(*args, **kwargs)
+            except ParameterError as exc:
+                name = names.get(exc.parameter)
+                if name is None:
+                    raise
+                raise ParameterError(name, exc.constraint, exc.value) from None
+        return named
+    return decorate
 
 
 def check_flag(parameter: str, value: object) -> bool:

@@ -18,6 +18,7 @@ import time
 
 from fasteval.cli import add_command
 from fasteval.datasets.synth import COMPRESSIONS
+from fasteval.errors import options_named
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -54,15 +55,10 @@ _OPTION_NAMES = {name: f"--{name}" for name in ("queries", "depth", "runs", "see
 """:class:`fasteval.datasets.synth.SynthSpec` and ``write_synth`` names -> the options."""
 
 
+@options_named(_OPTION_NAMES)
 def run(args: argparse.Namespace) -> int:
     """Run ``fasteval datasets ACTION``."""
-    from fasteval.errors import ParameterError
-
-    try:
-        return _run(args)
-    except ParameterError as exc:  # named as on the command line
-        name = _OPTION_NAMES.get(exc.parameter, exc.parameter)
-        raise ParameterError(name, exc.constraint, exc.value) from None
+    return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from fasteval.cli import STDIN, add_command, input_source, stdin_once
+from fasteval.errors import options_named
 
 
 def _weights(text: str) -> list[float]:
@@ -89,15 +90,10 @@ _OPTION_NAMES = {"method": "-m/--method", "norm": "--norm", "weights": "-w/--wei
 """:func:`fasteval.fuse`'s parameter names -> this command's options."""
 
 
+@options_named(_OPTION_NAMES)
 def run(args: argparse.Namespace) -> int:
     """Run ``fasteval fuse``."""
-    from fasteval.errors import ParameterError
-
-    try:
-        return _run(args)
-    except ParameterError as exc:  # named as on the command line
-        name = _OPTION_NAMES.get(exc.parameter, exc.parameter)
-        raise ParameterError(name, exc.constraint, exc.value) from None
+    return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -23,6 +23,7 @@ import math
 import sys
 
 from fasteval.cli import add_command
+from fasteval.errors import options_named
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -88,15 +89,10 @@ _OPTION_NAMES = {"alpha": "--alpha", "min_diff": "--min-diff", "sd": "--sd", "po
 """The API's parameter names (:mod:`fasteval.compare.power`) -> this command's options."""
 
 
+@options_named(_OPTION_NAMES)
 def run(args: argparse.Namespace) -> int:
     """Execute ``fasteval power``."""
-    from fasteval.errors import ParameterError
-
-    try:
-        return _run(args)
-    except ParameterError as exc:  # named as on the command line
-        name = _OPTION_NAMES.get(exc.parameter, exc.parameter)
-        raise ParameterError(name, exc.constraint, exc.value) from None
+    return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:
