@@ -264,6 +264,14 @@ def _ragged_record(data: str | bytes, sep: str, width: int) -> tuple[int, int] |
     return None
 
 
+def _raw(data: str | bytes) -> bytes:
+    """The bytes of ``data`` (a path, or the bytes themselves)."""
+    if isinstance(data, bytes):
+        return data
+    with open(data, "rb") as fh:
+        return fh.read()
+
+
 def jsonl_line_locator(data: str | bytes) -> Locator:
     """Locator for JSON Lines: a record (0-based) to its 1-based line in the file (blank lines
     hold no record). The file (a path, or its bytes) is looked at only when a message needs
@@ -280,12 +288,7 @@ def jsonl_line_locator(data: str | bytes) -> Locator:
     def where(i: int) -> dict:
         nonlocal lines
         if lines is None:
-            if isinstance(data, bytes):
-                buf = data
-            else:
-                with open(data, "rb") as fh:
-                    buf = fh.read()
-            lines = [n for n, text in enumerate(buf.split(b"\n"), start=1) if text.strip()]
+            lines = [n for n, text in enumerate(_raw(data).split(b"\n"), start=1) if text.strip()]
         return {"line": lines[i]} if i < len(lines) else {"row": i}
 
     return where
@@ -307,12 +310,7 @@ def csv_line_locator(data: str | bytes) -> Locator:
     def where(i: int) -> dict:
         nonlocal lines
         if lines is None:
-            if isinstance(data, bytes):
-                buf = data
-            else:
-                with open(data, "rb") as fh:
-                    buf = fh.read()
-            a = np.frombuffer(buf, dtype=np.uint8)
+            a = np.frombuffer(_raw(data), dtype=np.uint8)
             newlines = np.flatnonzero(a == 10)
             if a.size and a[-1] != 10:  # the last record has no newline after it
                 newlines = np.append(newlines, a.size)
