@@ -38,6 +38,12 @@ USAGE = __doc__.split("Usage::", 1)[1].strip("\n")
 _AVGJG = {"map_avgjg": "map", "P_avgjg": "P", "Rprec_mult_avgjg": "Rprec_mult"}
 
 
+# trec_eval's nickname "set" (measures.c set_names): its members without a ranking, taken
+# as bare family names (a -m name.params of one of them sets its parameters)
+_SET_NAMES = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
+              "set_recall", "set_relative_P", "set_map", "set_F"]
+
+
 @dataclass
 class Options:
     per_query: bool = False
@@ -154,12 +160,15 @@ def _plan(o: Options) -> tuple[list[Measure], bool, list[tuple[str, Measure]]]:
     avgjg: list[tuple[str, Measure]] = []
     plain: list[str] = []
     for name in names:
-        for part in [name]:
-            if part in ("official", "all_trec", "qrels_jg", "runid"):
+        # trec_eval cuts a nickname's ".params" off and ignores them (official.5)
+        nick = name.partition(".")[0]
+        parts = _SET_NAMES if nick == "set" else [name]
+        for part in parts:
+            if nick in ("official", "all_trec", "qrels_jg", "set") or part == "runid":
                 runid = True
             if part == "runid":
                 continue
-            if part == "qrels_jg":
+            if nick == "qrels_jg":
                 plain.append("num_q")
                 for key, base in _AVGJG.items():
                     avgjg.extend((key, m) for m in parse_measures(base, trec_eval_syntax=True))

@@ -200,3 +200,33 @@ def test_qrels_jg_topics_the_run_lacks(tmp_path: Path, capsys) -> None:
     assert run_trec_eval(parse_args(["--compat", "9", "-c", *base, *files]), out=buf) == 7
     assert capsys.readouterr().err == (
         "trec_eval: No queries with both results and relevance info\n")
+
+
+def test_set_nickname_and_nickname_parameters(tmp_path: Path) -> None:
+    # trec_eval's nickname "set" (measures.c set_names), in trec_eval's table order; a
+    # -m name.params of a member sets its parameters; a nickname's own ".params" are ignored
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n2 0 c 1\n")
+    run.write_text("1 Q0 a 1 0.5 r1\n1 Q0 b 2 0.5 r1\n2 Q0 c 1 1 r2\n")
+    files = [str(qrels), str(run)]
+    want = [
+        "runid                 \tall\tr2",
+        "num_q                 \tall\t2",
+        "num_ret               \tall\t3",
+        "num_rel               \tall\t2",
+        "num_rel_ret           \tall\t2",
+        "utility               \tall\t0.5000",  # (0 + 1) / 2: q1 1 - 1, q2 1
+        "set_P                 \tall\t0.7500",
+        "set_relative_P        \tall\t1.0000",
+        "set_recall            \tall\t1.0000",
+        "set_map               \tall\t0.7500",
+        "set_F                 \tall\t0.8333",  # (2/3 + 1) / 2
+    ]
+    assert _in_process("-m", "set", *files).splitlines() == want
+    assert _in_process("--compat", "9", "-m", "set.1", *files).splitlines() == want
+    got = _in_process("-mset_F.0.5", "-m", "set", *files).splitlines()
+    assert got[-1] == "set_F_0.5             \tall\t0.8000"  # 1.5PR/(0.5P+R): 0.6 and 1
+    # official.5 is official: runid included
+    with pytest.warns(UserWarning, match="ignores the parameters of the set official"):
+        first = _in_process("-m", "official.5", *files).splitlines()[0]
+    assert first == "runid                 \tall\tr2"
