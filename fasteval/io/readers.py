@@ -164,7 +164,7 @@ def _sniff_bytes(head: bytes) -> str:
 
     Examples
     --------
-    >>> _sniff_bytes(b"qid\tdocno\tscore\nq1\td1\t2.5\n"), _sniff_bytes(b"q1\tQ0\td1\t1\t2.5\tr\n")
+    >>> _sniff_bytes(b"qid\\tdocno\\tscore\\nq1\\td1\\t2.5\\n"), _sniff_bytes(b"q1\\tQ0\\td1\\t1\\t2.5\\tr\\n")
     ('tsv', 'trec')
     """
     if head[:4] == b"PAR1":

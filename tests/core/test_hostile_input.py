@@ -312,12 +312,19 @@ def test_qrels_jg_refuses_measures_it_cannot_compute(small_trec, capsys, measure
 
 def test_qrels_jg_num_q_alone(small_trec, capsys):
     (small_trec / "jg").write_text("\ufeff1 j1 a 1\r\n1 j2 a 0\r\n2 j1 c 1\r\n")
-    rc, out, _ = _trec_eval(["-R", "qrels_jg", "-m", "num_q", "-m", "map_avgjg", "-q",
-                             str(small_trec / "jg"), str(small_trec / "r")], capsys)
-    # query 1 (a BOM before it): AP 1 in group j1, 0 in j2; query 2 is not in the run
+    args = ["-R", "qrels_jg", "-m", "num_q", "-m", "map_avgjg", "-q", str(small_trec / "jg"),
+            str(small_trec / "r")]
+    # query 1 (a BOM before it): AP 1 in group j1, 0 in j2; query 2 is not in the run, which
+    # 9.0.8 skips (it loops over the run's topics)
+    rc, out, _ = _trec_eval(["--compat", "9", *args], capsys)
     assert (rc, out) == (0, "map_avgjg             \t1\t0.5000\n"
                             "num_q                 \tall\t1\n"
                             "map_avgjg             \tall\t0.5000\n")
+    # 10.0 loops over the qrels topics: without -c the missing one stops it, as with -R qrels
+    from fasteval.cli import main
+
+    assert main(["trec-eval", *args]) == 4
+    assert capsys.readouterr() == ("", "trec_eval: result qid '2' not found in qrels\n")
 
 
 @pytest.mark.parametrize("text, line, fragment", [
