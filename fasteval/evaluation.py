@@ -533,14 +533,22 @@ def _split_runs(run: Any, run_id: str | None) -> list[RunPart]:
 def check_run_id_argument(table: pl.DataFrame, run_id: str | None) -> None:
     """Refuse ``run_id=`` for a table whose ``run_id`` column names several runs: one name
     for all would merge their rankings into one run (one run in the column is renamed)."""
-    if "run_id" not in table.columns or run_id is None:
-        return
-    names = table.get_column("run_id").drop_nulls().unique(maintain_order=True)
-    if len(names) > 1:
-        shown = names.head(3).cast(pl.Utf8).to_list() + (["..."] if len(names) > 3 else [])
+    several = _several_runs(table) if run_id is not None else None
+    if several:
         raise ParameterError(
-            "run_id", f"None for a table whose run_id column names {len(names)} runs "
-            f"({', '.join(shown)}), each scored under its own name", run_id)
+            "run_id", f"None for a table whose run_id column names {several}, each scored "
+            "under its own name", run_id)
+
+
+def _several_runs(table: pl.DataFrame) -> str | None:
+    """``"N runs (a, b, c, ...)"`` when ``table``'s ``run_id`` column names several runs."""
+    if "run_id" not in table.columns:
+        return None
+    names = table.get_column("run_id").drop_nulls().unique(maintain_order=True)
+    if len(names) < 2:
+        return None
+    shown = names.head(3).cast(pl.Utf8).to_list() + (["..."] if len(names) > 3 else [])
+    return f"{len(names)} runs ({', '.join(shown)})"
 
 
 def check_one_run_per_key(table: pl.DataFrame, key: str) -> None:
@@ -557,15 +565,11 @@ def check_one_run_per_key(table: pl.DataFrame, key: str) -> None:
 (give a table with several runs itself, not under a key), got 'bm25': a table whose run_id \
 column names 2 runs (a, b)
     """
-    if "run_id" not in table.columns:
-        return
-    names = table.get_column("run_id").drop_nulls().unique(maintain_order=True)
-    if len(names) > 1:
-        shown = names.head(3).cast(pl.Utf8).to_list() + (["..."] if len(names) > 3 else [])
+    several = _several_runs(table)
+    if several:
         raise ParameterError(
             "run", "one run per key of a {name: run} mapping (give a table with several runs "
-            "itself, not under a key)",
-            _Shown(f"{key!r}: a table whose run_id column names {len(names)} runs ({', '.join(shown)})"))
+            "itself, not under a key)", _Shown(f"{key!r}: a table whose run_id column names {several}"))
 
 
 class _Shown(str):
