@@ -27,7 +27,10 @@ Confidence intervals of a mean (of the differences, or of one run's scores), lev
   ``q*`` the quantiles of ``t*`` and ``se = s / sqrt(n)``;
 * ``"bca"``: bias-corrected and accelerated percentile interval (Efron 1987); the bias
   correction ``z0 = Phi^-1((#{m* < m} + #{m* = m} / 2) / R)``, the acceleration from the
-  jackknife, ``a = sum(e**3) / (6 * sum(e**2) ** 1.5)`` with ``e = d - m``;
+  jackknife, ``a = sum(e**3) / (6 * sum(e**2) ** 1.5)`` with ``e = d - m``; resamples that
+  all fall on one side of ``m`` leave ``z0`` infinite, a :class:`ParameterError` on
+  ``n_resamples`` (:func:`fasteval.compare.core.min_resamples` gives the count
+  :func:`fasteval.compare.compare` asks for, which makes this all but impossible);
 * ``"percentile"``: quantiles of the resampled means ``m*``.
 
 Quantiles are numpy's default (linear interpolation between order statistics). The
@@ -296,8 +299,6 @@ def paired_bootstrap(
             if q is None:
                 bounds[i, side] = -np.inf if side == 0 else np.inf
                 continue
-            if q != q:  # BCa undefined (every resample on one side)
-                continue
             if ci_method == "t":
                 q = 1.0 - q  # the lower bound comes from the upper quantile of t*
             lo, hi, w = _quantile_positions(q, R)
@@ -349,12 +350,26 @@ def paired_bootstrap(
 def _bca_levels(
     blk: _Rows, k: int, m: np.ndarray, ql: float | None, qh: float | None, R: int
 ) -> tuple[float | None, float | None]:
-    """BCa-adjusted quantile levels of one row (NaN where the correction is undefined)."""
+    """BCa-adjusted quantile levels of one row.
+
+    Raises
+    ------
+    ParameterError
+        When every resampled mean lies on one side of the observed one (too few resamples:
+        the bias correction ``z0`` is infinite).
+    """
     from scipy.stats import norm
 
     tol = _REL * max(blk.scale[k], 1e-300)
     below = float((m < -tol).sum()) + 0.5 * float((np.abs(m) <= tol).sum())
     z0 = float(norm.ppf(below / R))
+    if not np.isfinite(z0):
+        raise ParameterError(
+            "n_resamples",
+            "enough resamples for a BCa interval: every resampled mean fell on one side of "
+            "the observed mean, so the bias correction is infinite",
+            R,
+        )
     e = blk.e[k]
     ss = float((e**2).sum())
     a = float((e**3).sum()) / (6.0 * ss**1.5) if ss > 0 else 0.0
@@ -362,9 +377,6 @@ def _bca_levels(
     for q in (ql, qh):
         if q is None:
             out.append(None)
-            continue
-        if not np.isfinite(z0):
-            out.append(float("nan"))
             continue
         z = z0 + float(norm.ppf(q))
         out.append(float(norm.cdf(z0 + z / (1.0 - a * z))))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 from collections.abc import Sequence
@@ -311,10 +312,48 @@ def check_options(
         mark_test = _test_names([mark_test])[0]
         if mark_test not in test_list:
             raise ParameterError("mark_test", f"one of the tests run ({test_list})", mark_test)
-    procedures.check_options(
+    alternative, ci_method, _ = procedures.check_options(
         test_list, correction, family, alternative, ci_method, zero_method, continuity
     )
+    if ci is not None:
+        least = min_resamples(float(ci), alternative, ci_method)
+        if n_resamples < least:
+            raise ParameterError(
+                "n_resamples",
+                f"at least {least} for {float(ci):g} "
+                f"{'two' if alternative == 'two-sided' else 'one'}-sided confidence intervals: "
+                "each tail of an interval needs a resample beyond it (ci=None, --ci none, "
+                "leaves the intervals out)",
+                n_resamples,
+            )
     return test_list, correction, mark_test
+
+
+#: fewest resamples of a BCa interval: its bias correction reads the share of resampled
+#: means below the observed one, which must be neither 0 nor 1 (all on one side has
+#: probability about ``2 ** (1 - R)`` for symmetric differences)
+BCA_MIN_RESAMPLES = 39
+
+
+def min_resamples(ci: float, alternative: str = "two-sided", ci_method: str = "t") -> int:
+    """Fewest bootstrap resamples whose order statistics reach a ``ci`` interval's tails.
+
+    A tail of probability ``a`` (``(1 - ci) / 2`` for a two-sided interval, ``1 - ci`` for a
+    one-sided one) is read from ``R`` resamples when ``(R + 1) * a >= 1`` (Davison and Hinkley
+    1997, section 5.2): with fewer, a bound is an extreme resample. BCa intervals need
+    :data:`BCA_MIN_RESAMPLES` at least (their bias correction is infinite when every
+    resample falls on one side of the observed mean).
+
+    Examples
+    --------
+    >>> min_resamples(0.95), min_resamples(0.95, "greater"), min_resamples(0.99)
+    (39, 19, 199)
+    >>> min_resamples(0.8, "greater"), min_resamples(0.8, "greater", "bca")
+    (4, 39)
+    """
+    tail = (1.0 - ci) / 2.0 if alternative == "two-sided" else 1.0 - ci
+    least = max(1, math.ceil(1.0 / tail - 1.0 - 1e-9))
+    return max(least, BCA_MIN_RESAMPLES) if ci_method == "bca" else least
 
 
 def compare(
@@ -371,7 +410,10 @@ def compare(
         Significance level for the ``significant`` column and the report's marks.
     n_resamples : int
         Sign-flip and bootstrap resamples, 1 to :data:`MAX_RESAMPLES`; the bootstrap's
-        arrays must also fit in half the machine's memory (checked before any work).
+        arrays must also fit in half the machine's memory (checked before any work). With
+        ``ci``, at least :func:`min_resamples` (39 for two-sided 95% intervals, 19 for
+        one-sided ones), so that each tail of an interval has a resample beyond it; 39 at
+        least for BCa intervals.
     seed : int or None
         Seed (>= 0) of the :class:`numpy.random.Generator` the resampling draws come from.
         The same seed gives the same p-values whatever the number of numba threads.
@@ -435,6 +477,8 @@ def compare(
     test_list, correction, mark_test = check_options(
         tests=tests, correction=correction, alpha=alpha, ci=ci, n_resamples=n_resamples,
         seed=seed, missing=missing, family=family, exact=exact, mark_test=mark_test,
+        alternative=alternative, ci_method=ci_method, zero_method=zero_method,
+        continuity=continuity,
     )
 
     alternative, ci_method, zero_method = procedures.check_options(

@@ -189,3 +189,52 @@ def test_differences_from_score_sums_equal_direct(method):
     np.testing.assert_allclose(derived.ci_low, direct.ci_low, atol=1e-12)
     np.testing.assert_allclose(derived.ci_high, direct.ci_high, atol=1e-12)
     np.testing.assert_allclose(derived.mean_low, direct.mean_low, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # scipy's NaN interval
+def test_bca_with_every_resample_on_one_side_is_a_parameter_error():
+    """One resample (or a few on one side of the mean) leave BCa's z0 infinite, where
+    scipy.stats.bootstrap returns NaN with a warning: here it is an error on n_resamples."""
+    d = np.array([[0.3, -0.1, 0.25, 0.05, 0.4]])
+    keys = _keys(1)
+    counts = _counts(keys, 5)
+    assert counts @ d[0] / 5 != d[0].mean()  # the single resample is on one side
+    with pytest.warns(stats.DegenerateDataWarning):  # scipy's answer: NaN
+        ref = stats.bootstrap((d[0],), np.mean, n_resamples=1, method="BCa", random_state=0)
+    assert np.isnan(ref.confidence_interval.low)
+    with pytest.raises(ParameterError, match=r"^n_resamples must be enough resamples for a "
+                                             r"BCa interval.*got 1$"):
+        paired_bootstrap(d, d, np.empty((0, 5)), keys, ci_method="bca")
+    # t and percentile intervals of one resample stay what they are: that resample
+    for method in ("t", "percentile"):
+        r = paired_bootstrap(d, d, np.empty((0, 5)), keys, ci_method=method)
+        assert r.ci_low[0] == pytest.approx(r.ci_high[0])
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+@pytest.mark.parametrize("level", [0.5, 0.8, 0.9, 0.95, 0.99])
+def test_compare_asks_for_a_resample_beyond_each_tail(level, alternative):
+    """compare() refuses fewer resamples than (R + 1) * tail >= 1 (Davison and Hinkley)
+    whenever it computes intervals, and gives finite BCa bounds from that count on."""
+    import polars as pl
+
+    from fasteval.compare import compare
+    from fasteval.compare.core import min_resamples
+
+    tail = (1 - level) / (2 if alternative == "two-sided" else 1)
+    least = next(R for R in range(1, 10_000) if (R + 1) * tail >= 1 - 1e-12)
+    assert min_resamples(level, alternative) == least
+    least = max(least, 39)  # BCa: a bias correction from resamples on both sides
+    assert min_resamples(level, alternative, "bca") == least
+    rng = np.random.default_rng(7)
+    runs = {k: pl.DataFrame({"query_id": range(25), "map": rng.uniform(0, 1, 25)})
+            for k in ("a", "b")}
+    kw = {"tests": "t", "ci": level, "alternative": alternative, "ci_method": "bca"}
+    if least > 1:
+        with pytest.raises(ParameterError, match=rf"^n_resamples must be at least {least} for "
+                                                 rf"{level:g} .*got {least - 1}$"):
+            compare(runs, n_resamples=least - 1, **kw)
+    cmp = compare(runs, n_resamples=least, **kw)
+    lo, hi = cmp.effects.row(0, named=True)["ci_low"], cmp.effects.row(0, named=True)["ci_high"]
+    assert lo == lo and hi == hi and lo <= hi
+    assert compare(runs, n_resamples=1, tests="t", ci=None).effects["ci_low"].is_null().all()

@@ -196,3 +196,14 @@ def test_cli_results_from_standard_input_is_one_clear_line(capsys):
     rc, _, err = _cli(["compare", "--results", "-"], capsys)
     assert rc == 2 and err.count("\n") == 1
     assert "standard input is not read as results; expected a results file" in err
+
+
+def test_cli_too_few_resamples_for_the_intervals_is_one_line(result_file, capsys):
+    rc, out, err = _cli(["compare", "--results", str(result_file), "--resamples", "38",
+                         "--ci-method", "bca"], capsys)
+    assert rc == 2 and out == "" and err.count("\n") == 1
+    assert "--resamples must be at least 39 for 0.95 two-sided confidence intervals" in err
+    assert err.rstrip().endswith("got 38")
+    rc, out, _ = _cli(["compare", "--results", str(result_file), "--resamples", "10",
+                       "--ci", "none", "--format", "csv"], capsys)
+    assert rc == 0 and out
