@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import html
 import os
+import re
+import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -254,6 +256,30 @@ def _comparisons(n: int) -> str:
     return f"{n} comparison has" if n == 1 else f"{n} comparisons have"
 
 
+def display_width(s: str) -> int:
+    """Columns ``s`` takes in a terminal: wide and fullwidth characters (CJK) two, combining
+    marks and format characters (zero-width space and joiner) none, the others one.
+
+    Examples
+    --------
+    >>> display_width("bm25"), display_width("检索"), display_width("e\u0301")
+    (4, 4, 1)
+    """
+    width = 0
+    for ch in s:
+        if ch != "\u00ad" and (unicodedata.combining(ch)
+                                or unicodedata.category(ch) in ("Mn", "Me", "Cf")):
+            continue
+        width += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return width
+
+
+def _pad(s: str, width: int, right: bool) -> str:
+    """``s`` padded with spaces to ``width`` display columns (:func:`display_width`)."""
+    fill = " " * max(0, width - display_width(s))
+    return fill + s if right else s + fill
+
+
 def _text(c: dict) -> str:
     header = ["run", *c["columns"]]
     body = []
@@ -263,29 +289,36 @@ def _text(c: dict) -> str:
             sup = mk if c["marks"] == "dagger" else f"^{mk}" if mk else ""
             out.append(v + ("*" if best else "") + sup)
         body.append(out)
-    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    widths = [max(display_width(r[i]) for r in [header, *body]) for i in range(len(header))]
 
     def line(r: list[str]) -> str:
         return "  ".join(
-            (x.ljust(w) if i == 0 else x.rjust(w))
-            for i, (x, w) in enumerate(zip(r, widths, strict=False))
+            _pad(x, w, right=i > 0) for i, (x, w) in enumerate(zip(r, widths, strict=False))
         ).rstrip()
 
-    rule = "-" * len(line(header))
+    rule = "-" * display_width(line(header))
     notes = [n.replace("in bold", "marked *") for n in c["notes"]]
     return "\n".join([line(header), rule, *map(line, body), rule, *notes]) + "\n"
 
 
+#: characters Markdown (CommonMark and GitHub's tables) reads as markup inside a line: cell
+#: separators, emphasis, code, links, HTML tags and entities, strikethrough
+_MD_SPECIAL = frozenset("\\|*_`[]<~")
+#: an ampersand that starts an HTML entity (``&amp;``, ``&#35;``): escaped; others stay bare
+_MD_ENTITY = re.compile(r"&(?=#?[0-9A-Za-z]+;)")
+
+
 def _md_escape(s: str) -> str:
-    """A table cell's text: ``\\ | *`` escaped, ``<`` too (no HTML tag), and a line break
-    as ``<br>`` (a newline would end the table row).
+    """Text as Markdown shows it literally, in a table cell or a paragraph: the markup
+    characters backslash-escaped, and a line break as ``<br>`` (a newline would end the
+    table row).
 
     Examples
     --------
-    >>> print(_md_escape("a|b*<i>\\n2"))
-    a\\|b\\*\\<i><br>2
+    >>> print(_md_escape("a|b*<i> _x_ `c` [d](e) &amp; R&D ~~s~~\\n2"))
+    a\\|b\\*\\<i> \\_x\\_ \\`c\\` \\[d\\](e) \\&amp; R&D \\~\\~s\\~\\~<br>2
     """
-    s = s.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*").replace("<", "\\<")
+    s = _MD_ENTITY.sub(r"\\&", "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in s))
     return s.replace("\r\n", "<br>").replace("\n", "<br>").replace("\r", "<br>")
 
 
@@ -299,7 +332,7 @@ def _markdown(c: dict) -> str:
         for v, best, mk in row:
             out.append((f"**{v}**" if best else v) + (f"<sup>{mk}</sup>" if mk else ""))
         lines.append("| " + " | ".join(out) + " |")
-    return "\n".join(lines) + "\n\n" + "\n".join(c["notes"]) + "\n"
+    return "\n".join(lines) + "\n\n" + "\n".join(map(_md_escape, c["notes"])) + "\n"
 
 
 _LATEX_SPECIAL = {
@@ -535,11 +568,10 @@ def details_text(cmp: Comparison, digits: int = 4) -> str:
         for t in cmp.test_names:
             row += [pv(r[f"p({t})"]), pv(r[f"p({t}) adj"])]
         rows.append(row)
-    widths = [max(len(x[i]) for x in [header, *rows]) for i in range(len(header))]
+    widths = [max(display_width(x[i]) for x in [header, *rows]) for i in range(len(header))]
     lines = [
         "  ".join(
-            x.ljust(w) if i < 3 else x.rjust(w)
-            for i, (x, w) in enumerate(zip(r, widths, strict=True))
+            _pad(x, w, right=i >= 3) for i, (x, w) in enumerate(zip(r, widths, strict=True))
         ).rstrip()
         for r in [header, *rows]
     ]

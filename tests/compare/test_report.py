@@ -317,3 +317,79 @@ def test_letters_past_z_are_separated():
     assert c["grid"][1][0][2] == "a" and c["grid"][0][0][2] == ""
     few = cells(compare(dict(list(runs.items())[:3]), tests="t", ci=None, correction="none"))
     assert few["grid"][2][0][2] == "ab"
+
+
+def _markup_runs() -> pl.DataFrame:
+    rng = np.random.default_rng(4)
+    n = 12
+    names = ["base|*x*", "_b_ `c` [d](e) <i> &amp; ~~s~~", "检索系统"]
+    return pl.concat(
+        pl.DataFrame({"run_id": name, "query_id": np.arange(n), "measure": "map",
+                      "value": rng.uniform(0, 1, n) + 0.5 * k})
+        for k, name in enumerate(names)
+    )
+
+
+def _md_rows(tokens) -> list[list[tuple[str, set[str]]]]:
+    """Table rows parsed by markdown-it: per cell its plain text and its inline token kinds."""
+    rows, current, cell = [], [], None
+    for t in tokens:
+        if t.type == "tr_open":
+            current = []
+        elif t.type in ("th_open", "td_open"):
+            cell = ("", set())
+        elif t.type == "inline" and cell is not None:
+            cell = ("".join(c.content for c in t.children if c.type == "text"),
+                    {c.type for c in t.children})
+        elif t.type in ("th_close", "td_close"):
+            current.append(cell)
+            cell = None
+        elif t.type == "tr_close":
+            rows.append(current)
+    return rows
+
+
+_MARKUP = {"em_open", "strong_open", "code_inline", "link_open", "html_inline", "s_open"}
+
+
+def test_markdown_cells_and_notes_show_run_names_literally():
+    """markdown-it (CommonMark + GitHub tables) reads every run name back as plain text:
+    one cell per column, no emphasis, code, link, HTML tag, entity or strikethrough."""
+    markdown_it = pytest.importorskip("markdown_it")
+    frame = _markup_runs()
+    names = frame["run_id"].unique(maintain_order=True).to_list()
+    cmp = compare(frame, baseline=names[0], tests="t", n_resamples=100)
+    parser = markdown_it.MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    tokens = parser.parse(render(cmp, "markdown"))
+    rows = _md_rows(tokens)
+    assert [len(r) for r in rows] == [2, 2, 2, 2]
+    assert [r[0][0] for r in rows] == ["run", *names]
+    assert all(not r[0][1] & _MARKUP for r in rows)
+    notes = [t for t in tokens if t.type == "inline" and "missing queries" in t.content]
+    assert len(notes) == 1
+    assert not {c.type for c in notes[0].children} & _MARKUP
+    text = "".join(c.content for c in notes[0].children if c.type == "text")
+    assert all(f"{name} 0" in text for name in names)
+    baseline_note = [t for t in tokens if t.type == "inline" and "baseline" in t.content]
+    assert "".join(c.content for c in baseline_note[0].children
+                   if c.type == "text").count(f"baseline {names[0]} (") == 1
+
+
+def test_text_tables_align_wide_characters():
+    """Columns line up in display cells (wcwidth as the oracle): CJK run names take two."""
+    wcwidth = pytest.importorskip("wcwidth")
+    from fasteval.compare.report import display_width
+
+    for s in ["bm25", "检索系统", "ｆｕｌｌ", "e\u0301", "a\u200bb", "a\u00adb", "한국어", "混合 run"]:
+        assert display_width(s) == wcwidth.wcswidth(s), s
+    frame = _markup_runs()
+    cmp = compare(frame, tests="t", n_resamples=100)
+    table = render(cmp, "text").splitlines()
+    assert len({wcwidth.wcswidth(line) for line in table[:5]}) == 1, table[:5]
+    details = details_text(cmp).splitlines()
+    assert len({wcwidth.wcswidth(line) for line in details[:4]}) == 1, details[:4]
+    # the diff column ends at the same display column on every line (header included)
+    ends = {wcwidth.wcswidth(line[: line.index(tok) + len(tok)])
+            for line, tok in zip(details[:4], ["diff", *(
+                f"{d:+.4f}" for d in cmp.effects["mean_diff"].to_list())], strict=True)}
+    assert len(ends) == 1, details[:4]
