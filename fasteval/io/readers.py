@@ -305,7 +305,53 @@ def _load_data(
         where = tables.jsonl_line_locator(data)
     else:
         where = row_locator()
-    return normalize_table(raw, kind, mapping, source=name, where=where), where, name
+    df = normalize_table(raw, kind, mapping, source=name, where=where)
+    if fmt in ("csv", "tsv"):
+        _check_one_line_fields(df, name, where)
+    return df, where, name
+
+
+def _check_one_line_fields(df: pl.DataFrame, source: str, where: Locator) -> None:
+    """Refuse a CSV/TSV text field (id, run_id, tag) that holds a line break.
+
+    A quote that opens a field and is closed on a later line makes the lines between one
+    record: the reader would score one row where the file has several. No id or tag holds
+    a line break, so the row is an error naming the line where the quote opens.
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1\\tx\\nq1\\td2"], "score": [1.0]})
+    >>> _check_one_line_fields(df, "run.tsv", lambda i: {"line": i + 2})
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.InputError: run.tsv, line 2, column 'doc_id': doc_id holds a line break: a quote (") opening the field is closed on a later line, which merges lines into one row (a quote inside a field is written twice within quotes: "a""b")
+    """
+    for col in ("query_id", "doc_id", "run_id", "tag"):
+        if col not in df.columns or df.schema[col] != pl.String:
+            continue
+        broken = df.get_column(col).str.contains(r"[\r\n]")
+        if broken.any():
+            raise InputError(
+                f"{col} holds a line break: a quote (\") opening the field is closed on a later "
+                'line, which merges lines into one row (a quote inside a field is written twice '
+                'within quotes: "a""b")',
+                source=source, column=col, **where(first_true(broken)),
+            )
+
+
+def _lazy_one_line_fields(lf: pl.LazyFrame, source: str) -> pl.LazyFrame:
+    """:func:`_check_one_line_fields` at ``collect()`` (without the line: see ``read_*``)."""
+    schema = lf.collect_schema()
+
+    def check(col: str):
+        def one_line(s: pl.Series) -> pl.Series:
+            _check_one_line_fields(s.rename(col).to_frame(), source, lambda i: {})
+            return s
+        return one_line
+
+    return lf.with_columns(pl.col(c).map_batches(check(c), return_dtype=pl.String)
+                           for c in ("query_id", "doc_id", "run_id", "tag")
+                           if c in schema and schema[c] == pl.String)
 
 
 def _load(source: Source, kind: Kind, format: str | None, explicit: dict[str, str | None]) -> tuple[pl.DataFrame, Locator, str]:
@@ -543,7 +589,7 @@ def _scan(source: Source, kind: Kind, format: str | None, **cols: str | None) ->
                 return trec.scan_trec(path, kind)
             if fmt in ("csv", "tsv"):
                 lf, mapping = tables.lazy_delimited(path, "," if fmt == "csv" else "\t", kind, explicit, path)
-                return _lazy_normalize(lf, kind, mapping, path)
+                return _lazy_one_line_fields(_lazy_normalize(lf, kind, mapping, path), path)
             if fmt == "jsonl" and not _has_bom(path):  # polars' scanner stops at a byte order mark
                 lf, mapping = tables.lazy_ndjson(path, kind, explicit, path)
                 return _lazy_normalize(lf, kind, mapping, path)
@@ -563,8 +609,9 @@ def scan_qrels(
 
     Columns are resolved and cast now; rows are read (and strict casts fail)
     only at ``collect()``. The duplicate check and the row-level messages of
-    :func:`read_qrels` are not applied. Other sources are read eagerly and
-    wrapped with ``.lazy()``.
+    :func:`read_qrels` are not applied, except that a CSV/TSV id (or tag) holding a line
+    break, a quoted field that merged lines, fails ``collect()`` without its line. Other
+    sources are read eagerly and wrapped with ``.lazy()``.
 
     Examples
     --------

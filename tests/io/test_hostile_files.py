@@ -5,11 +5,13 @@ the duplicate policy) with the line or row, never read as something else."""
 from __future__ import annotations
 
 import gzip
+import subprocess
+import sys
 
 import pytest
 
 from fasteval.errors import DataWarning, InputError
-from fasteval.io.readers import read_qrels, read_run
+from fasteval.io.readers import read_qrels, read_run, scan_qrels, scan_run
 
 
 @pytest.mark.parametrize("name, data, line", [
@@ -51,3 +53,45 @@ def test_a_json_record_repeating_a_key_is_refused(tmp_path):
     with pytest.raises(InputError) as exc:
         read_run(path)
     assert str(exc.value) == f"{path}, row 1: the record repeats the key 'score'; expected each key once"
+
+
+_MERGED = [  # a quote opened in a field and closed lines later: lines merged into one row
+    ("r.tsv", "run", b'query_id\tdoc_id\tscore\nq1\t"d1\t1.0\nq1\td2"\t0.5\nq2\td3\t0.3\n', 2, "doc_id"),
+    ("r.csv", "run", b'query_id,doc_id,score\nq1,d0,2\n"q1,d1,1.0\nq1",d2,0.5\n', 3, "query_id"),
+    ("r.csv", "run", b'query_id,doc_id,score,tag\nq1,d1,1.0,"t\nq1,d2,0.5,t"\nq2,d3,0.3,t\n', 2, "tag"),
+    ("q.csv", "qrels", b'query_id,doc_id,relevance\nq1,d0,1\nq1,"d1,1\nq1,d2",0\n', 3, "doc_id"),
+]
+
+
+@pytest.mark.parametrize("name, kind, data, line, column", _MERGED)
+def test_a_quoted_field_spanning_lines_is_refused_at_its_first_line(tmp_path, name, kind, data, line,
+                                                                    column):
+    path = tmp_path / name
+    path.write_bytes(data)
+    reader = read_run if kind == "run" else read_qrels
+    with pytest.raises(InputError, match="holds a line break") as exc:
+        reader(path)
+    assert (exc.value.line, exc.value.column) == (line, column)
+    scan = scan_run if kind == "run" else scan_qrels
+    with pytest.raises(InputError, match=f"{column} holds a line break"):
+        scan(path).collect()
+
+
+def test_quoted_fields_on_one_line_are_read_as_csv_quotes_them(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_bytes(b'query_id,doc_id,score\nq1,"d,1",1.0\nq1,"d""2",0.5\n"q 2",d3,0.25\n')
+    assert read_run(path).rows() == [("q1", "d,1", 1.0), ("q1", 'd"2', 0.5), ("q 2", "d3", 0.25)]
+    assert scan_run(path).collect().rows() == read_run(path).rows()
+
+
+def test_the_cli_refuses_a_merged_row_in_one_line(tmp_path):
+    run, qrels = tmp_path / "r.tsv", tmp_path / "q.tsv"
+    run.write_bytes(_MERGED[0][2])
+    qrels.write_bytes(b"query_id\tdoc_id\trelevance\nq1\td1\t1\nq2\td3\t1\n")
+    proc = subprocess.run([sys.executable, "-m", "fasteval", "eval", str(qrels), str(run), "-m", "num_ret"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        f"fasteval: error: {run}, line 2, column 'doc_id': doc_id holds a line break: a quote (\") "
+        "opening the field is closed on a later line, which merges lines into one row (a quote "
+        'inside a field is written twice within quotes: "a""b")']
