@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter, is_not, itemgetter
+from types import NoneType
 from typing import Any
 
 import numpy as np
@@ -143,17 +144,25 @@ class _Unhashable:
 
 _LIST = _Unhashable("list")
 _DICT = _Unhashable("dict")
-_SET = _Unhashable("set")
 
 
 def _freeze(value: Any) -> Any:
-    """A hashable stand-in that is ``==`` to another stand-in iff the values are ``==``."""
+    """A hashable stand-in that is ``==`` to another stand-in iff the values are ``==``.
+
+    A ``set`` becomes the ``frozenset`` of its items, which is ``==`` to the equal
+    ``frozenset`` values, as ``set`` and ``frozenset`` are in Python.
+
+    Examples
+    --------
+    >>> _freeze({1}) == _freeze(frozenset({1.0})), _freeze([1]) == _freeze((1,))
+    (True, False)
+    """
     if isinstance(value, list):
         return (_LIST, tuple(_freeze(v) for v in value))
     if isinstance(value, dict):
         return (_DICT, frozenset((k, _freeze(v)) for k, v in value.items()))
-    if isinstance(value, (set, frozenset)):
-        return (_SET, frozenset(value))
+    if isinstance(value, set):
+        return frozenset(value)
     if isinstance(value, tuple):
         return tuple(_freeze(v) for v in value)
     hash(value)
@@ -366,13 +375,16 @@ class DocumentTable:
                     flag[i] = 0
                     key[i] = -1
                     continue
-                if value == "":
+                if isinstance(value, str) and value == "":
                     flag[i] |= FLAG_EMPTY
                 try:
                     hashable = value if type(value) is str else _freeze_checked(value, self.require_hashable)
                     key[i] = codes.setdefault(hashable, len(codes))
                 except TypeError as exc:
                     msg = f"comparison value {value!r} is not hashable"
+                    if not self.require_hashable:
+                        msg += (f" ({type(value).__module__}.{type(value).__qualname__}), nor a list,"
+                                " tuple, dict or set of hashable values")
                     raise TypeError(msg) from exc
             keys.append((key, flag))
         (self.gt_key, self.gt_flag), (self.ret_key, self.ret_flag) = keys
@@ -631,9 +643,20 @@ def _text_column(
 
 
 def _strict_text(values: list[Any]) -> Any:
-    """``values`` as a polars string column, or None unless every value is a ``str`` or None."""
+    """``values`` as a polars string column, or None unless every value is a ``str`` or None.
+
+    The types are checked before polars sees the values: polars panics (a ``BaseException``
+    that no ``except Exception`` stops) on some others, such as a list holding a set.
+
+    Examples
+    --------
+    >>> _strict_text(["a", None]).to_list(), _strict_text(["a", [{1}]])
+    (['a', None], None)
+    """
     import polars as pl
 
+    if not all(t is NoneType or issubclass(t, str) for t in set(map(type, values))):
+        return None
     try:
         return pl.Series(values, dtype=pl.String, strict=True)
     except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):

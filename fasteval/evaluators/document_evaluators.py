@@ -30,6 +30,15 @@ Known differences from haystack-ai (all deliberate):
   ``numpy.float64`` scores, where Haystack's arithmetic stays in the lower precision;
 * every retrieved document is read, so a malformed one after the first hit raises
   in MRR, where Haystack stops reading at the first hit;
+* comparison values follow Python's ``==`` as an equivalence (``1 == 1.0 == True``,
+  ``[1] == [1.0]``, ``{1} == frozenset({1})``). A numpy array raises ``TypeError`` in all
+  four evaluators, naming the value and its type; Haystack's MRR and MAP compare it with
+  numpy's elementwise ``==`` instead, so a one-element array matches a number or a list
+  holding its element and a longer one raises numpy's "truth value of an array is
+  ambiguous" ``ValueError`` (recall and NDCG raise ``TypeError`` on it too). For the same
+  reason a numpy scalar never matches a list here, where Haystack's MRR and MAP match
+  ``numpy.int64(1)`` to ``[1]`` and raise on ``[1, 2]``: accidents of broadcasting, not
+  comparison rules;
 * recall logs no warning for questions without comparable values.
 
 Extras (keyword-only, off by default): ``top_k`` (score only the first k retrieved

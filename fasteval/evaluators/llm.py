@@ -13,9 +13,11 @@ settings (:func:`default_chat_generator`).
 Differences from Haystack, all additive: keyword-only ``max_concurrency``, ``cache_dir`` and
 ``corrective_retry``; ``meta`` holds one dict per row (model, usage, ``cached``, ``error``...)
 instead of only the rows whose reply had metadata; an unusable reply is retried once with a
-corrective message before the row counts as failed; scores are Python floats. Replies are
-scored as Haystack scores them (any numbers in ``statement_scores``, as many as there are;
-anything with a length in ``relevant_statements``) and kept as the model wrote them; a reply
+corrective message before the row counts as failed; a reply whose JSON object is wrapped
+in a code fence or in prose, or followed by more text, is read (Haystack's parse fails
+on it). Replies are scored as Haystack scores them, with the same Python and numpy types
+(any numbers in ``statement_scores``, as many as there are; anything with a length in
+``relevant_statements``) and kept as the model wrote them; a reply
 that Haystack's scoring cannot take (``statement_scores`` that are not numbers,
 ``relevant_statements`` without a length) is an unusable reply, where Haystack's ``run``
 raises ``TypeError``.

@@ -363,3 +363,26 @@ def test_argument_errors_name_the_evaluator_as_haystacks_do(name):
             messages.append(str(info.value))
         assert messages[1] == messages[0]  # "DocumentMAPEvaluator.run() missing ...", not "_DocumentEvaluator"
     assert getattr(fe, name)().run(docs, docs) == {"score": 1.0, "individual_scores": [1.0]}
+
+
+@pytest.mark.parametrize("name", DOC_EVALUATORS)
+@pytest.mark.parametrize("size", [1, 2])
+def test_numpy_array_comparison_values_raise_type_error_naming_the_type(name, size):
+    # Haystack's recall and NDCG raise TypeError (unhashable), except recall on a longer array
+    # (numpy's ambiguous truth value); its MRR and MAP compare arrays elementwise (documented)
+    value = np.arange(1, size + 1)
+    gt = [[Document(content="x", meta={"k": value})]]
+    ret = [[Document(content="y", meta={"k": value.copy()})]]
+    hs = getattr(hs_eval, name)(document_comparison_field="meta.k")
+    if name == "DocumentNDCGEvaluator" or (name == "DocumentRecallEvaluator" and size == 1):
+        with pytest.raises(TypeError):
+            hs.run(gt, ret)
+    elif name == "DocumentRecallEvaluator":
+        with pytest.raises(ValueError, match="ambiguous"):
+            hs.run(gt, ret)
+    elif size == 1:
+        assert hs.run(gt, ret)["individual_scores"] == [1.0]
+    with pytest.raises(TypeError, match=r"comparison value array\(\[1.*\]\) is not hashable") as info:
+        getattr(fe, name)(document_comparison_field="meta.k").run(gt, ret)
+    if name in ("DocumentMRREvaluator", "DocumentMAPEvaluator"):
+        assert "numpy.ndarray" in str(info.value)

@@ -250,3 +250,41 @@ def test_block_wise_string_columns_match_haystack(name, mode, monkeypatch):
     ret[-1].append(d(id="int", content="x", meta={"k": 3}))  # an int in the last block
     _assert_same(_run(_haystack_evaluator(name, "meta.k", mode), gt, ret),
                  _run(_ours(name, "meta.k", mode), gt, ret))
+
+
+@pytest.mark.parametrize(("name", "mode"), CONFIGS)
+def test_set_and_frozenset_meta_values_match_haystack(name, mode):
+    # Python's {1} == frozenset({1}) == frozenset({1.0}): MAP and MRR match them (also inside a
+    # list), as Haystack's list membership does; recall and NDCG raise TypeError on the set
+    d = haystack.Document
+    gt = [[d(content="x", meta={"k": {1}})], [d(content="y", meta={"k": [frozenset({2})]})],
+          [d(content="z", meta={"k": frozenset({3})})]]
+    ret = [[d(content="p", meta={"k": frozenset({1.0})})],
+           [d(content="q", meta={"k": [9]}), d(content="r", meta={"k": [{2}]})],
+           [d(content="s", meta={"k": {3}}), d(content="t", meta={"k": frozenset({3})})]]
+    hs = _haystack_evaluator(name, "meta.k", mode)
+    ours = _ours(name, "meta.k", mode)
+    expected = _run(hs, gt, ret)
+    if name in ("DocumentMRREvaluator", "DocumentMAPEvaluator"):
+        assert expected[0]["individual_scores"] == [1.0, 0.5, 1.0]
+    else:
+        assert isinstance(expected[1], TypeError)
+    _assert_same(expected, _run(ours, gt, ret))
+
+
+@pytest.mark.parametrize(("name", "mode"), CONFIGS)
+@pytest.mark.parametrize("value", [[{1}], [object()], (1, [frozenset()])])
+def test_meta_values_polars_cannot_read_match_haystack(name, mode, value):
+    # a list holding a set or an arbitrary object made polars panic (a BaseException) while the
+    # values were tried as a string column
+    d = haystack.Document
+    gt = [[d(content="x", meta={"k": value}), d(content="y", meta={"k": "a"})]]
+    ret = [[d(content="p", meta={"k": "b"}), d(content="q", meta={"k": value})]]
+    expected = _run(_haystack_evaluator(name, "meta.k", mode), gt, ret)
+    if name in ("DocumentMRREvaluator", "DocumentMAPEvaluator"):
+        assert expected[0]["individual_scores"] == ([0.5] if name == "DocumentMRREvaluator" else [0.25])
+    _assert_same(expected, _run(_ours(name, "meta.k", mode), gt, ret))
+    # the same through the normalizing path (strings normalized, others compared as they are)
+    res = _run(_ours(name, "meta.k", mode).__class__(
+        **({"mode": mode} if mode else {}), document_comparison_field="meta.k", normalize=True), gt, ret)
+    _assert_same(expected, res)
