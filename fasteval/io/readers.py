@@ -610,7 +610,8 @@ def scan_qrels(
     Columns are resolved and cast now; rows are read (and strict casts fail)
     only at ``collect()``. The duplicate check and the row-level messages of
     :func:`read_qrels` are not applied, except that a CSV/TSV id (or tag) holding a line
-    break, a quoted field that merged lines, fails ``collect()`` without its line. Other
+    break, a quoted field that merged lines, fails ``collect()`` without its line (a JSON
+    Lines record repeating a key keeps the first value, as polars reads it). Other
     sources are read eagerly and wrapped with ``.lazy()``.
 
     Examples

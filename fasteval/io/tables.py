@@ -368,7 +368,44 @@ def read_ndjson(data: str | bytes, kind: Kind, explicit: dict[str, str | None], 
         raw = data if isinstance(data, bytes) else _read_all(data, source)
         return _records(_json_lines(raw, source), kind, explicit, source)
     mapping = resolve_columns(df.columns, kind, explicit, source=source)
+    _check_keys_once(data, df.height, set(mapping.values()), source)
     return df.select(list(dict.fromkeys(mapping.values()))), mapping
+
+
+def _check_keys_once(data: str | bytes, records: int, keys: set[str], source: str) -> None:
+    """Refuse a JSON Lines record that repeats a key the table is read from.
+
+    polars' reader keeps the first value of a repeated key and Python's ``json`` the last:
+    ``{"doc_id": "d1", "doc_id": "d9"}`` is no one document. Each key's quoted name is
+    counted in the text first (a few passes over bytes in memory); only when some name
+    shows up more often than there are records (a repeat, or a value that spells it) are
+    the lines parsed to find the record, named by its line.
+
+    Examples
+    --------
+    >>> _check_keys_once(b'{"doc_id": "d1", "s": 1}\\n{"doc_id": "d2", "s": 2}\\n', 2, {"doc_id"}, "r.jsonl")
+    >>> _check_keys_once(b'{"doc_id": "doc_id"}\\n{"doc_id": "d1", "doc_id": "d9"}\\n', 2, {"doc_id"}, "r.jsonl")
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.InputError: r.jsonl, line 2: the record repeats the key 'doc_id'; expected each key once
+    """
+    raw = data if isinstance(data, bytes) else _read_all(data, source)
+    names = {k: json.dumps(k, ensure_ascii=False).encode() for k in keys}
+    if all(raw.count(name) <= records for name in names.values()):
+        return
+    for n, line in enumerate(raw.split(b"\n"), start=1):
+        if not (names.keys() and any(name in line for name in names.values())):
+            continue
+        try:
+            record = json.loads(line, object_pairs_hook=_object)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue  # polars read it; a line Python reads differently is not this check's
+        if isinstance(record, _Pairs):
+            counts = Counter(k for k, _ in record.pairs)
+            repeated = next((k for k in record if counts[k] > 1 and k in keys), None)
+            if repeated is not None:
+                raise InputError(f"the record repeats the key {repeated!r}; expected each key once",
+                                 source=source, line=n)
 
 
 def _json_lines(raw: bytes, source: str) -> list:

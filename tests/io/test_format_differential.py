@@ -19,8 +19,8 @@ no newline after the last line. For every format that can hold the tables:
 
 Cases a format cannot hold are left out where it cannot hold them: TREC text has no
 whitespace in ids, no empty ids and no query id starting with '#'; no text format holds
-a NUL byte; CSV/TSV ids hold no carriage return (a CR inside a quoted field is refused
-as a mixed line ending).
+a NUL byte; CSV/TSV ids hold no line break (a quoted field spanning lines is refused:
+it is what a stray quote that merges lines gives, and a CR is also a mixed line ending).
 """
 
 from __future__ import annotations
@@ -224,7 +224,7 @@ def holds(fmt: str, rows: list) -> bool:
         return all(s and not re.search(r"[ \t\n\r\x0b\x0c\x00]", s) for s in ids) and \
             not any(str(r[0]).startswith("#") for r in rows)
     if fmt in ("csv", "tsv"):
-        return not any("\x00" in s or "\r" in s for s in ids)
+        return not any("\x00" in s or "\r" in s or "\n" in s for s in ids)
     return True
 
 

@@ -95,3 +95,24 @@ def test_the_cli_refuses_a_merged_row_in_one_line(tmp_path):
         f"fasteval: error: {run}, line 2, column 'doc_id': doc_id holds a line break: a quote (\") "
         "opening the field is closed on a later line, which merges lines into one row (a quote "
         'inside a field is written twice within quotes: "a""b")']
+
+
+@pytest.mark.parametrize("line2", [
+    b'{"query_id": "q1", "doc_id": "d2", "score": 0.5, "doc_id": "d9"}',
+    b'{"query_id": "q1", "score": 0.5, "doc_id": "d2", "score": 2}',
+    b'{"query_id": "q1", "doc_id": "d2", "score": 0.5, "query_id": "q1"}',  # even the same value
+])
+def test_a_json_lines_record_repeating_a_key_names_its_line(tmp_path, line2):
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b'{"query_id": "q1", "doc_id": "doc_id", "score": 1}\n' + line2 + b"\n\n"
+                     b'{"query_id": "q2", "doc_id": "d3", "score": 0.25}\n')
+    with pytest.raises(InputError, match="the record repeats the key '(doc_id|score|query_id)'") as exc:
+        read_run(path)
+    assert exc.value.line == 2
+
+
+def test_a_json_lines_value_spelling_a_key_is_no_repeat(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_bytes(b'{"query_id": "doc_id", "doc_id": "relevance", "relevance": 1, "note": "query_id"}\n'
+                     b'{"query_id": "q2", "doc_id": "d1", "relevance": 0, "x": {"doc_id": 1}}\n')
+    assert read_qrels(path).rows() == [("doc_id", "relevance", 1), ("q2", "d1", 0)]
