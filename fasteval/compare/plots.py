@@ -94,6 +94,24 @@ def check_data(kind: str, names: list[str]) -> None:
         )
 
 
+def _literal(text: object) -> str:
+    """A name as matplotlib draws it literally: ``$`` escaped (a pair of them would start
+    mathtext, which renders ``a_$x^2$`` as math and refuses ``$\\frac$``).
+
+    Examples
+    --------
+    >>> print(_literal("cost$ and $x^2$"))
+    cost\\$ and \\$x^2\\$
+    """
+    return str(text).replace("$", "\\$")
+
+
+def _legend(ax: Any, lines: list[Any], labels: list[str]) -> None:
+    """A legend of every line, given explicitly: matplotlib leaves out the lines whose own
+    label starts with ``_`` (a run named ``_bm25`` would be missing)."""
+    ax.legend(lines, [_literal(x) for x in labels], fontsize=8)
+
+
 def _pyplot():
     try:
         import matplotlib
@@ -173,14 +191,14 @@ def plot_differences(cmp: Any, path: str | os.PathLike[str], measure: str | None
             ax.fill_between(x, d, 0, where=d > 0, color="#1b7837", step="mid", linewidth=0)
             ax.fill_between(x, d, 0, where=d < 0, color="#b2182b", step="mid", linewidth=0)
         ax.axhline(0, color="black", linewidth=0.6)
-        ax.set_title(f"{r['run_id']} - {r['versus']}", fontsize=10)
+        ax.set_title(_literal(f"{r['run_id']} - {r['versus']}"), fontsize=10)
         ax.set_xlabel(
             f"queries, sorted (wins {r['wins']}, ties {r['ties']}, losses {r['losses']})",
             fontsize=8,
         )
-        ax.set_ylabel(f"\u0394 {measure}", fontsize=9)
+        ax.set_ylabel(_literal(f"\u0394 {measure}"), fontsize=9)
         ax.set_xlim(-0.5, max(d.size - 0.5, 0.5))
-    fig.suptitle(f"Per-query differences: {measure}", fontsize=11)
+    fig.suptitle(_literal(f"Per-query differences: {measure}"), fontsize=11)
     return _save(fig, path, plt)
 
 
@@ -203,9 +221,10 @@ def plot_distributions(
         scores = cmp.paired[m].scores
         ax.boxplot(list(scores), showmeans=True, meanprops={"marker": "D", "markersize": 4})
         ax.set_xticks(
-            range(1, len(cmp.systems) + 1), cmp.systems, rotation=30, ha="right", fontsize=8
+            range(1, len(cmp.systems) + 1), [_literal(s) for s in cmp.systems], rotation=30,
+            ha="right", fontsize=8,
         )
-        ax.set_title(m, fontsize=10)
+        ax.set_title(_literal(m), fontsize=10)
         ax.set_ylabel("per-query score", fontsize=9)
     fig.suptitle("Per-query score distributions", fontsize=11)
     return _save(fig, path, plt)
@@ -230,19 +249,20 @@ def plot_cutoff_curves(
     lookup = {(r, m): v for r, m, v in means.iter_rows()}
     for ax, (fam, items) in zip(axes, fams.items(), strict=True):
         ks = [k for k, _ in items]
+        lines = []
         for run in runs:
             ys = [lookup.get((run, name), np.nan) for _, name in items]
-            ax.plot(ks, ys, marker="o", markersize=3, label=run)
+            lines += ax.plot(ks, ys, marker="o", markersize=3)
         if ks[-1] / max(ks[0], 1) >= 20:
             ax.set_xscale("log")
         if len(ks) <= 12:
             ax.set_xticks(ks, [str(k) for k in ks])
             ax.minorticks_off()
         ax.set_xlabel("cutoff k", fontsize=9)
-        ax.set_ylabel(f"mean {fam}@k", fontsize=9)
-        ax.set_title(fam, fontsize=10)
+        ax.set_ylabel(_literal(f"mean {fam}@k"), fontsize=9)
+        ax.set_title(_literal(fam), fontsize=10)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        _legend(ax, lines, runs)
     return _save(fig, path, plt)
 
 
@@ -256,13 +276,11 @@ def plot_pr_curves(source: Any, path: str | os.PathLike[str]) -> Path:
     lookup = {(r, m): v for r, m, v in means.iter_rows()}
     fig, ax = plt.subplots(figsize=(5, 4), layout="constrained")
     xs = [lv for lv, _ in levels]
-    for run in means["run_id"].unique(maintain_order=True).to_list():
-        ax.plot(
-            xs,
-            [lookup.get((run, n), np.nan) for _, n in levels],
-            marker="o",
-            markersize=3,
-            label=run,
+    runs = means["run_id"].unique(maintain_order=True).to_list()
+    lines = []
+    for run in runs:
+        lines += ax.plot(
+            xs, [lookup.get((run, n), np.nan) for _, n in levels], marker="o", markersize=3
         )
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.02)
@@ -270,7 +288,7 @@ def plot_pr_curves(source: Any, path: str | os.PathLike[str]) -> Path:
     ax.set_ylabel("interpolated precision")
     ax.set_title("Precision-recall")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    _legend(ax, lines, runs)
     return _save(fig, path, plt)
 
 

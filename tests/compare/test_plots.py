@@ -97,3 +97,38 @@ def test_plot_errors(tmp_path, results):
     with pytest.raises(ParameterError, match="measure"):
         cmp.plot("differences", tmp_path / "x.png", measure="map")
     assert not list(tmp_path.iterdir())
+
+
+def _svg_texts(path) -> list[str]:
+    """The text elements of an SVG written with text as text (svg.fonttype none)."""
+    import xml.etree.ElementTree as ET
+
+    return ["".join(e.itertext()) for e in ET.parse(path).iter("{http://www.w3.org/2000/svg}text")]
+
+
+@pytest.mark.parametrize("kind", ["differences", "distributions", "cutoffs", "pr"])
+def test_run_names_are_drawn_literally(tmp_path, kind):
+    """Dollar signs are text, not mathtext (which refused ``$\\frac{x$`` and drew
+    ``b_$x^2$`` as math), and a run named ``_bm25`` keeps its legend entry (matplotlib
+    leaves out labels starting with ``_``)."""
+    import matplotlib
+
+    from fasteval.compare.plots import PLOTS
+
+    names = ["a$\\frac{x$", "b_$x^2$", "_bm25"]
+    measures = ["ndcg_cut_5", "ndcg_cut_10", "iprec_at_recall_0.00", "iprec_at_recall_1.00"]
+    rng = np.random.default_rng(3)
+    long = pl.concat(
+        pl.DataFrame({"run_id": name, "query_id": np.arange(6), "measure": m,
+                      "value": rng.uniform(0, 1, 6)})
+        for name in names for m in measures
+    )
+    source = long if kind in ("cutoffs", "pr") else compare(long, tests="t", n_resamples=100)
+    path = tmp_path / "plot.svg"
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        PLOTS[kind](source, path)
+    texts = _svg_texts(path)
+    if kind == "differences":  # panel titles name each pair
+        assert "a$\\frac{x$ - b_$x^2$" in texts and "b_$x^2$ - _bm25" in texts
+    else:  # tick labels or legend entries name each run
+        assert all(name in texts for name in names), texts
