@@ -274,6 +274,28 @@ def display_width(s: str) -> int:
     return width
 
 
+_CONTROL_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _plain(s: str) -> str:
+    """A name as one line of plain text: control characters and line separators (a line
+    break, a tab, U+2028) written as escapes (``\\n``, ``\\t``, ``\\x1b``, ``\\u2028``),
+    which would otherwise break the table's rows.
+
+    Examples
+    --------
+    >>> print(_plain("bm25\\nrm3\\tv2"))
+    bm25\\nrm3\\tv2
+    """
+    if all(ch.isprintable() or ch == " " for ch in s):
+        return s
+    return "".join(
+        _CONTROL_ESCAPES.get(ch, f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}")
+        if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch
+        for ch in s
+    )
+
+
 def _pad(s: str, width: int, right: bool) -> str:
     """``s`` padded with spaces to ``width`` display columns (:func:`display_width`)."""
     fill = " " * max(0, width - display_width(s))
@@ -281,10 +303,10 @@ def _pad(s: str, width: int, right: bool) -> str:
 
 
 def _text(c: dict) -> str:
-    header = ["run", *c["columns"]]
+    header = ["run", *map(_plain, c["columns"])]
     body = []
     for label, row in zip(c["labels"], c["grid"], strict=False):
-        out = [label]
+        out = [_plain(label)]
         for v, best, mk in row:
             sup = mk if c["marks"] == "dagger" else f"^{mk}" if mk else ""
             out.append(v + ("*" if best else "") + sup)
@@ -297,7 +319,7 @@ def _text(c: dict) -> str:
         ).rstrip()
 
     rule = "-" * display_width(line(header))
-    notes = [n.replace("in bold", "marked *") for n in c["notes"]]
+    notes = [_plain(n.replace("in bold", "marked *")) for n in c["notes"]]
     return "\n".join([line(header), rule, *map(line, body), rule, *notes]) + "\n"
 
 
@@ -560,7 +582,8 @@ def details_text(cmp: Comparison, digits: int = 4) -> str:
     rows = []
     for r in wide.iter_rows(named=True):
         ci = "-" if r["ci_low"] is None else f"[{num(r['ci_low'])}, {num(r['ci_high'])}]"
-        row = [r["measure"], r["run_id"], r["versus"], f"{r['mean_diff']:+.{digits}f}", *([ci] if with_ci else [])]
+        row = [_plain(r["measure"]), _plain(r["run_id"]), _plain(r["versus"]),
+               f"{r['mean_diff']:+.{digits}f}", *([ci] if with_ci else [])]
         for k, _ in effect_cols:
             v = r[k]
             row.append("-" if v is None or v != v else f"{v:+.2f}")
@@ -582,5 +605,6 @@ def details_text(cmp: Comparison, digits: int = 4) -> str:
     ]
     if "note" in cmp.tests.columns:
         for r in cmp.tests.filter(pl.col("note").is_not_null()).iter_rows(named=True):
-            legend.append(f"{r['measure']} {r['run_id']} vs {r['versus']}, {r['test']}: {r['note']}")
+            legend.append(_plain(f"{r['measure']} {r['run_id']} vs {r['versus']}, {r['test']}: "
+                                 f"{r['note']}"))
     return "\n".join(lines + [""] + legend) + "\n"

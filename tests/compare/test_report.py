@@ -393,3 +393,23 @@ def test_text_tables_align_wide_characters():
             for line, tok in zip(details[:4], ["diff", *(
                 f"{d:+.4f}" for d in cmp.effects["mean_diff"].to_list())], strict=True)}
     assert len(ends) == 1, details[:4]
+
+
+def test_text_tables_keep_one_line_per_run_with_control_characters():
+    """A line break, tab or escape sequence in a run name is written as an escape: the table
+    keeps one line per run and its columns, and the details one line per comparison."""
+    rng = np.random.default_rng(2)
+    names = ["line1\nline2", "tab\there", "red\x1b[31m", "sep\u2028x"]
+    frame = pl.concat(
+        pl.DataFrame({"run_id": name, "query_id": np.arange(8), "measure": "map",
+                      "value": rng.uniform(0, 1, 8)})
+        for name in names
+    )
+    cmp = compare(frame, tests="t", n_resamples=100)
+    table = render(cmp, "text").splitlines()
+    shown = ["line1\\nline2", "tab\\there", "red\\x1b[31m", "sep\\u2028x"]
+    assert [line.split(" (")[0] for line in table[2:6]] == shown
+    assert len({len(line) for line in table[:6]}) == 1
+    details = details_text(cmp).splitlines()
+    assert len(details[: details.index("")]) == 1 + 6  # header and the 6 pairs
+    assert all(line.isprintable() for line in table + details)
