@@ -320,10 +320,12 @@ def check_options(
         if n_resamples < least:
             raise ParameterError(
                 "n_resamples",
-                f"at least {least} for {float(ci):g} "
+                f"at least {least} for {float(ci)!r} "
                 f"{'two' if alternative == 'two-sided' else 'one'}-sided confidence intervals: "
                 "each tail of an interval needs a resample beyond it (ci=None, --ci none, "
-                "leaves the intervals out)",
+                "leaves the intervals out"
+                + (f"; more than the {MAX_RESAMPLES:_} allowed: a lower ci"
+                   if least > MAX_RESAMPLES else "") + ")",
                 n_resamples,
             )
     return test_list, correction, mark_test
