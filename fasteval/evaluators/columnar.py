@@ -335,6 +335,8 @@ class DocumentTable:
                 )
         gt_values = _extract_nested(ground_truth_documents, document_comparison_field, getter)
         ret_values = _extract_nested(retrieved_documents, document_comparison_field, getter)
+        _refuse_missing_markers(gt_values, gt_offsets, "ground_truth_documents", document_comparison_field)
+        _refuse_missing_markers(ret_values, ret_offsets, "retrieved_documents", document_comparison_field)
         if mapper is not None:
             gt_values = list(map(mapper, gt_values))
             ret_values = list(map(mapper, ret_values))
@@ -442,6 +444,32 @@ def _freeze_checked(value: Any, require_hashable: bool) -> Any:
         if require_hashable:
             raise
     return _freeze(value)
+
+
+def _is_pandas_na(tp: type) -> bool:
+    return tp.__name__ == "NAType" and tp.__module__.startswith("pandas")
+
+
+def _refuse_missing_markers(values: list[Any], offsets: np.ndarray, name: str, field_name: str) -> None:
+    """Raise ``TypeError`` at the first comparison value that is pandas' ``NA``.
+
+    ``NA`` has no truth value, so no ``==`` on it gives an answer (Haystack's recall, MRR
+    and MAP raise pandas' "boolean value of NA is ambiguous" ``TypeError`` on it); a
+    document without a value has ``None`` there.
+
+    Examples
+    --------
+    >>> _refuse_missing_markers(["a", None, 1], np.array([0, 3]), "retrieved_documents", "meta.k")
+    """
+    if not any(_is_pandas_na(tp) for tp in set(map(type, values))):
+        return
+    i = next(i for i, v in enumerate(values) if _is_pandas_na(type(v)))
+    question = int(np.searchsorted(offsets, i, side="right")) - 1
+    position = i - int(offsets[question])
+    raise TypeError(
+        f"{name}[{question}][{position}]: the {field_name} value is pandas' NA, which no value "
+        "can be compared with; a document without a value must have None there"
+    )
 
 
 def _extract_nested(

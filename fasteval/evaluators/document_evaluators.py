@@ -38,7 +38,16 @@ Known differences from haystack-ai (all deliberate):
   ambiguous" ``ValueError`` (recall and NDCG raise ``TypeError`` on it too). For the same
   reason a numpy scalar never matches a list here, where Haystack's MRR and MAP match
   ``numpy.int64(1)`` to ``[1]`` and raise on ``[1, 2]``: accidents of broadcasting, not
-  comparison rules;
+  comparison rules. Likewise ``numpy.float32(0.1) == 0.1`` under NumPy 2 while their
+  hashes differ: Haystack's MRR and MAP match them, its recall and NDCG do not, and none
+  of the four does here;
+* a comparison value that is pandas' ``NA`` raises ``TypeError`` naming the document, in
+  all four evaluators; Haystack's recall raises pandas' "boolean value of NA is ambiguous"
+  ``TypeError``, its MRR and MAP raise it unless the ``NA`` meets itself (then it is a
+  match), and its NDCG matches ``NA`` to ``NA``: a missing value is no value to match on
+  (``None`` is the missing value that never matches);
+* ``mode`` must be one of the two modes; Haystack's constructor keeps any other value
+  (``None``, say) and its ``run`` then fails with ``NameError``;
 * recall logs no warning for questions without comparable values.
 
 Extras (keyword-only, off by default): ``top_k`` (score only the first k retrieved

@@ -407,3 +407,27 @@ def test_sas_input_errors_are_haystacks_and_say_where(gt, pred, where):
     assert message.startswith(where + str(theirs.value).rstrip("."))
     if "number" in message:
         assert message.endswith(f"got {len(gt)} ground truth answers and {len(pred)} predicted answers")
+
+
+@pytest.mark.parametrize("name", DOC_EVALUATORS)
+def test_pandas_na_comparison_value_raises_type_error_naming_the_document(name):
+    pd = pytest.importorskip("pandas")
+    gt = [[Document(content="x", meta={"k": "a"})], [Document(content="y", meta={"k": "b"})]]
+    ret = [[Document(content="p", meta={"k": "a"})],
+           [Document(content="q", meta={"k": "c"}), Document(content="r", meta={"k": pd.NA})]]
+    if name != "DocumentNDCGEvaluator":  # Haystack's ==-based comparisons hit NA's truth value
+        with pytest.raises(TypeError, match="boolean value of NA is ambiguous"):
+            getattr(hs_eval, name)(document_comparison_field="meta.k").run(gt, ret)
+    for kwargs in ({}, {"normalize": True}):
+        with pytest.raises(TypeError, match=r"^retrieved_documents\[1\]\[1\]: the meta.k value is pandas' NA"):
+            getattr(fe, name)(document_comparison_field="meta.k", **kwargs).run(gt, ret)
+    with pytest.raises(TypeError, match=r"^ground_truth_documents\[0\]\[1\]"):
+        fe.evaluate_documents(ret[1:] + gt[:1], gt, ["mrr"], document_comparison_field="meta.k")
+
+
+def test_recall_mode_none_is_refused_where_haystack_fails_in_run():
+    theirs = hs_eval.DocumentRecallEvaluator(mode=None)
+    with pytest.raises(NameError):  # its run reads a mode function it never set
+        theirs.run([[Document(content="a")]], [[Document(content="a")]])
+    with pytest.raises(ValueError, match=r"^mode must be one of \['single_hit', 'multi_hit'\], got None"):
+        fe.DocumentRecallEvaluator(mode=None)
