@@ -109,6 +109,8 @@ def _load_run(run: Any, name: str) -> RunPart:
     again). A file's rows are located by their lines."""
     if isinstance(run, pl.DataFrame) and {"query_id", "doc_id", "score"} <= set(run.columns) \
             and _plain_types(run.schema) and _canonical_names(run.columns):
+        if run.height == 0:  # as read_run says of any other empty table
+            raise InputError("the run table is empty (no rows)", source=name)
         return RunPart(name, run, False, name)
     from fasteval.io.readers import _is_path, _load, read_run
 

@@ -176,3 +176,20 @@ def test_mapping_key_over_one_named_run_scores_under_the_key():
     one = RUNS.filter(pl.col("runid") == "x").rename({"runid": "run_id"})
     res = fasteval.evaluate(QRELS, {"bm25": one}, ["map"])
     assert res.rows() == [("bm25", 1, "map", 1.0), ("bm25", 2, "map", 1.0)]
+
+
+@pytest.mark.parametrize("kind", ["polars", "polars aliases", "pandas", "arrow", "lazy", "dict"])
+@pytest.mark.parametrize("complete", [False, True])
+def test_an_empty_run_table_is_refused_whatever_holds_it(kind, complete):
+    """An empty run is an error, as an empty run file is (trec_eval reads no run from it):
+    never an empty result, which would drop the run from a comparison without a word."""
+    from fasteval.errors import InputError
+
+    empty = RUNS.drop("runid").clear()
+    table = {"polars": empty, "polars aliases": empty.rename({"query_id": "qid"}),
+             "pandas": empty.to_pandas(), "arrow": empty.to_arrow(), "lazy": empty.lazy(),
+             "dict": {}}[kind]
+    with pytest.raises(InputError, match="empty"):
+        fasteval.evaluate(QRELS, table, "map", complete=complete)
+    with pytest.raises(InputError, match=r"^bm25: the run table is empty \(no rows\)$"):
+        fasteval.evaluate(QRELS, {"bm25": empty, "x": RUNS.drop("runid")}, "map")

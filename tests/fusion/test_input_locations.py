@@ -19,7 +19,7 @@ OTHER = "1 Q0 z 1 1.0 t\n"
 @pytest.mark.parametrize(("name", "text", "line", "column", "message"), [
     ("dup.run", "# c\n1 Q0 a 1 2.0 t\n\n1 Q0 a 2 1.0 t\n", 4, "doc_id",
      "document 'a' appears more than once for query '1'"),
-    ("dup.csv", 'query_id,doc_id,score\n1,a,1\n1,"b\nc",2\n1,a,3\n', 5, "doc_id",
+    ("dup.csv", 'query_id,doc_id,score,text\n1,a,1,x\n1,b,2,"two\nlines"\n1,a,3,y\n', 5, "doc_id",
      "document 'a' appears more than once for query '1'"),
     ("inf.run", "1 Q0 b 1 2.0 t\n\n1 Q0 a 2 -inf t\n", 3, "score",
      "score is -inf; fusion needs finite scores"),
