@@ -132,6 +132,37 @@ def lengths_to_offsets(nested: Sequence[Sequence[Any]]) -> np.ndarray:
     return offsets
 
 
+def _nested_offsets(nested: Sequence[Any], name: str) -> tuple[Sequence[Any], np.ndarray]:
+    """``nested`` (its inner iterables made lists where they have no length) and its offsets.
+
+    An inner value that is not iterable raises ``TypeError`` naming the parameter and the
+    question.
+
+    Examples
+    --------
+    >>> docs, offsets = _nested_offsets([["a"], iter(["b", "c"])], "retrieved_documents")
+    >>> docs, offsets.tolist()
+    ([['a'], ['b', 'c']], [0, 1, 3])
+    >>> _nested_offsets([["a"], None], "retrieved_documents")
+    Traceback (most recent call last):
+    ...
+    TypeError: retrieved_documents[1]: expected a list of documents, got None
+    """
+    try:
+        return nested, lengths_to_offsets(nested)
+    except TypeError:
+        pass
+    lists: list[Any] = []
+    for i, docs in enumerate(nested):
+        if not hasattr(docs, "__len__"):
+            try:
+                docs = list(docs)
+            except TypeError:
+                raise TypeError(f"{name}[{i}]: expected a list of documents, got {docs!r:.80}") from None
+        lists.append(docs)
+    return lists, lengths_to_offsets(lists)
+
+
 class _Unhashable:
     """Marker used while freezing unhashable comparison values."""
 
@@ -277,8 +308,8 @@ class DocumentTable:
             Raise ``TypeError`` on unhashable values (Haystack's recall and NDCG use
             sets and dicts); otherwise they are compared by ``==``.
         """
-        gt_offsets = lengths_to_offsets(ground_truth_documents)
-        ret_offsets = lengths_to_offsets(retrieved_documents)
+        ground_truth_documents, gt_offsets = _nested_offsets(ground_truth_documents, "ground_truth_documents")
+        retrieved_documents, ret_offsets = _nested_offsets(retrieved_documents, "retrieved_documents")
         n_gt = int(gt_offsets[-1])
         n_ret = int(ret_offsets[-1])
         if n_gt + n_ret == 0:

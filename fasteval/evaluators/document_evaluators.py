@@ -46,6 +46,10 @@ Known differences from haystack-ai (all deliberate):
   ``TypeError``, its MRR and MAP raise it unless the ``NA`` meets itself (then it is a
   match), and its NDCG matches ``NA`` to ``NA``: a missing value is no value to match on
   (``None`` is the missing value that never matches);
+* a question's documents may come as any iterable (a generator, say), as Haystack's
+  recall, MRR and MAP accept them; Haystack's NDCG scores such questions 0, as its input
+  check uses the documents up before they are scored; a question that is no iterable
+  (``None``) raises ``TypeError`` naming the parameter and the question;
 * ``mode`` must be one of the two modes; Haystack's constructor keeps any other value
   (``None``, say) and its ``run`` then fails with ``NameError``;
 * recall logs no warning for questions without comparable values.

@@ -431,3 +431,16 @@ def test_recall_mode_none_is_refused_where_haystack_fails_in_run():
         theirs.run([[Document(content="a")]], [[Document(content="a")]])
     with pytest.raises(ValueError, match=r"^mode must be one of \['single_hit', 'multi_hit'\], got None"):
         fe.DocumentRecallEvaluator(mode=None)
+
+
+@pytest.mark.parametrize("name", DOC_EVALUATORS)
+def test_questions_given_as_iterators_are_read(name):
+    gt = [[Document(content="a"), Document(content="b")], [Document(content="c")], []]
+    ret = [[Document(content="b"), Document(content="x"), Document(content="a")], [Document(content="x")],
+           [Document(content="a")]]
+    expected = getattr(hs_eval, name)().run(gt, ret)
+    if name != "DocumentNDCGEvaluator":  # Haystack's NDCG uses the iterators up in its input check
+        assert getattr(hs_eval, name)().run([iter(q) for q in gt], [iter(q) for q in ret]) == expected
+    assert getattr(fe, name)().run([iter(q) for q in gt], [(d for d in q) for q in ret]) == expected
+    with pytest.raises(TypeError, match=r"^retrieved_documents\[1\]: expected a list of documents, got None$"):
+        getattr(fe, name)().run(gt, [ret[0], None, ret[2]])
