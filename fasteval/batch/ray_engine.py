@@ -542,11 +542,19 @@ def _qrels_dataset(ray, qrels: Any, casts: dict[str, str], run_cols: list[tuple[
 
 
 def _ensure_ray(ray, address: str | None) -> bool:
-    """Connect to (or start) Ray; True when this call started it."""
+    """Connect to (or start) Ray; True when this call started it. An error Ray raises keeps
+    its type, with the credentials of the address (``ray://user:password@host``, a token in
+    its query string) masked in its text (:func:`fasteval.judge.redact.redact_exception`)."""
     if ray.is_initialized():
         return False
-    ray.init(address=address, include_dashboard=False, ignore_reinit_error=True,
-             log_to_driver=False, logging_level="ERROR", configure_logging=True)
+    try:
+        ray.init(address=address, include_dashboard=False, ignore_reinit_error=True,
+                 log_to_driver=False, logging_level="ERROR", configure_logging=True)
+    except Exception as exc:
+        from fasteval.judge.redact import redact_exception, url_secrets
+
+        redact_exception(exc, url_secrets(address) if isinstance(address, str) else ())
+        raise
     return True
 
 

@@ -252,13 +252,18 @@ def _render_value(value: Any) -> str:
 
 
 def _generator_to_dict(generator: Any) -> dict[str, Any]:
+    """The chat generator's dictionary without credentials
+    (:func:`fasteval.judge.redact.scrub_config`: a server URL's ``user:password@`` and
+    ``api_key=``, sensitive headers), as fasteval's own clients write theirs."""
+    from fasteval.judge.redact import scrub_config
+
     to_dict = getattr(generator, "to_dict", None)
     if callable(to_dict):
-        return to_dict()
+        return scrub_config(to_dict())
     if hasattr(generator, "__haystack_input__"):
         from haystack.core.serialization import component_to_dict
 
-        return component_to_dict(obj=generator, name="chat_generator")
+        return scrub_config(component_to_dict(obj=generator, name="chat_generator"))
     return {"type": f"{type(generator).__module__}.{type(generator).__qualname__}", "init_parameters": {}}
 
 
@@ -724,6 +729,12 @@ class LLMEvaluator(HaystackComponent):
 
     def to_dict(self) -> dict[str, Any]:
         """Serialize to ``{"type": ..., "init_parameters": {...}}`` (Haystack's layout).
+
+        No credential is written: the chat generator's API key is saved as Haystack saves a
+        ``Secret`` (the names of its variables), and its server URL without a
+        ``user:password@`` or ``api_key=``-style parameter and its header mappings without
+        ``Authorization``-style headers (:func:`fasteval.judge.redact.scrub_config`), so
+        :meth:`from_dict` builds a generator that needs them passed again.
 
         Examples
         --------

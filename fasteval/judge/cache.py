@@ -101,13 +101,17 @@ class ReplyCache:
 def endpoint_key(url: Any) -> dict[str, str]:
     """The server part of a cache namespace: ``{"endpoint": url}`` for a server other than
     OpenAI's, so that two servers serving one model name never share replies; nothing for
-    OpenAI's (or none named), whose entries keep the keys they had without it. Only the
-    key's hash is stored, never the URL.
+    OpenAI's (or none named), whose entries keep the keys they had without it. The URL's
+    credentials (``user:password@``, ``api_key=``...) are left out: a changed password or
+    key keeps the replies, and no hash of a secret is made. Only the key's hash is stored,
+    never the URL.
 
     Examples
     --------
     >>> endpoint_key("http://127.0.0.1:8000/v1/")
     {'endpoint': 'http://127.0.0.1:8000/v1'}
+    >>> endpoint_key("http://me:pw@127.0.0.1:8000/v1/?api-version=1&api_key=k3y")
+    {'endpoint': 'http://127.0.0.1:8000/v1/?api-version=1'}
     >>> endpoint_key("https://api.openai.com/v1"), endpoint_key(None)
     ({}, {})
     """
@@ -115,7 +119,9 @@ def endpoint_key(url: Any) -> dict[str, str]:
 
     if url is None:
         return {}
-    text = str(url).strip().rstrip("/")
+    from fasteval.judge.redact import clean_url
+
+    text = clean_url(str(url).strip()).rstrip("/")
     if not text or text == DEFAULT_BASE_URL:
         return {}
     return {"endpoint": text}

@@ -16,9 +16,11 @@ from fasteval.judge.errors import MissingAPIKeyError, RequestError
 from fasteval.judge.protocol import ChatReply
 from fasteval.judge.ratelimit import RateLimiter, backoff_delay, estimate_tokens, parse_retry_after
 from fasteval.judge.redact import (
+    check_env_name,
     header_secrets,
     is_sensitive_header,
     redact,
+    redact_http_logs,
     split_credentials,
     split_query_secrets,
     url_secrets,
@@ -52,11 +54,13 @@ class OpenAIChatClient:
         at the end). Default: ``$OPENAI_BASE_URL`` or OpenAI's API. A ``user:password@`` in
         it is sent as HTTP Basic authentication, and query parameters that carry credentials
         (``api_key=``, ``key=``, ``access_token=``, ``sig=``...) with every request; neither
-        is shown (``base_url``, ``url``, ``repr()``, messages) nor saved by :meth:`to_dict`.
+        is shown (``base_url``, ``url``, ``repr()``, messages, httpx's log of each request)
+        nor saved by :meth:`to_dict`.
     api_key_env : str or None
         Environment variable holding the API key, read at request time and sent as
         ``Authorization: Bearer``. Nothing is sent when it is unset (local servers), except
-        that OpenAI's own API requires it.
+        that OpenAI's own API requires it. A value that is no variable name (letters,
+        digits, ``_``), such as the key itself, is refused without being shown.
     json_mode : bool
         Send ``response_format={"type": "json_object"}``. When the server rejects it
         (HTTP 400/404/422), the request is repeated without it and JSON mode stays off.
@@ -129,6 +133,10 @@ class OpenAIChatClient:
         for name, value in (("requests_per_minute", requests_per_minute), ("tokens_per_minute", tokens_per_minute)):
             if value is not None and not value > 0:
                 raise ParameterError(name, "a positive number or None", value)
+        check_env_name("api_key_env", api_key_env)
+        if base_url is not None and not isinstance(base_url, str):
+            raise ParameterError("base_url", "an http:// or https:// URL (a string) or None",
+                                 f"<{type(base_url).__name__}>")
         self.model = model
         url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).strip()
         # credentials in the URL become Basic auth, and those in its query string (api_key=...)
@@ -136,6 +144,7 @@ class OpenAIChatClient:
         self.base_url, self._auth = split_credentials(url)
         self.base_url, self._query = split_query_secrets(self.base_url)
         self._url_secrets = url_secrets(url)
+        redact_http_logs(self._url_secrets)  # httpx logs each request's URL at INFO
         self.base_url = _strip_slash(self.base_url)
         if not self.base_url.startswith(("http://", "https://")):
             raise ParameterError("base_url", "an http:// or https:// URL", redact(url))

@@ -35,7 +35,14 @@ from urllib.parse import urlsplit, urlunsplit
 
 from fasteval.errors import ParameterError
 from fasteval.judge.protocol import ChatReply
-from fasteval.judge.redact import redact, split_credentials, split_query_secrets, url_secrets
+from fasteval.judge.redact import (
+    redact,
+    redact_exception,
+    redact_http_logs,
+    split_credentials,
+    split_query_secrets,
+    url_secrets,
+)
 
 __all__ = ["OpenAISDKClient", "is_openai_sdk_client", "as_chat_generator"]
 
@@ -101,8 +108,11 @@ class OpenAISDKClient:
     Notes
     -----
     ``to_dict`` keeps the model, the settings and the client's base URL (without
-    credentials: a ``user:password@``, query parameters such as ``api_key=``), never its key; ``from_dict`` builds a new client from them, the key
-    coming from ``OPENAI_API_KEY`` as the SDK does.
+    credentials: a ``user:password@``, query parameters such as ``api_key=``), never its
+    key; ``from_dict`` builds a new client from them, the key coming from
+    ``OPENAI_API_KEY`` as the SDK does. An error the SDK raises (whose message quotes the
+    server's reply, which may echo the key) keeps its type, with the key and the URL's
+    credentials masked in its text and in that of the exceptions chained to it.
     """
 
     _fasteval_messages = "dict"
@@ -127,6 +137,7 @@ class OpenAISDKClient:
         self.is_async = _is_async_client(client)
         self._json_supported: bool | None = None
         self._lock = threading.Lock()
+        redact_http_logs(self._secrets())  # httpx logs each request's URL at INFO
 
     # -- protocol -------------------------------------------------------------------------
     def cache_namespace(self) -> dict[str, Any]:
@@ -186,8 +197,13 @@ class OpenAISDKClient:
             response = self.client.chat.completions.create(**self._request(messages, sent_json))
         except Exception as exc:
             if not self._rejected_json(exc, sent_json):
+                redact_exception(exc, self._secrets())  # the SDK quotes the server's reply
                 raise
-            response = self.client.chat.completions.create(**self._request(messages, False))
+            try:
+                response = self.client.chat.completions.create(**self._request(messages, False))
+            except Exception as again:
+                redact_exception(again, self._secrets())
+                raise
             sent_json = False
         return self._reply(response, sent_json)
 
@@ -200,8 +216,13 @@ class OpenAISDKClient:
             response = await self.client.chat.completions.create(**self._request(messages, sent_json))
         except Exception as exc:
             if not self._rejected_json(exc, sent_json):
+                redact_exception(exc, self._secrets())
                 raise
-            response = await self.client.chat.completions.create(**self._request(messages, False))
+            try:
+                response = await self.client.chat.completions.create(**self._request(messages, False))
+            except Exception as again:
+                redact_exception(again, self._secrets())
+                raise
             sent_json = False
         return self._reply(response, sent_json)
 

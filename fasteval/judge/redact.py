@@ -11,21 +11,27 @@ value: a URL's ``user:password@``, ``Bearer``/``Basic`` tokens, OpenAI-style ``s
 from __future__ import annotations
 
 import base64
+import logging
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, unquote_plus, urlencode, urlsplit, urlunsplit
 
-__all__ = ["MASK", "redact", "split_credentials", "split_query_secrets", "url_secrets",
-           "is_sensitive_header", "header_secrets", "generator_secrets"]
+__all__ = ["MASK", "redact", "split_credentials", "split_query_secrets", "url_secrets", "clean_url",
+           "is_sensitive_header", "header_secrets", "generator_secrets", "redact_exception",
+           "redact_http_logs", "scrub_config", "check_env_name"]
 
 MASK = "***"
 
 _URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@?#]+@")
+# a URL written without its scheme: ``user:password@host``
+_BARE_USERINFO = re.compile(r"(?<![\w.~%+*/:@-])[\w.~%+-]+:[^\s/@?#:'\"]+@(?=[\w\[])")
 _AUTH_TOKEN = re.compile(r"(?i)\b(bearer|basic|token)(\s+|=)([A-Za-z0-9._~+/=-]{4,})")
 _KEY_SHAPE = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
 _SENSITIVE_WORDS = ("auth", "key", "token", "secret", "cookie", "password", "credential")
-_SIGNATURES = ("sig", "signature")  # query names of signed URLs (Azure SAS, S3 presigned)
+# query names of signed URLs (Azure SAS, S3 presigned) and of Azure Functions' key
+_SIGNATURES = ("sig", "signature", "code")
 _QUERY_SECRET = re.compile(
     rf"(?i)(?P<name>[?&;](?:[\w.-]*(?:{'|'.join(_SENSITIVE_WORDS)})[\w.-]*"
     rf"|{'|'.join(_SIGNATURES)})=)[^&#\s'\"<>]+")
@@ -67,12 +73,15 @@ def redact(text: Any, secrets: Iterable[str | None] = ()) -> str:
     'Authorization: Bearer ***'
     >>> redact("POST http://host/v1/chat/completions?api-version=2024&api_key=abc123")
     'POST http://host/v1/chat/completions?api-version=2024&api_key=***'
+    >>> redact("got 'me:hunter2@127.0.0.1:8000/v1'")
+    "got '***@127.0.0.1:8000/v1'"
     """
     out = str(text)
     for secret in sorted({s for s in secrets if s and len(s) >= _MIN_SECRET}, key=len,
                          reverse=True):
         out = out.replace(secret, MASK)
     out = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{MASK}@", out)
+    out = _BARE_USERINFO.sub(f"{MASK}@", out)
     out = _QUERY_SECRET.sub(lambda m: f"{m.group('name')}{MASK}", out)
     out = _AUTH_TOKEN.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", out)
     return _KEY_SHAPE.sub(MASK, out)
@@ -221,3 +230,189 @@ def header_secrets(headers: Mapping[str, Any]) -> list[str]:
             if " " in text:
                 found.append(text.split(None, 1)[1])
     return found
+
+
+def clean_url(url: str) -> str:
+    """``url`` without its credentials: no ``user:password@``, no query parameter that
+    carries one (``api_key=``, ``key=``, ``sig=``...); other parameters stay.
+
+    Examples
+    --------
+    >>> clean_url("http://me:pw@127.0.0.1:8000/v1?api-version=1&api_key=s3cr3t")
+    'http://127.0.0.1:8000/v1?api-version=1'
+    """
+    return split_query_secrets(split_credentials(url)[0])[0]
+
+
+def redact_exception(exc: BaseException, secrets: Iterable[str | None] = ()) -> BaseException:
+    """Mask credentials in the text of ``exc`` and of the exceptions chained to it
+    (``__cause__``, ``__context__``, the members of an exception group), in place: their
+    ``args`` and ``message`` strings (what ``str()``, ``repr()`` and a traceback show).
+    The type stays, so ``except openai.AuthenticationError`` still catches it.
+
+    Parameters
+    ----------
+    exc : BaseException
+        Changed in place and returned.
+    secrets : iterable of str
+        Values to mask besides the shapes :func:`redact` knows.
+
+    Examples
+    --------
+    >>> try:
+    ...     try:
+    ...         raise KeyError("key sk-abcdefghij12 refused")
+    ...     except KeyError as inner:
+    ...         raise RuntimeError("POST http://me:pw@host/v1 failed") from inner
+    ... except RuntimeError as exc:
+    ...     caught = redact_exception(exc)
+    >>> str(caught), repr(caught.__cause__)
+    ('POST http://***@host/v1 failed', "KeyError('key *** refused')")
+    """
+    secrets = [s for s in secrets if s]
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        try:
+            current.args = tuple(redact(a, secrets) if isinstance(a, str) else a
+                                 for a in current.args)
+        except (AttributeError, TypeError):  # pragma: no cover - args that cannot be set
+            pass
+        message = getattr(current, "message", None)
+        if isinstance(message, str):
+            try:
+                current.message = redact(message, secrets)  # type: ignore[attr-defined]
+            except (AttributeError, TypeError):  # a read-only property
+                pass
+        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+        todo.extend(getattr(current, "exceptions", None) or ())
+    return exc
+
+
+class _LogRedactor(logging.Filter):
+    """Masks credentials in the records of an HTTP client's logger (httpx logs each
+    request's URL, query string included, at INFO)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: set[str] = set()
+        self._lock = threading.Lock()
+
+    def add(self, secrets: Iterable[str | None]) -> None:
+        with self._lock:
+            self.secrets |= {s for s in secrets if s}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            text = record.getMessage()
+        except Exception:  # noqa: BLE001 - a malformed record is logging's to report
+            return True
+        clean = redact(text, tuple(self.secrets))
+        if clean != text:
+            record.msg, record.args = clean, None
+        return True
+
+
+_HTTP_LOGGERS = ("httpx", "httpx2", "httpcore", "openai", "openai._base_client")
+"""Loggers of the HTTP clients a judge request goes through (a filter applies to the
+records of its own logger only, so each is named)."""
+_LOG_REDACTOR = _LogRedactor()
+_INSTALL_LOCK = threading.Lock()
+
+
+def redact_http_logs(secrets: Iterable[str | None] = ()) -> None:
+    """Mask credentials in what the HTTP client libraries log (httpx's ``HTTP Request:``
+    line shows the URL, an ``api_key=`` query parameter included): a filter on their
+    loggers, added once, applies :func:`redact` with the shapes it knows and every secret
+    passed here by any call. Only records are changed; handlers and levels stay.
+
+    Examples
+    --------
+    >>> import io
+    >>> stream = io.StringIO()
+    >>> handler = logging.StreamHandler(stream)
+    >>> logging.getLogger("httpx").addHandler(handler)
+    >>> redact_http_logs(["zq9Xw7Vb"])
+    >>> logging.getLogger("httpx").warning("POST http://h/v1?api_key=%s&t=zq9Xw7Vb", "abc123")
+    >>> logging.getLogger("httpx").removeHandler(handler)
+    >>> stream.getvalue()
+    'POST http://h/v1?api_key=***&t=***\\n'
+    """
+    _LOG_REDACTOR.add(secrets)
+    with _INSTALL_LOCK:
+        for name in _HTTP_LOGGERS:
+            logger = logging.getLogger(name)
+            if _LOG_REDACTOR not in logger.filters:
+                logger.addFilter(_LOG_REDACTOR)
+
+
+_URL_FIELDS = frozenset({"api_base_url", "base_url", "azure_endpoint", "url", "endpoint"})
+
+
+def scrub_config(data: Any) -> Any:
+    """A copy of a serialized component (``to_dict()`` output) without credentials: the
+    URLs under the names servers go by (``api_base_url``, ``base_url``,
+    ``azure_endpoint``, ``url``, ``endpoint``) cleaned by :func:`clean_url`, and the
+    sensitive entries of every header mapping (a key with "headers" in its name) left out.
+    A ``Secret`` serialized by Haystack (``{"type": "env_var", ...}``) names variables
+    only and stays.
+
+    Examples
+    --------
+    >>> scrub_config({"init_parameters": {"api_base_url": "http://me:pw@h/v1?key=k3y",
+    ...     "generation_kwargs": {"extra_headers": {"Authorization": "Bearer t", "X-Team": "ir"}}}})
+    {'init_parameters': {'api_base_url': 'http://h/v1', 'generation_kwargs': {'extra_headers': {'X-Team': 'ir'}}}}
+    """
+    if isinstance(data, Mapping):
+        out: dict[Any, Any] = {}
+        for key, value in data.items():
+            name = str(key).lower()
+            if name in _URL_FIELDS and isinstance(value, str):
+                out[key] = clean_url(value)
+            elif "headers" in name and isinstance(value, Mapping):
+                out[key] = {k: scrub_config(v) for k, v in value.items()
+                            if not is_sensitive_header(str(k))}
+            else:
+                out[key] = scrub_config(value)
+        return out
+    if isinstance(data, list):
+        return [scrub_config(v) for v in data]
+    if isinstance(data, tuple):
+        return tuple(scrub_config(v) for v in data)
+    return data
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def check_env_name(parameter: str, name: Any) -> None:
+    """Refuse a value given where the *name* of an environment variable belongs that is no
+    such name: most often the API key itself. The value is not shown (it may be the key).
+
+    Raises
+    ------
+    fasteval.errors.ParameterError
+        For anything but a string of letters, digits and ``_`` not starting with a digit
+        (``None`` passes: no variable).
+
+    Examples
+    --------
+    >>> check_env_name("api_key_env", "OPENAI_API_KEY")
+    >>> check_env_name("api_key_env", "sk-abcdefghij12")
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: api_key_env must be the name of an environment variable (letters, digits and _, not starting with a digit), not the key itself, got '<15 characters, not shown>'
+    """
+    if name is None:
+        return
+    if isinstance(name, str) and _ENV_NAME.fullmatch(name):
+        return
+    from fasteval.errors import ParameterError
+
+    shown = f"<{len(name)} characters, not shown>" if isinstance(name, str) else f"<{type(name).__name__}>"
+    raise ParameterError(parameter, "the name of an environment variable (letters, digits and _, "
+                         "not starting with a digit), not the key itself", shown)

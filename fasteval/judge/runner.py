@@ -15,7 +15,7 @@ from fasteval.judge.cache import ReplyCache
 from fasteval.judge.errors import JudgeError, ReplyParseError
 from fasteval.judge.parsing import correction_message
 from fasteval.judge.protocol import Backend, ChatReply
-from fasteval.judge.redact import generator_secrets, redact
+from fasteval.judge.redact import generator_secrets, redact, redact_http_logs
 from fasteval.progress import Progress
 
 
@@ -163,6 +163,7 @@ async def judge_prompts_async(
     semaphore = asyncio.Semaphore(max_concurrency)
     bar = Progress(len(prompts), desc, "rows", enabled=progress_bar)
     secrets = generator_secrets(generator)
+    redact_http_logs(secrets)  # the generator's HTTP client may log its URLs
 
     def failure(text: str) -> str:
         return redact(text, secrets)
