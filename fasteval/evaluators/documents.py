@@ -55,11 +55,18 @@ class Document:
     score : float, optional
         Relevance (ground truth) or retrieval score.
 
+    Raises ``ParameterError`` (a ``ValueError``, as ``haystack.Document`` raises) when
+    ``content`` is neither a string nor None.
+
     Examples
     --------
     >>> d = Document(content="France", score=1.0)
     >>> (d.content, d.score, len(d.id))
     ('France', 1.0, 64)
+    >>> Document(content=42)
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: content must be a string or None, got 42
     """
 
     content: str | None = None
@@ -68,6 +75,9 @@ class Document:
     score: float | None = None
 
     def __post_init__(self) -> None:
+        # as haystack.Document refuses other content (a ValueError)
+        if self.content is not None and not isinstance(self.content, str):
+            raise ParameterError("content", "a string or None", self.content)
         if not self.id:
             self.id = _default_id(self.content, self.meta)
 

@@ -444,3 +444,12 @@ def test_questions_given_as_iterators_are_read(name):
     assert getattr(fe, name)().run([iter(q) for q in gt], [(d for d in q) for q in ret]) == expected
     with pytest.raises(TypeError, match=r"^retrieved_documents\[1\]: expected a list of documents, got None$"):
         getattr(fe, name)().run(gt, [ret[0], None, ret[2]])
+
+
+@pytest.mark.parametrize("content", [42, b"text", ["a"], 1.5])
+def test_light_document_refuses_content_haystacks_document_refuses(content):
+    with pytest.raises(ValueError, match="must be a string or None"):
+        Document(content=content)
+    with pytest.raises(ValueError) as info:
+        fe.Document(content=content)
+    assert str(info.value) == f"content must be a string or None, got {content!r}"
