@@ -38,15 +38,19 @@ _QUERY_SECRET = re.compile(
 _MIN_SECRET = 4  # shorter "secrets" would mask ordinary text
 
 
-def is_sensitive_header(name: str) -> bool:
+def is_sensitive_header(name: str | bytes) -> bool:
     """Whether an HTTP header carries credentials (``Authorization``, ``X-Api-Key``...).
 
     Examples
     --------
     >>> is_sensitive_header("Authorization"), is_sensitive_header("X-Request-Id")
     (True, False)
+    >>> is_sensitive_header(b"X-Api-Key")
+    True
     """
-    lowered = name.lower()
+    if isinstance(name, bytes):
+        name = name.decode("latin-1")
+    lowered = str(name).lower()
     return any(word in lowered for word in _SENSITIVE_WORDS)
 
 
@@ -215,17 +219,20 @@ def generator_secrets(generator: Any) -> list[str]:
 
 
 def header_secrets(headers: Mapping[str, Any]) -> list[str]:
-    """The values of sensitive headers, and the token after ``Bearer``/``Basic`` in them.
+    """The values of sensitive headers (a ``bytes`` value as the text a server reads), and
+    the token after ``Bearer``/``Basic`` in them.
 
     Examples
     --------
     >>> header_secrets({"Authorization": "Bearer tok-123", "Accept": "json"})
     ['Bearer tok-123', 'tok-123']
+    >>> header_secrets({b"X-Api-Key": b"k3y-value"})
+    ['k3y-value']
     """
     found = []
     for name, value in headers.items():
-        if is_sensitive_header(str(name)) and value:
-            text = str(value)
+        if is_sensitive_header(name if isinstance(name, bytes) else str(name)) and value:
+            text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
             found.append(text)
             if " " in text:
                 found.append(text.split(None, 1)[1])

@@ -268,3 +268,16 @@ def test_a_ray_address_with_credentials_is_masked_in_ray_errors(monkeypatch):
 def test_redact_shapes_without_a_known_secret(text, expected):
     assert redact(text) == expected
 
+
+
+def test_a_bytes_header_value_echoed_by_the_server_is_masked(fake_openai):
+    """Header values given as bytes are sent as they are; their text is masked too."""
+    server = fake_openai(lambda req, n: Reply(status=401, echo_headers=True))
+    client = OpenAIChatClient(model="m", base_url=server.url, api_key_env=None, max_retries=0,
+                              headers={b"X-Api-Key": HEADER_KEY.encode(), "X-Team": "ir"})
+    with pytest.raises(RequestError) as exc:
+        client.run(MSG)
+    assert server.headers[0]["x-api-key"] == HEADER_KEY  # it was sent
+    assert "'X-Api-Key': '***'" in str(exc.value) and "'X-Team': 'ir'" in str(exc.value)
+    _assert_clean(_chain_text(exc.value))
+    assert client.to_dict()["init_parameters"]["headers"] == {"X-Team": "ir"}
