@@ -111,7 +111,11 @@ def _token_object(token: Any) -> Any:
         return token
     if isinstance(token, dict):
         if token.get("type") != "env_var" or not isinstance(token.get("env_vars"), (list, tuple)):
-            raise ParameterError("token", "a serialized environment-variable Secret or None", token)
+            # the dictionary may hold the token itself: only its type and variable names show
+            from fasteval.judge.redact import MASK
+
+            shown = {k: v if k in ("type", "env_vars", "strict") else MASK for k, v in token.items()}
+            raise ParameterError("token", "a serialized environment-variable Secret or None", shown)
         if "haystack" in sys.modules:
             from haystack.utils import Secret
 

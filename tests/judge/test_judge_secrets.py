@@ -281,3 +281,12 @@ def test_a_bytes_header_value_echoed_by_the_server_is_masked(fake_openai):
     assert "'X-Api-Key': '***'" in str(exc.value) and "'X-Team': 'ir'" in str(exc.value)
     _assert_clean(_chain_text(exc.value))
     assert client.to_dict()["init_parameters"]["headers"] == {"X-Team": "ir"}
+
+
+def test_a_sas_token_dict_holding_the_token_is_refused_unshown():
+    from fasteval.evaluators.sas import SASEvaluator
+
+    with pytest.raises(ParameterError) as exc:
+        SASEvaluator(token={"type": "token", "token": KEY, "strict": True})
+    assert str(exc.value) == ("token must be a serialized environment-variable Secret or None, got "
+                              "{'type': 'token', 'token': '***', 'strict': True}")
