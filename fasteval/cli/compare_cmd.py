@@ -71,8 +71,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument(
         "--correction",
         default="holm",
-        choices=("holm", "bonferroni", "bh", "maxt", "stepdown", "none"),
-        help="multiple-testing correction within each --family (holm); maxt (Dunnett-style "
+        choices=("holm", "bonferroni", "sidak", "holm-sidak", "hochberg", "bh", "by", "maxt",
+                 "stepdown", "none"),
+        help="multiple-testing correction within each --family (holm); by (Benjamini-Yekutieli) "
+        "controls the FDR under any dependence; maxt (Dunnett-style "
         "with --baseline) and stepdown (Westfall-Young) need --test randomization alone",
     )
     p.add_argument(

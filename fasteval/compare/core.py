@@ -403,11 +403,15 @@ def compare(
         residual of the topic-blocked two-way ANOVA of all runs), ``"randomized-tukey"``
         (Sakai's randomised Tukey HSD, :mod:`fasteval.compare.anova`). The two HSD tests are
         family-wise over all pairs of runs already, so ``correction`` leaves them alone.
-    correction : {"holm", "bonferroni", "bh", "maxt", "stepdown", "none"}
-        Multiple-testing correction within each ``family`` (per test). ``"maxt"``
-        (single-step permutation max-T; Dunnett-style with a baseline) and ``"stepdown"``
-        (Westfall-Young step-down max-T) use the randomization test's shared sign flips
-        (:mod:`fasteval.compare.randomization`) and need ``tests=["randomization"]``.
+    correction : str or None
+        ``"holm"`` (default), ``"bonferroni"``, ``"sidak"``, ``"holm-sidak"``, ``"hochberg"``,
+        ``"bh"``, ``"by"``, ``"maxt"``, ``"stepdown"`` or ``"none"`` (None).
+        Multiple-testing correction within each ``family`` (per test); the first seven as
+        statsmodels' ``multipletests`` computes them (:mod:`fasteval.compare.corrections`).
+        ``"maxt"`` (single-step permutation max-T; Dunnett-style with a baseline) and
+        ``"stepdown"`` (Westfall-Young step-down max-T) use the randomization test's shared
+        sign flips (:mod:`fasteval.compare.randomization`) and need
+        ``tests=["randomization"]``.
     alpha : float
         Significance level for the ``significant`` column and the report's marks.
     n_resamples : int

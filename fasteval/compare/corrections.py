@@ -1,4 +1,11 @@
-"""Multiple-testing corrections: Holm, Bonferroni, Benjamini-Hochberg, none.
+"""Multiple-testing corrections: Holm, Bonferroni, Sidak, Holm-Sidak, Hochberg,
+Benjamini-Hochberg, Benjamini-Yekutieli, none (statsmodels' ``multipletests`` values).
+
+Family-wise error rate: Bonferroni and Holm under any dependence, Sidak and Holm-Sidak
+for independent or positively dependent tests, Hochberg's step-up under positive
+dependence. False discovery rate: Benjamini-Hochberg under independence or positive
+regression dependence, Benjamini-Yekutieli (BH times ``sum(1/k, k=1..m)``) under any
+dependence (comparisons that share a baseline run are dependent).
 
 The permutation max-T corrections (``"maxt"``, ``"stepdown"``) are named here too, but they
 need the joint null distribution of a family, which only :func:`fasteval.compare.compare`
@@ -12,11 +19,23 @@ import numpy as np
 
 from fasteval.errors import ParameterError
 
-CORRECTIONS = ("holm", "bonferroni", "bh", "maxt", "stepdown", "none")
+CORRECTIONS = (
+    "holm", "bonferroni", "sidak", "holm-sidak", "hochberg", "bh", "by", "maxt", "stepdown",
+    "none",
+)
 _ALIASES = {
     "holm": "holm",
     "holm-bonferroni": "holm",
     "bonferroni": "bonferroni",
+    "sidak": "sidak",
+    "šidák": "sidak",
+    "holm-sidak": "holm-sidak",
+    "holm_sidak": "holm-sidak",
+    "hochberg": "hochberg",
+    "simes-hochberg": "hochberg",
+    "by": "by",
+    "fdr_by": "by",
+    "benjamini-yekutieli": "by",
     "bh": "bh",
     "fdr_bh": "bh",
     "benjamini-hochberg": "bh",
@@ -33,8 +52,9 @@ _ALIASES = {
 
 
 def correction_name(method: str | None) -> str:
-    """Canonical correction name (``holm``, ``bonferroni``, ``bh``, ``maxt``, ``stepdown`` or
-    ``none``).
+    """Canonical correction name (``holm``, ``bonferroni``, ``sidak``, ``holm-sidak``,
+    ``hochberg``, ``bh``, ``by``, ``maxt``, ``stepdown`` or ``none``; statsmodels' spellings
+    ``fdr_bh``, ``fdr_by``, ``holm_sidak`` too).
 
     Examples
     --------
@@ -57,8 +77,10 @@ def adjust_pvalues(pvalues: np.ndarray, method: str | None = "holm") -> np.ndarr
     ----------
     pvalues : array_like
         Unadjusted p-values of one family.
-    method : {"holm", "bonferroni", "bh", "none"}
-        Holm's step-down, Bonferroni, Benjamini-Hochberg (false discovery rate), or none.
+    method : {"holm", "bonferroni", "sidak", "holm-sidak", "hochberg", "bh", "by", "none"}
+        Holm's step-down, Bonferroni, Sidak, Holm's step-down with Sidak's levels,
+        Hochberg's step-up, Benjamini-Hochberg or Benjamini-Yekutieli (false discovery
+        rate), or none (see the module notes).
 
     Returns
     -------
@@ -71,12 +93,17 @@ def adjust_pvalues(pvalues: np.ndarray, method: str | None = "holm") -> np.ndarr
     [0.03, 0.06, 0.06]
     >>> adjust_pvalues([0.01, 0.04, 0.03], "bh").round(4).tolist()
     [0.03, 0.04, 0.04]
+    >>> adjust_pvalues([0.01, 0.04, 0.03], "hochberg").round(4).tolist()
+    [0.03, 0.04, 0.04]
+    >>> adjust_pvalues([0.01, 0.04, 0.03], "by").round(4).tolist()
+    [0.055, 0.0733, 0.0733]
     """
     method = correction_name(method)
     if method in ("maxt", "stepdown"):
         raise ParameterError(
             "method",
-            "holm, bonferroni, bh or none (max-T needs the permutation distribution: "
+            "holm, bonferroni, sidak, holm-sidak, hochberg, bh, by or none (max-T needs the "
+            "permutation distribution: "
             f"compare(..., tests=['randomization'], correction={method!r}))",
             method,
         )
@@ -99,12 +126,22 @@ def adjust_pvalues(pvalues: np.ndarray, method: str | None = "holm") -> np.ndarr
     if method == "bonferroni":
         out[ok] = np.minimum(1.0, q * m)
         return out
+    if method == "sidak":  # 1 - (1 - p) ** m without cancellation for small p
+        with np.errstate(divide="ignore"):  # p = 1: log1p(-1) = -inf, adjusted 1
+            out[ok] = np.minimum(1.0, -np.expm1(m * np.log1p(-q)))
+        return out
     order = np.argsort(q, kind="stable")
     sorted_p = q[order]
     if method == "holm":
         adj = np.maximum.accumulate((m - np.arange(m)) * sorted_p)
-    else:  # bh
-        adj = np.minimum.accumulate((m / np.arange(1, m + 1) * sorted_p)[::-1])[::-1]
+    elif method == "holm-sidak":
+        with np.errstate(divide="ignore"):
+            adj = np.maximum.accumulate(-np.expm1((m - np.arange(m)) * np.log1p(-sorted_p)))
+    elif method == "hochberg":
+        adj = np.minimum.accumulate(((m - np.arange(m)) * sorted_p)[::-1])[::-1]
+    else:  # bh, by
+        scale = m * (np.sum(1.0 / np.arange(1, m + 1)) if method == "by" else 1.0)
+        adj = np.minimum.accumulate((scale / np.arange(1, m + 1) * sorted_p)[::-1])[::-1]
     adj = np.minimum(1.0, adj)
     res = np.empty(m)
     res[order] = adj

@@ -55,7 +55,11 @@ SUFFIX_FORMATS = {  # file suffix -> report format (also used by `fasteval compa
 _CORRECTION_LABEL = {
     "holm": "Holm",
     "bonferroni": "Bonferroni",
+    "sidak": "Sidak",
+    "holm-sidak": "Holm-Sidak",
+    "hochberg": "Hochberg",
     "bh": "Benjamini-Hochberg",
+    "by": "Benjamini-Yekutieli",
     "maxt": "permutation max-T (single-step)",
     "stepdown": "Westfall-Young step-down max-T",
     "none": "no",

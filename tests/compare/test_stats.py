@@ -231,8 +231,43 @@ def test_adjusted_pvalues_hand_computed():
     )
     with_nan = adjust_pvalues([0.01, np.nan, 0.02], "holm")
     assert np.isnan(with_nan[1]) and with_nan[[0, 2]].tolist() == [0.02, 0.02]
-    with pytest.raises(ParameterError):
-        adjust_pvalues(p, "sidak")
+    with pytest.raises(ParameterError, match="correction must be one of holm, bonferroni, sidak"):
+        adjust_pvalues(p, "hommel")
+
+
+@pytest.mark.parametrize("method, sm", [
+    ("holm", "holm"), ("bonferroni", "bonferroni"), ("sidak", "sidak"),
+    ("holm-sidak", "holm-sidak"), ("hochberg", "simes-hochberg"), ("bh", "fdr_bh"),
+    ("by", "fdr_by"), ("fdr_by", "fdr_by"), ("holm_sidak", "holm-sidak"),
+])
+def test_adjusted_pvalues_equal_statsmodels(method, sm):
+    """Every correction against statsmodels' multipletests: random p-values, ties, tiny
+    values (Sidak's 1 - (1 - p)**m without cancellation), one p-value, NaN left out."""
+    multitest = pytest.importorskip("statsmodels.stats.multitest")
+    rng = np.random.default_rng(11)
+    cases = [rng.uniform(0, 1, 17), np.round(rng.uniform(0, 0.2, 12), 2), np.full(6, 0.03),
+             rng.uniform(0, 1e-14, 9), np.array([0.04]), np.array([0.0, 1.0, 0.5, 0.5])]
+    for p in cases:
+        np.testing.assert_allclose(adjust_pvalues(p, method),
+                                   multitest.multipletests(p, method=sm)[1], rtol=1e-12, atol=0)
+    p = np.array([0.01, np.nan, 0.04, 0.03, np.nan])
+    out = adjust_pvalues(p, method)
+    assert np.isnan(out[[1, 4]]).all()
+    np.testing.assert_allclose(out[[0, 2, 3]], multitest.multipletests(p[[0, 2, 3]], method=sm)[1],
+                               rtol=1e-12)
+
+
+def test_compare_by_correction_per_measure_equals_statsmodels(three_runs):
+    multitest = pytest.importorskip("statsmodels.stats.multitest")
+    frame = pl.concat([runs_frame(three_runs, m).with_columns(pl.col("value") * f)
+                       for m, f in (("map", 1.0), ("ndcg", 0.7))])
+    cmp = compare(frame, tests="t", correction="by", family="measure", ci=None)
+    for m in ("map", "ndcg"):
+        rows = cmp.tests.filter(pl.col("measure") == m)
+        np.testing.assert_allclose(
+            rows["p_adjusted"].to_numpy(),
+            multitest.multipletests(rows["p_value"].to_numpy(), method="fdr_by")[1], rtol=1e-12)
+    assert "Benjamini-Yekutieli correction within each measure" in cmp.table("text")
 
 
 @pytest.mark.parametrize("bad", [-0.5, 1.5, np.inf])
