@@ -129,11 +129,14 @@ class RecallMode(Enum):
         raise ParameterError("mode", f"one of {[m.value for m in RecallMode]}", string)
 
 
+_MAX_K = 2**63 - 1  # the kernels' cutoffs are int64
+
+
 def _check_top_k(top_k: int | None) -> int | None:
     if top_k is None:
         return None
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise ParameterError("top_k", "a positive integer or None", top_k)
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= _MAX_K:
+        raise ParameterError("top_k", "a positive integer (at most 2**63 - 1) or None", top_k)
     return top_k
 
 
@@ -423,8 +426,8 @@ def _parse_measure(name: str) -> tuple[str, int | None]:
             "measures", f"names among {sorted(_ALIASES)} with an optional @k cutoff", name
         )
     k = m.group("k")
-    if k is not None and int(k) < 1:
-        raise ParameterError("measures", "a cutoff @k with k >= 1", name)
+    if k is not None and not 1 <= int(k) <= _MAX_K:
+        raise ParameterError("measures", "a cutoff @k with 1 <= k <= 2**63 - 1", name)
     return _ALIASES[m.group("name")], (int(k) if k is not None else None)
 
 

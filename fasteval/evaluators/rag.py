@@ -408,8 +408,9 @@ def evaluate_rag(
     """
     import polars as pl
 
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-        raise ParameterError("top_k", "a positive integer or None", top_k)
+    from fasteval.evaluators.document_evaluators import _check_top_k
+
+    _check_top_k(top_k)
     table = _to_arrow(data)
     if table.num_rows == 0:
         raise InputError("has no rows (one row per question is needed)", source="data")

@@ -281,3 +281,19 @@ def test_packed_texts_keep_python_equality():
         assert out["map"]["individual_scores"] == [pytest.approx(expected, abs=1e-15)]
         assert out["mrr"]["individual_scores"] == [1.0 / first[0]]
         assert out["recall_multi_hit"]["individual_scores"] == [1.0]
+
+
+def test_cutoffs_beyond_int64_are_parameter_errors_and_the_largest_is_no_cutoff():
+    from fasteval.evaluators import DocumentMRREvaluator, evaluate_rag
+
+    gt, ret = [[Document(content="a")]], [[Document(content="b"), Document(content="a")]]
+    for k in (2**63, 10**20):
+        with pytest.raises(ParameterError, match=r"^top_k must be a positive integer \(at most 2\*\*63 - 1\)"):
+            DocumentMRREvaluator(top_k=k)
+        with pytest.raises(ParameterError, match=r"^measures must be a cutoff @k with 1 <= k <= 2\*\*63 - 1"):
+            evaluate_documents(gt, ret, [f"ndcg@{k}"])
+        with pytest.raises(ParameterError, match=r"^top_k must be"):
+            evaluate_rag({"retrieved": [["b", "a"]], "ground_truth": [["a"]]}, question_col=None, top_k=k)
+    big = 2**63 - 1
+    assert DocumentMRREvaluator(top_k=big).run(gt, ret)["individual_scores"] == [0.5]
+    assert evaluate_documents(gt, ret, [f"mrr@{big}"])[f"mrr@{big}"]["individual_scores"] == [0.5]
