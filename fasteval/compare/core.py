@@ -320,7 +320,7 @@ def check_options(
         if n_resamples < least:
             raise ParameterError(
                 "n_resamples",
-                f"at least {least} for {float(ci)!r} "
+                f"at least {least} for {ci!s} "
                 f"{'two' if alternative == 'two-sided' else 'one'}-sided confidence intervals: "
                 "each tail of an interval needs a resample beyond it (ci=None, --ci none, "
                 "leaves the intervals out"
