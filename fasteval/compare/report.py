@@ -118,12 +118,14 @@ def cells(
             better.setdefault((r["run_id"], r["measure"]), set()).add(r["versus"])
         elif way < 0:
             better.setdefault((r["versus"], r["measure"]), set()).add(r["run_id"])
+    top = {m: max(means[(t, m)] for t in cmp.systems) for m in cmp.measures}
+    tol = {m: _tie_tolerance(cmp, m, means) for m in cmp.measures}
     grid = []
     for s in cmp.systems:
         row = []
         for m in cmp.measures:
             v = means[(s, m)]
-            best = v == max(means[(t, m)] for t in cmp.systems)
+            best = v >= top[m] - tol[m]
             beats = better.get((s, m), set())
             if marks == "letters":  # past z the labels have two letters: "a,ab", not "aab"
                 mk = sep.join(letters[t] for t in cmp.systems if t in beats)
@@ -147,6 +149,21 @@ def cells(
         "marks": marks,
         "notes": _notes(cmp, marks),
     }
+
+
+def _tie_tolerance(cmp: Comparison, measure: str, means: dict) -> float:
+    """How far below the best mean another mean is still as good: the tie rule of
+    :mod:`fasteval.compare.ties` (``REL_TOL`` times the largest absolute score), so that
+    runs whose means differ only by the order of summation (``0.1 + 0.2 + 0.3`` against
+    ``0.3 + 0.2 + 0.1``) are both best."""
+    from fasteval.compare.ties import REL_TOL
+
+    pm = cmp.paired.get(measure)
+    if pm is not None and pm.scores.size:
+        scale = float(abs(pm.scores).max())
+    else:
+        scale = max(abs(means[(t, measure)]) for t in cmp.systems)
+    return REL_TOL * scale
 
 
 def _direction(cmp: Comparison, r: dict) -> float:

@@ -413,3 +413,28 @@ def test_text_tables_keep_one_line_per_run_with_control_characters():
     details = details_text(cmp).splitlines()
     assert len(details[: details.index("")]) == 1 + 6  # header and the 6 pairs
     assert all(line.isprintable() for line in table + details)
+
+
+def test_runs_with_equal_means_are_all_best():
+    """Means equal in exact arithmetic (fractions.Fraction as the oracle) but summed in
+    another order are both bold; a mean larger by 1e-9 is bold alone."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(7)
+    values = np.round(rng.uniform(0, 1, 50), 2)
+    shuffled = rng.permutation(values)
+    assert sum(map(Fraction, values)) == sum(map(Fraction, shuffled))
+    frame = pl.concat(
+        pl.DataFrame({"run_id": name, "query_id": np.arange(50), "measure": "map", "value": v})
+        for name, v in (("a", values), ("b", shuffled), ("c", values * 0.5))
+    )
+    cmp = compare(frame, tests="t", n_resamples=100)
+    mean_a, mean_b = cmp.means["mean"][:2]
+    assert mean_a != mean_b  # the float means differ by the summation order
+    grid = cells(cmp)["grid"]
+    assert [row[0][1] for row in grid] == [True, True, False]
+    bumped = frame.with_columns(
+        pl.when((pl.col("run_id") == "b") & (pl.col("query_id") == 0))
+        .then(pl.col("value") + 50e-9).otherwise(pl.col("value")).alias("value"))
+    grid = cells(compare(bumped, tests="t", n_resamples=100))["grid"]
+    assert [row[0][1] for row in grid] == [False, True, False]
