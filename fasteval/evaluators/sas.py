@@ -265,16 +265,10 @@ class SASEvaluator(HaystackComponent):
             empty input's is ``0.0``); ``individual_scores``: one float per pair
             (cosine similarity, or the cross-encoder's score).
         """
-        # Haystack's checks, in its order, with its sentences (plus where and what)
-        n_gt, n_pred = len(ground_truth_answers), len(predicted_answers)
-        if n_gt != n_pred:
-            raise InputError(f"The number of predictions and labels must be the same, got {n_gt} "
-                             f"ground truth answers and {n_pred} predicted answers",
-                             source="ground_truth_answers, predicted_answers")
-        for i, answer in enumerate(predicted_answers):
-            if answer is None:
-                raise InputError("Predicted answers must not contain None values.",
-                                 source="predicted_answers", row=i)
+        if len(ground_truth_answers) != len(predicted_answers):
+            raise InputError("The number of predictions and labels must be the same.")
+        if any(answer is None for answer in predicted_answers):
+            raise InputError("Predicted answers must not contain None values.")
         if len(predicted_answers) == 0:
             return {"score": 0.0, "individual_scores": [0.0]}
         # one string per question on each side (the engine below would also take lists of

@@ -388,27 +388,6 @@ def test_numpy_array_comparison_values_raise_type_error_naming_the_type(name, si
         assert "numpy.ndarray" in str(info.value)
 
 
-@pytest.mark.parametrize(
-    ("gt", "pred", "where"),
-    [
-        (["a", "b"], ["a"], "ground_truth_answers, predicted_answers: "),
-        ([], ["a"], "ground_truth_answers, predicted_answers: "),
-        (["a", "b", "c"], ["a", "b", None], "predicted_answers, row 2: "),
-        ([None], [None], "predicted_answers, row 0: "),
-    ],
-)
-def test_sas_input_errors_are_haystacks_and_say_where(gt, pred, where):
-    # both evaluators check before loading any model
-    with pytest.raises(ValueError) as theirs:
-        hs_eval.SASEvaluator(model="no/such-model").run(ground_truth_answers=gt, predicted_answers=pred)
-    with pytest.raises(ValueError) as ours:
-        fe.SASEvaluator(model="no/such-model").run(ground_truth_answers=gt, predicted_answers=pred)
-    message = str(ours.value)
-    assert message.startswith(where + str(theirs.value).rstrip("."))
-    if "number" in message:
-        assert message.endswith(f"got {len(gt)} ground truth answers and {len(pred)} predicted answers")
-
-
 @pytest.mark.parametrize("name", DOC_EVALUATORS)
 def test_pandas_na_comparison_value_raises_type_error_naming_the_document(name):
     pd = pytest.importorskip("pandas")
