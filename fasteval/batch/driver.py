@@ -683,18 +683,19 @@ def _note_runs(frames: Iterator[pl.DataFrame], met: dict[str, None]) -> Iterator
 def query_positions(evaluator, kind: str) -> pl.DataFrame:
     """``(query_id, _qidx)``: where :func:`fasteval.evaluate` lists each qrels query in the
     results of a run whose query ids are of ``kind`` (``"str"``, ``"int"``). For ids of the
-    qrels' own kind that is the qrels' order; for another kind (text ids against integer
-    qrels) it is the order of a one-document run of every qrels query, prepared by
-    ``evaluator``."""
+    qrels' own kind, and for integer ids against text qrels (matched by their decimal
+    spelling in the qrels' own index), that is the qrels' order; for text ids against
+    integer qrels it is the order of a one-document run of every qrels query, prepared by
+    ``evaluator`` (the qrels re-indexed as text)."""
     from fasteval.batch.discover import _kind
 
     qids = evaluator.qrels.query_ids
-    if kind == _kind(qids.dtype) or kind not in ("str", "int"):
+    if kind != "str" or _kind(qids.dtype) != "int":
         return pl.DataFrame({"query_id": qids, "_qidx": np.arange(len(qids), dtype=np.int64)})
     doc = pl.Series("doc_id", ["0"] * len(qids), dtype=pl.Utf8)
     if _kind(evaluator.qrels.doc_ids.dtype) == "int":
         doc = doc.cast(pl.Int64)
-    probe = pl.DataFrame({"query_id": qids.cast(pl.Utf8 if kind == "str" else pl.Int64), "doc_id": doc,
+    probe = pl.DataFrame({"query_id": qids.cast(pl.Utf8), "doc_id": doc,
                           "score": pl.Series([0.0] * len(qids), dtype=pl.Float64)})
     from fasteval.prepare import prepare_run
 

@@ -116,3 +116,26 @@ def test_deduplicated_rows_of_a_dropped_query_not_counted():
     assert ev.report.deduplicated_rows == 0
     ev.evaluate(both)  # x's duplicate is not counted, though q1's sends the table through dedup
     assert (ev.report.deduplicated_rows, ev.report.dropped_not_in_qrels, ev.report.evaluated) == (1, 1, 1)
+
+
+@pytest.mark.parametrize("complete", [False, True])
+@pytest.mark.parametrize("max_rows", [None, 1])
+def test_integer_run_against_text_qrels_with_non_numeric_ids(tmp_path, complete, max_rows):
+    # text qrels whose ids include spellings no integer has ('007', '1e3'): an integer run
+    # matches '7' and '1000' by their decimal spelling; the job lists the queries as
+    # fasteval.evaluate does (it failed casting '1e3' to an integer)
+    (tmp_path / "qrels.txt").write_text(
+        "007 0 7 1\n7 0 007 1\n7 0 1 1\n1e3 0 7 2\n1000 0 7 1\n01 0 1 1\n1 0 1 1\n")
+    run = pl.DataFrame({"query_id": [7, 7, 1000, 1], "doc_id": [7, 1, 7, 1], "score": [1.0, 1.0, 2.0, 0.0]})
+    run.write_parquet(tmp_path / "run.parquet")
+    qrels = fasteval.read_qrels(tmp_path / "qrels.txt")
+    res = evaluate_files(tmp_path / "qrels.txt", tmp_path / "run.parquet", ["num_rel_ret", "num_ret"],
+                         complete=complete, max_rows_per_chunk=max_rows)
+    mem = fasteval.evaluate(qrels, {"run": run}, ["num_rel_ret", "num_ret"], complete=complete)
+    assert res.per_query.drop("run_id").equals(mem.drop("run_id"))
+    # by hand: query 7 retrieves doc 1 (judged 1 under '7'; int doc 7 is not '007'),
+    # query 1000 doc 7 (judged 1), query 1 doc 1 (judged 1)
+    got = {(q, m): v for _, q, m, v in res.per_query.iter_rows()}
+    assert got[("7", "num_rel_ret")] == 1 and got[("7", "num_ret")] == 2
+    assert got[("1000", "num_rel_ret")] == 1 and got[("1", "num_rel_ret")] == 1
+    assert (("1e3", "num_ret") in got) == complete and (("007", "num_ret") in got) == complete
