@@ -226,22 +226,26 @@ def _run(args: argparse.Namespace) -> int:
                 )
         t_agg = time.perf_counter()
         agg = aggregate_wide(wide, names)
+        table = None
+        if sink is None and not ray_dir:
+            if args.per_query:
+                table = wide if args.wide else to_long(wide, names)
+            else:
+                table = _agg_wide(agg, names) if args.wide else agg
+                if fmt == "table":
+                    table = _agg_table(agg, names)
+            if fmt == "json":  # refused before --aggregate-out is put in place, not after
+                from fasteval.io.writers import check_json_numbers
+
+                check_json_numbers(table, source="standard output" if output is None else str(output))
         if sink is not None:
             sink.finish()  # the per-query file complete before the aggregates are put in place
         if args.aggregate_out:
             write_table_atomic(agg, args.aggregate_out)
         if sink is not None:
             sink.commit()
-        elif ray_dir:
-            pass  # written by Ray, renamed into place when complete
-        elif args.per_query:
-            table = wide if args.wide else to_long(wide, names)
-            _emit(table, fmt, output, per_query=True, agg_kind=agg_kind)
-        else:
-            table = _agg_wide(agg, names) if args.wide else agg
-            if fmt == "table":
-                table = _agg_table(agg, names)
-            _emit(table, fmt, output, per_query=False, agg_kind=agg_kind)
+        elif table is not None:
+            _emit(table, fmt, output, per_query=args.per_query, agg_kind=agg_kind)
         stats.add_time("aggregate+output", time.perf_counter() - t_agg)
     except BaseException:
         if sink is not None:

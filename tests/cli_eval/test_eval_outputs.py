@@ -103,3 +103,16 @@ def test_per_query_trec_text_of_several_runs_names_each_run(tmp_path, capsys):
     assert main([*args[:3], str(tmp_path / "r2"), *args[3:]]) == 0
     two = [[c.strip() for c in ln.split("\t")] for ln in capsys.readouterr().out.splitlines()]
     assert two == [["runid", "all", "r1"], ["P_1", "q1", "1.0000"], ["runid", "all", "r2"], ["P_1", "q1", "0.0000"]]
+
+
+@pytest.mark.parametrize("per_query", [[], ["-q"], ["-q", "--wide"]])
+@pytest.mark.parametrize("out", ["res.json", "res.jsonl", None])
+def test_json_refused_for_nan_leaves_no_aggregate_file(nan_job, tmp_path, capsys, out, per_query):
+    # the JSON output is refused (NaN); the job fails whole: --aggregate-out, whose own
+    # format holds NaN, is not left behind by a job that exits 2
+    target = ["-o", str(tmp_path / "outs" / out)] if out else ["--format", "json"]
+    (tmp_path / "outs").mkdir()
+    assert main(["eval", *nan_job, *per_query, *target,
+                 "--aggregate-out", str(tmp_path / "outs" / "agg.parquet")]) == 2
+    assert "JSON cannot hold nan" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "outs").iterdir()) == []
