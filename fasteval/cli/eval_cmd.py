@@ -109,6 +109,10 @@ def _check_args(args: argparse.Namespace) -> None:
                              args.relevance_level)
     if args.max_rows_per_chunk is not None and args.max_rows_per_chunk < 1:
         raise ParameterError("--max-rows-per-chunk", "a positive integer", args.max_rows_per_chunk)
+    if args.memory_limit is not None:
+        from fasteval.batch.driver import parse_memory
+
+        parse_memory(args.memory_limit)  # refused before the qrels are read
     if getattr(args, "share_qrels_limit", None) is not None:
         from fasteval.batch.ray_engine import parse_share_limit
 

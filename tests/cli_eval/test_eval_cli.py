@@ -291,6 +291,9 @@ def test_duplicate_judgment_in_qrels_file_names_file_and_line(tmp_path, capsys):
         (["eval", f"{TREC}/qrels.test", f"{TREC}/results.test", "-m", "ndgc@10"], "ndgc@10"),
         (["eval", f"{TREC}/qrels.test", "nope.parquet", "-m", "map"], "nope.parquet"),
         (["eval", f"{TREC}/qrels.test", f"{TREC}/results.test", "-m", "map", "--memory-limit", "lots"], "memory-limit"),
+        # refused before any input is read: the missing qrels file is not what is reported
+        (["eval", "nope.qrels", f"{TREC}/results.test", "-m", "map", "--memory-limit", "lots"],
+         "--memory-limit must be a size such as 512MiB, 1GiB or 2GB, got 'lots'"),
         (["eval", f"{TREC}/qrels.test", f"{TREC}/results.test", "-m", "map", "--format", "parquet"], "parquet"),
     ],
 )
