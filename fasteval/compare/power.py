@@ -40,10 +40,27 @@ from fasteval.errors import InputError, ParameterError
 
 DESIGNS = ("t", "anova")
 
+MAX_SYSTEMS = 10_000
+"""Most systems the ANOVA design takes: past it scipy's noncentral F (and its chi-square
+limit) lose accuracy, down to powers below alpha from about 1e12 systems."""
+
+_F_LIMIT_DF = 1e9
+"""Denominator degrees of freedom past which the ANOVA power is taken from F's chi-square
+limit (scipy's noncentral F loses accuracy from about 1e10; the limit is within 4e-7 of
+it at 1e9 for up to :data:`MAX_SYSTEMS` systems)."""
+
 
 def _real(value: object) -> bool:
     """A real number (numpy's included), not a bool."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
+def _finite(value: float) -> bool:
+    """Finite as a float64 (an integer past float64's range is not)."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def _check(
@@ -60,7 +77,7 @@ def _check(
         if (
             not isinstance(v, (int, float, np.floating, np.integer))
             or isinstance(v, bool)
-            or not math.isfinite(v)
+            or not _finite(v)
             or v <= 0
         ):
             raise ParameterError(name, "a finite number > 0", v)
@@ -72,9 +89,10 @@ def _check(
         if (
             not isinstance(n_systems, (int, np.integer))
             or isinstance(n_systems, bool)
-            or n_systems < 2
+            or not 2 <= n_systems <= MAX_SYSTEMS
         ):
-            raise ParameterError("n_systems", "an integer >= 2 for design='anova'", n_systems)
+            raise ParameterError("n_systems", f"an integer from 2 to {MAX_SYSTEMS} for "
+                                 "design='anova'", n_systems)
         if alternative != "two-sided":
             raise ParameterError("alternative", "'two-sided' for design='anova'", alternative)
     elif n_systems is not None:
@@ -109,7 +127,7 @@ def power(
         Significance level.
     design : {"t", "anova"}
     n_systems : int, optional
-        Number of systems (``"anova"``).
+        Number of systems (``"anova"``), at most :data:`MAX_SYSTEMS`.
     alternative : {"two-sided", "greater", "less"}
         ``"t"`` only; one-sided tests put all of ``alpha`` in the direction of the effect.
 
@@ -130,29 +148,59 @@ def power(
     if not isinstance(n_topics, (int, np.integer)) or isinstance(n_topics, bool) or n_topics < 2:
         raise ParameterError("n_topics", "an integer >= 2", n_topics)
     n = int(n_topics)
+    # float64 throughout: scipy's integer paths stop at int64 (a TypeError for more topics)
+    # and Python floats raise on overflow where numpy's give inf
+    d, s = np.float64(min_diff), np.float64(sd)
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        effect = d / s  # inf where it overflows: power 1 (see _certain)
+    # critical values from the upper tail (isf, as statsmodels): 1 - alpha rounds to 1 for
+    # alpha below about 1e-16, where ppf would give an infinite critical value and power 0
     if design == "t":
-        df = n - 1
-        nc = math.sqrt(n) * min_diff / sd
+        df = np.float64(n - 1)
+        nc = np.sqrt(np.float64(n)) * effect
         if alternative == "two-sided":
-            crit = stats.t.ppf(1 - alpha / 2, df)
+            crit = _critical(stats.t.isf(alpha / 2, df), alpha, "n_topics", n)
             # the lower tail P(T < -crit) as the upper tail of -T (noncentrality -nc):
             # scipy's nct.cdf returns NaN far in the left tail (large nc)
-            return _certain(stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -nc), nc)
-        crit = stats.t.ppf(1 - alpha, df)
-        return _certain(stats.nct.sf(crit, df, nc), nc)
-    m = int(n_systems)  # type: ignore[arg-type]
-    df1, df2 = m - 1, (m - 1) * (n - 1)
-    lam = n * min_diff**2 / (2 * sd**2)
-    crit = stats.f.ppf(1 - alpha, df1, df2)
-    return _certain(stats.ncf.sf(crit, df1, df2, lam), lam)
+            return _certain(stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -nc), nc, "n_topics", n)
+        crit = _critical(stats.t.isf(alpha, df), alpha, "n_topics", n)
+        return _certain(stats.nct.sf(crit, df, nc), nc, "n_topics", n)
+    m = np.float64(n_systems)  # type: ignore[arg-type]
+    df1, df2 = m - 1, (m - 1) * np.float64(n - 1)
+    with np.errstate(over="ignore"):
+        lam = np.float64(n) * effect**2 / 2
+    big = ("n_systems", n_systems) if n_systems > n else ("n_topics", n)  # type: ignore[operator]
+    if df2 > _F_LIMIT_DF:
+        # scipy's ncf drifts past about 1e10 denominator degrees of freedom (0.84 for 0.09
+        # at 1e18, 19 at 1e20); F * df1 is noncentral chi-square there to within O(df1/df2)
+        crit = _critical(stats.chi2.isf(alpha, df1), alpha, *big)
+        return _certain(stats.ncx2.sf(crit, df1, lam), lam, *big)
+    crit = _critical(stats.f.isf(alpha, df1, df2), alpha, *big)
+    return _certain(stats.ncf.sf(crit, df1, df2, lam), lam, *big)
 
 
-def _certain(p: float, noncentrality: float) -> float:
+def _critical(crit: float, alpha: float, param: str, value: object) -> float:
+    """The test's critical value, refused where scipy's quantile gives none: NaN for
+    degrees of freedom past about 1e20 (``param``), -inf for alpha below about 1e-290."""
+    if math.isnan(crit):
+        raise ParameterError(param, "small enough for scipy's distributions to give the test's "
+                             "critical value (they gave NaN)", value)
+    if not (math.isfinite(crit) and crit > 0):
+        raise ParameterError("alpha", "large enough for scipy to give the test's critical value "
+                             f"(it gave {crit})", alpha)
+    return float(crit)
+
+
+def _certain(p: float, noncentrality: float, param: str, value: object) -> float:
     """``p``, or 1 where scipy's noncentral distributions give NaN for a noncentrality far
-    past the point where the power is 1 in float64 (t: about 1e10; F: about 1e22)."""
+    past the point where the power is 1 in float64 (t: about 1e10; F: about 1e22); any
+    other NaN (degrees of freedom past about 1e20) is refused, naming ``param``."""
     p = float(p)
-    if math.isnan(p) and noncentrality > 1e6:
-        return 1.0
+    if math.isnan(p):
+        if noncentrality > 1e6:
+            return 1.0
+        raise ParameterError(param, "small enough for scipy's noncentral distributions to give "
+                             "a power (they gave NaN)", value)
     return p
 
 

@@ -115,7 +115,7 @@ def test_power_errors(capsys):
     rc, _, err = _cli(["power", "--sd", "-1", "--min-diff", "0.1"], capsys)
     assert rc == 2 and "--sd must be a finite number > 0, got -1.0" in err
     rc, _, err = _cli(["power", "--sd", "0.1", "--min-diff", "0.1", "--design", "anova"], capsys)
-    assert rc == 2 and "--systems must be an integer >= 2" in err
+    assert rc == 2 and "--systems must be an integer from 2 to 10000" in err
 
 
 @pytest.mark.parametrize("extra, message", [

@@ -199,7 +199,7 @@ def test_power_parameter_errors():
         topic_set_size(-0.1, 0.2)
     with pytest.raises(ParameterError, match="sd must be"):
         power(10, 0.1, float("inf"))
-    with pytest.raises(ParameterError, match="n_systems must be an integer >= 2"):
+    with pytest.raises(ParameterError, match="n_systems must be an integer from 2 to 10000"):
         power(10, 0.1, 0.2, design="anova")
     with pytest.raises(ParameterError, match="power must be a number between 0 and 1"):
         topic_set_size(0.1, 0.2, power=1.5)
