@@ -382,3 +382,31 @@ def test_partitioned_parts_of_mixed_column_types(tmp_path, monkeypatch, kind):
     assert res.stats.mode == {"r": "partition"}
     assert res.per_query.equals(want)
     assert (res.stats.report["run_queries"], res.stats.report["evaluated"]) == (30, 30)
+
+
+def test_max_docs_expected_checked_on_whole_queries_of_ungrouped_input(tmp_path):
+    # the rows of q1 come apart: the first chunk holds d1 (2.0), e (1.0), f (1.0), where
+    # -M 2 would cut the tie of e and f; the whole query ranks g and h (3.0) first, so
+    # rank 2 ends a tie group and the cut is allowed
+    import fasteval
+    from fasteval.batch import evaluate_files
+
+    run = pl.DataFrame({
+        "query_id": ["q1", "q1", "q1", "q2", "q1", "q2", "q1", "q1"],
+        "doc_id": ["d1", "e", "f", "a", "h", "b", "g", "i"],
+        "score": [2.0, 1.0, 1.0, 0.5, 3.0, 0.4, 3.0, 0.1],
+    })
+    qrels = pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["h", "e", "a"], "relevance": [1, 1, 1]})
+    qrels.write_parquet(tmp_path / "qrels.parquet")
+    run.write_parquet(tmp_path / "run.parquet")
+    res = evaluate_files(tmp_path / "qrels.parquet", tmp_path / "run.parquet", ["P@2", "num_rel_ret"],
+                         tie_break="expected", max_docs=2, max_rows_per_chunk=3)
+    mem = fasteval.evaluate(qrels, {"run": run}, ["P@2", "num_rel_ret"], tie_break="expected", max_docs=2)
+    assert res.per_query.drop("run_id").equals(mem.drop("run_id"))
+    # by hand: q1's top 2 is g and h (h relevant): P@2 = 1/2, one relevant retrieved
+    got = {(q, m): v for _, q, m, v in res.per_query.iter_rows()}
+    assert got[("q1", "P_2")] == 0.5 and got[("q1", "num_rel_ret")] == 1
+    assert got[("q2", "num_rel_ret")] == 1
+    with pytest.raises(ParameterError, match="query 'q1' has equal scores across rank 4"):
+        evaluate_files(tmp_path / "qrels.parquet", tmp_path / "run.parquet", ["P@2"], tie_break="expected",
+                       max_docs=4, max_rows_per_chunk=3)
