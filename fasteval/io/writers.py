@@ -80,26 +80,39 @@ def output_format(path: str | os.PathLike[str], format: str | None = None, *,
     return fmt
 
 
-def _check_trec_ids(df: pl.DataFrame, col: str) -> None:
+def _check_trec_ids(df: pl.DataFrame, col: str) -> pl.Series:
+    """``col`` as it is written: integer ids as they are, text (``String``, ``Categorical``,
+    ``Enum``) as ``String``, after refusing what a TREC reader would split, drop or refuse."""
     s = df.get_column(col)
-    if s.dtype != pl.String:
-        if s.null_count():
-            _refuse_null(s, col)
-        return
     if s.null_count():
         _refuse_null(s, col)
-    bad = s.str.contains(r"\s") | (s == "")
+    if s.dtype.is_integer():
+        return s
+    if s.dtype not in (pl.String, pl.Categorical) and not isinstance(s.dtype, pl.Enum):
+        raise InputError(f"{col} must be text or integers to be written as TREC text, got {s.dtype}",
+                         column=col)
+    s = s.cast(pl.String)
+    bad = s.str.contains(r"\s") | s.str.contains("\x00", literal=True) | (s == "")
     if col == "query_id":
         bad = bad | s.str.starts_with("#")
     if bad.any():
         i = int(bad.arg_true()[0])
         what = "a tag" if col in ("tag", "run_id") else "an id"
-        rule = "non-empty, without whitespace" + (" and not starting with '#'" if col == "query_id" else "")
+        rule = "non-empty, without whitespace or NUL" + (
+            " and not starting with '#'" if col == "query_id" else "")
         raise InputError(
             f"{col} {s[i]!r} cannot be written as TREC text ({what} must be {rule})",
             row=i,
             column=col,
         )
+    if col == "query_id" and len(s) and s[0].startswith("\ufeff"):
+        raise InputError(
+            f"{col} {s[0]!r} cannot be written as TREC text (the first line cannot start with a "
+            "byte order mark, U+FEFF: readers drop it as the file's encoding mark)",
+            row=0,
+            column=col,
+        )
+    return s
 
 
 def _refuse_null(s: pl.Series, col: str) -> None:
@@ -107,61 +120,79 @@ def _refuse_null(s: pl.Series, col: str) -> None:
     raise InputError(f"{col} is null; a TREC line needs every field", row=i, column=col)
 
 
-def _check_trec_numbers(df: pl.DataFrame, col: str) -> None:
-    """A null (or NaN) number would write an empty (or ``NaN``) field: a line that reads
-    back with a field missing, or as an error."""
-    s = df.get_column(col)
+def _check_trec_score(df: pl.DataFrame) -> pl.Series:
+    """A null (or NaN) score would write an empty (or ``NaN``) field, and a score that is
+    no number (text, a bool) a field that reads back as an error: all refused."""
+    s = df.get_column("score")
+    if not s.dtype.is_numeric():
+        raise InputError(f"score must be numbers to be written as TREC text, got {s.dtype}",
+                         column="score")
     if s.null_count():
-        _refuse_null(s, col)
+        _refuse_null(s, "score")
     if s.dtype.is_float() and s.is_nan().any():
         i = int(s.is_nan().arg_true()[0])
-        raise InputError(f"{col} is NaN; a TREC line needs a number", row=i, column=col)
+        raise InputError("score is NaN; a TREC line needs a number", row=i, column="score")
+    return s
 
 
 def _trec_frame(df: pl.DataFrame) -> pl.DataFrame:
-    """The six (run) or four (qrels) TREC columns as a frame ready for CSV output."""
+    """The six (run) or four (qrels) TREC columns as a frame ready for CSV output, after
+    the checks the readers make (:func:`fasteval.io._common.normalize_rank` and
+    ``normalize_relevance``): a file this writes reads back with the same values."""
+    from fasteval.io._common import normalize_rank, normalize_relevance, row_locator
+
+    ids = {}
     for col in ("query_id", "doc_id"):
         if col not in df.columns:
             raise InputError(f"TREC output needs a {col} column; the columns are {df.columns}", column=col)
-        _check_trec_ids(df, col)
+        ids[col] = _check_trec_ids(df, col)
     if "score" in df.columns:
-        _check_trec_numbers(df, "score")
+        score = _check_trec_score(df)
         if "rank" in df.columns:
-            _check_trec_numbers(df, "rank")
-            rank = pl.col("rank")
+            rank = df.get_column("rank")
+            if rank.null_count():
+                _refuse_null(rank, "rank")
+            rank = normalize_rank(rank, source=None, where=row_locator())  # type: ignore[arg-type]
         else:
             # trec_eval's order: score descending, then doc id descending, compared as text
             # (strcmp: integer ids by their decimal spelling, so 9 before 100 before 10).
-            rank = (
-                pl.struct(pl.col("score"), pl.col("doc_id").cast(pl.String))
+            rank = pl.DataFrame({"q": ids["query_id"], "s": score, "d": ids["doc_id"]}).select(
+                pl.struct(pl.col("s"), pl.col("d").cast(pl.String))
                 .rank(method="ordinal", descending=True)
-                .over("query_id")
-            )
+                .over("q")
+            ).to_series()
         if "tag" in df.columns or "run_id" in df.columns:
             name = "tag" if "tag" in df.columns else "run_id"
-            tag = pl.col(name)
-            _check_trec_ids(df.select(tag.cast(pl.String).alias(name)), name)
+            tag = _check_trec_ids(df.select(pl.col(name).cast(pl.String)), name)
         else:
-            tag = pl.lit("fasteval")
-        return df.select(
-            pl.col("query_id"),
-            pl.lit("Q0").alias("iter"),
-            pl.col("doc_id"),
-            rank.cast(pl.Int64).alias("rank"),
-            pl.col("score"),
-            tag.cast(pl.String).alias("tag"),
-        )
+            tag = pl.Series(["fasteval"] * df.height, dtype=pl.String)
+        return pl.DataFrame({
+            "query_id": ids["query_id"],
+            "iter": pl.Series(["Q0"] * df.height, dtype=pl.String),
+            "doc_id": ids["doc_id"],
+            "rank": rank.cast(pl.Int64),
+            "score": score,
+            "tag": tag,
+        })
     if "relevance" in df.columns:
-        _check_trec_numbers(df, "relevance")
-        return df.select(pl.col("query_id"), pl.lit("0").alias("iter"), pl.col("doc_id"), pl.col("relevance"))
+        rel = df.get_column("relevance")
+        if rel.null_count():
+            _refuse_null(rel, "relevance")
+        rel = normalize_relevance(rel, source=None, where=row_locator())  # type: ignore[arg-type]
+        return pl.DataFrame({
+            "query_id": ids["query_id"],
+            "iter": pl.Series(["0"] * df.height, dtype=pl.String),
+            "doc_id": ids["doc_id"],
+            "relevance": rel,
+        })
     raise InputError(f"TREC output needs a score (run) or relevance (qrels) column; the columns are {df.columns}")
 
 
 def _write_text(df: pl.DataFrame, tmp: Path, gz: bool, fmt: str) -> None:
     buf = io.BytesIO()
     target: io.BytesIO | Path = buf if gz else tmp
-    if fmt == "trec":
-        _trec_frame(df).write_csv(target, separator=" ", include_header=False, quote_style="never")
+    if fmt == "trec":  # df is _trec_frame's output
+        df.write_csv(target, separator=" ", include_header=False, quote_style="never")
     elif fmt in ("csv", "tsv"):
         df.write_csv(target, separator="," if fmt == "csv" else "\t")
     elif fmt == "jsonl":
@@ -241,8 +272,17 @@ def write_table(
     target = Path(path)
     fmt = output_format(path, format)
     gz = target.name.lower().endswith(".gz")
-    if fmt == "trec":
-        _trec_frame(df)  # validate before touching the file system
+    objects = [name for name, dtype in df.schema.items() if dtype == pl.Object]
+    if objects:  # polars writes no format of them
+        raise InputError(f"{objects[0]} holds Python objects (dtype Object), which no output "
+                         "format can hold; "
+                         "convert them to strings or numbers first", source=os.fspath(path),
+                         column=objects[0])
+    if fmt == "trec":  # checked before the file system is touched
+        try:
+            df = _trec_frame(df)
+        except InputError as exc:
+            raise exc.at(source=os.fspath(path)) from None
     if fmt in ("json", "jsonl"):
         check_json_numbers(df, instead="parquet, CSV or TREC text", source=os.fspath(path))
     if fmt in ("csv", "tsv"):
