@@ -126,7 +126,9 @@ def fuse(
         See :func:`fasteval.fusion.options.resolve`; fewer than two runs.
     InputError
         A run with a null id, a null, NaN or infinite score, or a document twice for a query;
-        a fused score that is not a number (scores that reach both +inf and -inf).
+        a fused score that is not a finite number: NaN (scores that reach both +inf and
+        -inf) or past the float64 range (a sum of scores near the limit, ``gmnz``'s count **
+        ``gamma`` with a large ``gamma``), where ranx gives NaN or inf.
 
     Examples
     --------

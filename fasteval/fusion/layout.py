@@ -8,6 +8,7 @@ A weight search prepares once and combines many times (:func:`fasteval.optimize_
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -150,15 +151,22 @@ class FusionInput:
                                float(spec.sigma), self.cand_row, self.docs, fused)
 
         _on_threads(part, range(len(self.cuts) - 1))
-        bad = np.flatnonzero(np.isnan(fused))
-        if len(bad):  # inf - inf: weighted sums of scores near the float64 limit
+        bad = np.flatnonzero(~np.isfinite(fused))
+        if len(bad):  # sums or powers past the float64 limit, from finite scores
             c = int(bad[0])
             q = int(np.searchsorted(self.cand_off, c, side="right") - 1)
+            value = float(fused[c])
+            what = ("is not a number: its runs' scores (norm {norm}), combined by {method}, "
+                    "reach both +inf and -inf in float64" if math.isnan(value) else
+                    "overflows float64 ({value}): combining its runs' scores (norm {norm}) by "
+                    "{method} passes the largest float64")
+            hint = ("; scale the scores down or normalise them" if spec.method != "gmnz" else
+                    "; scale the scores down, normalise them or lower gamma")
             raise InputError(
                 f"the fused score of document {self.doc_ids[int(self.cand_row[c])]!r} for query "
-                f"{self.query_ids[q]!r} is not a number: its runs' scores (norm {spec.norm!r}), "
-                f"combined by {spec.method!r}, reach both +inf and -inf in float64; scale the "
-                "scores down or normalise them", source="runs", column="score")
+                f"{self.query_ids[q]!r} "
+                + what.format(value=value, norm=repr(spec.norm), method=repr(spec.method))
+                + hint, source="runs", column="score")
         return fused
 
     def candidates(self) -> pl.DataFrame:

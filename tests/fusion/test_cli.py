@@ -151,13 +151,16 @@ def test_gzip_text_output_is_compressed(runs, tmp_path) -> None:
     assert lines[:2] == ["query_id,doc_id,score,rank", "q1,b,11.0,1"]
 
 
-def test_json_output_of_an_infinite_fused_score_names_the_file(tmp_path, capfd) -> None:
-    """Scores near the float64 limit sum to inf, which JSON cannot hold: the error names the
-    output (it said only 'row 0, column 'score''), and nothing is written."""
+@pytest.mark.parametrize("suffix", ["jsonl", "trec", "parquet"])
+def test_a_fused_score_past_float64_is_one_error_line(tmp_path, capfd, suffix) -> None:
+    """Scores near the float64 limit sum past it (1e308 + 1e308; ranx gives inf): one error
+    line naming the document and query, exit status 2 and nothing written, whatever the
+    output format (a TREC or parquet output held inf)."""
     big = tmp_path / "big.run"
     big.write_text("q1 Q0 a 1 1e308 x\nq1 Q0 b 2 1 x\n")
-    out = tmp_path / "fused.jsonl"
+    out = tmp_path / f"fused.{suffix}"
     assert main(["fuse", str(big), str(big), "-m", "sum", "--norm", "none", "-o", str(out)]) == 2
     err = capfd.readouterr().err
-    assert f"error: {out}, row 0, column 'score': JSON cannot hold inf" in err
+    assert err.count("\n") == 1
+    assert "the fused score of document 'a' for query 'q1' overflows float64 (inf)" in err
     assert not out.exists()

@@ -64,3 +64,41 @@ def test_fused_score_that_is_not_a_number_is_an_error() -> None:
     with pytest.raises(InputError, match=r"'d1' for query 'q1' is not a number.*'wsum'"):
         fasteval.fuse([{"q1": {"d1": 1e308, "d2": 1.0}}, {"q1": {"d1": -1e308}}], method="wsum",
                       norm=None, weights=[2.0, 2.0])
+
+
+@pytest.mark.parametrize(("kwargs", "runs", "value"), [
+    # 1e308 + 1e308 (ranx: inf)
+    ({"method": "sum", "norm": None}, [{"q1": {"d1": 1e308}}, {"q1": {"d1": 1e308}}], "inf"),
+    ({"method": "wsum", "norm": "min-max", "weights": [1e308, 1e308]},
+     [{"q1": {"d1": 1.0, "d2": 0.0}}, {"q1": {"d1": 1.0, "d3": 0.0}}], "inf"),
+    # 2 * 2 ** 2000 (ranx with gamma=2000.0: inf)
+    ({"method": "gmnz", "norm": "min-max", "gamma": 2000},
+     [{"q1": {"d1": 1.0, "d2": 0.0}}, {"q1": {"d1": 1.0, "d3": 0.0}}], "inf"),
+    # max normalisation of a run whose scores are all negative: x / 1e-9 (ranx: -inf)
+    ({"method": "sum", "norm": "max"}, [{"q1": {"d1": -1e300, "d2": -1.0}}, SMALL], "-inf"),
+])
+def test_fused_score_past_float64_is_an_error(kwargs, runs, value) -> None:
+    """A fused score past the float64 range was returned as +/-inf (ranx's value), a number
+    no formula gives for finite scores; it is an error naming the document and query."""
+    with pytest.raises(InputError, match=rf"'d1' for query 'q1' overflows float64 \({value}\)"
+                       rf".*by '{kwargs['method']}'"):
+        fasteval.fuse(runs, **kwargs)
+
+
+def test_fused_score_past_float64_agrees_with_ranx_overflowing() -> None:
+    """The refused cases are those where ranx's own value overflows (inf)."""
+    ranx = pytest.importorskip("ranx")
+    runs = [{"q1": {"d1": 1e308, "d2": 0.5}}, {"q1": {"d1": 1e308, "d4": 0.1}}]
+    for method, params in (("sum", None), ("anz", None), ("mnz", None)):
+        ref = ranx.fuse([ranx.Run(r) for r in runs], norm=None, method=method,
+                        params=params).to_dict()
+        assert ref["q1"]["d1"] == float("inf")
+        with pytest.raises(InputError, match="overflows float64"):
+            fasteval.fuse(runs, method=method, norm=None)
+    gm = ranx.fuse([ranx.Run(r) for r in runs], method="gmnz", params={"gamma": 2000.0})
+    assert gm.to_dict()["q1"]["d1"] == float("inf")
+    # just below the limit the values are ranx's
+    ok = [{"q1": {"d1": 8e307, "d2": 0.5}}, {"q1": {"d1": 8e307, "d4": 0.1}}]
+    got = _scores(fasteval.fuse(ok, method="sum", norm=None))
+    ref = ranx.fuse([ranx.Run(r) for r in ok], norm=None, method="sum").to_dict()["q1"]
+    assert got == ref
