@@ -50,8 +50,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-_OPTION_NAMES = {name: f"--{name}" for name in ("queries", "depth", "runs", "seed", "judged",
-                                                 "out", "compression")}
+_OPTION_NAMES = {name: f"--{name.replace('_', '-')}" for name in (
+    "queries", "depth", "runs", "seed", "judged", "out", "compression", "rows_per_group")}
 """:class:`fasteval.datasets.synth.SynthSpec` and ``write_synth`` names -> the options."""
 
 
@@ -69,8 +69,6 @@ def _run(args: argparse.Namespace) -> int:
     from fasteval.datasets.synth import SynthSpec, write_synth
     from fasteval.progress import Progress
 
-    if args.rows_per_group < 1:
-        raise ParameterError("--rows-per-group", "a positive integer", args.rows_per_group)
     if args.out in ("-", ""):  # several files: no standard output, and '' is no folder
         raise ParameterError("--out", "a directory (created when missing; the dataset is several "
                              "files, never standard output)", args.out)

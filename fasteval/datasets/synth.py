@@ -44,8 +44,96 @@ _RUN_PROFILES: tuple[tuple[float, int | None], ...] = (
 )
 
 
+_CELL_BYTES = 160
+"""Peak bytes per (query, candidate) cell of a block: its float and integer matrices (about
+110 measured with tracemalloc), with headroom."""
+
+_ROW_BYTES = 64
+"""Bytes per generated row (ids as string views or integers, the score or grade), with
+headroom for the copies made while a row group is assembled."""
+
+
 def _integer(value: object) -> bool:
     return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
+def available_memory() -> int | None:
+    """Bytes this process can still allocate: the system's available memory (Linux's
+    ``MemAvailable``), less where a cgroup limit leaves less; None where unknown.
+
+    Examples
+    --------
+    >>> m = available_memory()
+    >>> m is None or m > 0
+    True
+    """
+    avail: int | None = None
+    try:
+        with open("/proc/meminfo", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"MemAvailable:"):
+                    avail = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    if avail is None:
+        try:
+            avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, AttributeError):
+            return None
+    try:  # cgroup v2: the container's limit less what it uses
+        with open("/sys/fs/cgroup/memory.max") as fh:
+            limit = fh.read().strip()
+        if limit != "max":
+            with open("/sys/fs/cgroup/memory.current") as fh:
+                used = int(fh.read().strip())
+            avail = min(avail, max(int(limit) - used, 0))
+    except (OSError, ValueError):
+        pass
+    return avail
+
+
+def check_memory(spec: SynthSpec, *, in_memory: bool = False,
+                 rows_per_group: int | None = None) -> None:
+    """Refuse, before anything is drawn, a spec whose generation would not fit in the
+    available memory (:func:`available_memory`): one block (``depth`` or ``judged``), the
+    whole dataset (``in_memory``, :func:`generate`: ``queries``), or the rows
+    :func:`write_synth` buffers per row group (``rows_per_group``).
+
+    Raises
+    ------
+    ParameterError
+        Naming the parameter that makes it too large, with the estimate and what is
+        available.
+
+    Examples
+    --------
+    >>> check_memory(SynthSpec(queries=10, depth=10**12))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: depth must be small enough for one block of 10 queries to fit in memory (about ... GiB needed, ... GiB available), got 1000000000000
+    """
+    avail = available_memory()
+    nq = min(BLOCK_QUERIES, spec.queries)
+    block = nq * spec.candidates * _CELL_BYTES + nq * (spec.depth * spec.runs + spec.judged + 1) * _ROW_BYTES
+    rows = spec.queries * (spec.depth * spec.runs + spec.judged + 1)
+    needs = [(block, "depth" if spec.candidates > spec.judged + 1 else "judged",
+              f"one block of {nq} queries")]
+    if in_memory:
+        needs.append((block + rows * _ROW_BYTES, "queries", "the whole dataset"))
+    if rows_per_group is not None:
+        per_file = spec.queries * max(spec.depth, spec.judged + 1)
+        buffered = (spec.runs + 1) * min(rows_per_group, per_file) * _ROW_BYTES * 2
+        needs.append((block + buffered, "rows_per_group",
+                      f"{spec.runs + 1} row groups and one block"))
+    if avail is None:
+        return
+    for need, param, what in needs:
+        if need > avail:
+            raise ParameterError(
+                param, f"small enough for {what} to fit in memory (about "
+                f"{need / 2**30:.1f} GiB needed, {avail / 2**30:.1f} GiB available)",
+                getattr(spec, param, rows_per_group))
 
 
 @dataclass(frozen=True)
@@ -212,6 +300,7 @@ def iter_blocks(spec: SynthSpec):
     >>> qrels.columns, runs[0].columns
     (['query_id', 'doc_id', 'relevance'], ['query_id', 'doc_id', 'score'])
     """
+    check_memory(spec)
     n_blocks = -(-spec.queries // BLOCK_QUERIES)
     for b in range(n_blocks):
         blk = _block(spec, b)
@@ -227,6 +316,7 @@ def generate(spec: SynthSpec) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
     >>> sorted(runs), qrels.get_column("relevance").min() >= -1
     (['run_0', 'run_1'], True)
     """
+    check_memory(spec, in_memory=True)
     qparts: list[pl.DataFrame] = []
     rparts: list[list[pl.DataFrame]] = [[] for _ in range(spec.runs)]
     for qrels, runs in iter_blocks(spec):
@@ -252,7 +342,8 @@ def write_synth(
     that the block's extra relevant judgments (documents no run can retrieve) follow its
     other judgments, so a query's judgments may be split in two runs of rows (the layout
     that :func:`fasteval.prepare.prepare_qrels` reaches through a row order). Each file is
-    written to a temporary name and renamed when complete.
+    written to a temporary name and renamed when complete. A spec that would not fit in
+    memory is refused first (:func:`check_memory`).
 
     Parameters
     ----------
@@ -261,7 +352,8 @@ def write_synth(
     out : path
         Output directory (created).
     rows_per_group : int
-        Parquet row-group size (does not change the data).
+        Parquet row-group size (does not change the data). Up to this many rows of every
+        file are held in memory before they are written.
     compression : {"zstd", "snappy", "lz4", "gzip", "brotli", "none"}
         Parquet compression codec (does not change the data). ``"zstd"`` gives the
         smallest files; ``"snappy"`` (pyarrow's default) and ``"lz4"`` read about twice
@@ -287,6 +379,9 @@ def write_synth(
 
     if compression not in COMPRESSIONS:
         raise ParameterError("compression", f"one of {COMPRESSIONS}", compression)
+    if not _integer(rows_per_group) or rows_per_group < 1:
+        raise ParameterError("rows_per_group", "a positive integer", rows_per_group)
+    check_memory(spec, rows_per_group=rows_per_group)
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ParameterError("out", "a directory (created when missing)", str(out))
@@ -340,8 +435,4 @@ def write_synth(
                 writers[key] = pq.ParquetWriter(str(tmps[key]), empty.schema,
                                                  compression=compression)
             writers[key].close()
-    mask = os.umask(0)
-    os.umask(mask)
-    for path in targets.values():  # temporary files are created 0600; give the usual mode
-        os.chmod(path, 0o666 & ~mask)
     return targets
