@@ -58,6 +58,7 @@ __all__ = [
     "output_kind",
     "remove_stale",
     "temp_prefix",
+    "temp_stem",
     "write_stdout",
 ]
 
@@ -89,6 +90,36 @@ def temp_prefix(stem: str) -> str:
     True
     """
     return f"{stem}{_HOST}-{os.getpid()}-"
+
+
+_TEMP_TAIL = 6 + 1 + 10 + 1 + 8 + len(".tmp")
+"""Bytes a temporary name adds after its stem: host tag, pid (at most 10 digits), the
+random part and the suffix."""
+
+
+def temp_stem(name: str, directory: str | os.PathLike[str]) -> str:
+    """``.<name>.``, the stem of the temporary names of an output called ``name``, with
+    ``name`` cut (whole characters, counted in bytes) so that a whole temporary name fits
+    the file system's limit (255 bytes): an output whose own name nearly fills it can be
+    written too.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> temp_stem("run.csv", tempfile.gettempdir())
+    '.run.csv.'
+    >>> len(temp_stem("x" * 250 + ".csv", tempfile.gettempdir())) + _TEMP_TAIL <= 255
+    True
+    """
+    try:
+        limit = os.pathconf(directory, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    room = max(limit - _TEMP_TAIL - 2, 1)
+    name = name[:room]
+    while len(os.fsencode(name)) > room:  # whole characters: a path polars takes as one
+        name = name[:-1]
+    return f".{name}."
 
 
 def _alive(pid: int) -> bool:
@@ -294,9 +325,10 @@ class AtomicOutput:
             self.dest = Path(self.target)
             directory = Path(tempfile.gettempdir())
             name = "fasteval-" + ("stdout" if self.kind == "fd" else self.dest.name)
-        remove_stale(directory, f".{name}.", ".tmp")
+        stem = temp_stem(name, directory)
+        remove_stale(directory, stem, ".tmp")
         try:
-            fd, tmp = tempfile.mkstemp(prefix=temp_prefix(f".{name}."), suffix=".tmp", dir=directory)
+            fd, tmp = tempfile.mkstemp(prefix=temp_prefix(stem), suffix=".tmp", dir=directory)
         except OSError as exc:
             raise OutputError(self.target, f"cannot be written: {describe_os_error(exc)}") from None
         os.close(fd)
