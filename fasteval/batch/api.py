@@ -332,11 +332,14 @@ def job_progress(sources, *, enabled: bool = True):
                     enabled=enabled)
 
 
-def write_table_atomic(df: pl.DataFrame, path: str | os.PathLike[str], fmt: str | None = None) -> None:
+def write_table_atomic(df: pl.DataFrame, path: str | os.PathLike[str], fmt: str | None = None, *,
+                       agg_kind: dict[str, str] | None = None) -> None:
     """Write a small table (aggregates) atomically, format from ``fmt`` or the suffix
-    (``.tsv``: tab-separated CSV, ``.jsonl``/``.ndjson``: JSON Lines; none: parquet, or the
-    text table for ``-``, standard output; see :func:`fasteval.io.atomic.atomic_path`: devices, FIFOs and ``-`` are written in place)."""
-    from fasteval.batch.sinks import csv_separator, format_from_path, json_lines
+    (``.tsv``: tab-separated CSV, ``.jsonl``/``.ndjson``: JSON Lines, ``.trec``: trec_eval's
+    lines, see :func:`fasteval.batch.sinks.trec_lines`, with ``agg_kind``; none: parquet, or
+    the text table for ``-``, standard output; see :func:`fasteval.io.atomic.atomic_path`:
+    devices, FIFOs and ``-`` are written in place)."""
+    from fasteval.batch.sinks import csv_separator, format_from_path, json_lines, trec_lines
     from fasteval.io.atomic import atomic_open, atomic_path
 
     fmt = fmt or format_from_path(path, default="table" if os.fspath(path) == "-" else "parquet")
@@ -352,6 +355,9 @@ def write_table_atomic(df: pl.DataFrame, path: str | os.PathLike[str], fmt: str 
         check_json_numbers(df, source=os.fspath(path))  # NaN would be written as null: a missing value
         with atomic_open(path, "w") as fh:
             fh.write(df.write_ndjson() if json_lines(path) else df.write_json())
+    elif fmt == "trec":
+        with atomic_open(path, "w") as fh:
+            fh.write(trec_lines(df, per_query="query_id" in df.columns, agg_kind=agg_kind))
     else:
         with atomic_open(path, "w") as fh:
             fh.write(render_table(df))

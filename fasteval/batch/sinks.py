@@ -110,6 +110,50 @@ def json_lines(path: str | os.PathLike[str] | None) -> bool:
     return path is not None and Path(path).suffix.lower() in (".jsonl", ".ndjson")
 
 
+def trec_lines(table: pl.DataFrame, *, per_query: bool, agg_kind: dict[str, str] | None = None) -> str:
+    """trec_eval-style lines ``measure<TAB>query<TAB>value`` (``all`` for aggregates), one block
+    per run, each headed by trec_eval's ``runid all NAME`` line (per query: when there are
+    several runs; one run's per-query lines are trec_eval -q's). ``table``: long or wide
+    results or aggregates; ``agg_kind``: each measure's aggregation (``"sum"`` ones whole
+    numbers print as integers, as trec_eval prints them), by default found from its name.
+
+    Examples
+    --------
+    >>> agg = pl.DataFrame({"run_id": ["bm25", "bm25"], "measure": ["map", "num_q"], "value": [0.25, 3.0]})
+    >>> [line.split(chr(9)) for line in trec_lines(agg, per_query=False).splitlines()]
+    [['runid                 ', 'all', 'bm25'], ['map                   ', 'all', '0.2500'], ['num_q                 ', 'all', '3']]
+    """
+    import math
+
+    if agg_kind is None:
+        from fasteval.evaluation import _aggregation_of
+
+        names = (table.get_column("measure").unique().to_list() if "measure" in table.columns
+                 else [c for c in table.columns if c not in ("run_id", "query_id")])
+        agg_kind = {m: _aggregation_of(m) for m in names}
+
+    def fmt(measure: str, value: float) -> str:
+        if math.isnan(value):  # as trec_eval prints it: C keeps the sign (0.0 / 0.0 is -nan)
+            return "-nan" if math.copysign(1.0, value) < 0 else "nan"
+        if agg_kind.get(measure) == "sum" and math.isfinite(value) and value == int(value):
+            return str(int(value))
+        return f"{value:.4f}"
+
+    if "measure" not in table.columns:  # wide: back to long
+        names = [c for c in table.columns if c not in ("run_id", "query_id")]
+        table = to_long(table, names) if "query_id" in table.columns else table.unpivot(
+            index="run_id", on=names, variable_name="measure", value_name="value")
+    lines = []
+    blocks = table.partition_by("run_id", as_dict=True, maintain_order=True)
+    for (rid,), block in blocks.items():
+        if not per_query or len(blocks) > 1:  # per query: the runs' blocks told apart
+            lines.append(f"{'runid':<22}\tall\t{rid}")
+        q = block.get_column("query_id").cast(pl.Utf8) if "query_id" in block.columns else None
+        for i, (m, v) in enumerate(zip(block.get_column("measure"), block.get_column("value"), strict=True)):
+            lines.append(f"{m:<22}\t{q[i] if q is not None else 'all'}\t{fmt(m, v)}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
 def to_long(wide: pl.DataFrame, measure_names: list[str]) -> pl.DataFrame:
     """Long results ``(run_id, query_id, measure, value)`` from wide ones, query-major order.
 

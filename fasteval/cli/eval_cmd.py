@@ -245,7 +245,7 @@ def _run(args: argparse.Namespace) -> int:
         if sink is not None:
             sink.finish()  # the per-query file complete before the aggregates are put in place
         if args.aggregate_out:
-            write_table_atomic(agg, args.aggregate_out)
+            write_table_atomic(agg, args.aggregate_out, agg_kind=agg_kind)
         if sink is not None:
             sink.commit()
         elif table is not None:
@@ -390,7 +390,9 @@ def _emit(table, fmt: str, output, *, per_query: bool, agg_kind: dict[str, str])
     from fasteval.batch.api import render_table, write_table_atomic
 
     if fmt == "trec":
-        text = _trec_text(table, per_query=per_query, agg_kind=agg_kind)
+        from fasteval.batch.sinks import trec_lines
+
+        text = trec_lines(table, per_query=per_query, agg_kind=agg_kind)
     elif fmt == "table":
         text = render_table(table)
     elif output is not None:
@@ -417,35 +419,3 @@ def write_table_atomic_text(text: str, output) -> None:
 
     with atomic_open(output, "w") as fh:
         fh.write(text)
-
-
-def _trec_text(table, *, per_query: bool, agg_kind: dict[str, str]) -> str:
-    """trec_eval-style lines ``measure<TAB>query<TAB>value`` (``all`` for aggregates), one block
-    per run, each headed by trec_eval's ``runid all NAME`` line (per query: when there are
-    several runs; one run's per-query lines are trec_eval -q's)."""
-    import math
-
-    import polars as pl
-
-    def fmt(measure: str, value: float) -> str:
-        if math.isnan(value):  # as trec_eval prints it: C keeps the sign (0.0 / 0.0 is -nan)
-            return "-nan" if math.copysign(1.0, value) < 0 else "nan"
-        if agg_kind.get(measure) == "sum" and math.isfinite(value) and value == int(value):
-            return str(int(value))
-        return f"{value:.4f}"
-
-    if "measure" not in table.columns:  # wide: back to long
-        from fasteval.batch.sinks import to_long
-
-        names = [c for c in table.columns if c not in ("run_id", "query_id")]
-        table = to_long(table, names) if "query_id" in table.columns else table.unpivot(
-            index="run_id", on=names, variable_name="measure", value_name="value")
-    lines = []
-    blocks = table.partition_by("run_id", as_dict=True, maintain_order=True)
-    for (rid,), block in blocks.items():
-        if not per_query or len(blocks) > 1:  # per query: the runs' blocks told apart
-            lines.append(f"{'runid':<22}\tall\t{rid}")
-        q = block.get_column("query_id").cast(pl.Utf8) if "query_id" in block.columns else None
-        for i, (m, v) in enumerate(zip(block.get_column("measure"), block.get_column("value"), strict=True)):
-            lines.append(f"{m:<22}\t{q[i] if q is not None else 'all'}\t{fmt(m, v)}")
-    return "\n".join(lines) + ("\n" if lines else "")

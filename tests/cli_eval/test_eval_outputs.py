@@ -116,3 +116,20 @@ def test_json_refused_for_nan_leaves_no_aggregate_file(nan_job, tmp_path, capsys
                  "--aggregate-out", str(tmp_path / "outs" / "agg.parquet")]) == 2
     assert "JSON cannot hold nan" in capsys.readouterr().err
     assert sorted(p.name for p in (tmp_path / "outs").iterdir()) == []
+
+
+def test_aggregate_out_trec_suffix_writes_trec_eval_lines(tmp_path, capsys):
+    # --aggregate-out NAME.trec is written as -o NAME.trec is: trec_eval's summary lines
+    # (counts as integers), which `fasteval trec-eval` prints for the same measures
+    from tests._data import SHIPPED_TREC
+
+    qrels, run = str(SHIPPED_TREC / "qrels.test"), str(SHIPPED_TREC / "results.test")
+    measures = ["-m", "num_q", "-m", "num_ret", "-m", "map", "-m", "gm_map"]
+    assert main(["trec-eval", *measures, qrels, run]) == 0
+    want = [ln.split("\t") for ln in capsys.readouterr().out.splitlines() if not ln.startswith("runid")]
+    out = tmp_path / "agg.trec"
+    assert main(["eval", qrels, run, *measures, "--aggregate-out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    lines = [ln.split("\t") for ln in out.read_text().splitlines()]
+    assert lines[0][:2] == ["runid                 ", "all"]
+    assert sorted(lines[1:]) == sorted(want)
