@@ -104,6 +104,8 @@ def _run(args: argparse.Namespace) -> int:
     if (args.results is None) == (args.sd is None):
         raise ParameterError("--results/--sd", "exactly one of them",
                              "neither" if args.results is None else "both")
+    if args.topics is not None and args.topics > 2**63 - 1:  # the table's topics are Int64
+        raise ParameterError("--topics", f"an integer from 2 to {2**63 - 1}", args.topics)
     if args.systems is not None and args.design != "anova":
         raise ParameterError("--systems", "used with --design anova only", args.systems)
     if args.results is not None:

@@ -100,3 +100,13 @@ def test_cli_power_refuses_too_many_systems(capsys):
     err = capsys.readouterr().err
     assert rc == 2
     assert err.count("\n") == 1 and "--systems must be an integer from 2 to 10000" in err
+
+
+def test_cli_topics_past_int64_is_one_line(capsys):
+    # the printed table holds topics as Int64: polars' ComputeError and a traceback before
+    assert main(["power", "--sd", "0.1", "--min-diff", "0.05", "--topics", str(2**63)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"fasteval: error: --topics must be an integer from 2 to {2**63 - 1}, got {2**63}\n"
+    assert main(["power", "--sd", "0.1", "--min-diff", "0.05", "--topics", str(2**63 - 1),
+                 "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == f"-,0.1,0.05,0.05,1.0,{2**63 - 1}"
