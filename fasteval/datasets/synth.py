@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from fasteval.errors import ParameterError
+from fasteval.errors import ParameterError, check_flag
 
 COMPRESSIONS = ("zstd", "snappy", "lz4", "gzip", "brotli", "none")
 """Parquet codecs :func:`write_synth` writes with."""
@@ -172,6 +172,7 @@ class SynthSpec:
             value = getattr(self, name)
             if not _integer(value) or value < 0:
                 raise ParameterError(name, "a non-negative integer", value)
+        object.__setattr__(self, "int_ids", check_flag("int_ids", self.int_ids))  # "no" is truthy
 
     @property
     def candidates(self) -> int:

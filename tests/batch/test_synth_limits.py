@@ -101,3 +101,9 @@ def test_a_seed_past_64_bits_is_reproducible():
     c = generate(SynthSpec(queries=20, depth=4, runs=1, seed=1))
     assert a[0].equals(b[0]) and a[1]["run_0"].equals(b[1]["run_0"])
     assert not a[1]["run_0"].equals(c[1]["run_0"])
+
+
+@pytest.mark.parametrize("value", ["no", 1, None])
+def test_int_ids_must_be_a_bool(value):
+    with pytest.raises(ParameterError, match=rf"^int_ids must be True or False, got {value!r}"):
+        SynthSpec(queries=3, int_ids=value)
