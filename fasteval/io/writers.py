@@ -55,7 +55,11 @@ def output_format(path: str | os.PathLike[str], format: str | None = None, *,
     """
     from fasteval.batch.sinks import COMPRESSED_SUFFIXES
 
-    text = os.fspath(path)
+    if not isinstance(path, str | os.PathLike):
+        raise ParameterError(param, "a file path (str or os.PathLike)", path)
+    if format is not None and not isinstance(format, str):
+        raise ParameterError(format_param, f"None or one of {WRITE_FORMATS}", format)
+    text = os.fsdecode(os.fspath(path))
     name = Path(text).name.lower()
     packed = next((s for s in COMPRESSED_SUFFIXES if name.endswith(s)), None)
     if packed is not None and packed != ".gz":
@@ -269,8 +273,8 @@ def write_table(
         df = df.collect()
     if not isinstance(df, pl.DataFrame):
         raise ParameterError("df", "a polars DataFrame or LazyFrame", type(df).__name__)
-    target = Path(path)
     fmt = output_format(path, format)
+    target = Path(path)
     gz = target.name.lower().endswith(".gz")
     objects = [name for name, dtype in df.schema.items() if dtype == pl.Object]
     if objects:  # polars writes no format of them

@@ -125,3 +125,17 @@ def test_object_columns_are_refused_naming_the_column(tmp_path, name):
     with pytest.raises(InputError, match=r"column 'blob': blob holds Python objects"):
         write_table(df, tmp_path / name)
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ((None,), r"^path must be a file path \(str or os.PathLike\), got None"),
+    ((3,), r"^path must be a file path \(str or os.PathLike\), got 3"),
+    (("t.csv", 5), r"^format must be None or one of \('parquet', .*\), got 5"),
+])
+def test_path_and_format_of_other_types_are_refused(tmp_path, monkeypatch, args, message):
+    from fasteval.errors import ParameterError
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ParameterError, match=message):
+        write_table(_run(["q"]), *args)
+    assert os.listdir(tmp_path) == []
