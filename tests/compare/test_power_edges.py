@@ -110,3 +110,24 @@ def test_cli_topics_past_int64_is_one_line(capsys):
     assert main(["power", "--sd", "0.1", "--min-diff", "0.05", "--topics", str(2**63 - 1),
                  "--format", "csv"]) == 0
     assert capsys.readouterr().out.splitlines()[1] == f"-,0.1,0.05,0.05,1.0,{2**63 - 1}"
+
+
+def test_power_equals_statsmodels_on_a_random_grid():
+    smp = pytest.importorskip("statsmodels.stats.power")
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        n = int(rng.integers(2, 2000))
+        alpha = float(10 ** rng.uniform(-6, -0.3))
+        d, sd = float(rng.uniform(0.001, 0.5)), float(rng.uniform(0.05, 1))
+        alt = ("two-sided", "greater")[int(rng.integers(0, 2))]
+        ref = smp.TTestPower().power(effect_size=d / sd, nobs=n, alpha=alpha,
+                                     alternative="larger" if alt == "greater" else alt)
+        assert power(n, d, sd, alpha=alpha, alternative=alt) == pytest.approx(ref, abs=1e-12)
+        m = int(rng.integers(2, 50))
+        lam = n * d**2 / (2 * sd**2)
+        df1, df2 = m - 1, (m - 1) * (n - 1)
+        ref = smp.FTestPower().power(effect_size=math.sqrt(lam / (df1 + df2 + 1)), df_num=df2,
+                                     df_denom=df1, alpha=alpha)
+        got = power(n, d, sd, alpha=alpha, design="anova", n_systems=m)
+        assert got == pytest.approx(ref, abs=1e-12)
