@@ -22,7 +22,8 @@ Examples
 
 from __future__ import annotations
 
-from fasteval.fusion.api import FusionSearch, fuse, optimize_fusion, weight_grid
+from fasteval.fusion.api import FusionSearch, fuse, optimize_fusion, scalar_grid, weight_grid
 from fasteval.fusion.options import METHODS, NORMS
 
-__all__ = ["FusionSearch", "METHODS", "NORMS", "fuse", "optimize_fusion", "weight_grid"]
+__all__ = ["FusionSearch", "METHODS", "NORMS", "fuse", "optimize_fusion", "scalar_grid",
+           "weight_grid"]

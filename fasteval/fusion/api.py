@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -215,6 +216,49 @@ _GRIDS: dict[str, list[float]] = {
 """ranx's default grids: k 10..100 by 10; phi, gamma and sigma 0.01..1.00 by 0.01 (phi
 stops at 0.99: at 1 every RBC score is 0)."""
 
+_IN_RANGE = {"phi": lambda x: 0 < x < 1, "gamma": lambda x: x >= 0,
+             "sigma": lambda x: 0 <= x <= 1}
+
+
+def scalar_grid(param: str, step: float | None) -> list[float]:
+    """The values of ``k``, ``phi``, ``gamma`` or ``sigma`` that :func:`optimize_fusion` tries,
+    as ranx's optimisers space them.
+
+    ``k``: 10 to 100 by ``step`` (a whole number, default 10). The others: ranx's
+    ``round(x, d)`` for ``x`` in ``numpy.arange(0.01, 1 + step, step)``, ``d`` the decimals
+    of ``step`` (default 0.01), keeping the values the method accepts (ranx's grid at step
+    0.1 is 0.0, 0.1, ..., 1.0: phi drops 0 and 1, sigma a last value past 1).
+
+    Examples
+    --------
+    >>> scalar_grid("k", 30), scalar_grid("gamma", 0.25)
+    ([10.0, 40.0, 70.0, 100.0], [0.01, 0.26, 0.51, 0.76, 1.01])
+    >>> scalar_grid("phi", 0.2)
+    [0.2, 0.4, 0.6, 0.8]
+    """
+    if step is None:
+        return list(_GRIDS[param])
+    if param == "k":
+        if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step < 1:
+            raise ParameterError("step", "a whole number >= 1 for method 'rrf' (k from 10 to "
+                                 "100 by step)", step)
+        return [float(x) for x in range(10, 101, int(step))]
+    if (isinstance(step, bool) or not isinstance(step, numbers.Real)
+            or not 0 < float(step) <= 1):
+        raise ParameterError("step", f"a number, 0 < step <= 1, for {param}", step)
+    import numpy as np
+
+    text = repr(float(step))
+    digits = len(text.split(".")[1]) if "." in text and "e" not in text else 12
+    values: list[float] = []
+    for x in np.arange(0.01, 1.0 + float(step), float(step)):
+        v = float(round(float(x), digits))
+        if _IN_RANGE[param](v) and v not in values:
+            values.append(v)
+    if not values:
+        raise ParameterError("step", f"a number that leaves some {param} on the grid", step)
+    return values
+
 
 def optimize_fusion(
     qrels: Any,
@@ -223,7 +267,7 @@ def optimize_fusion(
     norm: str | None = "min-max",
     metric: str = "ndcg@10",
     *,
-    step: float = 0.1,
+    step: float | None = None,
     grid: Iterable[Any] | None = None,
     **eval_options: Any,
 ) -> FusionSearch:
@@ -242,15 +286,19 @@ def optimize_fusion(
         As for :func:`fuse`. The method must have something to search: weights (``wsum``,
         ``wmnz``, ``mixed``, ``w_bordafuse``, ``w_condorcet``), ``k`` (``rrf``), ``phi``
         (``rbc``), ``gamma`` (``gmnz``) or ``sigma`` (``logn_isr``).
-    metric : str
-        A measure name in any dialect fasteval reads (``"ndcg@10"``, ``"map"``, ``"P@5"``).
-    step : float
-        Weight grid step: every vector of multiples of ``step`` that sums to 1
-        (:func:`weight_grid`; 66 vectors for three runs at 0.1).
+    metric : str or Measure
+        One measure, named in any dialect fasteval reads (``"ndcg@10"``, ``"map"``,
+        ``"P@5"``); a name that stands for several measures (trec_eval's ``"P"`` or
+        ``"recall"``, its nine cutoffs) is refused.
+    step : float, optional
+        The grid's spacing, as in ranx. Weights: every vector of multiples of ``step`` that
+        sums to 1 (:func:`weight_grid`; 66 vectors for three runs at the default 0.1);
+        ``k``: 10 to 100 by ``step`` (default 10); ``phi``, ``gamma``, ``sigma``: from 0.01
+        by ``step`` (default 0.01; :func:`scalar_grid`). Refused together with ``grid``.
     grid : iterable, optional
         The settings to try instead: weight vectors for the weighted methods, numbers for
-        the others. Default: :func:`weight_grid` or ranx's grid (k 10..100 by 10; phi
-        0.01..0.99, gamma and sigma 0.01..1 by 0.01).
+        the others. Default: :func:`weight_grid` or :func:`scalar_grid` (at the default
+        steps, k 10..100 by 10; phi 0.01..0.99, gamma and sigma 0.01..1 by 0.01).
     **eval_options
         Passed to :class:`fasteval.Evaluator` (``relevance_level``, ``complete``...).
 
@@ -273,20 +321,26 @@ def optimize_fusion(
     ((1.0, 0.0), 0.75)
     """
     from fasteval.evaluation import Evaluator, aggregate
+    from fasteval.measures.measure import Measure
 
     m = method_name(method)
     n = norm_name(norm)
     if grid is not None and (isinstance(grid, str | bytes) or not isinstance(grid, Iterable)):
         raise ParameterError("grid", "an iterable of settings (weight vectors, or numbers)", grid)
+    if not isinstance(metric, str | Measure):
+        raise ParameterError("metric", "one measure name (a string such as 'ndcg@10')", metric)
+    if step is not None and grid is not None:
+        raise ParameterError("step", "not given with grid (it spaces the default grid)", step)
     loaded = _runs_of(runs)
     names = [name for name, _ in loaded]
     if m in WEIGHTED_METHODS:
-        settings: list[Any] = (weight_grid(len(loaded), step) if grid is None else
+        settings: list[Any] = (weight_grid(len(loaded), 0.1 if step is None else step)
+                               if grid is None else
                                [check_weights(w, len(loaded), names) for w in grid])
         param = "weights"
     elif m in PARAMETERS:
         param = PARAMETERS[m][0]
-        settings = list(_GRIDS[param] if grid is None else grid)
+        settings = scalar_grid(param, step) if grid is None else list(grid)
     else:
         raise ParameterError("method", "a method with parameters to search (weighted methods, "
                              "rrf, rbc, gmnz, logn_isr)", method)
@@ -295,6 +349,10 @@ def optimize_fusion(
     specs: list[FusionSpec] = [resolve(m, n, **{param: s}, n_runs=len(loaded), names=names)
                                for s in settings]
     evaluator = Evaluator(qrels, [metric], **eval_options)
+    if len(evaluator.measure_names) != 1:
+        raise ParameterError("metric", "one measure (a name with a cutoff such as "
+                             f"'{evaluator.measure_names[0]}'), not "
+                             f"{len(evaluator.measure_names)}: {evaluator.measure_names}", metric)
     measure = evaluator.measure_names[0]
     prepared: FusionInput = prepare_fusion(loaded, n)
     cands = prepared.candidates()

@@ -126,3 +126,55 @@ def test_trial_scores_equal_ranx_report(method: str, key: str, norm: str) -> Non
     if compared == len(report.results):
         assert ours.params[key] == (tuple(map(float, best[key])) if key == "weights"
                                     else best[key])
+
+
+@pytest.mark.parametrize(("method", "key", "step", "norm"), [
+    ("rrf", "k", 20, "min-max"), ("gmnz", "gamma", 0.1, "zmuv"), ("rbc", "phi", 0.1, "min-max"),
+    ("rbc", "phi", 0.25, None)])
+def test_step_spaces_the_scalar_grids_as_ranx(method: str, key: str, step: float,
+                                              norm: str | None) -> None:
+    """``step`` spaces k, phi, gamma and sigma as ranx's optimisers do (it was ignored for
+    them: rrf with step=20 tried k 10..100 by 10). The grid is ranx's, less the values the
+    method refuses (phi 0 and 1); trial scores equal ranx's report where the fused run has
+    no ties near the cutoff, and the best setting is ranx's."""
+    ranx = pytest.importorskip("ranx")
+    qrels, runs = _data(4, n_q=30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        best, report = ranx.optimize_fusion(
+            ranx.Qrels(qrels), [ranx.Run(r) for r in runs], norm=norm, method=method,
+            metric="ndcg@10", show_progress=False, return_optimization_report=True, step=step)
+    theirs = {float(c): float(r) for c, r in zip(report.configs, report.results, strict=True)}
+    ours = fasteval.optimize_fusion(qrels, runs, method=method, norm=norm, metric="ndcg@10",
+                                    step=step)
+    grid = [float(p) for p in ours.trials["params"]]
+    assert grid == [v for v in theirs if key != "phi" or 0 < v < 1]
+    assert grid == fasteval.fusion.scalar_grid(key, step)
+    compared = 0
+    for value, score in zip(grid, ours.trials["score"], strict=True):
+        if _untied_top(fasteval.fuse(runs, method=method, norm=norm, **{key: value})):
+            assert score == pytest.approx(theirs[value], abs=1e-12)
+            compared += 1
+    # the rank methods tie documents that two runs place alike: their scores are compared
+    # where no such tie reaches the cutoff, and the best setting always
+    assert compared >= (0 if method in ("rrf", "rbc") else 2)
+    assert ours.params[key] == float(best[key])
+
+
+def test_step_and_metric_errors() -> None:
+    qrels, runs = _data(3, n_q=3)
+    with pytest.raises(ParameterError, match=r"^step must be a whole number >= 1 for method "
+                       r"'rrf' \(k from 10 to 100 by step\), got 2\.5$"):
+        fasteval.optimize_fusion(qrels, runs, method="rrf", step=2.5)
+    with pytest.raises(ParameterError, match=r"^step must be not given with grid"):
+        fasteval.optimize_fusion(qrels, runs, method="wsum", step=0.5, grid=[[0.5, 0.5]])
+    with pytest.raises(ParameterError, match=r"^step must be a number that leaves some phi"):
+        fasteval.optimize_fusion(qrels, runs, method="rbc", step=1.0)
+    # trec_eval's "recall" is nine measures: the first (recall_5) was optimised silently
+    with pytest.raises(ParameterError, match=r"^metric must be one measure \(a name with a "
+                       r"cutoff such as 'recall_5'\), not 9: \['recall_5', .*got 'recall'$"):
+        fasteval.optimize_fusion(qrels, runs, metric="recall")
+    with pytest.raises(ParameterError, match=r"^metric must be one measure name"):
+        fasteval.optimize_fusion(qrels, runs, metric=["map", "P@5"])
+    assert fasteval.optimize_fusion(qrels, runs, metric=fasteval.parse_measures("map")[0],
+                                    step=0.5).metric == "map"
