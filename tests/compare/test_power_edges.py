@@ -123,11 +123,14 @@ def test_power_equals_statsmodels_on_a_random_grid():
         alt = ("two-sided", "greater")[int(rng.integers(0, 2))]
         ref = smp.TTestPower().power(effect_size=d / sd, nobs=n, alpha=alpha,
                                      alternative="larger" if alt == "greater" else alt)
-        assert power(n, d, sd, alpha=alpha, alternative=alt) == pytest.approx(ref, abs=1e-12)
+        got = power(n, d, sd, alpha=alpha, alternative=alt)
+        # statsmodels' lower tail (nct.cdf) is NaN far out, where the power is 1
+        assert got == pytest.approx(ref, abs=1e-12) if not math.isnan(ref) else got > 1 - 1e-9
         m = int(rng.integers(2, 50))
         lam = n * d**2 / (2 * sd**2)
         df1, df2 = m - 1, (m - 1) * (n - 1)
         ref = smp.FTestPower().power(effect_size=math.sqrt(lam / (df1 + df2 + 1)), df_num=df2,
                                      df_denom=df1, alpha=alpha)
         got = power(n, d, sd, alpha=alpha, design="anova", n_systems=m)
-        assert got == pytest.approx(ref, abs=1e-12)
+        # statsmodels' ncf.sf is NaN for a large noncentrality, where the power is 1
+        assert got == pytest.approx(ref, abs=1e-12) if not math.isnan(ref) else got > 1 - 1e-9
