@@ -27,10 +27,14 @@ from fasteval.errors import options_named
 def _weights(text: str) -> list[float]:
     from fasteval.errors import ParameterError
 
+    items = re.split(r"\s*,\s*|\s+", text.strip())
     try:
-        return [float(x) for x in text.replace(",", " ").split()]
+        if "" in items:  # "0.3,,0.7" or a trailing comma: a weight left out
+            raise ValueError(text)
+        return [float(x) for x in items]
     except ValueError:
-        raise ParameterError("--weights", "numbers separated by commas (0.3,0.7)", text) from None
+        raise ParameterError("weights", "numbers separated by commas (0.3,0.7), none "
+                             "empty", text) from None
 
 
 def _number(option: str):

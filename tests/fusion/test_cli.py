@@ -56,7 +56,11 @@ def test_rbc_and_params(runs, tmp_path) -> None:
     (["-m", "nope"], "method must be one of"),
     (["-m", "wsum"], "weights must be given"),
     (["-m", "wsum", "-w", "1"], "one number per run (2 runs)"),
-    (["-m", "wsum", "-w", "a,b"], "--weights must be numbers"),
+    (["-m", "wsum", "-w", "a,b"], "error: -w/--weights must be numbers separated by commas"),
+    # an empty item was skipped: "1,,2" fused as 1,2 (and "1,2," as 1,2)
+    (["-m", "wsum", "-w", "1,,2"], "error: -w/--weights must be numbers separated by commas "
+     "(0.3,0.7), none empty, got '1,,2'"),
+    (["-m", "wsum", "-w", "1,2,"], "none empty, got '1,2,'"),
     (["-m", "rrf", "--phi", "0.5"], "phi must be used only by method 'rbc'"),
     (["-m", "rrf", "--norm", "borda"], "not 'borda'"),
     (["-m", "rrf", "--format", "parquet"], "parquet is not printed"),
@@ -164,3 +168,15 @@ def test_a_fused_score_past_float64_is_one_error_line(tmp_path, capfd, suffix) -
     assert err.count("\n") == 1
     assert "the fused score of document 'a' for query 'q1' overflows float64 (inf)" in err
     assert not out.exists()
+
+
+def test_weights_separated_by_commas_or_blanks(runs, tmp_path) -> None:
+    outs = []
+    for text in ("0.3,0.7", " 0.3, 0.7 ", "0.3 0.7"):
+        out = tmp_path / "w.csv"
+        assert main(["fuse", *runs, "-m", "wsum", "-w", text, "-o", str(out)]) == 0
+        outs.append(pl.read_csv(out))
+    want = fasteval.fuse([fasteval.read_run(r) for r in runs], method="wsum",
+                         weights=[0.3, 0.7])
+    for got in outs:
+        assert got.get_column("score").to_list() == want.get_column("score").to_list()
