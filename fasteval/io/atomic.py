@@ -438,7 +438,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: object) -> Iterator[IO]:
     """Open a temporary file for writing; it replaces (or is copied to) ``path`` only when
-    the block succeeds. See :func:`atomic_path`.
+    the block succeeds. See :func:`atomic_path`. Text is written as UTF-8 (what the readers
+    read) unless ``encoding`` says otherwise, whatever the locale.
 
     Examples
     --------
@@ -449,6 +450,8 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: object)
     >>> (d / "a.csv").read_text()
     'x\\n1\\n'
     """
+    if "b" not in mode:  # not the locale's encoding: ASCII (C locale) or Latin-1 elsewhere
+        kwargs.setdefault("encoding", "utf-8")
     with atomic_path(path) as tmp, open(tmp, mode, **kwargs) as fh:  # noqa: SIM115
         yield fh
 
