@@ -252,7 +252,14 @@ def write_table(
         ``"trec"`` writes ``qid Q0 docno rank score tag`` when the table has a
         ``score`` column (rank from a ``rank`` column, else by score descending then
         doc id descending; tag from ``tag``, else ``run_id``, else ``fasteval``),
-        and ``qid 0 docno rel`` when it has ``relevance``.
+        and ``qid 0 docno rel`` when it has ``relevance``. TREC text takes only what the
+        readers read back as written: ids without whitespace or NUL (text or integers),
+        numeric scores, integer ranks and 32-bit integer grades.
+
+    Float64 values read back bit for bit from every format (-0.0, subnormals and 1e308
+    included). NaN and infinite values: parquet, CSV and TSV
+    keep them (``NaN``, ``inf``); JSON and JSON Lines refuse them (JSON has no such
+    numbers); TREC text refuses a NaN score and writes an infinite one as ``inf``/``-inf``.
 
     Returns
     -------
