@@ -139,3 +139,25 @@ def test_path_and_format_of_other_types_are_refused(tmp_path, monkeypatch, args,
     with pytest.raises(ParameterError, match=message):
         write_table(_run(["q"]), *args)
     assert os.listdir(tmp_path) == []
+
+
+def test_nan_and_infinity_per_format_as_documented(tmp_path):
+    special = pl.DataFrame({"measure": ["a", "b", "c"], "value": [float("nan"), float("inf"), -float("inf")]})
+    for name in ("s.csv", "s.tsv.gz", "s.parquet"):
+        path = write_table(special, tmp_path / name)
+        if name.endswith(".parquet"):
+            back = pl.read_parquet(path)
+        else:
+            back = pl.read_csv(path, separator="," if ".csv" in name else "\t",
+                               schema={"measure": pl.String, "value": pl.Float64})
+        got = back["value"].to_list()
+        assert np.isnan(got[0]) and got[1:] == [float("inf"), -float("inf")]
+    for name in ("s.json", "s.jsonl"):
+        with pytest.raises(InputError, match=r"JSON cannot hold nan"):
+            write_table(special, tmp_path / name)
+    run = _run(["q", "q"], scores=[float("inf"), -float("inf")])
+    back = read_run(write_table(run, tmp_path / "inf.trec"))
+    assert back.sort("doc_id")["score"].to_list() == [float("inf"), -float("inf")]
+    with pytest.raises(InputError, match=r"score is NaN"):
+        write_table(_run(["q"], scores=[float("nan")]), tmp_path / "nan.trec")
+    assert sorted(os.listdir(tmp_path)) == ["inf.trec", "s.csv", "s.parquet", "s.tsv.gz"]
