@@ -185,7 +185,7 @@ def _critical(crit: float, alpha: float, param: str, value: object) -> float:
     if math.isnan(crit):
         raise ParameterError(param, "small enough for scipy's distributions to give the test's "
                              "critical value (they gave NaN)", value)
-    if not (math.isfinite(crit) and crit > 0):
+    if not math.isfinite(crit):  # negative for a one-sided alpha past 0.5: a valid test
         raise ParameterError("alpha", "large enough for scipy to give the test's critical value "
                              f"(it gave {crit})", alpha)
     return float(crit)

@@ -135,3 +135,11 @@ def test_power_equals_statsmodels_on_a_random_grid():
         got = power(n, d, sd, alpha=alpha, design="anova", n_systems=m)
         # statsmodels' ncf.sf is NaN for a large noncentrality, where the power is 1
         assert got == pytest.approx(ref, abs=1e-12) if not math.isnan(ref) else got > 1 - 1e-9
+
+
+@pytest.mark.parametrize("alpha", [0.5, 0.7, 0.95])
+def test_one_sided_alpha_past_one_half_equals_statsmodels(alpha):
+    # the critical value is 0 or negative there: a valid (if odd) test, not an error
+    smp = pytest.importorskip("statsmodels.stats.power")
+    ref = smp.TTestPower().power(effect_size=0.3, nobs=12, alpha=alpha, alternative="larger")
+    assert power(12, 0.03, 0.1, alpha=alpha, alternative="greater") == pytest.approx(ref, abs=1e-12)
