@@ -27,6 +27,7 @@ import sys
 import time
 
 from fasteval.cli import add_command
+from fasteval.errors import options_named
 
 FORMATS = ("table", "csv", "json", "parquet", "trec")
 
@@ -121,6 +122,16 @@ def _check_args(args: argparse.Namespace) -> None:
         raise ParameterError("--format parquet", "used with -o OUT (parquet is not printed)", "stdout")
 
 
+_OPTION_NAMES = {
+    "max_docs": "-M/--max-docs",
+    "relevance_level": "-l/--relevance-level",
+    "tie_break": "--tie-break",
+    "max_rows_per_chunk": "--max-rows-per-chunk",
+}
+"""The library's parameter names (in its errors) -> this command's options."""
+
+
+@options_named(_OPTION_NAMES)
 def run(args: argparse.Namespace) -> int:
     """Run ``fasteval eval``."""
     from fasteval.cli import worded

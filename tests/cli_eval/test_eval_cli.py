@@ -360,3 +360,14 @@ def test_csv_and_tsv_on_standard_input(tmp_path):
                            "map", "--quiet"], input=q.read_bytes(), capture_output=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.decode().split() == ["measure", "r.csv", "map", "0.5000"]
+
+
+def test_max_docs_cutting_a_tie_names_the_option(tmp_path, capsys):
+    # the library's max_docs is this command's -M/--max-docs in the one line printed
+    (tmp_path / "q.qrels").write_text("q1 0 a 1\n")
+    (tmp_path / "r.run").write_text("q1 Q0 a 1 1.0 t\nq1 Q0 b 2 1.0 t\n")
+    assert main(["eval", str(tmp_path / "q.qrels"), str(tmp_path / "r.run"), "-m", "map", "-M", "1",
+                 "--tie-break", "expected"]) == 2
+    line = _err_line(capsys)
+    assert line.startswith("fasteval: error: -M/--max-docs must be a cutoff between tie groups"), line
+    assert "query 'q1' has equal scores across rank 1" in line and line.endswith("got 1"), line
