@@ -386,6 +386,9 @@ def write_synth(
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ParameterError("out", "a directory (created when missing)", str(out))
+    if out.is_symlink() and not out.exists():
+        raise ParameterError("out", "a directory (created when missing), not a symbolic link "
+                             f"to the missing {os.readlink(out)!r}", str(out))
     targets = {"qrels": out / "qrels.parquet"}
     for name in spec.run_names():
         targets[name] = out / "runs" / f"{name}.parquet"

@@ -107,3 +107,16 @@ def test_a_seed_past_64_bits_is_reproducible():
 def test_int_ids_must_be_a_bool(value):
     with pytest.raises(ParameterError, match=rf"^int_ids must be True or False, got {value!r}"):
         SynthSpec(queries=3, int_ids=value)
+
+
+def test_out_as_a_dangling_symbolic_link_is_named(tmp_path, capsys):
+    link = tmp_path / "ds"
+    link.symlink_to(tmp_path / "missing")
+    assert main(["datasets", "synth", "--queries", "3", "--quiet", "--out", str(link)]) == 2
+    assert capsys.readouterr().err == (
+        f"fasteval: error: --out must be a directory (created when missing), not a symbolic "
+        f"link to the missing {str(tmp_path / 'missing')!r}, got {str(link)!r}\n")
+    assert sorted(os.listdir(tmp_path)) == ["ds"]
+    (tmp_path / "missing").mkdir()  # a link to a directory is written through
+    paths = write_synth(SynthSpec(queries=3, depth=2, runs=1), link)
+    assert (tmp_path / "missing" / "qrels.parquet").is_file() and paths["qrels"].is_file()
