@@ -169,10 +169,10 @@ def _trec_frame(df: pl.DataFrame) -> pl.DataFrame:
             name = "tag" if "tag" in df.columns else "run_id"
             tag = _check_trec_ids(df.select(pl.col(name).cast(pl.String)), name)
         else:
-            tag = pl.Series(["fasteval"] * df.height, dtype=pl.String)
+            tag = pl.repeat("fasteval", df.height, dtype=pl.String, eager=True)
         return pl.DataFrame({
             "query_id": ids["query_id"],
-            "iter": pl.Series(["Q0"] * df.height, dtype=pl.String),
+            "iter": pl.repeat("Q0", df.height, dtype=pl.String, eager=True),
             "doc_id": ids["doc_id"],
             "rank": rank.cast(pl.Int64),
             "score": score,
@@ -185,7 +185,7 @@ def _trec_frame(df: pl.DataFrame) -> pl.DataFrame:
         rel = normalize_relevance(rel, source=None, where=row_locator())  # type: ignore[arg-type]
         return pl.DataFrame({
             "query_id": ids["query_id"],
-            "iter": pl.Series(["0"] * df.height, dtype=pl.String),
+            "iter": pl.repeat("0", df.height, dtype=pl.String, eager=True),
             "doc_id": ids["doc_id"],
             "relevance": rel,
         })
