@@ -168,6 +168,9 @@ class SynthSpec:
             value = getattr(self, name)
             if not _integer(value) or value < 1:
                 raise ParameterError(name, "a positive integer", value)
+        if self.queries > 2**63:  # query ids 0 .. queries - 1 are int64
+            raise ParameterError("queries", f"at most {2**63} (query ids are 64-bit integers)",
+                                 self.queries)
         for name in ("judged", "seed"):  # numpy's generators take seeds >= 0 only
             value = getattr(self, name)
             if not _integer(value) or value < 0:

@@ -120,3 +120,10 @@ def test_out_as_a_dangling_symbolic_link_is_named(tmp_path, capsys):
     (tmp_path / "missing").mkdir()  # a link to a directory is written through
     paths = write_synth(SynthSpec(queries=3, depth=2, runs=1), link)
     assert (tmp_path / "missing" / "qrels.parquet").is_file() and paths["qrels"].is_file()
+
+
+def test_queries_past_int64_ids_are_refused():
+    with pytest.raises(ParameterError, match=rf"^queries must be at most {2**63} \(query ids are "
+                       rf"64-bit integers\), got {2**63 + 1}"):
+        SynthSpec(queries=2**63 + 1)
+    assert SynthSpec(queries=2**63).queries == 2**63
