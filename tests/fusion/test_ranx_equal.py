@@ -169,3 +169,119 @@ def test_borda_norm_refused_with_rank_methods(method: str) -> None:
     with pytest.raises(ParameterError, match="norm must be not 'borda'"):
         fasteval.fuse(runs, method=method, norm="borda", weights=[1.0] * len(runs)
                       if method in WEIGHTED_METHODS else None, **PARAMS.get(method, {}))
+
+
+def _tied_runs(seed: int) -> list[dict]:
+    """2 to 8 runs of 1 to 4 queries over pools of 1 to 7 documents: integer scores (ties),
+    runs whose scores are all equal, negative scores, single-document queries."""
+    rng = np.random.default_rng(seed)
+    runs = []
+    n_q, pool = int(rng.integers(1, 5)), int(rng.integers(1, 8))
+    for _ in range(int(rng.choice([2, 3, 5, 8]))):
+        kind = int(rng.integers(0, 3))
+        run = {}
+        for q in range(n_q):
+            n = int(rng.integers(1, pool + 1))
+            docs = rng.choice(pool, size=n, replace=False)
+            scores = (rng.integers(-3, 3, size=n) if kind == 0 else
+                      np.full(n, int(rng.integers(-2, 3))) if kind == 1 else
+                      rng.integers(0, 2, size=n) - 1.5)
+            run[f"q{q}"] = {f"d{d}": float(s) for d, s in zip(docs, scores, strict=True)}
+        runs.append(run)
+    return runs
+
+
+def _trec_ordered(runs: list[dict], inverted: bool) -> list[dict]:
+    """The same rankings with distinct scores: score descending (ascending when inverted),
+    ties by doc id descending, the order fasteval gives tied documents."""
+    out = []
+    for run in runs:
+        new = {}
+        for q, docs in run.items():
+            order = sorted(docs, key=lambda d: (-docs[d] if inverted else docs[d], d),
+                           reverse=True)
+            new[q] = {d: float(len(order) - i) for i, d in enumerate(order)}
+        out.append(new)
+    return out
+
+
+_TIED = [(m, n) for m, n in COMBOS if "condorcet" not in m]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_equal_to_ranx_with_tied_and_equal_scores(seed: int) -> None:
+    """Tied, equal and negative scores, many runs, single-document queries: the score
+    methods on score normalisations equal ranx on the runs as given (ties do not change
+    them); where positions count (rank methods, rank and Borda normalisations) they equal
+    ranx on the same rankings with ties ordered by doc id descending."""
+    runs = _tied_runs(seed)
+    rng = np.random.default_rng(seed)
+    for method, norm in _TIED:
+        params = dict(PARAMS.get(method, {}))
+        weights = None
+        if method in WEIGHTED_METHODS:
+            weights = [float(x) for x in rng.choice([0.0, 0.3, 1.0, 2.5], len(runs))]
+            weights[0] = max(weights[0], 1.0)
+            params["weights"] = weights
+        ours = fasteval.fuse(runs, method=method, norm=norm, weights=weights,
+                             **PARAMS.get(method, {}))
+        positional = method in RANK_METHODS or norm in ("rank", "borda")
+        given = _trec_ordered(runs, norm == "min-max-inverted") if positional else runs
+        ranx_norm = None if norm == "none" else norm
+        if method in RANK_METHODS and norm not in ("rank", "borda"):
+            ranx_norm = None  # the order is already normalised into the scores
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref = ranx.fuse([ranx.Run(r) for r in given], norm=ranx_norm, method=method,
+                            params=params).to_dict()
+        got = {(q, d): s for q, d, s, _ in ours.rows()}
+        exp = {(q, d): s for q, docs in ref.items() for d, s in docs.items()}
+        assert set(got) == set(exp), (method, norm)
+        for key, value in got.items():
+            if method in ("max", "min") and exp[key] in (-1e9, 1e9):
+                continue  # ranx's placeholder for a run lacking the document
+            assert value == pytest.approx(exp[key], rel=1e-12, abs=1e-12), (method, norm, key)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_query_missing_from_runs_equals_ranx_on_the_runs_that_hold_it(seed: int) -> None:
+    """ranx requires every run to hold every query; here a run lacking a query adds
+    nothing to it: each query's fused scores equal ranx's fusion of the runs that hold it
+    (weights of those runs), for the methods without Borda points or Condorcet votes."""
+    runs = _tied_runs(100 + seed)
+    rng = np.random.default_rng(seed)
+    queries = sorted({q for r in runs for q in r})
+    for run in runs[1:]:
+        for q in queries:
+            if rng.random() < 0.4 and q in run:
+                del run[q]
+    runs = [r for r in runs if r]
+    for method in METHODS:
+        if "borda" in method or "condorcet" in method:
+            continue
+        for norm in ("min-max", "zmuv", "rank"):
+            weights = ([float(x) for x in rng.uniform(0.1, 2.0, len(runs))]
+                       if method in WEIGHTED_METHODS else None)
+            ours = fasteval.fuse(runs, method=method, norm=norm, weights=weights,
+                                 **PARAMS.get(method, {}))
+            got = {(q, d): s for q, d, s, _ in ours.rows()}
+            positional = method in RANK_METHODS or norm == "rank"
+            for q in queries:
+                held = [i for i, r in enumerate(runs) if q in r]
+                if len(held) < 2:
+                    continue
+                sub = [{q: runs[i][q]} for i in held]
+                params = dict(PARAMS.get(method, {}))
+                if weights is not None:
+                    params["weights"] = [weights[i] for i in held]
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    ref = ranx.fuse([ranx.Run(r) for r in
+                                     (_trec_ordered(sub, False) if positional else sub)],
+                                    norm=None if method in RANK_METHODS else norm,
+                                    method=method, params=params).to_dict()[q]
+                for d, want in ref.items():
+                    if method in ("max", "min") and want in (-1e9, 1e9):
+                        continue
+                    assert got[(q, d)] == pytest.approx(want, rel=1e-12, abs=1e-12), \
+                        (method, norm, q, d)
