@@ -415,3 +415,69 @@ def test_bounds_and_monotone_cutoffs(seed):
     again = evaluate_diversity(renamed, r, names).pivot(on="measure", index="query_id", values="value")
     assert again.drop("MAP-IA").equals(wide.drop("MAP-IA"))
     assert again["MAP-IA"].to_list() == pytest.approx(wide["MAP-IA"].to_list(), rel=1e-14)
+
+
+def _hostile_case(seed: int) -> tuple[list[tuple], list[tuple]]:
+    """Judgments with negative grades, documents judged 0 for every subtopic, queries whose
+    every judgment is non-relevant, subtopic ids shared across queries, queries of the run
+    without judgments; runs with tied, equal and negative scores."""
+    rng = np.random.default_rng(seed)
+    qrels, run, seen = [], [], set()
+    for q in range(int(rng.integers(1, 6))):
+        qid, kind = f"q{q}", int(rng.integers(0, 5))
+        docs = [f"d{d}" for d in rng.choice(15, size=int(rng.integers(1, 10)), replace=False)]
+        if kind != 4:  # kind 4: no judgments, only run rows
+            for s in range(int(rng.integers(1, 5))):
+                sid = str(int(rng.integers(0, 1000))) if rng.random() < 0.3 else f"s{s}"
+                for d in docs:
+                    if rng.random() < 0.5 and (qid, sid, d) not in seen:
+                        seen.add((qid, sid, d))
+                        grades = [-1, 0] if kind == 3 else [-2, -1, 0, 0, 1, 2, 3]
+                        qrels.append((qid, sid, d, int(rng.choice(grades))))
+        n = int(rng.integers(0, 12))
+        ranked = rng.choice(15, size=n, replace=False)
+        scores = rng.integers(-2, 2, size=n).astype(float) if rng.random() < 0.5 else rng.normal(size=n)
+        run.extend((qid, f"d{d}", float(s)) for d, s in zip(ranked, scores, strict=True))
+    return qrels, run
+
+
+def _trec_order(run: list[tuple]) -> list[tuple]:
+    """Distinct scores in fasteval's order (score descending, ties by doc id descending):
+    pyndeval breaks ties by doc id ascending."""
+    by: dict[str, list] = {}
+    for q, d, s in run:
+        by.setdefault(q, []).append((s, d))
+    out = []
+    for q, rows in by.items():
+        rows.sort(reverse=True)
+        out.extend((q, d, float(len(rows) - i)) for i, (_, d) in enumerate(rows))
+    return out
+
+
+@pytest.mark.parametrize("relevance_level", [1, 2, 0, -1])
+def test_hostile_judgments_and_ties_match_pyndeval(relevance_level):
+    """pyndeval (ndeval.c) on the same rankings, ties ordered as fasteval orders them."""
+    pyndeval = pytest.importorskip("pyndeval")
+    compared = 0
+    for seed in range(60):
+        qrels, run = _hostile_case(seed)
+        if not qrels or not run:
+            continue
+        rng = np.random.default_rng(seed)
+        alpha, beta = float(rng.choice([0.0, 0.5, 0.8, 1.0])), float(rng.choice([0.0, 0.5, 1.0]))
+        names = [f"{m}(alpha={alpha},beta={beta})" if m in ("NRBP", "nNRBP") else
+                 (m.replace("@", f"(alpha={alpha})@") if not m.startswith(("P-IA", "strec"))
+                  and m != "MAP-IA" else m) for m in _NDEVAL]
+        q, r = as_tables(qrels, run)
+        mine = {(qid, m): v for _, qid, m, v in
+                evaluate_diversity(q, r, names, relevance_level=relevance_level).rows()}
+        theirs = pyndeval.RelevanceEvaluator(qrels, _NDEVAL, relevance_level=relevance_level,
+                                             alpha=alpha, beta=beta).evaluate(_trec_order(run))
+        assert {qid for qid, _ in mine} == set(theirs), seed
+        for qid, row in theirs.items():
+            for plain, name in zip(_NDEVAL, names, strict=True):
+                got, ref = mine[(qid, parse_diversity_measures(name)[0].name)], row[plain]
+                assert (math.isnan(got) and math.isnan(ref)) or \
+                    got == pytest.approx(ref, rel=1e-9, abs=1e-12), (seed, qid, plain, got, ref)
+                compared += 1
+    assert compared > 500
