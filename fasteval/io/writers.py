@@ -8,9 +8,9 @@ old file, if any, untouched).
 from __future__ import annotations
 
 import gzip
-import io
 import os
 from pathlib import Path
+from typing import IO
 
 import polars as pl
 
@@ -193,8 +193,16 @@ def _trec_frame(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _write_text(df: pl.DataFrame, tmp: Path, gz: bool, fmt: str) -> None:
-    buf = io.BytesIO()
-    target: io.BytesIO | Path = buf if gz else tmp
+    if not gz:
+        _write_text_to(df, tmp, fmt)
+        return
+    # streamed through gzip (no copy of the whole text in memory); no name in the header:
+    # gzip.open would store the temporary file's
+    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw) as fh:
+        _write_text_to(df, fh, fmt)
+
+
+def _write_text_to(df: pl.DataFrame, target: Path | IO[bytes], fmt: str) -> None:
     if fmt == "trec":  # df is _trec_frame's output
         df.write_csv(target, separator=" ", include_header=False, quote_style="never")
     elif fmt in ("csv", "tsv"):
@@ -203,9 +211,6 @@ def _write_text(df: pl.DataFrame, tmp: Path, gz: bool, fmt: str) -> None:
         df.write_ndjson(target)
     else:
         df.write_json(target)
-    if gz:  # no name in the header: gzip.open would store the temporary file's
-        with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw) as fh:
-            fh.write(buf.getvalue())
 
 
 def check_json_numbers(df: pl.DataFrame, *, instead: str = "parquet or CSV", source: str | None = None) -> None:
