@@ -310,7 +310,9 @@ class DiversityEvaluator:
     tie_break : {"trec", "rank", "input"}, default "trec"
         How equal scores are ordered (see :func:`fasteval.prepare.prepare_run`).
     duplicates : {"error", "keep_best"}, default "error"
-        A document twice in one ranking is an error, or keep its best row.
+        A document twice in one ranking, or a (query, subtopic, document) triple twice in
+        the judgments, is an error; or keep the row with the best score, and the highest
+        judgment (a :class:`fasteval.errors.DataWarning` counts the judgments dropped).
 
     Examples
     --------
@@ -345,7 +347,8 @@ class DiversityEvaluator:
         self.judged_only = check_flag("judged_only", judged_only)
         self.tie_break = tie_break
         self.duplicates = duplicates
-        self.subtopics = _prepare_subtopics(read_subtopic_qrels(qrels), self.relevance_level)
+        self.subtopics = _prepare_subtopics(read_subtopic_qrels(qrels, duplicates=duplicates),
+                                            self.relevance_level)
         self._ideal: dict[tuple[float, int], tuple[np.ndarray, np.ndarray]] = {}
         from fasteval.prepare import Report
 

@@ -481,3 +481,28 @@ def test_hostile_judgments_and_ties_match_pyndeval(relevance_level):
                     got == pytest.approx(ref, rel=1e-9, abs=1e-12), (seed, qid, plain, got, ref)
                 compared += 1
     assert compared > 500
+
+
+def test_duplicates_keep_best_applies_to_the_judgments():
+    """The duplicate-judgment error says "pass duplicates='keep_best'", but
+    evaluate_diversity(..., duplicates='keep_best') applied it to the run only and raised
+    the same error; it now keeps each triple's highest judgment, as pyndeval scores the
+    deduplicated judgments."""
+    qrels = [("q1", "s1", "a", 0), ("q1", "s1", "a", 2), ("q1", "s2", "b", 1),
+             ("q1", "s2", "b", -1), ("q1", "s3", "c", 1)]
+    run = [("q1", "a", 1.0), ("q1", "b", 0.5), ("q1", "c", 0.2)]
+    q, r = as_tables(qrels, run)
+    names = ["strec@1", "strec@2", "alpha-nDCG@2", "ERR-IA@3", "MAP-IA"]
+    with pytest.raises(InputError, match=r"duplicate \(query_id, subtopic, doc_id\) triple "
+                       r"\('q1', 's1', 'a'\); pass duplicates='keep_best'"):
+        evaluate_diversity(q, r, names)
+    with pytest.warns(fasteval.errors.DataWarning, match="dropped 2 duplicate"):
+        got = dict(evaluate_diversity(q, r, names, duplicates="keep_best")
+                   .select("measure", "value").rows())
+    best = [("q1", "s1", "a", 2), ("q1", "s2", "b", 1), ("q1", "s3", "c", 1)]
+    pyndeval = pytest.importorskip("pyndeval")
+    assert got == pytest.approx(pyndeval.ndeval(best, run, names)["q1"], rel=1e-12)
+    # the same as reading the judgments with keep_best first
+    with pytest.warns(fasteval.errors.DataWarning):
+        kept = read_subtopic_qrels(q, duplicates="keep_best")
+    assert got == dict(evaluate_diversity(kept, r, names).select("measure", "value").rows())
