@@ -78,7 +78,9 @@ def fuse(
         at least 1e-9, as in ranx.
     weights : sequence or mapping, optional
         One number >= 0 per run (a mapping by run name when the runs are named); required
-        by the weighted methods, refused by the others.
+        by the weighted methods, refused by the others. A sequence follows the runs' order;
+        for one table with a ``run_id`` column, the order in which its run ids first appear
+        (a mapping ``{run_id: weight}`` does not depend on the row order).
     k, phi, gamma, sigma : float, optional
         ``k`` (``rrf``, default 60, > 0), ``phi`` (``rbc``, required, 0 < phi < 1),
         ``gamma`` (``gmnz``, required, >= 0), ``sigma`` (``logn_isr``, default 0.01, in
@@ -161,7 +163,8 @@ class FusionSearch:
     method, norm, metric : str
         Canonical names.
     params : dict
-        The best parameters: ``{"weights": (...)}``, ``{"k": ...}``, ``{"phi": ...}``,
+        The best parameters: ``{"weights": (...)}`` (in the runs' order, as :func:`fuse`
+        reads a sequence of weights), ``{"k": ...}``, ``{"phi": ...}``,
         ``{"gamma": ...}`` or ``{"sigma": ...}``.
     score : float
         The metric's mean over the evaluated queries with those parameters.

@@ -330,3 +330,19 @@ def test_weights_mapping_with_the_runs_keys() -> None:
     assert out.rows() == [("q1", "d2", 0.7, 1), ("q1", "d1", 0.3, 2), ("q1", "d3", 0.0, 3)]
     with pytest.raises(ParameterError, match="one weight for each run name"):  # 1 and '1'
         fasteval.fuse({1: a, 2: b}, method="wsum", weights={1: 0.3, "1": 0.3, 2: 0.7})
+
+
+def test_weights_of_a_table_follow_its_run_ids_first_appearance() -> None:
+    """A sequence of weights for one table with a run_id column goes to the run ids in the
+    order they first appear; a mapping by run id does not depend on the row order."""
+    t = pl.DataFrame({"run_id": ["x", "x", "y"], "query_id": ["q"] * 3,
+                      "doc_id": ["d1", "d2", "d3"], "score": [1.0, 2.0, 5.0]})
+    # x min-max: d1 0, d2 1; y (one document): d3 0
+    assert _scores(fasteval.fuse(t, method="wsum", weights=[1.0, 0.0])) == {
+        ("q", "d2"): 1.0, ("q", "d1"): 0.0, ("q", "d3"): 0.0}
+    flipped = t.reverse()  # y first: the same list now weights y
+    assert _scores(fasteval.fuse(flipped, method="wsum", weights=[0.0, 1.0])) == {
+        ("q", "d2"): 1.0, ("q", "d1"): 0.0, ("q", "d3"): 0.0}
+    for table in (t, flipped):
+        assert _scores(fasteval.fuse(table, method="wsum", weights={"x": 1.0, "y": 0.0})) == {
+            ("q", "d2"): 1.0, ("q", "d1"): 0.0, ("q", "d3"): 0.0}
