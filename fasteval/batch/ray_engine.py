@@ -844,7 +844,7 @@ def _drop_helpers(block, *, names: list[str], wide: bool):
 def _write_dir(ray, scored_parts: list[list], fills: pl.DataFrame | None, out, names: list[str], *, wide: bool) -> None:
     """Write per-query results with Ray's parquet writer into a hidden directory beside
     ``out``; rename it to ``out`` once complete (an older ``out`` is replaced)."""
-    from fasteval.batch.sinks import to_long
+    from fasteval.batch.sinks import empty_wide, to_long
     from fasteval.io.atomic import temp_prefix
 
     final = Path(out)
@@ -860,6 +860,9 @@ def _write_dir(ray, scored_parts: list[list], fills: pl.DataFrame | None, out, n
         tmp.mkdir(parents=True, exist_ok=True)
         if fills is not None and fills.height:  # filled queries (-c), made on the driver
             (fills if wide else to_long(fills, names)).write_parquet(tmp / "filled-queries.parquet")
+        if not any(tmp.glob("*.parquet")):  # no results: an empty table, readable as one
+            empty = empty_wide(names)
+            (empty if wide else to_long(empty, names)).write_parquet(tmp / "empty.parquet")
         old = None
         if final.exists():
             old = final.parent / f".{final.name}.{socket.gethostname()}-{os.getpid()}-old.tmp"

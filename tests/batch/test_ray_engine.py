@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import polars as pl
@@ -342,3 +343,19 @@ def test_mapping_key_over_several_runs_refused_as_locally(ray_local):
     with pytest.raises(fasteval.ParameterError) as on_ray:
         fasteval.evaluate(qrels, {"bm25": two}, ["map"], engine="ray")
     assert str(on_ray.value) == str(local.value)
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_cli_output_dir_without_results_is_an_empty_table(ray_local, tmp_path, wide):
+    # no query of the run is in the qrels: the output directory holds an empty table with
+    # the columns the local engine writes (an empty directory is no parquet dataset)
+    (tmp_path / "q.qrels").write_text("q1 0 a 1\n")
+    pl.DataFrame({"query_id": ["q9"], "doc_id": ["a"], "score": [1.0]}).write_parquet(tmp_path / "r.parquet")
+    args = ["eval", str(tmp_path / "q.qrels"), str(tmp_path / "r.parquet"), "-m", "map", "-m", "num_ret",
+            "-q", "--quiet", *(["--wide"] if wide else [])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the local engine warns that no query is in the qrels
+        assert main([*args, "-o", str(tmp_path / "ray.parquet"), "--engine", "ray"]) == 0
+        assert main([*args, "-o", str(tmp_path / "local.parquet")]) == 0
+    got, ref = pl.read_parquet(tmp_path / "ray.parquet"), pl.read_parquet(tmp_path / "local.parquet")
+    assert got.height == 0 and got.schema == ref.schema
