@@ -397,8 +397,47 @@ def normalize_ids(s: pl.Series, col: str, *, source: str, where: Locator) -> pl.
         ) from exc
 
 
+_WIDE_SCORES = {pl.Int64, pl.UInt64, pl.Int128} | ({pl.UInt128} if hasattr(pl, "UInt128") else set())
+
+
+def inexact_score_row(s: pl.Series) -> int | None:
+    """The first row of integer scores that a float64 does not hold exactly, or None.
+
+    Scores are compared as doubles (trec_eval reads them with ``atof``): past 2**53 two
+    integers may become one double, and a ranking by the integers would be scored as a
+    tie. A typed integer column keeps its values, so such a score is an error rather than
+    another ranking. Text scores are read as trec_eval reads them (rounded).
+
+    Examples
+    --------
+    >>> inexact_score_row(pl.Series([3, 2**53, -(2**60)]))  # powers of two are exact
+    >>> inexact_score_row(pl.Series([3, 2**53 + 1]))
+    1
+    """
+    if s.dtype not in _WIDE_SCORES or not len(s):
+        return None  # (narrower integers are all doubles of their own)
+    big = (s > 2**53) | (s < -(2**53)) if s.dtype.is_signed_integer() else s > 2**53
+    if not big.any():
+        return None
+    back = s.cast(pl.Float64).cast(pl.Int128, strict=False)
+    bad = (back != s.cast(pl.Int128)).fill_null(True) & big
+    return first_true(bad) if bad.any() else None
+
+
+def check_exact_scores(s: pl.Series, *, source: str, where: Locator) -> None:
+    """Raise on the first integer score a float64 does not hold (:func:`inexact_score_row`)."""
+    row = inexact_score_row(s)
+    if row is not None:
+        raise InputError(
+            f"score {s[row]} is an integer past 2**53 that a float64 does not hold exactly "
+            f"(it would be {float(s[row])!r}): scores are compared as doubles, so give them as "
+            "floats (rounded as you choose) or on a smaller scale",
+            source=source, column="score", **where(row))
+
+
 def normalize_score(s: pl.Series, *, source: str, where: Locator) -> pl.Series:
-    """Return scores as Float64, raising on nulls, non-numbers and NaN."""
+    """Return scores as Float64, raising on nulls, non-numbers, NaN and integers a float64
+    does not hold exactly."""
     if s.null_count():
         i = first_true(s.is_null())
         raise InputError("score is missing (null)", source=source, column="score", **where(i))
@@ -409,6 +448,7 @@ def normalize_score(s: pl.Series, *, source: str, where: Locator) -> pl.Series:
             raise InputError(f"score is not a number: {_fmt(s[i])}", source=source, column="score", **where(i))
         s = f
     elif s.dtype.is_numeric() or s.dtype == pl.Boolean:
+        check_exact_scores(s, source=source, where=where)
         s = s.cast(pl.Float64)
     else:
         raise InputError(f"score must be numeric, got {s.dtype}", source=source, column="score")

@@ -133,6 +133,10 @@ def check_run_table(run: pl.DataFrame, source: str = "run", *, scores: bool = Tr
             row = int(bad.arg_max())
             what = "missing (null)" if score[row] is None else "NaN (not a number)"  # as read_run says
             raise InputError(f"score is {what}", source=source, row=row, column="score")
+        if score.dtype.is_integer():
+            from fasteval.io._common import check_exact_scores, row_locator
+
+            check_exact_scores(score, source=source, where=row_locator())
 
 
 def _check_id_type(s: pl.Series, source: str) -> None:

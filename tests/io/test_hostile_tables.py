@@ -112,3 +112,36 @@ def test_json_lines_errors_name_the_line(tmp_path):
     with pytest.raises(InputError) as exc:
         fasteval.read_run(path)
     assert str(exc.value) == f"{path}, line 3, column 'score': score is missing (null)"
+
+
+@pytest.mark.parametrize("dtype", [pl.Int64, pl.UInt64])
+@pytest.mark.parametrize("kind", ["polars", "pandas", "aliased", "parquet"])
+def test_integer_scores_a_double_cannot_hold_are_refused(tmp_path, kind, dtype):
+    """2**53 + 1 and 2**53 are one double: a ranking by the integers would be scored as a
+    tie (doc id descending puts the non-relevant 'b' first), so the score is an error."""
+    run = pl.DataFrame({"query_id": [1, 1], "doc_id": ["a", "b"],
+                        "score": pl.Series([2**53 + 1, 2**53], dtype=dtype)})
+    given = {"polars": run, "pandas": run.to_pandas(), "aliased": run.rename({"score": "sim"}),
+             "parquet": tmp_path / "r.parquet"}[kind]
+    if kind == "parquet":
+        run.write_parquet(given)
+    with pytest.raises(InputError, match=r"score 9007199254740993 is an integer past 2\*\*53 that "
+                       r"a float64 does not hold exactly \(it would be 9007199254740992\.0\)") as exc:
+        fasteval.evaluate(QRELS, given, "P@1")
+    assert (exc.value.row, exc.value.column) == (0, "score")
+
+
+def test_integer_scores_doubles_hold_rank_as_the_integers():
+    big = [2**62, 2**62 - 2**10, -(2**63)]  # exact doubles, in this order
+    run = pl.DataFrame({"query_id": [1, 1, 1], "doc_id": ["b", "a", "c"], "score": big})
+    assert fasteval.evaluate(QRELS, run, "P@1").get_column("value").to_list() == [0.0]
+    assert fasteval.evaluate(QRELS, run.with_columns(pl.Series("score", [2**62 - 2**10, 2**62, 0])),
+                             "P@1").get_column("value").to_list() == [1.0]
+
+
+def test_trec_text_scores_past_2_53_are_read_as_trec_eval_reads_them(tmp_path):
+    """atof: both scores become 2**53, a tie that doc id descending breaks for 'b'."""
+    path = tmp_path / "r.run"
+    path.write_text("1 Q0 a 1 9007199254740993 t\n1 Q0 b 2 9007199254740992 t\n")
+    assert fasteval.read_run(path).get_column("score").to_list() == [2.0**53, 2.0**53]
+    assert fasteval.evaluate(QRELS, path, "P@1").get_column("value").to_list() == [0.0]
