@@ -845,11 +845,12 @@ def _write_dir(ray, scored_parts: list[list], fills: pl.DataFrame | None, out, n
     """Write per-query results with Ray's parquet writer into a hidden directory beside
     ``out``; rename it to ``out`` once complete (an older ``out`` is replaced)."""
     from fasteval.batch.sinks import empty_wide, to_long
-    from fasteval.io.atomic import temp_prefix
+    from fasteval.io.atomic import temp_prefix, temp_stem
 
     final = Path(out)
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.parent / f"{temp_prefix('.' + final.name + '.')}{uuid.uuid4().hex[:8]}.tmp"
+    stem = temp_stem(final.name, final.parent)  # cut to fit the name limit beside the tail
+    tmp = final.parent / f"{temp_prefix(stem)}{uuid.uuid4().hex[:8]}.tmp"
     try:
         for refs in scored_parts:
             if not refs:

@@ -359,3 +359,16 @@ def test_cli_output_dir_without_results_is_an_empty_table(ray_local, tmp_path, w
         assert main([*args, "-o", str(tmp_path / "local.parquet")]) == 0
     got, ref = pl.read_parquet(tmp_path / "ray.parquet"), pl.read_parquet(tmp_path / "local.parquet")
     assert got.height == 0 and got.schema == ref.schema
+
+
+def test_cli_output_dir_with_a_name_near_the_length_limit(ray_local, data, tmp_path):
+    """The hidden folder Ray writes into beside the output is named from the output's name,
+    cut to fit the 255-byte limit (a 240-byte name failed: 'File name too long')."""
+    out = tmp_path / ("r" * 232 + ".parquet")
+    args = ["eval", str(data / "qrels.parquet"), str(data / "runs"), "-m", "map", "-q", "--quiet"]
+    assert main([*args, "-o", str(out), "--engine", "ray"]) == 0
+    ref = tmp_path / "local.parquet"
+    assert main([*args, "-o", str(ref)]) == 0
+    keys = ["run_id", "query_id", "measure"]
+    assert pl.read_parquet(out).sort(keys).equals(pl.read_parquet(ref).sort(keys))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([out.name, ref.name])
