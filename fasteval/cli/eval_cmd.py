@@ -172,6 +172,11 @@ def _run(args: argparse.Namespace) -> int:
     fmt = format_from_path(args.output, default="table", param="-o/--output")
     fmt = args.format or fmt
     format_from_path(args.aggregate_out, param="--aggregate-out")  # refused now, not after the work
+    if fmt == "parquet" and args.output == STDOUT and args.aggregate_out == STDOUT:
+        from fasteval.errors import ParameterError
+
+        raise ParameterError("--aggregate-out", "a file when -o - writes parquet to standard "
+                             "output (a table after the parquet bytes would corrupt them)", STDOUT)
     t_prep = time.perf_counter()
     duplicates = "keep_best" if args.keep_best_duplicates else "error"
     measures = fasteval.parse_measures(args.measure)

@@ -221,6 +221,22 @@ def test_dash_writes_standard_output(trec, capsysbinary, expected_map):
     assert not (Path.cwd() / "-").exists()
 
 
+def test_parquet_on_standard_output_takes_no_second_table(trec, capsysbinary, expected_map):
+    """Two text tables may share standard output; a table after parquet bytes would make
+    them no parquet stream, so that pair is refused before anything is read or written."""
+    q, r = trec
+    args = ["eval", str(q), str(r), "-m", "map", "-q", "-o", "-", "--aggregate-out", "-"]
+    assert main([*args, "--format", "parquet", "--quiet"]) == 2
+    out = capsysbinary.readouterr()
+    assert out.out == b"" and out.err.decode().splitlines() == [
+        "fasteval: error: --aggregate-out must be a file when -o - writes parquet to standard "
+        "output (a table after the parquet bytes would corrupt them), got '-'"]
+    assert main([*args, "--format", "csv", "--quiet"]) == 0
+    text = capsysbinary.readouterr().out.decode()
+    assert text.startswith("run_id ") and "\nrun_id,query_id,measure,value\n" in text
+    assert f"{expected_map:.4f}" in text  # the aggregate as a text table, then the CSV
+
+
 def test_directory_and_file_parent_outputs(trec, capsys, monkeypatch):
     q, r = trec
     monkeypatch.chdir(r.parent)
