@@ -98,18 +98,23 @@ def _untied_top(run: pl.DataFrame, depth: int = 11) -> bool:
     return top.select(pl.struct("query_id", "score").is_duplicated().any()).item() is False
 
 
+def _ranx_optimize(qrels, runs, method: str, norm: str | None, step: float):
+    """ranx's ``optimize_fusion`` for ndcg@10 at ``step``: ``(best, report)``."""
+    ranx = pytest.importorskip("ranx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ranx.optimize_fusion(
+            ranx.Qrels(qrels), [ranx.Run(r) for r in runs], norm=norm, method=method,
+            metric="ndcg@10", show_progress=False, return_optimization_report=True, step=step)
+
+
 @pytest.mark.parametrize(("method", "key", "norm"), [("wsum", "weights", "min-max"),
                                                       ("gmnz", "gamma", "zmuv")])
 def test_trial_scores_equal_ranx_report(method: str, key: str, norm: str) -> None:
     """Each trial's ndcg@10 equals ranx's optimisation report wherever the fused run has no
     ties near the cutoff; the best setting is the same when every trial is compared."""
-    ranx = pytest.importorskip("ranx")
     qrels, runs = _data(4, n_q=30)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        best, report = ranx.optimize_fusion(
-            ranx.Qrels(qrels), [ranx.Run(r) for r in runs], norm=norm, method=method,
-            metric="ndcg@10", show_progress=False, return_optimization_report=True, step=0.1)
+    best, report = _ranx_optimize(qrels, runs, method, norm, 0.1)
     # ranx's grids at step 0.1: weights (0, 1)...(1, 0); gamma round(0.01 + 0.1 i, 1)
     settings = (weight_grid(2, 0.1) if key == "weights" else
                 [round(x, 1) for x in np.arange(0.01, 1.1, 0.1)])
@@ -137,13 +142,8 @@ def test_step_spaces_the_scalar_grids_as_ranx(method: str, key: str, step: float
     them: rrf with step=20 tried k 10..100 by 10). The grid is ranx's, less the values the
     method refuses (phi 0 and 1); trial scores equal ranx's report where the fused run has
     no ties near the cutoff, and the best setting is ranx's."""
-    ranx = pytest.importorskip("ranx")
     qrels, runs = _data(4, n_q=30)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        best, report = ranx.optimize_fusion(
-            ranx.Qrels(qrels), [ranx.Run(r) for r in runs], norm=norm, method=method,
-            metric="ndcg@10", show_progress=False, return_optimization_report=True, step=step)
+    best, report = _ranx_optimize(qrels, runs, method, norm, step)
     theirs = {float(c): float(r) for c, r in zip(report.configs, report.results, strict=True)}
     ours = fasteval.optimize_fusion(qrels, runs, method=method, norm=norm, metric="ndcg@10",
                                     step=step)
