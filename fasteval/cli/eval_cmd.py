@@ -69,6 +69,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--tie-break", choices=("trec", "rank", "input", "expected"), default="trec",
                    help="order within a query: trec (score desc, doc id desc), rank column, input "
                         "order, or expected: each measure's mean over every order of tied documents")
+    p.add_argument("--compat", type=int, choices=(9, 10), default=10,
+                   help="trec_eval version to match: 10 (default) or 9 (9.0.8, as pytrec_eval: "
+                        "its recall-point rounding, and with -c a query missing from the run "
+                        "scores 0 for every measure instead of ranking 10.0's placeholder)")
     p.add_argument("--keep-best-duplicates", action="store_true",
                    help="keep the best-scored row of duplicate (query, doc) pairs instead of failing")
     p.add_argument("--max-rows-per-chunk", type=int, default=None, metavar="N",
@@ -201,6 +205,7 @@ def _run(args: argparse.Namespace) -> int:
         judged_only=args.judged_only,
         tie_break=args.tie_break,
         duplicates=duplicates,
+        compat=args.compat,
     )
     if args.memory_limit is not None:
         from fasteval.batch.driver import current_rss, parse_memory

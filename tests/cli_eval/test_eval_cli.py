@@ -371,3 +371,34 @@ def test_max_docs_cutting_a_tie_names_the_option(tmp_path, capsys):
     line = _err_line(capsys)
     assert line.startswith("fasteval: error: -M/--max-docs must be a cutoff between tie groups"), line
     assert "query 'q1' has equal scores across rank 1" in line and line.endswith("got 1"), line
+
+
+@pytest.mark.parametrize("compat", [10, 9])
+def test_compat_follows_the_evaluator(tmp_path, capsys, compat):
+    """--compat 9 scores as evaluate(compat=9) and trec-eval --compat 9: with -c -J a query
+    missing from the run is 0 under 9.0.8, NaN for iprec_at_recall under 10.0 (its
+    placeholder document is dropped by -J); recall points round as each version does."""
+    qrels, run = tmp_path / "q.txt", tmp_path / "r.txt"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n1 0 c 1\n2 0 c 1\n")
+    run.write_text("1 Q0 b 1 3.0 t\n1 Q0 a 2 2.0 t\n1 Q0 x 3 1.0 t\n1 Q0 c 4 0.5 t\n")
+    measures = ["iprec_at_recall_0.00", "iprec_at_recall_0.50", "map", "P@5", "num_ret"]
+    assert main(["eval", str(qrels), str(run), *_m_args(measures), "-q", "-c", "-J", "--compat",
+                 str(compat), "--quiet", "-o", "-", "--format", "csv"]) == 0
+    got = pl.read_csv(capsys.readouterr().out.encode(), schema_overrides={"query_id": pl.Utf8})
+    want = evaluate(fasteval.read_qrels(qrels), fasteval.read_run(run), measures, complete=True,
+                    judged_only=True, compat=compat)
+    def rows(df: pl.DataFrame) -> list[tuple]:  # NaN as -1, so that equal tables compare equal
+        return sorted(df.drop("run_id").with_columns(pl.col("value").fill_nan(-1.0)).rows())
+
+    assert rows(got) == rows(want)
+    missing = got.filter((pl.col("query_id") == "2") & (pl.col("measure") == "iprec_at_recall_0.00"))
+    value = missing.get_column("value")[0]
+    assert value == 0.0 if compat == 9 else value != value  # 0 under 9.0.8, NaN under 10.0
+
+
+def test_compat_other_than_9_or_10_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", f"{TREC}/qrels.test", f"{TREC}/results.test", "-m", "map", "--compat", "8"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--compat: invalid choice: 8" in err[0]
