@@ -20,6 +20,11 @@ import sys
 from pathlib import Path
 
 from fasteval.cli import add_command
+from fasteval.errors import options_named
+
+_OPTION_NAMES = {"batch_size": "--batch-size", "device": "--device", "model": "--model",
+                 "engine": "--engine", "sigmoid": "--sigmoid", "per": "--per",
+                 "embeddings": "--embeddings", "query_col": "--query-col"}
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -97,6 +102,7 @@ def require_backend() -> None:
         )
 
 
+@options_named(_OPTION_NAMES)
 def run(args: argparse.Namespace) -> int:
     """Execute ``fasteval sas``."""
     import polars as pl

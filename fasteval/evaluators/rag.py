@@ -440,8 +440,12 @@ def evaluate_rag(
         if "sas" in names:
             from fasteval.evaluators.sas import SASEvaluator
 
-            out = SASEvaluator(**(sas_options or {})).run(ground_truth_answers=gold.to_list(),
-                                                          predicted_answers=answer.to_list())
+            evaluator = SASEvaluator(**(sas_options or {}))
+            for name, col in ((answer_col, answer), (gold_col, gold)):
+                if col.null_count():  # the evaluator's own message names neither column nor row
+                    row = int(col.is_null().arg_true()[0])
+                    raise InputError("holds no answer text (null) where sas needs one", source=name, row=row)
+            out = evaluator.run(ground_truth_answers=gold.to_list(), predicted_answers=answer.to_list())
             columns["sas"] = np.asarray(out["individual_scores"], dtype=np.float64)
     per_question = pl.DataFrame(columns)
     means = {name: float(np.mean(columns[name])) for name in names}

@@ -175,10 +175,9 @@ class SASEvaluator(HaystackComponent):
         precision: str = "auto",
         cache_dir: str | None = None,
     ) -> None:
-        if batch_size is not None and (
-            not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0
-        ):
-            raise ParameterError("batch_size", "a positive integer", batch_size)
+        from fasteval.sas.core import check_batch_size
+
+        batch_size = check_batch_size(batch_size)
         if model is not None and not (isinstance(model, str) and model):
             raise ParameterError("model", "a model folder or a cached hub name (str)", model)
         self._model = DEFAULT_MODEL if model is None else model

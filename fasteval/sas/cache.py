@@ -3,7 +3,9 @@
 Layout: ``<cache_dir>/<model key>/part-<n>.parquet`` with two columns, ``key``
 (``fixed_size_binary(16)``, BLAKE2b of the UTF-8 text) and ``embedding``
 (``fixed_size_list<float32>[dim]``). The model key hashes the model's name, revision and
-precision, so two models (or two revisions of one) never share vectors. Each call that embeds
+precision (the revision of a local folder is a fingerprint of its files, that of a hub model
+the snapshot's commit; a model object passed in adds a digest of its weights), so two models,
+two revisions of one, or a model saved again or trained further never share vectors. Each call that embeds
 new texts appends one shard, written atomically.
 """
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -15,6 +16,25 @@ from fasteval.sas.model import LoadedModel, default_batch_size, load_model
 SIGMOID_MODES = ("never", "always", "batch")
 PER_MODES = ("row", "pair", "query")
 _SCORE_CHUNK = 1 << 18
+
+
+def check_batch_size(batch_size: Any) -> int | None:
+    """``batch_size`` as an int (None kept): a positive integer, numpy's included, never a bool.
+
+    Examples
+    --------
+    >>> check_batch_size(np.int64(8))
+    8
+    >>> check_batch_size(True)
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: batch_size must be a positive integer, got True
+    """
+    if batch_size is None:
+        return None
+    if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, numbers.Integral) or batch_size <= 0:
+        raise ParameterError("batch_size", "a positive integer", batch_size)
+    return int(batch_size)
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -84,8 +104,10 @@ def _string_column(table, name: str, role: str):
 def _from_lists(predictions: Sequence, golds: Sequence, pred_col: str, gold_col: str):
     import pyarrow as pa
 
-    if isinstance(predictions, str) or isinstance(golds, str):
-        raise ParameterError("predictions/golds", "lists of strings (not one string)", "str")
+    for name, value in (("predictions", predictions), ("golds", golds)):
+        if isinstance(value, (str, bytes, Mapping)):
+            raise ParameterError(name, "a list (one entry per row), not a single string or a mapping",
+                                 type(value).__name__)
     predictions = list(predictions)
     golds = list(golds)
     if len(predictions) != len(golds):
@@ -235,13 +257,16 @@ def sas(
         Never downloads (see :func:`fasteval.sas.model.load_model`).
     device : str or list of str, optional
         ``"cpu"``, ``"cuda"``, ``"cuda:1"``; default CUDA when available. A list of devices
-        embeds through sentence-transformers' multi-process pool (several GPUs).
+        embeds through sentence-transformers' multi-process pool (several GPUs). A device
+        torch does not know, or a CUDA device this machine lacks, is a ``ParameterError``.
     precision : {"auto", "float32", "float16", "bfloat16"}
         ``auto``: float16 on CUDA, float32 elsewhere.
     batch_size : int, optional
-        Texts (or pairs) per forward pass; default 2048 on CUDA, 64 on CPU (cross-encoder: 512/32).
+        Texts (or pairs) per forward pass, a positive integer (numpy's too, not a bool);
+        default 2048 on CUDA, 64 on CPU (cross-encoder: 512/32).
     revision : str, optional
-        Hub revision of ``model``, also part of the cache key.
+        Hub revision of ``model`` (default ``main``); the cache key holds the commit it names
+        in the Hugging Face cache, so a branch that moves never reads older vectors.
     cache_dir : str or path, optional
         Embedding cache folder (parquet shards keyed by model and text hash); texts found
         there are not embedded again. Hits and misses are in the stats.
@@ -344,8 +369,7 @@ def _sas(
         raise ParameterError("per", "'row' or 'pair' when query_col is not given", per)
     if embeddings and per != "pair":
         raise ParameterError("embeddings", "used with per='pair'", embeddings)
-    if batch_size is not None and (not isinstance(batch_size, int) or batch_size <= 0):
-        raise ParameterError("batch_size", "a positive integer", batch_size)
+    batch_size = check_batch_size(batch_size)
 
     if golds is not None:
         if data is None:
@@ -358,9 +382,11 @@ def _sas(
     else:
         table = _as_arrow_table(data)
 
-    preds, pred_offsets = _string_column(table, pred_col, "prediction")
-    if len(pred_offsets) - 1 != len(preds):
-        raise InputError("expected one prediction string per row, got lists", source="data", column=pred_col)
+    pred_type = table.column(pred_col).type if pred_col in table.column_names else None
+    if pred_type is not None and (pa.types.is_list(pred_type) or pa.types.is_large_list(pred_type)):
+        msg = f"expected one prediction string per row, got lists ({pred_type})"
+        raise InputError(msg, source="data", column=pred_col)
+    preds, _ = _string_column(table, pred_col, "prediction")
     gold_values, gold_offsets = _string_column(table, gold_col, "gold")
     qids = None
     if query_col is not None:
@@ -368,6 +394,9 @@ def _sas(
             msg = f"query column not found; columns are {table.column_names}"
             raise InputError(msg, source="data", column=query_col)
         qids = table.column(query_col).combine_chunks()
+        if qids.null_count:
+            row = int(np.flatnonzero(qids.is_null().to_numpy(zero_copy_only=False))[0])
+            raise InputError("question id must not be None", source="data", row=row, column=query_col)
     n_rows = table.num_rows
     n_golds = np.diff(gold_offsets)
     pair_row = np.repeat(np.arange(n_rows, dtype=np.int64), n_golds)
@@ -381,6 +410,10 @@ def _sas(
         if len(devices) == 1:
             device, devices = devices[0], None
         else:
+            from fasteval.sas.model import check_device
+
+            for d in devices:
+                check_device(d)
             device = "cpu"
     loaded: LoadedModel = load_model(model, device=device, precision=precision, revision=revision)
     if not loaded.cross_encoder and sigmoid != "never":

@@ -362,7 +362,15 @@ def predict_pairs(
     stats.forward_s += elapsed
     stats.encode_wall_s += elapsed
     stats.n_batches += -(-len(pairs) // batch_size)
-    scores = np.asarray(scores, dtype=np.float32).reshape(len(pairs), -1)[:, 0]
+    scores = np.asarray(scores, dtype=np.float32).reshape(len(pairs), -1)
+    if scores.shape[1] != 1:  # a classifier (NLI labels...): no one similarity score to take
+        from fasteval.errors import ParameterError
+
+        raise ParameterError(
+            "model", "a cross-encoder with one output per pair (num_labels=1)",
+            f"{loaded.name} with {scores.shape[1]} outputs",
+        )
+    scores = scores[:, 0]
     out = np.empty(len(pairs), dtype=np.float32)
     out[order] = scores
     return out

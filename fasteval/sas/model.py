@@ -69,7 +69,33 @@ def resolve_device(device: Any = None) -> str:
         return "cuda" if torch.cuda.is_available() else "cpu"
     if not isinstance(device, str) or not device:
         raise ParameterError("device", "a device string such as 'cpu' or 'cuda:0'", device)
+    check_device(device)
     return device
+
+
+def check_device(device: str) -> None:
+    """Refuse a device string torch cannot read, or a CUDA device this machine does not have.
+
+    Examples
+    --------
+    >>> check_device("cpu")
+    >>> check_device("gpu")
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: device must be a torch device such as 'cpu', 'cuda' or 'cuda:1', got 'gpu'
+    """
+    import torch
+
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, ValueError, TypeError):
+        raise ParameterError("device", "a torch device such as 'cpu', 'cuda' or 'cuda:1'", device) from None
+    if parsed.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise ParameterError("device", "'cpu' on this machine (no CUDA device is available)", device)
+        if parsed.index is not None and parsed.index >= count:
+            raise ParameterError("device", f"a CUDA device from cuda:0 to cuda:{count - 1}", device)
 
 
 def resolve_precision(precision: str, device: str) -> str:
@@ -111,12 +137,32 @@ class LoadedModel:
     precision: str
     revision: str
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    from_object: bool = field(default=False, repr=False)
 
     @property
     def cache_key(self) -> str:
-        """Key of this model's embeddings in an on-disk cache (name, revision, precision)."""
-        raw = f"{self.name}\0{self.revision}\0{self.precision}".encode()
-        return hashlib.blake2b(raw, digest_size=12).hexdigest()
+        """Key of this model's embeddings in an on-disk cache (name, revision, precision; for a
+        model object passed in, also a digest of its weights as they are now, which training
+        or editing it in memory changes)."""
+        raw = f"{self.name}\0{self.revision}\0{self.precision}"
+        if self.from_object:
+            raw += "\0" + _weights_digest(self.model)
+        return hashlib.blake2b(raw.encode(), digest_size=12).hexdigest()
+
+
+def _weights_digest(model: Any) -> str:
+    """BLAKE2b of a torch model's state (names, dtypes, shapes, bytes) and maximum length."""
+    import torch
+
+    digest = hashlib.blake2b(digest_size=16)
+    lengths = (getattr(model, "max_seq_length", None), getattr(model, "max_length", None))
+    digest.update(f"max lengths {lengths}\0".encode())
+    state = model.state_dict()
+    for name, tensor in state.items():
+        t = tensor.detach().cpu().contiguous()
+        digest.update(f"{name}\0{t.dtype}\0{tuple(t.shape)}\0".encode())
+        digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
 
 
 def _is_cross_encoder_config(config: Any) -> bool:
@@ -137,6 +183,23 @@ def _local_revision(path: Path) -> str:
             stat = item.stat()
             digest.update(f"{rel}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
     return digest.hexdigest()
+
+
+def _hub_commit(name: str, revision: str | None) -> str | None:
+    """The commit of the Hugging Face cache's snapshot that ``revision`` (default ``main``)
+    names now, or None when the cache does not say (a branch moves: its name is no key)."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover - transformers brings huggingface_hub
+        return None
+    try:
+        found = try_to_load_from_cache(name, "config.json", revision=revision or "main")
+    except (ValueError, OSError):
+        return None
+    if not isinstance(found, str):
+        return None
+    snapshot = Path(found).parent
+    return snapshot.name if snapshot.parent.name == "snapshots" else None
 
 
 def _missing_model(name: str, exc: BaseException | None) -> ModelNotFoundError:
@@ -170,7 +233,9 @@ def load_model(
     precision : {"auto", "float32", "float16", "bfloat16"}
         Weights' precision; ``auto`` is float16 on CUDA and float32 elsewhere.
     revision : str, optional
-        Hub revision; also part of the embedding-cache key. Local folders are fingerprinted.
+        Hub revision; the embedding-cache key holds the commit it names in the Hugging Face
+        cache. A local folder is fingerprinted instead (its small files' content, its weight
+        files' sizes and times): a model saved again into it is loaded again.
     cross_encoder : bool, optional
         Force the model kind; by default detected as Haystack does, from the configuration's
         ``architectures`` (one ending in ``ForSequenceClassification`` means a cross-encoder).
@@ -178,7 +243,8 @@ def load_model(
     Returns
     -------
     LoadedModel
-        Loaded once per (model, device, precision, revision) and reused by later calls.
+        Loaded once per (model, device, precision, revision, folder fingerprint) and reused
+        by later calls.
 
     Examples
     --------
@@ -196,11 +262,14 @@ def load_model(
     name = default_model_path() if model is None else os.fspath(model)
     if not name:
         raise ParameterError("model", "a local model folder or a cached hub name", model)
-    key = (name, dev, prec, revision, cross_encoder)
+    path = Path(name).expanduser()
+    # a local folder is known by its content: a model saved again into it is loaded again
+    fingerprint = _local_revision(path) if path.is_dir() else None
+    key = (name, dev, prec, revision, cross_encoder, fingerprint)
     with _LOCK:
         if key in _LOADED:
             return _LOADED[key]
-        loaded = _load(name, dev, prec, revision, cross_encoder)
+        loaded = _load(name, dev, prec, revision, cross_encoder, fingerprint)
         _LOADED[key] = loaded
         return loaded
 
@@ -228,7 +297,7 @@ def _wrap_object(obj: Any, dev: str, prec: str, revision: str | None) -> LoadedM
         # unknown origin: its cache entries are kept apart by the object's identity
         name = str(source or type(obj).__name__)
         rev = revision or f"object-{id(obj)}"
-    return LoadedModel(obj, name, is_cross, str(obj.device), _dtype_name(obj), rev)
+    return LoadedModel(obj, name, is_cross, str(obj.device), _dtype_name(obj), rev, from_object=True)
 
 
 def _dtype_name(obj: Any) -> str:
@@ -238,7 +307,8 @@ def _dtype_name(obj: Any) -> str:
         return "float32"
 
 
-def _load(name: str, dev: str, prec: str, revision: str | None, cross_encoder: bool | None) -> LoadedModel:
+def _load(name: str, dev: str, prec: str, revision: str | None, cross_encoder: bool | None,
+          fingerprint: str | None = None) -> LoadedModel:
     import torch
     from sentence_transformers import CrossEncoder, SentenceTransformer
     from transformers import AutoConfig
@@ -266,7 +336,12 @@ def _load(name: str, dev: str, prec: str, revision: str | None, cross_encoder: b
         raise _missing_model(name, exc) from exc
     model = model.to(dtype)  # also when the checkpoint was saved in another precision
     model.eval()
-    rev = revision or (_local_revision(path) if is_local else getattr(config, "_commit_hash", None) or "")
+    # the cache key's revision: a local folder's content fingerprint (a revision name means
+    # nothing there), a hub model's resolved commit (a branch name such as "main" moves)
+    if is_local:
+        rev = fingerprint or _local_revision(path)
+    else:
+        rev = _hub_commit(name, revision) or getattr(config, "_commit_hash", None) or revision or ""
     return LoadedModel(model, str(path.resolve()) if is_local else name, is_cross, dev, prec, rev)
 
 
