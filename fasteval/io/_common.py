@@ -501,10 +501,17 @@ def normalize_relevance(s: pl.Series, *, source: str, where: Locator) -> pl.Seri
             check_grades(s, source=source, where=where)
         return check_grades(s.cast(pl.Int64).rename("relevance"), source=source, where=where)
     if s.dtype == pl.String:
+        whole = s
         out = s.cast(pl.Int64, strict=False)
         if out.null_count():
+            # "1.0", "2.": a whole number written with a zero fraction reads as that integer
+            # (trec_eval's atol stops at the point and agrees); "1.5", "2e0" stay refused
+            # (atol would read 1 and 2, float 1.5 and 2.0: which was meant is not known).
+            whole = s.str.replace(r"^([+-]?[0-9]+)\.0*$", "${1}")
+            out = whole.cast(pl.Int64, strict=False)
+        if out.null_count():
             i = first_true(out.is_null())
-            if _INTEGER_TEXT.fullmatch(s[i]):  # an integer, too wide for Int64
+            if _INTEGER_TEXT.fullmatch(whole[i]):  # an integer, too wide for Int64
                 raise InputError(
                     f"relevance {_fmt(s[i])} is outside the 32-bit range of grades "
                     f"({GRADE_MIN} to {GRADE_MAX})", source=source, column="relevance", **where(i),

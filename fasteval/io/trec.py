@@ -16,12 +16,17 @@ Rules (trec_eval 10 with two deliberate differences, marked *):
 
 * qrels: exactly 4 fields; a line whose *first character* is ``#`` is a
   comment (any number of them*); blank lines are skipped*; ``rel`` must be an
-  integer.
+  integer, ``1.0`` reading as 1 (``1.5``, ``2e0``, ``0x1``, ``1_0`` are errors*:
+  trec_eval's ``atol`` reads their leading digits).
 * runs: at least 6 fields, later ones ignored; blank lines skipped; a line
-  whose first non-blank character is ``#`` is a comment; ``score`` is a float
-  (NaN is an error*), ``rank`` is kept as an integer when every rank is one.
+  whose first non-blank character is ``#`` is a comment; ``score`` is a decimal
+  number as ``strtod`` reads it (``1e3``, ``+5``, ``.5``, ``5.``, ``inf``, ``1e400``
+  as infinity); NaN and text that is not one whole decimal number (``abc``,
+  ``1_000``, ``1.5x``, hexadecimal ``0x10``) are errors* (``atof`` reads their
+  leading part, or 0); ``rank`` is kept as an integer when every rank is one.
 * a ``#`` anywhere else is data (MS MARCO v2.1 docnos contain ``#``).
-* ids are kept as text (trec_eval compares them with ``strcmp``).
+* ids are kept as text (trec_eval compares them with ``strcmp``); ids and tags
+  must be UTF-8* (trec_eval compares raw bytes), the error naming the line.
 """
 
 from __future__ import annotations
@@ -220,6 +225,31 @@ def _line_text(buf: np.ndarray, line: int) -> str:
     return bytes(buf[lo:hi]).decode("utf-8", "replace").rstrip("\r")
 
 
+_SPLIT = re.compile(rb"[ \t\r\x0b\x0c]+")
+
+
+def _refuse_bad_utf8(buf: np.ndarray, start: int, kind: Kind, want: list[int], source: str) -> None:
+    """Raise naming the first data line whose kept field (id, rank, score, tag) is not UTF-8.
+
+    Only the fields the reader keeps are checked, as the tokeniser's output is: bytes in a
+    comment or an ignored field (iter, text after the tag) are no error (error path only).
+    """
+    names = ["query_id", "iter", "doc_id", "rank", "score", "tag"] if kind == "run" else ["query_id", "iter", "doc_id", "relevance"]
+    for n, line in enumerate(bytes(buf[start:]).split(b"\n"), 1):
+        fields = _SPLIT.split(line.strip(b" \t\r\x0b\x0c"))
+        if not fields[0] or _is_comment(line, kind):
+            continue
+        for k in want:
+            try:
+                fields[k].decode("utf-8")
+            except UnicodeDecodeError as bad:
+                raise InputError(
+                    f"{names[k]} is not valid UTF-8 text ({bad.reason}): {fields[k]!r}; TREC files "
+                    "must be UTF-8 or ASCII: convert it first (for example: iconv -f LATIN1 -t UTF-8 "
+                    "< in > out)", source=source, line=n, column=names[k],
+                ) from None
+
+
 def _tokens(
     data: str | bytes, kind: Kind, source: str, want: list[int], lines: bool = False
 ) -> tuple[list[pl.Series], np.ndarray, int]:
@@ -247,8 +277,9 @@ def _tokens(
         if not ascii_only:
             try:
                 arr.validate(full=True)
-            except pa.ArrowInvalid as exc:
-                raise InputError("not valid UTF-8 text (TREC files must be UTF-8 or ASCII)", source=source) from exc
+            except pa.ArrowInvalid:
+                _refuse_bad_utf8(buf, start, kind, want, source)
+                raise InputError("not valid UTF-8 text (TREC files must be UTF-8 or ASCII)", source=source) from None
         out.append(pl.Series(arr))
     rows = len(columns[0][0]) - 1 if columns else len(line_no)
     return out, line_no, rows
@@ -371,7 +402,9 @@ def scan_trec(path: str, kind: Kind) -> pl.LazyFrame:
         .unnest("f")
     )
     if kind == "qrels":
-        return lf.select("query_id", "doc_id", pl.col("relevance").cast(pl.Int64))
+        # a zero fraction ("1.0") reads as the integer, as in read_trec
+        whole = pl.col("relevance").str.replace(r"^([+-]?[0-9]+)\.0*$", "${1}")
+        return lf.select("query_id", "doc_id", whole.cast(pl.Int64).alias("relevance"))
     return lf.select(
         "query_id",
         "doc_id",
