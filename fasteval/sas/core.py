@@ -54,7 +54,12 @@ def _as_arrow_table(data: Any):
             data = data.collect()
         return data.to_arrow()
     if module.startswith("pandas"):
-        return pa.Table.from_pandas(data, preserve_index=False)
+        try:
+            return pa.Table.from_pandas(data, preserve_index=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError) as exc:
+            # pyarrow's message names the column and the kind of value it met
+            msg = f"cannot read the pandas table ({_first_line(exc)})"
+            raise InputError(msg, source="data") from exc
     if isinstance(data, Mapping):
         try:
             return pa.table(dict(data))
@@ -68,6 +73,11 @@ def _as_arrow_table(data: Any):
     raise InputError(msg, source="data")
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc)
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def _string_column(table, name: str, role: str):
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -78,8 +88,16 @@ def _string_column(table, name: str, role: str):
     col = table.column(name).combine_chunks()
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
+    if pa.types.is_string_view(col.type):
+        col = col.cast(pa.large_string())
+    if pa.types.is_list_view(col.type) or pa.types.is_large_list_view(col.type) or \
+            pa.types.is_fixed_size_list(col.type):
+        col = col.cast(pa.large_list(col.type.value_type))
     if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
         value_type = col.type.value_type
+        if pa.types.is_dictionary(value_type) or pa.types.is_string_view(value_type):
+            col = col.cast(pa.large_list(pa.large_string()))
+            value_type = col.type.value_type
         if not (pa.types.is_string(value_type) or pa.types.is_large_string(value_type)):
             raise InputError(f"expected lists of strings, got {col.type}", source="data", column=name)
         if col.null_count:
@@ -122,13 +140,30 @@ def _from_lists(predictions: Sequence, golds: Sequence, pred_col: str, gold_col:
         for i, gs in enumerate(golds):
             if gs is None or any(not isinstance(g, str) for g in gs):
                 raise InputError(f"golds must be strings or lists of strings, got {gs!r}", source="golds", row=i)
-        gold_arr = pa.array([list(g) for g in golds], type=pa.list_(pa.large_string()))
+        gold_arr = _text_array([list(g) for g in golds], pa.list_(pa.large_string()), "golds")
     else:
         for i, g in enumerate(golds):
             if not isinstance(g, str):
                 raise InputError(f"gold must be a string, got {g!r}", source="golds", row=i)
-        gold_arr = pa.array(golds, type=pa.large_string())
-    return pa.table({pred_col: pa.array(predictions, type=pa.large_string()), gold_col: gold_arr})
+        gold_arr = _text_array(golds, pa.large_string(), "golds")
+    return pa.table({pred_col: _text_array(predictions, pa.large_string(), "predictions"), gold_col: gold_arr})
+
+
+def _text_array(values: list, type_, source: str):
+    """``pa.array(values, type_)``; a text UTF-8 cannot hold (a lone surrogate) names its row."""
+    import pyarrow as pa
+
+    try:
+        return pa.array(values, type=type_)
+    except (UnicodeEncodeError, pa.ArrowInvalid, pa.ArrowTypeError):
+        for i, value in enumerate(values):
+            for text in [value] if isinstance(value, str) else value:
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    msg = f"text is not valid Unicode ({exc.reason} at position {exc.start}): {text!r}"
+                    raise InputError(msg, source=source, row=i) from None
+        raise
 
 
 def _reduce_groups(scores: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -383,13 +418,21 @@ def _sas(
         table = _as_arrow_table(data)
 
     pred_type = table.column(pred_col).type if pred_col in table.column_names else None
-    if pred_type is not None and (pa.types.is_list(pred_type) or pa.types.is_large_list(pred_type)):
+    if pred_type is not None and (
+        pa.types.is_list(pred_type) or pa.types.is_large_list(pred_type) or pa.types.is_list_view(pred_type)
+        or pa.types.is_large_list_view(pred_type) or pa.types.is_fixed_size_list(pred_type)
+    ):
         msg = f"expected one prediction string per row, got lists ({pred_type})"
         raise InputError(msg, source="data", column=pred_col)
     preds, _ = _string_column(table, pred_col, "prediction")
     gold_values, gold_offsets = _string_column(table, gold_col, "gold")
     qids = None
     if query_col is not None:
+        taken = {"pair": ("row", "prediction", "gold", "score", "pred_embedding", "gold_embedding"),
+                 "query": ("sas", "sas_mean", "n_golds")}.get(per, ())
+        if query_col in taken:
+            raise ParameterError("query_col", f"a name other than the per={per!r} result's columns {list(taken)}",
+                                 query_col)
         if query_col not in table.column_names:
             msg = f"query column not found; columns are {table.column_names}"
             raise InputError(msg, source="data", column=query_col)

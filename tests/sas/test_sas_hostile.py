@@ -289,3 +289,40 @@ def test_evaluate_rag_sas_names_the_column_and_row_of_a_null_answer(tiny_bi, nul
     with pytest.raises(InputError, match=f"^{null_in}, row {row}: holds no answer text"):
         evaluate_rag(df, answer_col="answer", gold_col="gold", sas=True,
                      sas_options={"model": tiny_bi, "device": "cpu"})
+
+
+def test_arrow_string_views_and_fixed_size_lists_are_read_as_text(tiny_bi):
+    import pyarrow as pa
+
+    lm = load_model(tiny_bi, device="cpu")
+    preds = ["a red cat", "paris"]
+    golds = [["a blue dog", "rome"], ["the capital of france is paris", "paris"]]
+    table = pa.table({"prediction": pa.array(preds, pa.string_view()),
+                      "gold": pa.array(golds, pa.list_(pa.string(), 2))})
+    out = sas(table, model=tiny_bi, device="cpu", output="arrow")
+    want = [_cosines(lm.model, [p] * 2, gs) for p, gs in zip(preds, golds, strict=True)]
+    np.testing.assert_allclose(out.column("sas").to_numpy(), [w.max() for w in want], atol=1e-5)
+    np.testing.assert_allclose(out.column("sas_mean").to_numpy(), [w.mean() for w in want], atol=1e-5)
+
+
+@pytest.mark.parametrize("per, query_col", [("pair", "row"), ("pair", "gold"), ("pair", "score"),
+                                            ("query", "sas"), ("query", "n_golds")])
+def test_query_col_named_like_a_result_column_is_refused(tiny_bi, per, query_col):
+    data = {query_col: ["q1", "q2"], "prediction": ["a", "b"], "gold": ["a", "b"]}
+    if query_col == "gold":
+        data = {"gold": ["q1", "q2"], "prediction": ["a", "b"], "answer": ["a", "b"]}
+    with pytest.raises(ParameterError, match=f"^query_col must be a name other than the per='{per}' result's "
+                                             f"columns .*got '{query_col}'$"):
+        sas(data, gold_col="answer" if query_col == "gold" else "gold", query_col=query_col, per=per,
+            model=tiny_bi, device="cpu")
+
+
+def test_texts_utf8_cannot_hold_and_mixed_pandas_columns_are_input_errors(tiny_bi):
+    import pandas as pd
+
+    with pytest.raises(InputError, match=r"^predictions, row 1: text is not valid Unicode"):
+        sas(["a", "b\ud800"], ["a", "b"], model=tiny_bi, device="cpu")
+    with pytest.raises(InputError, match=r"^golds, row 0: text is not valid Unicode"):
+        sas(["a"], [["a", "\udfff"]], model=tiny_bi, device="cpu")
+    with pytest.raises(InputError, match=r"^data: cannot read the pandas table .*column prediction"):
+        sas(pd.DataFrame({"prediction": ["a", 3], "gold": ["a", "b"]}), model=tiny_bi, device="cpu")
