@@ -369,12 +369,36 @@ def read_trec(data: str | bytes, kind: Kind, *, source: str) -> tuple[pl.DataFra
     return df, where
 
 
+def _lazy_field_count(s: pl.Series, *, kind: Kind, source: str) -> pl.Series:
+    """All true for a batch of :func:`scan_trec` rows (a struct of the split fields) whose
+    field counts are right (runs at least 6, qrels exactly 4, as :func:`read_trec` checks);
+    raises naming the first bad row's fields (a lazy scan knows no line number: ``read_*``
+    gives it)."""
+    frame = s.struct.unnest()
+    last = "tag" if kind == "run" else "relevance"
+    bad = frame.get_column(last).is_null()
+    if kind == "qrels":
+        bad = bad | frame.get_column("rest").is_not_null()
+    if bad.any():
+        row = frame.row(int(bad.arg_true()[0]))
+        fields = [f for f in row[:-1] if f is not None] + (row[-1].split(" ") if row[-1] else [])
+        if kind == "run":
+            what = "at least 6 whitespace-separated fields (qid iter docno rank score tag)"
+        else:
+            what = "exactly 4 whitespace-separated fields (qid iter docno rel)"
+        shown = " ".join(fields)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        raise InputError(f"expected {what}, found {len(fields)}: {shown!r}", source=source)
+    return pl.Series(np.ones(len(s), dtype=np.bool_))
+
+
 def scan_trec(path: str, kind: Kind) -> pl.LazyFrame:
     """Lazy TREC text reader (plain, uncompressed files).
 
     Comments and blank lines are dropped and whitespace runs folded as in
-    :func:`read_trec`, but rows are only type-checked (strict casts) when the
-    frame is collected; malformed lines surface as polars errors then.
+    :func:`read_trec`, but rows are only checked when the frame is collected: a
+    wrong field count (runs at least 6, qrels exactly 4) is an ``InputError``
+    showing the line's fields, a value that is no number a polars error.
 
     Examples
     --------
@@ -401,6 +425,11 @@ def scan_trec(path: str, kind: Kind) -> pl.LazyFrame:
         )
         .unnest("f")
     )
+    # a filter keeping every row, which raises on a wrong field count (a checked column
+    # that no query reads would be pruned from the plan)
+    lf = lf.filter(pl.struct(names).map_batches(
+        functools.partial(_lazy_field_count, kind=kind, source=path), return_dtype=pl.Boolean
+    ))
     if kind == "qrels":
         # a zero fraction ("1.0") reads as the integer, as in read_trec
         whole = pl.col("relevance").str.replace(r"^([+-]?[0-9]+)\.0*$", "${1}")

@@ -110,3 +110,33 @@ def test_hostile_spellings_match_pytrec_eval(tmp_path: Path) -> None:
     values = dict(zip(got.get_column("measure").to_list(), got.get_column("value").to_list(), strict=True))
     for m in measures:
         assert values[m] == pytest.approx(ref[m], abs=1e-12), m
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "found"),
+    [
+        ("run", b"q1 Q0 d1 1 2.0 t\nq2 Q0 d2 2 1.0\n", "found 5: 'q2 Q0 d2 2 1.0'"),
+        ("run", b"q1 Q0 d1 1 2.0 t\r\nq2\tQ0 d2\n", "found 3: 'q2 Q0 d2'"),
+        ("qrels", b"q1 0 d1 1\nq2 0 d2 0 x\n", "found 5: 'q2 0 d2 0 x'"),
+        ("qrels", b"q1 0 d1 1\nq2 0 d2 0 x \t y\n", "found 6: 'q2 0 d2 0 x y'"),
+        ("qrels", b"q1 0 d1 1\nq2 d2 0\n", "found 3: 'q2 d2 0'"),
+    ],
+)
+def test_scan_refuses_wrong_field_count(tmp_path: Path, kind: str, text: bytes, found: str) -> None:
+    """The lazy readers count fields as the eager ones do: a run line without its tag or a
+    qrels line with a fifth field is an error (it was read, the tag null or the field dropped),
+    also when a filter keeps only other queries' rows."""
+    import polars as pl
+
+    from fasteval.io.readers import scan_run
+
+    p = _write(tmp_path, "x.txt", text)
+    scan = scan_run if kind == "run" else scan_qrels
+    eager = read_run if kind == "run" else read_qrels
+    with pytest.raises(InputError) as info:
+        eager(p)
+    assert info.value.line == 2
+    for lf in (scan(p), scan(p).filter(pl.col("query_id") == "q1")):
+        with pytest.raises(InputError) as info:
+            lf.collect()
+        assert str(info.value).endswith(found) and str(info.value).startswith(p)
