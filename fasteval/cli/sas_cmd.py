@@ -112,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.batch_size is not None and args.batch_size < 1:
         raise ParameterError("--batch-size", "a positive integer", args.batch_size)
+    if args.gold_sep == "":
+        raise ParameterError("--gold-sep", "a non-empty separator", args.gold_sep)
     out_path = args.output or str(Path(args.input).with_suffix("")) + ".sas.parquet"
     check_outputs({"-o/--output": out_path}, [args.input])  # never over the input
     require_backend()
@@ -124,6 +126,12 @@ def run(args: argparse.Namespace) -> int:
     if args.gold_sep is not None:
         if args.gold_col not in table.columns:
             raise InputError("gold column not found", source=args.input, column=args.gold_col)
+        dtype = table.schema[args.gold_col]
+        if isinstance(dtype, (pl.Categorical, pl.Enum)):
+            table = table.with_columns(pl.col(args.gold_col).cast(pl.String))
+        elif dtype != pl.String:
+            msg = f"--gold-sep splits a column of strings, got {dtype}"
+            raise InputError(msg, source=args.input, column=args.gold_col)
         table = table.with_columns(pl.col(args.gold_col).str.split(args.gold_sep))
     device = args.device
     if device and "," in device:

@@ -326,3 +326,28 @@ def test_texts_utf8_cannot_hold_and_mixed_pandas_columns_are_input_errors(tiny_b
         sas(["a"], [["a", "\udfff"]], model=tiny_bi, device="cpu")
     with pytest.raises(InputError, match=r"^data: cannot read the pandas table .*column prediction"):
         sas(pd.DataFrame({"prediction": ["a", 3], "gold": ["a", "b"]}), model=tiny_bi, device="cpu")
+
+
+def test_cli_gold_sep_needs_a_string_column_and_a_separator(tiny_bi, tmp_path, capsys):
+    import polars as pl
+
+    out = tmp_path / "o.parquet"
+    lists = tmp_path / "lists.parquet"
+    pl.DataFrame({"prediction": ["paris"], "gold": [["paris", "rome"]]}).write_parquet(lists)
+    assert main(["sas", str(lists), "--gold-sep", "|", "--model", tiny_bi, "--device", "cpu", "-o", str(out)]) == 2
+    assert capsys.readouterr().err == (f"fasteval: error: {lists}, column 'gold': --gold-sep splits a column "
+                                       "of strings, got List(String)\n")
+    assert main(["sas", str(lists), "--gold-sep", "", "--model", tiny_bi, "--device", "cpu", "-o", str(out)]) == 2
+    assert capsys.readouterr().err == "fasteval: error: --gold-sep must be a non-empty separator, got ''\n"
+    assert not out.exists()
+    cats = tmp_path / "cats.parquet"
+    pl.DataFrame({"prediction": ["paris"], "gold": ["paris|rome"]},
+                 schema={"prediction": pl.String, "gold": pl.Categorical}).write_parquet(cats)
+    assert main(["sas", str(cats), "--gold-sep", "|", "--model", tiny_bi, "--device", "cpu", "-o", str(out),
+                 "--quiet"]) == 0
+    got = pl.read_parquet(out)
+    lm = load_model(tiny_bi, device="cpu")
+    want = _cosines(lm.model, ["paris", "paris"], ["paris", "rome"])
+    assert got["n_golds"].to_list() == [2]
+    assert got["sas"][0] == pytest.approx(want.max(), abs=1e-5)
+    assert got["sas_mean"][0] == pytest.approx(want.mean(), abs=1e-5)
