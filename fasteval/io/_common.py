@@ -285,6 +285,12 @@ def _check_buffer(buf: bytes | mmap.mmap, source: str) -> None:
             "fasteval eval and read_run/read_qrels without a text format read parquet)",
             source=source,
         )
+    if bytes(buf[:2]) == b"\x1f\x8b":  # every reader has decompressed gzip once already
+        raise InputError(
+            "the file is gzip-compressed twice (its decompressed content is gzip data again); "
+            "expected text: decompress it first (for example: gzip -dc < in | gzip -dc > out)",
+            source=source,
+        )
     packed = _compression(bytes(buf[:10]))
     if packed is not None:
         raise InputError(

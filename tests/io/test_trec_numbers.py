@@ -140,3 +140,15 @@ def test_scan_refuses_wrong_field_count(tmp_path: Path, kind: str, text: bytes, 
         with pytest.raises(InputError) as info:
             lf.collect()
         assert str(info.value).endswith(found) and str(info.value).startswith(p)
+
+
+def test_gzip_inside_gzip_is_named(tmp_path: Path) -> None:
+    import gzip
+
+    text = b"q1 Q0 d1 1 2.0 t\n"
+    once = _write(tmp_path, "r1.gz", gzip.compress(text))
+    twice = _write(tmp_path, "r2.gz", gzip.compress(gzip.compress(text)))
+    assert read_run(once).rows() == [("q1", "d1", 2.0, 1, "t")]
+    with pytest.raises(InputError, match="gzip-compressed twice") as info:
+        read_run(twice)
+    assert info.value.line is None and str(info.value).startswith(twice)
