@@ -283,22 +283,29 @@ def _read_qrels_jg(path: str) -> pl.DataFrame:
                 data = fh.read()
         except OSError as exc:
             raise InputError(f"cannot read ({exc.strerror})", source=path) from None
-    from fasteval.io._common import GRADE_MAX, GRADE_MIN
+    import re
 
+    from fasteval.io._common import GRADE_MAX, GRADE_MIN, check_text_encoding, fix_line_endings
+
+    check_text_encoding(data, path)
+    data = fix_line_endings(data, path)
     seen: dict[tuple[str, str, str], int] = {}
     data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark
-    for lineno, raw in enumerate(data.splitlines(), 1):
-        if raw.startswith(b"#") or not raw.strip():
+    ascii_ws = b" \t\r\x0b\x0c"  # C-locale isspace, as trec_eval and the qrels reader
+    for lineno, raw in enumerate(data.split(b"\n"), 1):
+        if raw.startswith(b"#") or not raw.strip(ascii_ws):
             continue
-        f = raw.decode("utf-8", "surrogateescape").split()
+        f = [t.decode("utf-8", "surrogateescape") for t in re.split(rb"[ \t\r\x0b\x0c]+", raw.strip(ascii_ws))]
         if len(f) != 4:
             raise InputError(f"expected 4 fields (qid jg docno rel), got {len(f)}",
                              source=path, line=lineno)
-        try:
-            rel = int(f[3])
-        except ValueError:
+        # ASCII digits, a zero fraction allowed (atol agrees on those); int() would also
+        # read "1_0" as 10 and other scripts' digits, where atol reads 1 and 0
+        whole = re.fullmatch(r"([+-]?[0-9]+)(?:\.0*)?", f[3])
+        if whole is None:
             raise InputError(f"relevance is not an integer: {f[3]!r}", source=path,
-                             line=lineno, column="relevance") from None
+                             line=lineno, column="relevance")
+        rel = int(whole.group(1))
         if not GRADE_MIN <= rel <= GRADE_MAX:
             raise InputError(f"relevance {rel} is outside the 32-bit range of grades "
                              f"({GRADE_MIN} to {GRADE_MAX})", source=path, line=lineno,

@@ -152,3 +152,24 @@ def test_gzip_inside_gzip_is_named(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="gzip-compressed twice") as info:
         read_run(twice)
     assert info.value.line is None and str(info.value).startswith(twice)
+
+
+def test_qrels_jg_reads_as_the_qrels_reader(tmp_path: Path) -> None:
+    """trec-eval -R qrels_jg: ASCII whitespace separates fields (a no-break space is part of
+    a docno, as for trec_eval's isspace), a zero fraction reads as the integer, and grades
+    atol would read in part are refused (Python's int read '1_0' as 10 and '١' as 1)."""
+    from fasteval.cli.trec_eval_cmd import _read_qrels_jg
+
+    p = _write(tmp_path, "jg", "\ufeffq1 0 d1\u00a0x 2.0\r\nq1\t1 d2 0\x0b\r\n# c\n\nq1 1 d3 -1\n".encode())
+    assert _read_qrels_jg(p).rows() == [("q1", "0", "d1\u00a0x", 2), ("q1", "1", "d2", 0), ("q1", "1", "d3", -1)]
+    assert _read_qrels_jg(_write(tmp_path, "cr", b"q1 0 d1 1\rq1 0 d2 0\r")).rows() == [
+        ("q1", "0", "d1", 1), ("q1", "0", "d2", 0)]
+    for bad in ("1_0", "\u0661", "2e0", "1.5"):
+        with pytest.raises(InputError, match="relevance is not an integer") as info:
+            _read_qrels_jg(_write(tmp_path, "bad", f"q1 0 d1 1\nq1 0 d2 {bad}\n".encode()))
+        assert (info.value.line, info.value.column) == (2, "relevance")
+    with pytest.raises(InputError, match="got 3") as info:
+        _read_qrels_jg(_write(tmp_path, "nbsp", "q1 0 d1\u00a01\n".encode()))
+    with pytest.raises(InputError, match="NUL byte") as info:
+        _read_qrels_jg(_write(tmp_path, "nul", b"q1 0 d\x001 1\n"))
+    assert info.value.line == 1
