@@ -148,7 +148,7 @@ class SASEvaluator(HaystackComponent):
     precision : {"auto", "float32", "float16", "bfloat16"}
         ``auto``: float16 on CUDA, float32 elsewhere.
     cache_dir : str, optional
-        Embedding cache folder (see :func:`fasteval.sas.sas`).
+        Embedding cache folder (see :func:`fasteval.sas.sas`); bi-encoders only.
 
     Examples
     --------

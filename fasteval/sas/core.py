@@ -304,7 +304,7 @@ def sas(
         in the Hugging Face cache, so a branch that moves never reads older vectors.
     cache_dir : str or path, optional
         Embedding cache folder (parquet shards keyed by model and text hash); texts found
-        there are not embedded again. Hits and misses are in the stats.
+        there are not embedded again. Hits and misses are in the stats. Bi-encoders only.
     sigmoid : {"never", "always", "batch"}
         Cross-encoders only. ``never``: the model's own output (its configured activation).
         ``always``: the logistic function on every score, independently of the others.
@@ -461,6 +461,11 @@ def _sas(
     loaded: LoadedModel = load_model(model, device=device, precision=precision, revision=revision)
     if not loaded.cross_encoder and sigmoid != "never":
         raise ParameterError("sigmoid", "'never' for a bi-encoder (cosine scores)", sigmoid)
+    if loaded.cross_encoder and cache_dir is not None:
+        raise ParameterError("cache_dir", "None for a cross-encoder (it scores pairs; the cache holds text "
+                             "embeddings)", str(cache_dir))
+    if loaded.cross_encoder and embeddings:
+        raise ParameterError("embeddings", "used with a bi-encoder model", embeddings)
     if loaded.cross_encoder and ray_device is not None:
         raise ParameterError("engine", "'local' for a cross-encoder (its pairs are scored locally)", "ray")
     bs = batch_size or default_batch_size(

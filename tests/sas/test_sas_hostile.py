@@ -365,3 +365,15 @@ def test_python_api_without_its_backend_says_what_to_install(monkeypatch, missin
         sas(["a"], ["b"], device="cpu")
     with pytest.raises(ImportError, match=hint):
         SASEvaluator(device="cpu").run(ground_truth_answers=["a"], predicted_answers=["b"])
+
+
+def test_cross_encoder_refuses_what_only_embeddings_have(tiny_cross, tmp_path):
+    from fasteval.evaluators import SASEvaluator
+
+    with pytest.raises(ParameterError, match=r"^cache_dir must be None for a cross-encoder"):
+        sas(["a"], ["b"], model=tiny_cross, device="cpu", cache_dir=tmp_path / "c")
+    with pytest.raises(ParameterError, match=r"^cache_dir must be None for a cross-encoder"):
+        SASEvaluator(tiny_cross, device="cpu", cache_dir=str(tmp_path / "c")).run(["a"], ["b"])
+    with pytest.raises(ParameterError, match=r"^embeddings must be used with a bi-encoder model, got True$"):
+        sas(["a"], ["b"], model=tiny_cross, device="cpu", per="pair", embeddings=True)
+    assert not (tmp_path / "c").exists()
