@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import getopt
 import math
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import TextIO
@@ -212,24 +213,31 @@ def _plan(o: Options) -> tuple[list[Measure], bool, list[tuple[str, Measure]]]:
     return trec_order(measures), runid, avgjg
 
 
+_ASCII_WS = re.compile(r"[ \t\r\n\x0b\x0c]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|infinity|nan)",
+                      re.IGNORECASE)
+
+
 def _read_zscores(path: str) -> dict[tuple[str, str], tuple[float, float]]:
     out: dict[tuple[str, str], tuple[float, float]] = {}
     try:
         with open(path, encoding="utf-8-sig") as fh:  # -sig: a byte order mark is dropped
             for lineno, line in enumerate(fh, 1):
-                f = line.split()
-                if not f or line.startswith("#"):
+                f = _ASCII_WS.split(line.strip(" \t\r\n\x0b\x0c"))  # C's isspace, as trec_eval
+                if f == [""] or line.startswith("#"):
                     continue
                 if len(f) != 4:
                     raise InputError(
                         f"expected 4 fields (qid measure mean stddev), got {len(f)}",
                         source=path, line=lineno,
                     )
-                try:
-                    out[(f[0], f[1])] = (float(f[2]), float(f[3]))
-                except ValueError:
-                    raise InputError("mean and stddev must be numbers", source=path,
-                                     line=lineno) from None
+                # decimal numbers as strtod reads them; float() would also read "1_000" and
+                # other scripts' digits, which atof reads in part
+                bad = [v for v in f[2:] if not _DECIMAL.fullmatch(v)]
+                if bad:
+                    raise InputError(f"mean and stddev must be numbers, got {bad[0]!r}",
+                                     source=path, line=lineno)
+                out[(f[0], f[1])] = (float(f[2]), float(f[3]))
     except FileNotFoundError:
         raise InputError("file not found", source=path) from None
     except IsADirectoryError:
@@ -283,8 +291,6 @@ def _read_qrels_jg(path: str) -> pl.DataFrame:
                 data = fh.read()
         except OSError as exc:
             raise InputError(f"cannot read ({exc.strerror})", source=path) from None
-    import re
-
     from fasteval.io._common import GRADE_MAX, GRADE_MIN, check_text_encoding, fix_line_endings
 
     check_text_encoding(data, path)

@@ -173,3 +173,14 @@ def test_qrels_jg_reads_as_the_qrels_reader(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="NUL byte") as info:
         _read_qrels_jg(_write(tmp_path, "nul", b"q1 0 d\x001 1\n"))
     assert info.value.line == 1
+
+
+def test_zscores_read_decimal_numbers_split_on_ascii_whitespace(tmp_path: Path) -> None:
+    from fasteval.cli.trec_eval_cmd import _read_zscores
+
+    p = _write(tmp_path, "z", "\ufeffq1\tmap  .5 2e-1 \r\n# c\n\nq\u00a01 P_5 -1 +inf\n".encode())
+    assert _read_zscores(p) == {("q1", "map"): (0.5, 0.2), ("q\u00a01", "P_5"): (-1.0, math.inf)}
+    for bad in ("1_000", "\u0661", "0x10", "1.5x"):
+        with pytest.raises(InputError, match=f"must be numbers, got {bad!r}") as info:
+            _read_zscores(_write(tmp_path, "bad", f"q1 map 0.1 0.2\nq1 P_5 {bad} 0.2\n".encode()))
+        assert info.value.line == 2
