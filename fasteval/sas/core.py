@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from fasteval.errors import InputError, ParameterError
+from fasteval.errors import InputError, ParameterError, check_flag
 from fasteval.sas.encode import EncodeStats, encode_multi_process, encode_texts, predict_pairs
 from fasteval.sas.model import LoadedModel, default_batch_size, load_model
 
@@ -392,6 +392,10 @@ def _sas(
     import pyarrow as pa
 
     t_start = time.perf_counter()
+    embeddings = check_flag("embeddings", embeddings)
+    return_stats = check_flag("return_stats", return_stats)
+    if progress is not None:
+        progress = check_flag("progress", progress)
     if sigmoid not in SIGMOID_MODES:
         raise ParameterError("sigmoid", f"one of {', '.join(SIGMOID_MODES)}", sigmoid)
     if output not in ("polars", "arrow"):

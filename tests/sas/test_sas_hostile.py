@@ -377,3 +377,11 @@ def test_cross_encoder_refuses_what_only_embeddings_have(tiny_cross, tmp_path):
     with pytest.raises(ParameterError, match=r"^embeddings must be used with a bi-encoder model, got True$"):
         sas(["a"], ["b"], model=tiny_cross, device="cpu", per="pair", embeddings=True)
     assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("option", ["embeddings", "return_stats", "progress"])
+def test_switches_take_booleans_only(tiny_bi, option):
+    with pytest.raises(ParameterError, match=f"^{option} must be True or False, got 'no'$"):
+        sas(["a"], ["b"], model=tiny_bi, device="cpu", per="pair", **{option: "no"})
+    out = sas(["a"], ["b"], model=tiny_bi, device="cpu", per="pair", **{option: np.bool_(False)})
+    assert out.columns == ["row", "prediction", "gold", "score"]
