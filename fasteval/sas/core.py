@@ -444,6 +444,11 @@ def _sas(
         if qids.null_count:
             row = int(np.flatnonzero(qids.is_null().to_numpy(zero_copy_only=False))[0])
             raise InputError("question id must not be None", source="data", row=row, column=query_col)
+        if per == "query" and pa.types.is_dictionary(qids.type):
+            qids = qids.dictionary_decode()
+        if per == "query" and pa.types.is_nested(qids.type):
+            msg = f"question ids must be strings or numbers to group rows by, got {qids.type}"
+            raise InputError(msg, source="data", column=query_col)
     n_rows = table.num_rows
     n_golds = np.diff(gold_offsets)
     pair_row = np.repeat(np.arange(n_rows, dtype=np.int64), n_golds)

@@ -385,3 +385,20 @@ def test_switches_take_booleans_only(tiny_bi, option):
         sas(["a"], ["b"], model=tiny_bi, device="cpu", per="pair", **{option: "no"})
     out = sas(["a"], ["b"], model=tiny_bi, device="cpu", per="pair", **{option: np.bool_(False)})
     assert out.columns == ["row", "prediction", "gold", "score"]
+
+
+def test_per_query_groups_dictionary_ids_and_refuses_nested_ones(tiny_bi):
+    import pyarrow as pa
+
+    lm = load_model(tiny_bi, device="cpu")
+    preds, golds = ["a red cat", "paris", "rome"], ["a blue dog", "paris", "berlin"]
+    qids = pa.array(["q2", "q1", "q2"]).dictionary_encode()
+    out = sas(pa.table({"q": qids, "prediction": preds, "gold": golds}), query_col="q", model=tiny_bi,
+              device="cpu")
+    want = _cosines(lm.model, preds, golds)
+    assert out["q"].to_list() == ["q2", "q1"] and out["n_golds"].to_list() == [2, 1]
+    np.testing.assert_allclose(out["sas"].to_numpy(), [max(want[0], want[2]), want[1]], atol=1e-5)
+    np.testing.assert_allclose(out["sas_mean"].to_numpy(), [(want[0] + want[2]) / 2, want[1]], atol=1e-5)
+    with pytest.raises(InputError, match=r"^data, column 'q': question ids must be strings or numbers"):
+        sas({"q": [[1], [2]], "prediction": ["a", "b"], "gold": ["a", "b"]}, query_col="q", model=tiny_bi,
+            device="cpu")
