@@ -233,6 +233,16 @@ def _hub_commit(name: str, revision: str | None) -> str | None:
     return snapshot.name if snapshot.parent.name == "snapshots" else None
 
 
+def _unreadable_model(name: str, exc: BaseException) -> ModelNotFoundError:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    msg = (
+        f"model folder {name!r} holds no model fasteval can load ({type(exc).__name__}: {text}); pass "
+        "a folder saved by sentence-transformers (SentenceTransformer.save, CrossEncoder.save) or by "
+        "transformers' save_pretrained"
+    )
+    return ModelNotFoundError(msg)
+
+
 def _missing_model(name: str, exc: BaseException | None) -> ModelNotFoundError:
     detail = f" ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})" if exc else ""
     msg = (
@@ -361,8 +371,8 @@ def _load(name: str, dev: str, prec: str, revision: str | None, cross_encoder: b
         config = AutoConfig.from_pretrained(
             str(path) if is_local else name, local_files_only=True, revision=revision
         )
-    except OSError as exc:
-        raise _missing_model(name, exc) from exc
+    except (OSError, ValueError) as exc:
+        raise (_unreadable_model(name, exc) if is_local else _missing_model(name, exc)) from exc
     is_cross = _is_cross_encoder_config(config) if cross_encoder is None else bool(cross_encoder)
     dtype = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[prec]
     kwargs: dict[str, Any] = {"device": dev, "local_files_only": True}
@@ -372,8 +382,8 @@ def _load(name: str, dev: str, prec: str, revision: str | None, cross_encoder: b
     try:
         with _no_loading_bar():
             model = (CrossEncoder if is_cross else SentenceTransformer)(source, **kwargs)
-    except OSError as exc:
-        raise _missing_model(name, exc) from exc
+    except (OSError, ValueError) as exc:
+        raise (_unreadable_model(name, exc) if is_local else _missing_model(name, exc)) from exc
     model = model.to(dtype)  # also when the checkpoint was saved in another precision
     model.eval()
     # the cache key's revision: a local folder's content fingerprint (a revision name means

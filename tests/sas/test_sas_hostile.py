@@ -402,3 +402,17 @@ def test_per_query_groups_dictionary_ids_and_refuses_nested_ones(tiny_bi):
     with pytest.raises(InputError, match=r"^data, column 'q': question ids must be strings or numbers"):
         sas({"q": [[1], [2]], "prediction": ["a", "b"], "gold": ["a", "b"]}, query_col="q", model=tiny_bi,
             device="cpu")
+
+
+@pytest.mark.parametrize("content", [None, "{not json"])
+def test_a_folder_that_holds_no_model_is_one_cli_line(tmp_path, capsys, content):
+    folder = tmp_path / "not-a-model"
+    folder.mkdir()
+    if content is not None:
+        (folder / "config.json").write_text(content)
+    src = tmp_path / "in.csv"
+    src.write_text("prediction,gold\nparis,rome\n")
+    assert main(["sas", str(src), "--model", str(folder), "--device", "cpu", "-o", str(tmp_path / "o.parquet")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"fasteval: error: model folder '{folder}' holds no model fasteval can load (")
