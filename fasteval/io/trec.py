@@ -27,6 +27,8 @@ Rules (trec_eval 10 with two deliberate differences, marked *):
 * a ``#`` anywhere else is data (MS MARCO v2.1 docnos contain ``#``).
 * ids are kept as text (trec_eval compares them with ``strcmp``); ids and tags
   must be UTF-8* (trec_eval compares raw bytes), the error naming the line.
+* a UTF-8 byte order mark opening the file is dropped* (trec_eval reads it into
+  the first query id); one opening a later line stays part of that query id.
 """
 
 from __future__ import annotations
