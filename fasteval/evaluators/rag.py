@@ -441,11 +441,18 @@ def evaluate_rag(
             from fasteval.evaluators.sas import SASEvaluator
 
             evaluator = SASEvaluator(**(sas_options or {}))
+            texts = []
             for name, col in ((answer_col, answer), (gold_col, gold)):
-                if col.null_count():  # the evaluator's own message names neither column nor row
+                # the evaluator's own messages name neither the column nor the row
+                if col.null_count():
                     row = int(col.is_null().arg_true()[0])
                     raise InputError("holds no answer text (null) where sas needs one", source=name, row=row)
-            out = evaluator.run(ground_truth_answers=gold.to_list(), predicted_answers=answer.to_list())
+                if isinstance(col.dtype, (pl.Categorical, pl.Enum)):
+                    col = col.cast(pl.String)
+                if col.dtype != pl.String:
+                    raise InputError(f"holds {col.dtype} values where sas needs answer texts", source=name)
+                texts.append(col.to_list())
+            out = evaluator.run(ground_truth_answers=texts[1], predicted_answers=texts[0])
             columns["sas"] = np.asarray(out["individual_scores"], dtype=np.float64)
     per_question = pl.DataFrame(columns)
     means = {name: float(np.mean(columns[name])) for name in names}

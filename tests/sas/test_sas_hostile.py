@@ -416,3 +416,23 @@ def test_a_folder_that_holds_no_model_is_one_cli_line(tmp_path, capsys, content)
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert err.startswith(f"fasteval: error: model folder '{folder}' holds no model fasteval can load (")
+
+
+def test_evaluate_rag_sas_reads_text_columns_only(tiny_bi):
+    import polars as pl
+
+    from fasteval.evaluators import evaluate_rag
+
+    lm = load_model(tiny_bi, device="cpu")
+    base = {"retrieved": [["a"], ["b"]], "ground_truth": [["a"], ["c"]]}
+    df = pl.DataFrame({**base, "answer": ["a red cat", "paris"], "gold": ["a blue dog", "paris"]},
+                      schema_overrides={"answer": pl.Categorical})
+    report = evaluate_rag(df, answer_col="answer", gold_col="gold", sas=True,
+                          sas_options={"model": tiny_bi, "device": "cpu"})
+    want = _cosines(lm.model, ["a red cat", "paris"], ["a blue dog", "paris"])
+    np.testing.assert_allclose(report.per_question["sas"].to_numpy(), want, atol=1e-5)
+    assert report.scores["sas"] == pytest.approx(want.mean(), abs=1e-5)
+    numbers = pl.DataFrame({**base, "answer": ["paris", "rome"], "gold": [1, 2]})
+    with pytest.raises(InputError, match=r"^gold: holds Int64 values where sas needs answer texts$"):
+        evaluate_rag(numbers, answer_col="answer", gold_col="gold", sas=True,
+                     sas_options={"model": tiny_bi, "device": "cpu"})
