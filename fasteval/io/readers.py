@@ -299,6 +299,11 @@ def _load_data(
     else:
         blob = data if isinstance(data, bytes) else Path(data).read_bytes()
         raw, mapping = tables.read_json(blob, kind, explicit, name)
+    score = mapping.get("score") if kind == "run" and fmt in ("jsonl", "json") else None
+    if score in raw.columns and raw.schema[score].is_integer():
+        # a JSON number is text, read as a double as trec_eval's atof reads a score (CSV/TSV
+        # scores are read as floats already); typed integer columns (parquet, tables) are checked
+        raw = raw.with_columns(pl.col(score).cast(pl.Float64))
     if fmt in ("csv", "tsv"):
         where = tables.csv_line_locator(data)
     elif fmt == "jsonl":

@@ -145,3 +145,17 @@ def test_trec_text_scores_past_2_53_are_read_as_trec_eval_reads_them(tmp_path):
     path.write_text("1 Q0 a 1 9007199254740993 t\n1 Q0 b 2 9007199254740992 t\n")
     assert fasteval.read_run(path).get_column("score").to_list() == [2.0**53, 2.0**53]
     assert fasteval.evaluate(QRELS, path, "P@1").get_column("value").to_list() == [0.0]
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "json"])
+def test_json_numbers_past_2_53_are_read_as_doubles_as_text_is(tmp_path, suffix):
+    """A JSON number is text: read as atof reads it (2**53 + 1 becomes 2**53, a tie that doc
+    id descending breaks for 'b'), as TREC text and CSV are, not refused as a typed column."""
+    import json
+
+    path = tmp_path / f"r.{suffix}"
+    rows = [{"query_id": 1, "doc_id": "a", "score": 2**53 + 1}, {"query_id": 1, "doc_id": "b", "score": 2**53}]
+    path.write_text("\n".join(json.dumps(r) for r in rows) if suffix == "jsonl"
+                    else json.dumps({"1": {"a": 2**53 + 1, "b": 2**53}}))
+    assert fasteval.read_run(path).get_column("score").to_list() == [2.0**53, 2.0**53]
+    assert fasteval.evaluate(QRELS, path, "P@1").get_column("value").to_list() == [0.0]
