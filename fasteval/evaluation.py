@@ -334,7 +334,9 @@ class Evaluator:
     num_docs : int, default 0
         Collection size for ``utility``'s fourth coefficient (trec_eval ``-N``).
     compat : {10, 9}, default 10
-        trec_eval version whose recall-point rounding to use (9 matches pytrec_eval).
+        trec_eval version to match. 9 (9.0.8, as pytrec_eval): its recall-point rounding,
+        scores held as single-precision floats (``1.00000001`` and ``1.0`` tie and are
+        ordered by doc id; 10.0 reads doubles), and ``complete`` queries scored 0.
 
     Attributes
     ----------
@@ -414,6 +416,10 @@ class Evaluator:
                 check_scores: bool = True, source: str = "run") -> Batch:
         """Prepare one run (a table without ``run_id`` partitions); ``check_scores`` and
         ``source`` (the name its errors give): see :func:`fasteval.prepare.prepare_run`."""
+        if self.compat == 9 and "score" in run.columns and self.tie_break in ("trec", "expected"):
+            # trec_eval 9.0.8 (and pytrec_eval, built from it) keeps scores as C floats:
+            # scores equal in single precision tie, and the doc id decides
+            run = run.with_columns(pl.col("score").cast(pl.Float32).cast(pl.Float64))
         return prepare_run(
             self.qrels,
             run,

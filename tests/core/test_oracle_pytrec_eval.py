@@ -52,3 +52,31 @@ def test_matches_pytrec_eval_relevance_level_2(seed: int) -> None:
 def test_matches_pytrec_eval_integer_ids() -> None:
     # integer doc ids: ties break on the decimal spelling, as trec_eval sees them
     assert _compare(7, 1, int_ids=True) > 1000
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_scores_equal_in_float32_tie_under_compat_9(seed: int) -> None:
+    """pytrec_eval (9.x code) holds scores as C floats: scores that differ only past single
+    precision tie and are ordered by doc id. compat=9 does the same; compat=10 reads
+    doubles, as trec_eval 10 does, and so ranks them apart."""
+    import numpy as np
+    import polars as pl
+
+    rng = np.random.default_rng(seed)
+    rows, qrels = [], []
+    for q in range(40):
+        base = rng.choice([1.0, 0.5, 12.25, -3.0, 1e-30])
+        for d in range(12):  # clusters of scores a few double ulps apart, distinct as doubles
+            score = float(base) * (1 + int(rng.integers(0, 6)) * 1e-9) + float(rng.integers(0, 3))
+            rows.append((f"q{q}", f"d{d:02d}", score))
+            qrels.append((f"q{q}", f"d{d:02d}", int(rng.integers(-1, 3))))
+    run = pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row")
+    qr = pl.DataFrame(qrels, schema=["query_id", "doc_id", "relevance"], orient="row")
+    qd, rd = to_dicts(qr, run)
+    measures = ["map", "recip_rank", "P_5", "ndcg_cut_5", "bpref", "Rprec"]
+    want = pytrec_eval.RelevanceEvaluator(qd, set(measures)).evaluate(rd)
+    got = fasteval.evaluate(qr, run, measures, compat=9)
+    for q, m, v in got.select("query_id", "measure", "value").iter_rows():
+        assert math.isclose(v, want[q][m], abs_tol=1e-12), (seed, q, m, v, want[q][m])
+    doubles = fasteval.evaluate(qr, run, measures, compat=10)
+    assert doubles.get_column("value").to_list() != got.get_column("value").to_list()
