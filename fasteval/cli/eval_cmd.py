@@ -71,8 +71,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "order, or expected: each measure's mean over every order of tied documents")
     p.add_argument("--compat", type=int, choices=(9, 10), default=10,
                    help="trec_eval version to match: 10 (default) or 9 (9.0.8, as pytrec_eval: "
-                        "its recall-point rounding, and with -c a query missing from the run "
-                        "scores 0 for every measure instead of ranking 10.0's placeholder)")
+                        "scores held as single-precision floats, its recall-point rounding, and "
+                        "with -c a query missing from the run scored 0 for every measure)")
     p.add_argument("--keep-best-duplicates", action="store_true",
                    help="keep the best-scored row of duplicate (query, doc) pairs instead of failing")
     p.add_argument("--max-rows-per-chunk", type=int, default=None, metavar="N",

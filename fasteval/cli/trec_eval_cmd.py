@@ -2,8 +2,8 @@
 
 Prints byte for byte what trec_eval prints: ``%-22s\\t%s\\t%6.4f`` lines, integer counts,
 trec_eval's measure order, ``runid`` and ``relstring``. ``--compat 9`` reproduces 9.0.8
-(the version pytrec_eval embeds): recall-point rounding, no rbp/unj in ``all_trec``, and
-``-c`` without printing the missing topics.
+(the version pytrec_eval embeds): scores held as single-precision floats, recall-point
+rounding, no rbp/unj in ``all_trec``, and ``-c`` without printing the missing topics.
 
 Usage::
 
