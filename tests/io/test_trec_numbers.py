@@ -35,13 +35,25 @@ def test_score_spellings_read_as_strtod(tmp_path: Path, spelling: str) -> None:
     assert got[0] == want and math.copysign(1, got[0]) == math.copysign(1, want)
 
 
-@pytest.mark.parametrize("bad", ["0x10", "1_000", "1.5x", "1,5", "1e", "0X1P-2"])
-def test_score_atof_would_read_in_part_is_refused(tmp_path: Path, bad: str) -> None:
-    p = _write(tmp_path, "r.run", f"q1 Q0 d1 1 2.0 t\n\nq1 Q0 d2 2 {bad} t\n".encode())
+_PARTLY_READ = [  # (field, text atof/atol would read only in part)
+    *(("score", bad) for bad in ["0x10", "1_000", "1.5x", "1,5", "1e", "0X1P-2"]),
+    *(("relevance", bad) for bad in ["1.5", "2e0", "0x1", "1_0", "1.0e0", ".0"]),
+]
+
+
+@pytest.mark.parametrize(("column", "bad"), _PARTLY_READ)
+def test_a_number_atof_or_atol_would_read_in_part_is_refused(tmp_path: Path, column: str,
+                                                             bad: str) -> None:
+    if column == "score":  # a blank line, then the bad score on line 3
+        p, reader, message = (_write(tmp_path, "r.run", f"q1 Q0 d1 1 2.0 t\n\nq1 Q0 d2 2 {bad} t\n".encode()),
+                              read_run, f"score is not a number: {bad!r}")
+    else:  # a comment, then the bad grade on line 3
+        p, reader, message = (_write(tmp_path, "q.qrels", f"q1 0 d1 1\n# c\nq1 0 d2 {bad}\n".encode()),
+                              read_qrels, f"relevance must be an integer, got {bad!r}")
     with pytest.raises(InputError) as info:
-        read_run(p)
-    assert (info.value.line, info.value.column) == (3, "score")
-    assert f"score is not a number: {bad!r}" in str(info.value)
+        reader(p)
+    assert (info.value.line, info.value.column) == (3, column)
+    assert message in str(info.value)
 
 
 @pytest.mark.parametrize(("text", "grade"), [("1.0", 1), ("2.", 2), ("-0.0", 0), ("+3.00", 3), ("-1.0", -1)])
@@ -51,13 +63,6 @@ def test_grade_with_zero_fraction_reads_as_integer(tmp_path: Path, text: str, gr
     assert scan_qrels(p).collect().rows() == [("q1", "d1", grade), ("q1", "d2", 0)]
 
 
-@pytest.mark.parametrize("bad", ["1.5", "2e0", "0x1", "1_0", "1.0e0", ".0"])
-def test_grade_atol_would_read_in_part_is_refused(tmp_path: Path, bad: str) -> None:
-    p = _write(tmp_path, "q.qrels", f"q1 0 d1 1\n# c\nq1 0 d2 {bad}\n".encode())
-    with pytest.raises(InputError) as info:
-        read_qrels(p)
-    assert (info.value.line, info.value.column) == (3, "relevance")
-    assert f"relevance must be an integer, got {bad!r}" in str(info.value)
 
 
 def test_wide_grade_with_zero_fraction_names_the_range(tmp_path: Path) -> None:
