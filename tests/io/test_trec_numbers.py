@@ -63,8 +63,6 @@ def test_grade_with_zero_fraction_reads_as_integer(tmp_path: Path, text: str, gr
     assert scan_qrels(p).collect().rows() == [("q1", "d1", grade), ("q1", "d2", 0)]
 
 
-
-
 def test_wide_grade_with_zero_fraction_names_the_range(tmp_path: Path) -> None:
     p = _write(tmp_path, "q.qrels", b"q1 0 d1 99999999999999999999.0\n")
     with pytest.raises(InputError, match="outside the 32-bit range of grades"):
