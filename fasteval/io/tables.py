@@ -347,7 +347,10 @@ def _blank(data: str | bytes) -> bool:
 def read_ndjson(data: str | bytes, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.DataFrame, dict[str, str]]:
     """Read JSON Lines (one object per line). The types are inferred from the first rows;
     a file whose later rows do not fit them (integer scores, then 0.5) is read again with
-    the types inferred from every row."""
+    the types inferred from every row. A file is read into memory once: its bytes are
+    parsed and then searched for repeated keys (:func:`_check_keys_once`)."""
+    if not isinstance(data, bytes):
+        data = _read_all(data, source)
     try:
         try:
             df = pl.read_ndjson(data, infer_schema_length=_INFER_ROWS)
@@ -389,7 +392,7 @@ def _check_keys_once(data: str | bytes, records: int, keys: set[str], source: st
     ...
     fasteval.errors.InputError: r.jsonl, line 2: the record repeats the key 'doc_id'; expected each key once
     """
-    raw = data if isinstance(data, bytes) else _read_all(data, source)
+    raw = data if isinstance(data, bytes) else _read_all(data, source)  # (bytes from read_ndjson)
     names = {k: json.dumps(k, ensure_ascii=False).encode() for k in keys}
     if all(raw.count(name) <= records for name in names.values()):
         return
