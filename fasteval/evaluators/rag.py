@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from fasteval._arrow_lists import list_offsets_values
 from fasteval.errors import InputError, ParameterError
 from fasteval.kernels.documents import (
     FLAG_EMPTY,
@@ -129,19 +130,15 @@ def _column(table: Any, name: str) -> Any:
 def _list_column(table: Any, name: str, holds: str = "document keys") -> tuple[np.ndarray, Any]:
     """``(offsets, values)`` of a list column, offsets from 0 (null lists as empty lists)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     arr = _column(table, name)
     if not (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)
             or pa.types.is_list_view(arr.type) or pa.types.is_large_list_view(arr.type)):
         raise ParameterError(name, f"a column of lists (one list of {holds} per question)", str(arr.type))
-    # Sizes and values from the logical lists, whatever the layout (list views in any order,
+    # sizes and values from the logical lists, whatever the layout (list views in any order,
     # slices, null lists holding values): pyarrow's cast to large_list gives wrong offsets for
-    # list views and a short child array for lists of nulls (polars' List(Null)).
-    sizes = np.asarray(pc.list_value_length(arr).fill_null(0), dtype=np.int64)
-    offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    values = arr.flatten()
+    # list views and a short child array for lists of nulls (polars' List(Null))
+    offsets, values = list_offsets_values(arr)
     if len(values) != offsets[-1]:  # pragma: no cover - flatten skips exactly the null lists
         raise InputError(f"holds {len(values)} keys where its lists count {int(offsets[-1])}", source=name)
     if pa.types.is_dictionary(values.type):  # categorical keys (polars' List(Categorical))

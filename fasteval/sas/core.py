@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from fasteval._arrow_lists import is_list_like, list_offsets_values
 from fasteval.errors import InputError, ParameterError, check_flag
 from fasteval.sas.encode import EncodeStats, encode_multi_process, encode_texts, predict_pairs
 from fasteval.sas.model import LoadedModel, default_batch_size, load_model
@@ -90,22 +91,20 @@ def _string_column(table, name: str, role: str):
         col = col.dictionary_decode()
     if pa.types.is_string_view(col.type):
         col = col.cast(pa.large_string())
-    if pa.types.is_list_view(col.type) or pa.types.is_large_list_view(col.type) or \
-            pa.types.is_fixed_size_list(col.type):
-        col = col.cast(pa.large_list(col.type.value_type))
-    if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
+    if is_list_like(col.type):
         value_type = col.type.value_type
-        if pa.types.is_dictionary(value_type) or pa.types.is_string_view(value_type):
-            col = col.cast(pa.large_list(pa.large_string()))
-            value_type = col.type.value_type
-        if not (pa.types.is_string(value_type) or pa.types.is_large_string(value_type)):
+        if pa.types.is_dictionary(value_type):
+            value_type = value_type.value_type
+        if not (pa.types.is_string(value_type) or pa.types.is_large_string(value_type)
+                or pa.types.is_string_view(value_type)):
             raise InputError(f"expected lists of strings, got {col.type}", source="data", column=name)
         if col.null_count:
             row = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
             raise InputError(f"{role} must not be None", source="data", row=row, column=name)
-        offsets = col.offsets.to_numpy().astype(np.int64)
-        offsets = offsets - offsets[0]
-        values = col.flatten().cast(pa.large_string())
+        offsets, values = list_offsets_values(col)
+        if pa.types.is_dictionary(values.type):
+            values = values.dictionary_decode()
+        values = values.cast(pa.large_string())
         if values.null_count:
             pos = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
             row = int(np.searchsorted(offsets, pos, side="right") - 1)
@@ -422,10 +421,7 @@ def _sas(
         table = _as_arrow_table(data)
 
     pred_type = table.column(pred_col).type if pred_col in table.column_names else None
-    if pred_type is not None and (
-        pa.types.is_list(pred_type) or pa.types.is_large_list(pred_type) or pa.types.is_list_view(pred_type)
-        or pa.types.is_large_list_view(pred_type) or pa.types.is_fixed_size_list(pred_type)
-    ):
+    if pred_type is not None and is_list_like(pred_type):
         msg = f"expected one prediction string per row, got lists ({pred_type})"
         raise InputError(msg, source="data", column=pred_col)
     preds, _ = _string_column(table, pred_col, "prediction")

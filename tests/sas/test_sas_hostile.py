@@ -306,6 +306,21 @@ def test_arrow_string_views_and_fixed_size_lists_are_read_as_text(tiny_bi):
     np.testing.assert_allclose(out.column("sas_mean").to_numpy(), [w.mean() for w in want], atol=1e-5)
 
 
+def test_list_view_golds_are_read_from_their_logical_lists(tiny_bi):
+    """pyarrow's cast of a list view to a list gives wrong offsets (in-order views too):
+    the golds are read from the views' own sizes and values."""
+    import pyarrow as pa
+
+    lm = load_model(tiny_bi, device="cpu")
+    preds = ["a red cat", "paris", "rome"]
+    golds = [["a blue dog"], ["the capital of france is paris", "paris"], ["rome", "milan", "a cat"]]
+    table = pa.table({"prediction": preds, "gold": pa.array(golds, pa.list_view(pa.string()))})
+    out = sas(table, model=tiny_bi, device="cpu", output="arrow")
+    want = [_cosines(lm.model, [p] * len(gs), gs) for p, gs in zip(preds, golds, strict=True)]
+    assert out.column("n_golds").to_pylist() == [1, 2, 3]
+    np.testing.assert_allclose(out.column("sas").to_numpy(), [w.max() for w in want], atol=1e-5)
+
+
 @pytest.mark.parametrize("per, query_col", [("pair", "row"), ("pair", "gold"), ("pair", "score"),
                                             ("query", "sas"), ("query", "n_golds")])
 def test_query_col_named_like_a_result_column_is_refused(tiny_bi, per, query_col):
