@@ -866,7 +866,7 @@ def _write_dir(ray, scored_parts: list[list], fills: pl.DataFrame | None, out, n
             (empty if wide else to_long(empty, names)).write_parquet(tmp / "empty.parquet")
         old = None
         if final.exists():
-            old = final.parent / f".{final.name}.{socket.gethostname()}-{os.getpid()}-old.tmp"
+            old = final.parent / f"{stem}{socket.gethostname()}-{os.getpid()}-old.tmp"  # stem: cut to fit
             os.rename(final, old)
         os.rename(tmp, final)
         if old is not None:

@@ -397,7 +397,7 @@ def _check_keys_once(data: str | bytes, records: int, keys: set[str], source: st
     if all(raw.count(name) <= records for name in names.values()):
         return
     for n, line in enumerate(raw.split(b"\n"), start=1):
-        if not (names.keys() and any(name in line for name in names.values())):
+        if not any(name in line for name in names.values()):
             continue
         try:
             record = json.loads(line, object_pairs_hook=_object)

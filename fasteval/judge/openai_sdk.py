@@ -36,11 +36,10 @@ from urllib.parse import urlsplit, urlunsplit
 from fasteval.errors import ParameterError
 from fasteval.judge.protocol import ChatReply
 from fasteval.judge.redact import (
+    clean_url,
     redact,
     redact_exception,
     redact_http_logs,
-    split_credentials,
-    split_query_secrets,
     url_secrets,
 )
 
@@ -256,7 +255,7 @@ class OpenAISDKClient:
         url = str(getattr(self.client, "base_url", "") or "")
         if not url:
             return url
-        parts = urlsplit(split_query_secrets(split_credentials(url)[0])[0])
+        parts = urlsplit(clean_url(url))
         return urlunsplit(parts._replace(path=parts.path.rstrip("/")))
 
     def to_dict(self) -> dict[str, Any]:
