@@ -45,3 +45,32 @@ def lazy_exports(
         return sorted(set(namespace) | set(exports))
 
     return __getattr__, __dir__
+
+
+class LazyModule:
+    """A module imported on its first attribute access (thread-safe: Python's import lock).
+
+    For a module that imports numba: a caller holding one can be imported, and can run its
+    other work, before numba is.
+
+    Examples
+    --------
+    >>> m = LazyModule("json")
+    >>> m.dumps([1])
+    '[1]'
+    """
+
+    __slots__ = ("_name", "_module")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._module: Any = None
+
+    def __getattr__(self, attr: str) -> Any:
+        module = self._module
+        if module is None:
+            module = self._module = importlib.import_module(self._name)
+        return getattr(module, attr)
+
+    def __repr__(self) -> str:
+        return f"<lazy module {self._name!r}>"

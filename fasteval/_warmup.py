@@ -57,11 +57,9 @@ class Job:
     run_rows_at_least, qrels_rows_at_least : int or None
         The largest run / the qrels have at least this many rows (None: unknown).
     cached_qrels : Slot or None
-        Where the caller puts the qrels' entry of :mod:`fasteval.batch.qrels_cache` (or
-        None) once looked up: with one, the thread prepares no qrels (it restores the
-        entry, and leaves the prepared qrels in ``restored``).
-    restored : Slot
-        The qrels the thread restored from ``cached_qrels`` (None when it restored none).
+        Where the caller puts the qrels it restored from :mod:`fasteval.batch.qrels_cache`
+        (a :class:`fasteval.prepare.PreparedQrels`, or None) once looked up: with them,
+        the thread prepares no qrels of its own.
     """
 
     measures: tuple = _MEASURES
@@ -71,7 +69,6 @@ class Job:
     run_rows_at_least: int | None = None
     qrels_rows_at_least: int | None = None
     cached_qrels: Slot | None = None
-    restored: Slot = field(default_factory=Slot)
 
 
 def rows_bounds(path: Any) -> tuple[int | None, int | None]:
@@ -132,12 +129,8 @@ def _run_job(job: Job) -> None:
         from fasteval.prepare.qrels import _prepare_qrels_kernels
 
         opts = dict(job.options)
-        parts = job.cached_qrels.get() if job.cached_qrels is not None else None
-        if parts is not None:  # the qrels are prepared already: only the run's kernels
-            from fasteval.batch.qrels_cache import restore
-
-            pq = restore(parts)
-            job.restored.put(pq)
+        pq = job.cached_qrels.get() if job.cached_qrels is not None else None
+        if pq is not None:  # the qrels are prepared already: only the run's kernels
             run = _with_rank(_tiny_run(pq), job)
             opts.pop("complete", None)  # (placeholders for every other query: no new kernel)
         else:
@@ -188,8 +181,6 @@ def _warm(job: Job) -> None:
         _run_job(job)
     except Exception:  # noqa: BLE001 - warming is an optimisation; the real call reports
         pass
-    finally:
-        job.restored.put(None)  # nothing restored here (a first put stays)
 
 
 def warm_up(job: Job | None = None) -> threading.Thread:

@@ -64,7 +64,7 @@ def make_evaluator(qrels, measures, *, after_read=None, sources=None, qrels_cach
         return fasteval.Evaluator(qrels, measures, **options)
     job = _warm_job(qrels, measures, sources, options)
     warming = warm_up(job)
-    cache = ident = parts = table = None
+    cache = ident = parts = table = restored = None
     caught: list = []
     try:
         once = read_once(qrels)  # standard input, a FIFO: read once, kept for a second read
@@ -74,7 +74,12 @@ def make_evaluator(qrels, measures, *, after_read=None, sources=None, qrels_cach
 
             ident = cache.identity(qrels, fmt)  # before reading: a later change is seen
             parts = cache.load(qrels, fmt, ident=ident) if ident is not None else None
-        job.cached_qrels.put(parts)  # the warm-up restores an entry, or prepares tiny qrels
+            # restored here, before the run is read: restoring needs polars' threads, which
+            # the read would keep busy, and not numba, which the warm-up is importing
+            restored = _restore(cache, parts)
+            if restored is None:
+                parts = None
+        job.cached_qrels.put(restored)  # with none, the warm-up prepares tiny qrels
         if parts is None:
             with warnings.catch_warnings(record=True) as caught:
                 table = fasteval.read_qrels(_again(once) if once is not None else qrels,
@@ -86,10 +91,8 @@ def make_evaluator(qrels, measures, *, after_read=None, sources=None, qrels_cach
     finally:
         job.cached_qrels.put(None)  # (if not put above) never leave the warm-up waiting
         warming.join()
-    if parts is not None:
-        restored = job.restored.get()
-        return fasteval.Evaluator(restored if restored is not None else cache.restore(parts),
-                                  measures, **options)
+    if restored is not None:
+        return fasteval.Evaluator(restored, measures, **options)
     try:
         evaluator = fasteval.Evaluator(table, measures, **options)
     except DuplicateJudgmentError:
@@ -104,6 +107,17 @@ def make_evaluator(qrels, measures, *, after_read=None, sources=None, qrels_cach
 QRELS_CACHE_MIN_BYTES = 1 << 20
 """Qrels files smaller than this (some 50,000 judgments in TREC text) are prepared in
 milliseconds: the cache is not consulted for them (nor its module loaded)."""
+
+
+def _restore(cache, parts):
+    """The prepared qrels of a cache entry's ``parts``; None: no entry, or one that does not
+    restore (a miss: the file is read)."""
+    if parts is None:
+        return None
+    try:
+        return cache.restore(parts)
+    except Exception:  # noqa: BLE001 - the cache is an optimisation: the job reads the file
+        return None
 
 
 def _file_size(path) -> int:

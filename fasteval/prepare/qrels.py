@@ -8,11 +8,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
+from fasteval._lazy import LazyModule
 from fasteval.errors import DuplicateJudgmentError, InputError
-from fasteval.kernels import prepare as K
 from fasteval.prepare.tables import _check_columns, check_qrels_table
 from fasteval.prepare.threads import _PARALLEL_CHUNKS, _on_threads, _parts
 from fasteval.prepare.views import _IDENTITY, _readonly, id_column
+
+K = LazyModule("fasteval.kernels.prepare")
+"""The preparation kernels, imported (with numba) on first use."""
 
 
 def run_heads(s: pl.Series) -> np.ndarray:

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from fasteval._lazy import LazyModule
 from fasteval.errors import InputError, ParameterError
-from fasteval.kernels import prepare as K
 from fasteval.prepare import small, threads
 from fasteval.prepare.qrels import PreparedQrels, _qrels_as_text, _run_heads
 from fasteval.prepare.tables import (
@@ -23,6 +23,9 @@ from fasteval.prepare.tables import (
 )
 from fasteval.prepare.threads import _block_cuts, _on_threads, _parts
 from fasteval.prepare.views import _IDENTITY, _readonly, id_column
+
+K = LazyModule("fasteval.kernels.prepare")
+"""The preparation kernels, imported (with numba) on first use."""
 
 
 @dataclass

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-import numba
 import numpy as np
 import polars as pl
 
@@ -22,6 +21,8 @@ _PARALLEL_CHUNKS = 4
 def _on_threads(fn: Callable[[int], T], items: Iterable[int], *, at_least: int = 2) -> list[T]:
     """``[fn(i) for i in items]``, on ``numba.get_num_threads()`` threads when there are at
     least ``at_least`` items (``fn`` runs GIL-free kernels on disjoint parts of a table)."""
+    import numba
+
     items = list(items)
     threads = min(numba.get_num_threads(), len(items))
     if threads < 2 or len(items) < at_least:
@@ -71,6 +72,8 @@ def _part_rows(n_rows: int) -> int:
     >>> _part_rows(10**9) == 4 * BLOCK_ROWS
     True
     """
+    import numba
+
     threads = max(1, numba.get_num_threads())
     least = min(BLOCK_ROWS, _MIN_PART_ROWS)
     return int(min(4 * BLOCK_ROWS, max(least, n_rows // (4 * threads))))

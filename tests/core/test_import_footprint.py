@@ -95,3 +95,12 @@ def test_the_command_skips_numbas_probes_only(tmp_path):
     out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True,
                          check=True, cwd=tmp_path).stdout.split("\n")
     assert out[0] == "['yaml']"
+
+
+def test_qrels_restore_path_imports_no_numba():
+    """A qrels cache hit is restored on the job's thread while the warm-up thread imports
+    numba: the prepared-qrels types and the restore itself import neither numba nor the
+    kernels."""
+    mods = _loaded("import fasteval.prepare, fasteval.batch.qrels_cache\n"
+                   "from fasteval.prepare import PreparedQrels, prepare_run")
+    assert not _under(mods, ["numba", "fasteval.kernels"])
