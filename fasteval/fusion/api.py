@@ -121,7 +121,8 @@ def fuse(
     * Scores near the float64 limit: where a run's range, sum or squared deviations
       overflow, min-max, sum and z-score are computed on its scores scaled down by a power
       of two, which leaves their values unchanged (ranx gives NaN there, or 0 for every
-      document of a z-score).
+      document of a z-score). CombANZ's mean and CombMED's midpoint of two scores are
+      their values even where the scores' sum overflows (ranx: inf).
 
     Raises
     ------

@@ -509,6 +509,10 @@ def _combine_queries(q_lo, q_hi, n_runs, seg, ent_val, ent_cand, cand_off, metho
                 z = t * cnt
             elif method == M_ANZ:
                 z = t / cnt
+                if np.isinf(z):  # the sum passed float64's largest: the mean may not
+                    z = 0.0
+                    for a in range(cnt):
+                        z += tmp[a] / cnt
             elif method == M_MAX:
                 z = hi
             elif method == M_MIN:
@@ -523,6 +527,8 @@ def _combine_queries(q_lo, q_hi, n_runs, seg, ent_val, ent_cand, cand_off, metho
                     tmp[b + 1] = y
                 h = cnt // 2
                 z = tmp[h] if cnt % 2 == 1 else (tmp[h - 1] + tmp[h]) / 2
+                if np.isinf(z) and np.isfinite(tmp[h - 1]) and np.isfinite(tmp[h]):
+                    z = tmp[h - 1] / 2 + tmp[h] / 2  # the midpoint, past an overflowing sum
             elif method == M_GMNZ:
                 z = t * (float(cnt) ** gamma)
             elif method == M_LOG_ISR:
