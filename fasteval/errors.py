@@ -198,6 +198,21 @@ def check_flag(parameter: str, value: object) -> bool:
     raise ParameterError(parameter, "True or False", value)
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message (its class name when it has none): what a
+    one-line error quotes of another library's error.
+
+    Examples
+    --------
+    >>> first_line(OSError("disk full\\n  more detail"))
+    'disk full'
+    >>> first_line(KeyError())
+    'KeyError'
+    """
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
 class OutputError(FastevalError):
     """An output cannot be written where it was asked to go (a directory, a full disk, a
     parent that is a file, no permission).

@@ -197,7 +197,7 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 
 
 def _run_guarded(fn, memory_advice: str = "") -> int:
-    from fasteval.errors import FastevalError
+    from fasteval.errors import FastevalError, first_line
 
     try:
         status = int(fn() or 0)
@@ -211,13 +211,13 @@ def _run_guarded(fn, memory_advice: str = "") -> int:
     except OSError as exc:
         return _fail(_os_error_text(exc))
     except OverflowError as exc:
-        return _fail(f"a number is out of range ({_first_line(exc)})")
+        return _fail(f"a number is out of range ({first_line(exc)})")
     except MemoryError:
         return _fail(f"out of memory{memory_advice}")
     except Exception as exc:
         polars = sys.modules.get("polars")
         if polars is not None and isinstance(exc, polars.exceptions.InvalidOperationError):
-            return _fail(_first_line(exc))  # a value that does not fit its type (an id above 2^63...)
+            return _fail(first_line(exc))  # a value that does not fit its type (an id above 2^63...)
         raise
     try:
         sys.stdout.flush()
@@ -231,11 +231,6 @@ def _run_guarded(fn, memory_advice: str = "") -> int:
 def _fail(message: str) -> int:
     print(f"fasteval: error: {message}", file=sys.stderr)
     return 2
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
 
 
 def _os_error_text(exc: OSError, place: str | None = None) -> str:

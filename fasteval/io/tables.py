@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from fasteval.errors import InputError
+from fasteval.errors import InputError, first_line
 from fasteval.io._common import Kind, Locator, _fmt, resolve_columns
 
 __all__ = [
@@ -44,21 +44,16 @@ def _select(lf: pl.LazyFrame, kind: Kind, explicit: dict[str, str | None], sourc
     try:
         columns = lf.collect_schema().names()
     except (pl.exceptions.PolarsError, OSError) as exc:
-        raise InputError(f"cannot read the file ({exc.__class__.__name__}: {_first_line(exc)})", source=source) from exc
+        raise InputError(f"cannot read the file ({exc.__class__.__name__}: {first_line(exc)})", source=source) from exc
     mapping = resolve_columns(columns, kind, explicit, source=source)
     return lf.select(list(dict.fromkeys(mapping.values()))), mapping
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else exc.__class__.__name__
 
 
 def _collect(lf: pl.LazyFrame, source: str, what: str) -> pl.DataFrame:
     try:
         return lf.collect()
     except (pl.exceptions.PolarsError, OSError) as exc:
-        raise InputError(f"cannot read {what} ({exc.__class__.__name__}: {_first_line(exc)})", source=source) from exc
+        raise InputError(f"cannot read {what} ({exc.__class__.__name__}: {first_line(exc)})", source=source) from exc
 
 
 def lazy_parquet(path: str, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.LazyFrame, dict[str, str]]:
@@ -77,7 +72,7 @@ def lazy_parquet(path: str, kind: Kind, explicit: dict[str, str | None], source:
     try:
         lf = pl.scan_parquet(path, glob=not os.path.isfile(path))  # a file is no pattern
     except (pl.exceptions.PolarsError, OSError) as exc:
-        raise InputError(f"cannot open parquet ({_first_line(exc)})", source=source) from exc
+        raise InputError(f"cannot open parquet ({first_line(exc)})", source=source) from exc
     return _select(lf, kind, explicit, source)
 
 
@@ -112,12 +107,12 @@ def read_parquet(path: str | bytes, kind: Kind, explicit: dict[str, str | None],
         try:
             columns = list(pl.read_parquet_schema(io.BytesIO(path)))
         except (pl.exceptions.PolarsError, OSError) as exc:
-            raise InputError(f"cannot open parquet ({_first_line(exc)})", source=source) from exc
+            raise InputError(f"cannot open parquet ({first_line(exc)})", source=source) from exc
         mapping = resolve_columns(columns, kind, explicit, source=source)
         try:
             df = pl.read_parquet(io.BytesIO(path), columns=list(dict.fromkeys(mapping.values())))
         except (pl.exceptions.PolarsError, OSError) as exc:
-            raise InputError(f"cannot read parquet ({_first_line(exc)})", source=source) from exc
+            raise InputError(f"cannot read parquet ({first_line(exc)})", source=source) from exc
         return df, mapping
     lf, mapping = lazy_parquet(path, kind, explicit, source)
     return _collect(lf, source, "parquet"), mapping
@@ -140,7 +135,7 @@ def lazy_delimited(path: str, sep: str, kind: Kind, explicit: dict[str, str | No
     try:
         header = pl.scan_csv(path, separator=sep, n_rows=0, infer_schema=False).collect_schema().names()
     except (pl.exceptions.PolarsError, OSError) as exc:
-        raise InputError(f"cannot read the header ({_first_line(exc)})", source=source) from exc
+        raise InputError(f"cannot read the header ({first_line(exc)})", source=source) from exc
     mapping, overrides = _csv_overrides(header, kind, explicit, source)
     _check_header(path, sep, header, mapping, source)
     lf = pl.scan_csv(path, separator=sep, schema_overrides=overrides, infer_schema_length=_INFER_ROWS)
@@ -158,7 +153,7 @@ def read_delimited(data: str | bytes, sep: str, kind: Kind, explicit: dict[str, 
     except pl.exceptions.NoDataError as exc:
         raise InputError("the file is empty", source=source) from exc
     except (pl.exceptions.PolarsError, OSError) as exc:
-        raise InputError(f"cannot read the header ({_first_line(exc)})", source=source) from exc
+        raise InputError(f"cannot read the header ({first_line(exc)})", source=source) from exc
     mapping, overrides = _csv_overrides(header, kind, explicit, source)
     _check_header(data, sep, header, mapping, source)
     wanted = list(dict.fromkeys(mapping.values()))
@@ -178,7 +173,7 @@ def read_delimited(data: str | bytes, sep: str, kind: Kind, explicit: dict[str, 
                 raise InputError(f"{found} fields where the header has {len(header)}; expected "
                                  "one field per header column", source=source, line=line) from exc
             _check_utf8(data, source)
-            raise InputError(f"cannot parse ({_first_line(exc)})", source=source) from exc
+            raise InputError(f"cannot parse ({first_line(exc)})", source=source) from exc
         if kind == "qrels":  # grades that are all numbers stay numbers ('2.0' is read as 2, as
             col = mapping["relevance"]  # it is where the first rows make the column a float one)
             grades = df.get_column(col).cast(pl.Float64, strict=False)
@@ -480,12 +475,12 @@ def _records(obj: list, kind: Kind, explicit: dict[str, str | None], source: str
         found = next(((i, k, v) for i, r in enumerate(obj) if isinstance(r, Mapping)
                       for k, v in r.items() if _huge(v)), None)
         if found is None:
-            raise InputError(f"JSON records do not form a table ({_first_line(exc)})", source=source) from exc
+            raise InputError(f"JSON records do not form a table ({first_line(exc)})", source=source) from exc
         row, key, value = found
         raise InputError(f"{key} {_fmt(value)} is an integer past 128 bits, which is not read",
                          source=source, row=row, column=key) from exc
     except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
-        raise InputError(f"JSON records do not form a table ({_first_line(exc)})", source=source) from exc
+        raise InputError(f"JSON records do not form a table ({first_line(exc)})", source=source) from exc
     mapping = resolve_columns(df.columns, kind, explicit, source=source)
     return df.select(list(dict.fromkeys(mapping.values()))), mapping
 
@@ -594,7 +589,7 @@ def frame_from_object(obj: Any, source: str) -> pl.DataFrame | pl.LazyFrame | No
             try:
                 out = pl.from_arrow(obj)
             except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
-                raise InputError(f"cannot convert the pyarrow table ({_first_line(exc)})", source=source) from exc
+                raise InputError(f"cannot convert the pyarrow table ({first_line(exc)})", source=source) from exc
             return out if isinstance(out, pl.DataFrame) else out.to_frame()
         return None
     return None
@@ -623,8 +618,8 @@ def _from_pandas(obj: Any, source: str) -> pl.DataFrame:
                 pl.from_pandas(obj[[c]])
             except (pl.exceptions.PolarsError, TypeError, ValueError, ImportError) as col_exc:
                 raise InputError(
-                    f"cannot convert the column ({_first_line(col_exc)}); expected one type per "
+                    f"cannot convert the column ({first_line(col_exc)}); expected one type per "
                     "column (ids all strings or all integers, numbers for scores and grades)",
                     source=source, column=str(c),
                 ) from exc
-        raise InputError(f"cannot convert the pandas DataFrame ({_first_line(exc)})", source=source) from exc
+        raise InputError(f"cannot convert the pandas DataFrame ({first_line(exc)})", source=source) from exc

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from fasteval._arrow_lists import is_list_like, list_offsets_values
-from fasteval.errors import InputError, ParameterError, check_flag
+from fasteval.errors import InputError, ParameterError, check_flag, first_line
 from fasteval.sas.encode import EncodeStats, encode_multi_process, encode_texts, predict_pairs
 from fasteval.sas.model import LoadedModel, default_batch_size, load_model
 
@@ -59,7 +59,7 @@ def _as_arrow_table(data: Any):
             return pa.Table.from_pandas(data, preserve_index=False)
         except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError) as exc:
             # pyarrow's message names the column and the kind of value it met
-            msg = f"cannot read the pandas table ({_first_line(exc)})"
+            msg = f"cannot read the pandas table ({first_line(exc)})"
             raise InputError(msg, source="data") from exc
     if isinstance(data, Mapping):
         try:
@@ -72,11 +72,6 @@ def _as_arrow_table(data: Any):
         f"with golds=, got {type(data).__name__}"
     )
     raise InputError(msg, source="data")
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc)
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _string_column(table, name: str, role: str):
