@@ -319,12 +319,14 @@ def _score(args: argparse.Namespace):
             raise InputError("run file given twice; give each run once", source=path)
         seen_paths[key] = path
     runs: dict[str, pl.DataFrame] = {}
+    files: dict[str, str] = {}
 
     def add(name: str, table: pl.DataFrame, path: str) -> None:
         if name in runs:  # a second table of that name would replace the first, silently
             raise InputError(f"a second run named {name!r}; each run may be given once",
                              source=path)
         runs[name] = table
+        files[name] = path
 
     for name, path in zip(_run_names(run_paths), run_paths, strict=True):
         df = fasteval.read_run(input_source(path))
@@ -338,7 +340,38 @@ def _score(args: argparse.Namespace):
         options["complete"] = True
     if args.judged_only:
         options["judged_only"] = True
-    return fasteval.evaluate(qrels, runs, args.measure, **options)
+    results = fasteval.evaluate(qrels, runs, args.measure, **options)
+    _refuse_undefined(results, files, args.judged_only)
+    return results
+
+
+def _refuse_undefined(results, files: dict[str, str], judged_only: bool) -> None:
+    """Refuse a measure that is NaN for a query (trec_eval's ``0 / 0``: ``iprec_at_recall``
+    and ``11pt_avg`` of a ranking that ``-J`` leaves empty), naming the run file, the query
+    and the measure: the tests have no difference to take there.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> res = pl.DataFrame({"run_id": ["r1"], "query_id": ["q2"], "measure": ["11pt_avg"],
+    ...                     "value": [float("nan")]})
+    >>> _refuse_undefined(res, {"r1": "r1.txt"}, judged_only=True)
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.InputError: r1.txt: 11pt_avg is undefined (NaN, trec_eval's 0/0) for query 'q2': -J leaves that query no judged document; compare other measures (-m) or leave out -J
+    """
+    import polars as pl
+
+    from fasteval.errors import InputError
+
+    bad = results.filter(pl.col("value").is_nan())
+    if bad.height == 0:
+        return
+    r = bad.row(0, named=True)
+    why = ("-J leaves that query no judged document; compare other measures (-m) or leave "
+           "out -J" if judged_only else "compare other measures (-m)")
+    raise InputError(f"{r['measure']} is undefined (NaN, trec_eval's 0/0) for query "
+                     f"{r['query_id']!r}: {why}", source=files.get(r["run_id"], r["run_id"]))
 
 
 def _compare(compare, results, measures, n_resamples: int, args: argparse.Namespace):

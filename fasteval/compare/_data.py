@@ -109,7 +109,8 @@ def _as_frame(obj: Any, source: str) -> pl.DataFrame:
     if isinstance(obj, (str, os.PathLike)):
         return _read_file(obj)
     if type(obj).__module__.startswith("pandas"):
-        return pl.from_pandas(obj.reset_index() if obj.index.name else obj)
+        # NaN stays NaN (refused like a polars NaN); a missing value is pandas' NA or None
+        return pl.from_pandas(obj.reset_index() if obj.index.name else obj, nan_to_null=False)
     raise InputError(
         f"expected a polars/pandas DataFrame, a path or a mapping, got {type(obj).__name__}",
         source=source,
@@ -130,8 +131,10 @@ def _normalize(df: pl.DataFrame, source: str, run_name: str | None) -> pl.DataFr
         raise InputError(
             "missing column 'run_id' (name the runs with a mapping {name: table})", source=source
         )
-    if {"measure", "value"} <= cols:
+    long_form = {"measure", "value"} <= cols
+    if long_form:
         long = df.select(_KEYS)
+        value_cols = ["value"]
     else:
         measure_cols = [c for c in df.columns if c not in ("run_id", "query_id")]
         if not measure_cols:
@@ -147,6 +150,7 @@ def _normalize(df: pl.DataFrame, source: str, run_name: str | None) -> pl.DataFr
                     source=source,
                     column=c,
                 )
+        value_cols = measure_cols
         long = df.unpivot(
             index=["run_id", "query_id"],
             on=measure_cols,
@@ -158,6 +162,7 @@ def _normalize(df: pl.DataFrame, source: str, run_name: str | None) -> pl.DataFr
         raise InputError(
             f"values have type {value_dtype}, expected numbers", source=source, column="value"
         )
+    _check_cells(df, source, value_cols, long_form)
     qdt = long.schema["query_id"]
     qcast = pl.col("query_id").cast(pl.Int64 if qdt.is_integer() else pl.Utf8)
     return long.select(
@@ -168,13 +173,56 @@ def _normalize(df: pl.DataFrame, source: str, run_name: str | None) -> pl.DataFr
     )
 
 
+def _check_cells(df: pl.DataFrame, source: str, value_cols: list[str], long_form: bool) -> None:
+    """Refuse null ids or measure names and NaN or infinite values, naming the table (file),
+    its row (0-based, as the table holds it) and column. ``value_cols``: the ``value`` column
+    of a long table (``long_form``), or a wide table's measure columns.
+
+    Examples
+    --------
+    >>> wide = pl.DataFrame({"run_id": ["a", "a"], "query_id": ["q1", "q2"],
+    ...                      "map": [0.5, float("nan")]})
+    >>> _check_cells(wide, "run.csv", ["map"], long_form=False)
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.InputError: run.csv, row 1, column 'map': value is NaN for run 'a', query 'q2', measure 'map'; drop the row or use a finite number
+    """
+    keys = ["run_id", "query_id", "measure"] if long_form else ["run_id", "query_id"]
+    for col in keys:
+        nulls = df.get_column(col).is_null()
+        if nulls.any():
+            raise InputError(f"{col} is null; every row needs one", source=source,
+                             row=int(nulls.arg_max()), column=col)
+    first: tuple[int, str] | None = None
+    for col in value_cols:
+        values = df.get_column(col)
+        if not values.dtype.is_float():  # integers and all-null columns are finite
+            continue
+        bad = ~values.is_finite() & values.is_not_null()
+        if bad.any():
+            row = int(bad.arg_max())
+            if first is None or row < first[0]:
+                first = (row, col)
+    if first is None:
+        return
+    row, col = first
+    r = df.row(row, named=True)
+    measure = r["measure"] if long_form else col
+    raise InputError(
+        f"value is {_number_word(r[col])} for run {r['run_id']!r}, query {r['query_id']!r}, "
+        f"measure {measure!r}; drop the row or use a finite number",
+        source=source, row=row, column=col,
+    )
+
+
 def load_results(results: Any) -> pl.DataFrame:
     """Read per-query results in any accepted form into one long table.
 
-    Rows with a null value are dropped (they count as missing). Raises
-    :class:`~fasteval.errors.InputError` for NaN and infinite values and for null run ids,
-    query ids or measure names, naming the row (duplicated ``(run_id, query_id, measure)``
-    rows are reported by :func:`pair_all`).
+    Rows with a null value (pandas' ``NA`` or ``None`` in an object column) are dropped
+    (they count as missing). Raises :class:`~fasteval.errors.InputError` for NaN (pandas'
+    too) and infinite values and for null run ids, query ids or measure names, naming the
+    table or file, its row and column (duplicated ``(run_id, query_id, measure)`` rows are
+    reported by :func:`pair_all`).
 
     Examples
     --------
@@ -224,23 +272,7 @@ def load_results(results: Any) -> pl.DataFrame:
         if len(kinds) > 1:
             parts = [p.with_columns(pl.col("query_id").cast(pl.Utf8)) for p in parts]
     long = pl.concat(parts) if len(parts) > 1 else parts[0]
-    for col in ("run_id", "query_id", "measure"):
-        if long.get_column(col).null_count():
-            row = int(long.get_column(col).is_null().arg_max())
-            raise InputError(f"{col} is null; every row needs one", source="results", row=row,
-                             column=col)
-    bad_rows = long.with_row_index("_row").filter(~pl.col("value").is_finite())
-    long = long.filter(pl.col("value").is_not_null())
-    if bad_rows.height:
-        r = bad_rows.row(0, named=True)
-        raise InputError(
-            f"value is {_number_word(r['value'])} for run {r['run_id']!r}, query "
-            f"{r['query_id']!r}, measure {r['measure']!r}; drop the row or use a finite number",
-            source="results",
-            row=int(r["_row"]),
-            column="value",
-        )
-    return long
+    return long.filter(pl.col("value").is_not_null())
 
 
 def _file_run_names(paths: list[str | os.PathLike[str]]) -> dict[str, str]:

@@ -310,3 +310,21 @@ def test_plot_errors_come_before_any_output(trec_files, tmp_path, capsys, plot, 
     assert rc == 2 and out == "" and err.startswith(f"fasteval: error: {message}")
     assert len(err.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_measure_undefined_for_a_query_is_refused_naming_the_run_file(tmp_path, capsys):
+    # with -J, r1's q2 ranks only an unjudged document: its ranking is empty and
+    # iprec_at_recall is trec_eval's 0/0 (NaN) there; the error names r1.txt, not a row of
+    # the table compare() builds inside
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\nq1 0 b 0\nq2 0 b 1\nq3 0 c 1\n")
+    (tmp_path / "r1.txt").write_text("q1 Q0 a 1 2.0 r1\nq2 Q0 z 1 1.0 r1\nq3 Q0 c 1 1.0 r1\n")
+    (tmp_path / "r2.txt").write_text("q1 Q0 b 1 2.0 r2\nq2 Q0 b 1 1.0 r2\nq3 Q0 c 1 1.0 r2\n")
+    argv = ["compare", str(tmp_path / "qrels.txt"), str(tmp_path / "r1.txt"),
+            str(tmp_path / "r2.txt"), "-m", "map", "-m", "iprec_at_recall_0.00", "--test", "t"]
+    rc, out, err = _cli([*argv, "-J"], capsys)
+    assert (rc, out) == (2, "")
+    assert err == (f"fasteval: error: {tmp_path / 'r1.txt'}: iprec_at_recall_0.00 is undefined "
+                   "(NaN, trec_eval's 0/0) for query 'q2': -J leaves that query no judged "
+                   "document; compare other measures (-m) or leave out -J\n")
+    rc, out, err = _cli(argv, capsys)  # without -J every value is defined
+    assert rc == 0 and "iprec" in out

@@ -96,7 +96,39 @@ def test_non_finite_values_are_refused_with_their_row(bad, word, test):
     with pytest.raises(InputError) as exc:
         compare(results, tests=test)
     assert f"value is {word} for run 'b', query 2" in str(exc.value)
-    assert (exc.value.row, exc.value.column) == (5, "value")
+    # the row and column of the table given for run b (not of the long table built from both)
+    assert (exc.value.source, exc.value.row, exc.value.column) == ("results['b']", 1, "map")
+
+
+def test_non_finite_values_in_files_are_refused_at_their_file_row_and_column(tmp_path, capsys):
+    good, bad = tmp_path / "bm25.csv", tmp_path / "dense.csv"
+    good.write_text("query_id,map,P_5\nq1,0.5,0.2\nq2,0.3,0.4\nq3,0.1,0.0\n")
+    bad.write_text("query_id,map,P_5\nq1,0.5,0.2\nq2,0.3,0.4\nq3,0.2,NaN\n")
+    rc, out, err = _cli(["compare", "--results", str(good), str(bad), "--test", "t"], capsys)
+    assert (rc, out) == (2, "")
+    assert err == (f"fasteval: error: {bad}, row 2, column 'P_5': value is NaN for run 'dense', "
+                   "query 'q3', measure 'P_5'; drop the row or use a finite number\n")
+    long = tmp_path / "long.parquet"
+    pl.DataFrame({"run_id": ["a", "b", "a", "b"], "query_id": ["1", "1", "2", "2"],
+                  "measure": ["map"] * 4, "value": [0.1, 0.2, 0.3, float("-inf")]}).write_parquet(long)
+    with pytest.raises(InputError) as exc:
+        compare([good, long])
+    assert (exc.value.source, exc.value.row, exc.value.column) == (str(long), 3, "value")
+    assert "value is -inf for run 'b', query '2', measure 'map'" in str(exc.value)
+
+
+def test_pandas_nan_is_refused_as_polars_nan_is_and_pandas_na_is_missing():
+    pd = pytest.importorskip("pandas")
+    a = RESULTS["a"].to_pandas()
+    b = pd.DataFrame({"query_id": [1, 2, 3, 4], "map": [0.1, float("nan"), 0.2, 0.5]})
+    with pytest.raises(InputError) as exc:  # polars' NaN is refused; pandas' was dropped
+        compare({"a": a, "b": b}, tests="t")
+    assert (exc.value.source, exc.value.row, exc.value.column) == ("results['b']", 1, "map")
+    assert "value is NaN for run 'b', query 2, measure 'map'" in str(exc.value)
+    b["map"] = pd.array([0.1, None, 0.2, 0.5], dtype="Float64")  # NA: a missing value
+    means = compare({"a": a, "b": b}, tests="t", ci=None).means
+    assert means.select("n_used", "n_missing").rows() == [(3, 0), (3, 1)]
+    assert means["mean"].to_list() == pytest.approx([(0.2 + 0.6 + 0.8) / 3, (0.1 + 0.2 + 0.5) / 3])
 
 
 def test_null_ids_in_results_are_refused():
