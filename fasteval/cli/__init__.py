@@ -110,7 +110,75 @@ def console_main() -> NoReturn:
     from fasteval.runtime import configure_process
 
     configure_process()
+    _stand_in_closed_streams()
     _exit_now(main())
+
+
+class _ClosedStream:
+    """A standard stream whose descriptor was closed when the process started
+    (``fasteval eval ... >&-``), where Python leaves ``sys.stdout`` or ``sys.stderr`` None.
+
+    Standard output raises ``OSError(EBADF)`` on the first write, so that a command that
+    prints its results fails with one line on standard error instead of a traceback;
+    standard error (``discard=True``) drops what is written to it, as there is nowhere to
+    report anything, and the exit status still tells.
+
+    Examples
+    --------
+    >>> _ClosedStream(discard=True).write("fasteval: error: ...\\n")
+    21
+    >>> _ClosedStream(discard=False).write("map 0.25\\n")
+    Traceback (most recent call last):
+    ...
+    OSError: [Errno 9] Bad file descriptor
+    """
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def __init__(self, *, discard: bool) -> None:
+        self.discard = discard
+
+    def write(self, text: str) -> int:
+        if self.discard:
+            return len(text)
+        import errno
+
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+
+    def flush(self) -> None:
+        """Nothing is buffered."""
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        import errno
+
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+
+
+def _stand_in_closed_streams() -> None:
+    """Put a :class:`_ClosedStream` where standard output or error cannot be written: its
+    descriptor was closed when the process started (``>&-``: Python leaves the stream None)
+    or is open for reading only (a shell wrapper's script left on it). A closed descriptor
+    is first opened on the null device, so that no file the job opens takes its number and
+    receives what a library prints to it."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        try:
+            import fcntl
+
+            writable = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE != os.O_RDONLY
+        except ImportError:  # (no fcntl: Windows) trust what Python found
+            writable = getattr(sys, name) is not None
+        except OSError:  # closed
+            null = os.open(os.devnull, os.O_WRONLY)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            writable = False
+        if not writable or getattr(sys, name) is None:
+            setattr(sys, name, _ClosedStream(discard=name == "stderr"))
 
 
 def _exit_now(status: int) -> NoReturn:

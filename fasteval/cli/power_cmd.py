@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 
 from fasteval.cli import add_command
 from fasteval.errors import options_named
@@ -157,8 +156,10 @@ def _run(args: argparse.Namespace) -> int:
         },
         orient="row",
     )
+    from fasteval.io.atomic import write_stdout
+
     if args.format == "csv":
-        sys.stdout.write(table.write_csv())
+        write_stdout(table.write_csv())
         return 0
     cells = [
         [m, f"{sd:.4g}", f"{d:g}", f"{a:g}", f"{pw:.3f}", str(n)]
@@ -166,7 +167,6 @@ def _run(args: argparse.Namespace) -> int:
     ]
     header = list(table.columns)
     widths = [max(len(r[i]) for r in [header, *cells]) for i in range(len(header))]
-    for r in [header, *cells]:
-        sys.stdout.write("  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())
-        sys.stdout.write("\n")
+    write_stdout("".join("  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip() + "\n"
+                         for r in [header, *cells]))
     return 0

@@ -354,6 +354,17 @@ def _topic_stop(o: Options, qids: list[str], present: np.ndarray) -> int:
     return 0
 
 
+def _put(out: TextIO, text: str) -> None:
+    """Write ``text`` to ``out``; on standard output a failed write (a full disk, a closed
+    descriptor) is an :class:`~fasteval.errors.OutputError` naming it."""
+    if out is sys.stdout:
+        from fasteval.io.atomic import write_stdout
+
+        write_stdout(text)
+    else:
+        out.write(text)
+
+
 def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
     """Evaluate and print to ``out`` (``sys.stdout`` at the time of the call); returns the
     exit status."""
@@ -375,11 +386,10 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
             per_query=o.per_query, max_docs=o.max_docs, complete=o.complete,
             summary=o.summary,
         )
-        for name, qid, value in lines:
-            if isinstance(value, str):
-                out.write(f"{name:<22}\t{qid}\t{value}\n")
-            else:
-                out.write(_fmt(name, qid, value, isinstance(value, (int, np.integer))) + "\n")
+        _put(out, "".join(
+            f"{name:<22}\t{qid}\t{value}\n" if isinstance(value, str)
+            else _fmt(name, qid, value, isinstance(value, (int, np.integer))) + "\n"
+            for name, qid, value in lines))
         return 0
     measures, print_runid, avgjg = _plan(o)
     run = read_run(_run_source(run_path), format="trec")
@@ -437,7 +447,7 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
                 v = z_values[qi, j]
                 lines.append(prefix + _fmt(m.base_name, qid, v, m.spec.integer and not prefix))
     if not o.summary:  # -n: trec_eval's print_final steps print nothing
-        out.write("".join(line + "\n" for line in lines))
+        _put(out, "".join(line + "\n" for line in lines))
         return 0
     if print_runid:
         lines.append(_fmt("runid", "all", 0, True).replace("\t0", "\t" + runid, 1))
@@ -455,7 +465,7 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
         else:
             v = _summary(col, m.spec.agg)
         lines.append(prefix + _fmt(m.base_name, "all", v, m.spec.integer and not prefix))
-    out.write("".join(line + "\n" for line in lines))
+    _put(out, "".join(line + "\n" for line in lines))
     return 0
 
 
@@ -518,7 +528,7 @@ def _run_jg(o, qrels_path, run, runid, numeric, print_runid, avgjg, opts, out) -
                 for j, nm in enumerate(names):
                     lines.append(_fmt(nm, qid, avg[qi, j], False))
     if not o.summary:
-        out.write("".join(line + "\n" for line in lines))
+        _put(out, "".join(line + "\n" for line in lines))
         return 0
     if print_runid:
         lines.append(f"{'runid':<22}\tall\t{runid}")
@@ -526,7 +536,7 @@ def _run_jg(o, qrels_path, run, runid, numeric, print_runid, avgjg, opts, out) -
         lines.append(_fmt("num_q", "all", float(n_avg), True))
     for j, nm in enumerate(names):
         lines.append(_fmt(nm, "all", _summary(avg[keep, j], "sum") / max(n_avg, 1), False))
-    out.write("".join(line + "\n" for line in lines))
+    _put(out, "".join(line + "\n" for line in lines))
     return 0
 
 

@@ -369,10 +369,10 @@ def test_sas_and_judge_refuse_output_over_their_input(tmp_path, capsys):
 # ------------------------------------------------------------------ end to end (subprocess)
 
 
-def _fasteval(*args: str, stdout=subprocess.PIPE, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+def _fasteval(*args: str, stdout=subprocess.PIPE, cwd: Path = ROOT, preexec_fn=None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.run([sys.executable, "-m", "fasteval", *args], cwd=cwd, env=env, stdout=stdout,
-                          stderr=subprocess.PIPE, timeout=600)
+                          stderr=subprocess.PIPE, timeout=600, preexec_fn=preexec_fn)
 
 
 def test_end_to_end_output_over_input_refused(trec):
@@ -394,6 +394,59 @@ def test_end_to_end_stdout_on_a_full_disk(trec):
     assert done.returncode == 2
     assert done.stderr.decode().splitlines() == [
         "fasteval: error: standard output cannot be written: No space left on device (disk full)"]
+
+
+def _closing(fd: int):
+    """A ``preexec_fn`` that starts the command with descriptor ``fd`` closed (``>&-``)."""
+    return lambda: os.close(fd)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+def test_trec_eval_stdout_on_a_full_disk_names_it(trec):
+    q, r = trec
+    with open("/dev/full", "wb") as full:
+        done = _fasteval("trec-eval", str(q), str(r), stdout=full)
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines() == [
+        "fasteval: error: standard output cannot be written: No space left on device (disk full)"]
+
+
+@pytest.mark.parametrize("args", [
+    ("eval", "{q}", "{r}", "-m", "map", "--quiet"),
+    ("eval", "{q}", "{r}", "-m", "map", "-q", "--format", "csv", "--quiet"),
+    ("trec-eval", "-q", "{q}", "{r}"),
+    ("fuse", "{r}", "{r}"),
+    ("power", "--sd", "0.1", "--min-diff", "0.05"),
+])
+def test_closed_stdout_is_one_line_and_status_2(trec, args):
+    q, r = trec
+    args = tuple(a.format(q=q, r=r) for a in args)
+    done = _fasteval(*args, stdout=None, preexec_fn=_closing(1))
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines() == [
+        "fasteval: error: standard output cannot be written: Bad file descriptor"]
+
+
+def test_closed_stdout_with_an_output_file_succeeds(trec, expected_map):
+    q, r = trec
+    out = r.parent / "agg.csv"
+    done = _fasteval("eval", str(q), str(r), "-m", "map", "-o", str(out), "--quiet", stdout=None,
+                     preexec_fn=_closing(1))
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert pl.read_csv(out).rows() == [("run.txt", "map", pytest.approx(expected_map, abs=1e-12))]
+
+
+def test_closed_stderr_keeps_errors_off_stdout_and_outputs_clean(trec, expected_map):
+    q, r = trec
+    missing = _fasteval("eval", str(q), str(r.parent / "missing.txt"), "-m", "map",
+                        preexec_fn=_closing(2))
+    assert (missing.returncode, missing.stdout) == (2, b"")  # the error has nowhere to go
+    out = r.parent / "per_query.csv"
+    done = _fasteval("eval", str(q), str(r), "-m", "map", "-q", "-o", str(out), preexec_fn=_closing(2))
+    assert (done.returncode, done.stdout) == (0, b"")
+    table = pl.read_csv(out, schema_overrides={"query_id": pl.String})
+    assert table.columns == ["run_id", "query_id", "measure", "value"]
+    assert table.height == 3
 
 
 # ------------------------------------------------------------------ inputs that can be read once
