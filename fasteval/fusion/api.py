@@ -15,6 +15,7 @@ from fasteval.errors import ParameterError, check_flag
 from fasteval.fusion.layout import FusionInput, RunsInput, load_runs, prepare_fusion
 from fasteval.fusion.options import (
     PARAMETERS,
+    RANGES,
     WEIGHTED_METHODS,
     FusionSpec,
     check_weights,
@@ -220,10 +221,6 @@ _GRIDS: dict[str, list[float]] = {
 """ranx's default grids: k 10..100 by 10; phi, gamma and sigma 0.01..1.00 by 0.01 (phi
 stops at 0.99: at 1 every RBC score is 0)."""
 
-_IN_RANGE = {"phi": lambda x: 0 < x < 1, "gamma": lambda x: x >= 0,
-             "sigma": lambda x: 0 <= x <= 1}
-
-
 def scalar_grid(param: str, step: float | None) -> list[float]:
     """The values of ``k``, ``phi``, ``gamma`` or ``sigma`` that :func:`optimize_fusion` tries,
     as ranx's optimisers space them.
@@ -257,7 +254,7 @@ def scalar_grid(param: str, step: float | None) -> list[float]:
     values: list[float] = []
     for x in np.arange(0.01, 1.0 + float(step), float(step)):
         v = float(round(float(x), digits))
-        if _IN_RANGE[param](v) and v not in values:
+        if RANGES[param][1](v) and v not in values:
             values.append(v)
     if not values:
         raise ParameterError("step", f"a number that leaves some {param} on the grid", step)

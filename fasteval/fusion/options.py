@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,6 +101,14 @@ PARAMETERS: dict[str, tuple[str, ...]] = {
 
 DEFAULTS: dict[str, float] = {"k": 60, "sigma": 0.01}
 """Defaults where ranx has one; ``phi`` (RBC) and ``gamma`` (CombGMNZ) must be given."""
+
+RANGES: dict[str, tuple[str, Callable[[float], bool]]] = {
+    "k": ("a number > 0", lambda x: x > 0),
+    "phi": ("a number, 0 < phi < 1", lambda x: 0 < x < 1),
+    "gamma": ("a number >= 0", lambda x: x >= 0),
+    "sigma": ("a number, 0 <= sigma <= 1", lambda x: 0 <= x <= 1),
+}
+"""Each method parameter's accepted values: the constraint's words and its test."""
 
 
 def _key(name: str) -> str:
@@ -263,19 +271,12 @@ def resolve(method: str, norm: str | None, weights: object = None, *, n_runs: in
         raise ParameterError("norm", f"not 'borda' with method {m!r}, which reads rankings (the "
                              "documents a Borda normalisation adds to a run have no rank)", norm)
     values: dict[str, float] = {}
-    if m == "rrf":
-        values["k"] = _real("k", DEFAULTS["k"] if k is None else k, "a number > 0",
-                            lambda x: x > 0)
-    if m == "rbc":
-        if phi is None:
-            raise ParameterError("phi", "given for method 'rbc' (a number, 0 < phi < 1)", None)
-        values["phi"] = _real("phi", phi, "a number, 0 < phi < 1", lambda x: 0 < x < 1)
-    if m == "gmnz":
-        if gamma is None:
-            raise ParameterError("gamma", "given for method 'gmnz' (a number >= 0; 1 gives "
-                                 "CombMNZ)", None)
-        values["gamma"] = _real("gamma", gamma, "a number >= 0", lambda x: x >= 0)
-    if m == "logn_isr":
-        values["sigma"] = _real("sigma", DEFAULTS["sigma"] if sigma is None else sigma,
-                                "a number, 0 <= sigma <= 1", lambda x: 0 <= x <= 1)
+    if m == "rbc" and phi is None:
+        raise ParameterError("phi", f"given for method 'rbc' ({RANGES['phi'][0]})", None)
+    if m == "gmnz" and gamma is None:
+        raise ParameterError("gamma", f"given for method 'gmnz' ({RANGES['gamma'][0]}; 1 gives "
+                             "CombMNZ)", None)
+    for param in uses:
+        value = given[param] if given[param] is not None else DEFAULTS[param]
+        values[param] = _real(param, value, *RANGES[param])
     return FusionSpec(method=m, norm=n, weights=w, **values)
