@@ -662,6 +662,9 @@ def evaluate(
     -------
     polars.DataFrame
         ``run_id``, ``query_id``, ``measure``, ``value``; :func:`aggregate` summarises it.
+        Run queries absent from the qrels have no rows (trec_eval's rule); for their count
+        (and those filled or deduplicated) use :class:`Evaluator`, whose ``report`` holds
+        them after :meth:`Evaluator.evaluate`.
 
     Examples
     --------
