@@ -60,6 +60,9 @@ class _EnvVarToken:
 
 _DEFAULT_TOKEN = _EnvVarToken(("HF_API_TOKEN", "HF_TOKEN"))
 
+# the SAS engine's names for the lists -> the names run() takes
+_RUN_ARGUMENTS = {"predictions": "predicted_answers", "golds": "ground_truth_answers"}
+
 
 @dataclass(frozen=True)
 class _SingleDevice:
@@ -280,16 +283,22 @@ class SASEvaluator(HaystackComponent):
         self.warm_up()
         from fasteval.sas.core import sas
 
-        table = sas(
-            list(predicted_answers),
-            list(ground_truth_answers),
-            model=self._loaded,
-            batch_size=self._batch_size,
-            cache_dir=self.cache_dir,
-            sigmoid="batch" if self._loaded.cross_encoder else "never",
-            per="pair",
-            output="arrow",
-        )
+        try:
+            table = sas(
+                list(predicted_answers),
+                list(ground_truth_answers),
+                model=self._loaded,
+                batch_size=self._batch_size,
+                cache_dir=self.cache_dir,
+                sigmoid="batch" if self._loaded.cross_encoder else "never",
+                per="pair",
+                output="arrow",
+            )
+        except InputError as exc:  # a text UTF-8 cannot hold: named by this method's arguments
+            source = _RUN_ARGUMENTS.get(exc.source)
+            if source is None:
+                raise
+            raise exc.at(source=source) from None
         individual = table.column("score").to_numpy().tolist()
         # Haystack's score is numpy's mean of the list of floats: a numpy.float64
         return {"score": np.mean(individual), "individual_scores": individual}

@@ -138,3 +138,12 @@ def test_answers_that_are_not_strings_are_refused_as_in_haystack(tiny_bi, golds,
     side = "ground_truth_answers" if not isinstance(golds[-1], str) else "predicted_answers"
     with pytest.raises(ValueError, match=f"{side}, row {len(golds) - 1}: expected a string"):
         SASEvaluator(model=tiny_bi, device="cpu").run(ground_truth_answers=golds, predicted_answers=preds)
+
+
+@pytest.mark.parametrize(("golds", "preds", "side"), [
+    (["paris", "a\ud800b"], ["paris", "rome"], "ground_truth_answers"),
+    (["paris", "rome"], ["paris", "\udfffrome"], "predicted_answers"),
+])
+def test_a_text_utf8_cannot_hold_is_named_by_the_argument_and_row(tiny_bi, golds, preds, side):
+    with pytest.raises(ValueError, match=rf"^{side}, row 1: text is not valid Unicode \(surrogates"):
+        SASEvaluator(model=tiny_bi, device="cpu").run(ground_truth_answers=golds, predicted_answers=preds)
