@@ -134,10 +134,10 @@ def trec_lines(table: pl.DataFrame, *, per_query: bool, agg_kind: dict[str, str]
 
     def fmt(measure: str, value: float) -> str:
         if math.isnan(value):  # as trec_eval prints it: C keeps the sign (0.0 / 0.0 is -nan)
-            return "-nan" if math.copysign(1.0, value) < 0 else "nan"
+            return f"{'-nan' if math.copysign(1.0, value) < 0 else 'nan':>6}"  # %6.4f's width
         if agg_kind.get(measure) == "sum" and math.isfinite(value) and value == int(value):
             return str(int(value))
-        return f"{value:.4f}"
+        return f"{value:6.4f}"
 
     if "measure" not in table.columns:  # wide: back to long
         names = [c for c in table.columns if c not in ("run_id", "query_id")]

@@ -410,6 +410,14 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
                 "(no other measure is computed from qrels_jg judgments)", shown,
             )
         return _run_jg(o, qrels_path, run, runid, numeric, print_runid, avgjg, opts, out)
+    if avgjg:
+        # trec_eval computes the judgment-group averages from qrels_jg judgments only (with
+        # others it stops: "Can't calculate measure 'map_avgjg'"): refused, not left out
+        named = ", ".join(dict.fromkeys(key for key, _ in avgjg))
+        raise ParameterError(
+            "-R", f"qrels_jg with -m {named} (judgment-group averages are computed from "
+            "qrels_jg judgments only)", o.rel_format,
+        )
     ev = Evaluator(read_qrels(qrels_path, format="trec"), numeric or ["num_q"], complete=True,
                    **opts)
     batch = ev.prepare(run.select("query_id", "doc_id", "score"), complete=True)

@@ -1,0 +1,51 @@
+"""`fasteval trec-eval` on the edges a trec_eval user meets, and `fasteval eval --format trec`
+printing the same lines."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from fasteval.cli import main
+from fasteval.cli.trec_eval_cmd import parse_args, run_trec_eval
+from fasteval.errors import ParameterError
+from tests._data import trec_eval_file
+
+
+def _trec_eval(*args: str) -> str:
+    buf = io.StringIO()
+    assert run_trec_eval(parse_args(list(args)), out=buf) == 0
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("measures", [["-m", "map_avgjg"], ["-m", "P_avgjg.5", "-m", "P.5"],
+                                      ["-m", "qrels_jg"], ["-q", "-m", "Rprec_mult_avgjg"]])
+def test_judgment_group_measures_need_qrels_jg(measures: list[str]) -> None:
+    # trec_eval computes map_avgjg, P_avgjg and Rprec_mult_avgjg from qrels_jg judgments
+    # only and stops on plain qrels; they were left out of the output (exit 0, no line)
+    files = [str(trec_eval_file("qrels.test")), str(trec_eval_file("results.test"))]
+    with pytest.raises(ParameterError, match=r"-R must be qrels_jg with -m .*avgjg.*got 'qrels'"):
+        _trec_eval(*measures, *files)
+    # with qrels_jg judgments they are computed
+    jg = _trec_eval("-R", "qrels_jg", "-m", "map_avgjg", str(trec_eval_file("qrels.123")),
+                    str(trec_eval_file("results.test")))
+    assert jg.startswith("map_avgjg             \tall\t")
+
+
+def test_eval_trec_format_prints_nan_as_trec_eval(tmp_path: Path, capsys) -> None:
+    # -J -c: topic 2 retrieves only an unjudged document, so its ranking is empty and
+    # iprec_at_recall_0.00 is C's 0.0 / 0.0, printed by %6.4f as "  -nan" (width 6)
+    (tmp_path / "q").write_text("1 0 a 1\n2 0 b 1\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 1.0 t\n2 Q0 z 1 1.0 t\n")
+    files = [str(tmp_path / "q"), str(tmp_path / "r")]
+    ref = _trec_eval("-J", "-q", "-m", "iprec_at_recall.0", *files).splitlines()
+    assert ref == ["iprec_at_recall_0.00  \t1\t1.0000", "iprec_at_recall_0.00  \t2\t  -nan",
+                   "iprec_at_recall_0.00  \tall\t  -nan"]
+    assert main(["eval", *files, "-J", "-q", "-m", "iprec_at_recall.0", "--format", "trec",
+                 "--quiet"]) == 0
+    assert capsys.readouterr().out.splitlines() == ref[:2]
+    assert main(["eval", *files, "-J", "-m", "iprec_at_recall.0", "--format", "trec",
+                 "--quiet"]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == ref[2:]
