@@ -51,6 +51,7 @@ from pathlib import Path
 import polars as pl
 
 from fasteval.errors import InputError
+from fasteval.io._common import missing_path, walk_error
 
 PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
 RUN_COLUMNS = ("query_id", "doc_id", "score")
@@ -118,7 +119,7 @@ def _hive_parts(path: Path, root: Path) -> dict[str, str]:
 def _walk_parquet(root: Path, others: list[Path] | None = None) -> list[Path]:
     """Parquet files under ``root``, in order; the other files go to ``others``."""
     found = []
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in os.walk(root, onerror=walk_error):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
         for f in sorted(filenames):
             if f.startswith((".", "_")):
@@ -438,7 +439,7 @@ def discover(spec: str | os.PathLike[str]) -> list[RunSource]:
         name = base.name if prefix else ""
         return [parquet_source(name or text, files)]
     if not path.exists():
-        raise FileNotFoundError(2, "No such file or directory", text)
+        raise missing_path(text)
     if not path.is_dir() and not path.is_file():  # a FIFO, /dev/stdin on a pipe: read once
         return [RunSource(name=_run_name(path), kind="file", files=[path])]
     if path.is_file():

@@ -7,6 +7,7 @@ into a frame and say how to turn a row index into a location for error messages.
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 import re
@@ -132,6 +133,39 @@ def resolve_columns(
             mapping[canonical] = name
             taken.add(name)
     return mapping
+
+
+def missing_path(path: str) -> InputError:
+    """The error for an input path that cannot be reached, with the system's reason: not
+    found (a symbolic link is named with where it points), or a folder on the way that
+    may not be searched, a loop of symbolic links.
+
+    Examples
+    --------
+    >>> str(missing_path("/no/such/run.txt"))
+    '/no/such/run.txt: file not found'
+    """
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno not in (None, errno.ENOENT):
+            return InputError(f"cannot be reached ({os.strerror(exc.errno)})", source=path)
+        if os.path.islink(path):
+            return InputError(f"file not found (a symbolic link to {os.readlink(path)!r}, which "
+                              "does not exist)", source=path)
+    return InputError("file not found", source=path)
+
+
+def walk_error(exc: OSError) -> None:
+    """``onerror`` of ``os.walk`` over an input folder: a folder that cannot be listed is an
+    error naming it (``os.walk`` would skip it, and the runs or parts in it, silently)."""
+    raise InputError(f"cannot list the folder ({describe_errno(exc)}); expected a folder "
+                     "this user may read", source=os.fspath(exc.filename)) from None
+
+
+def describe_errno(exc: OSError) -> str:
+    """The system's words for ``exc`` (its errno's message, else its text)."""
+    return os.strerror(exc.errno) if isinstance(exc.errno, int) else str(exc)
 
 
 def globbed_name(path: str | os.PathLike[str]) -> bool:

@@ -237,7 +237,9 @@ def _check_exists(path: str) -> None:
     if not path:
         raise InputError("the path is empty; expected a file")
     if not _has_glob(path) and not os.path.exists(path):
-        raise InputError("file not found", source=path)
+        from fasteval.io._common import missing_path
+
+        raise missing_path(path)
 
 
 def _explicit(kind: Kind, **cols: str | None) -> dict[str, str | None]:

@@ -121,7 +121,9 @@ def _open(source: Any, format: str | None) -> tuple[str, str, Any]:
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if not os.path.exists(path):
-            raise InputError("file not found", source=path)
+            from fasteval.io._common import missing_path
+
+            raise missing_path(path)
         if readers._read_once_only(path):  # a FIFO or device: sniffing would consume it
             import io
 

@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from fasteval.errors import InputError, first_line
-from fasteval.io._common import Kind, Locator, _fmt, resolve_columns
+from fasteval.io._common import Kind, Locator, _fmt, resolve_columns, walk_error
 
 __all__ = [
     "read_parquet",
@@ -81,7 +81,7 @@ def _check_parquet_directory(path: str, source: str) -> None:
     (hidden files and ``_``-prefixed markers such as ``_SUCCESS`` aside): name what it
     holds instead of polars' message about mixed extensions or an empty expansion."""
     found, other = 0, []
-    for root, dirs, files in os.walk(path):
+    for root, dirs, files in os.walk(path, onerror=walk_error):
         dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
         for name in sorted(files):
             if name.startswith((".", "_")):

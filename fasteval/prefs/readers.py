@@ -33,11 +33,11 @@ def _read_lines(path: str | os.PathLike[str]) -> list[str]:
     """The file's lines, read once (a FIFO or ``<(cmd)`` works); gzip is known by its
     magic number, as :func:`fasteval.read_qrels` knows it; text that is not UTF-8
     (UTF-16, a compressed file, NUL bytes) is refused with its line."""
-    from fasteval.io._common import check_text_encoding, fix_line_endings
+    from fasteval.io._common import check_text_encoding, fix_line_endings, missing_path
 
     src = str(path)
     if not Path(path).exists():
-        raise InputError("file not found", source=src)
+        raise missing_path(src)
     try:
         raw = Path(path).read_bytes()
     except IsADirectoryError as exc:

@@ -130,8 +130,9 @@ def test_non_numeric_score(tmp_path):
 
 
 def test_missing_path(tmp_path):
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(InputError) as err:
         discover(tmp_path / "nope.parquet")
+    assert str(err.value) == f"{tmp_path / 'nope.parquet'}: file not found"
 
 
 def test_empty_glob(tmp_path):
@@ -210,3 +211,53 @@ def test_hive_folder_may_not_give_the_query_id(tmp_path):
     assert err.value.column == "qid"
     assert "the query_id would come from the folder names (qid=...), which may give the run id only" in str(
         err.value)
+
+
+def _unlistable(monkeypatch, folder):
+    """Make ``folder`` fail to list as a folder without search permission does (root, who
+    runs the tests in containers, would list one with mode 000)."""
+    import errno
+    import os
+
+    scandir = os.scandir
+
+    def refusing(path=".", *args):
+        if os.fspath(path) == os.fspath(folder):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
+        return scandir(path, *args)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+
+
+@pytest.mark.parametrize("layout", ["runs", "hive"])
+def test_a_sub_folder_that_cannot_be_listed_is_an_error_not_a_lost_run(tmp_path, monkeypatch, layout):
+    names = ("bm25", "dense") if layout == "runs" else ("run_id=bm25", "run_id=dense")
+    for name in names:
+        (tmp_path / name).mkdir()
+        RUN.write_parquet(tmp_path / name / "part-0.parquet")
+    _unlistable(monkeypatch, tmp_path / names[1])
+    with pytest.raises(InputError) as err:
+        discover(tmp_path)
+    assert str(err.value) == (f"{tmp_path / names[1]}: cannot list the folder (Permission denied); "
+                              "expected a folder this user may read")
+
+
+def test_a_run_folder_that_cannot_be_listed_is_named(tmp_path, monkeypatch):
+    (tmp_path / "bm25").mkdir()
+    RUN.write_parquet(tmp_path / "bm25" / "part-0.parquet")
+    _unlistable(monkeypatch, tmp_path / "bm25")
+    with pytest.raises(InputError, match="bm25: cannot list the folder \\(Permission denied\\)"):
+        discover(tmp_path / "bm25")
+
+
+def test_symbolic_links_that_lead_nowhere_are_named(tmp_path):
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    (tmp_path / "dangling").symlink_to("gone.parquet")
+    with pytest.raises(InputError) as err:
+        discover(tmp_path / "a")
+    assert str(err.value) == f"{tmp_path / 'a'}: cannot be reached (Too many levels of symbolic links)"
+    with pytest.raises(InputError) as err:
+        discover(tmp_path / "dangling")
+    assert str(err.value) == (f"{tmp_path / 'dangling'}: file not found (a symbolic link to "
+                              "'gone.parquet', which does not exist)")
