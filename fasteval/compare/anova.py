@@ -168,6 +168,10 @@ def _bounded(state, bound):  # pragma: no cover - compiled
             return np.int64(prod >> _S32), state
 
 
+#: resamples per :func:`permuted_ranges` call of :func:`randomized_tukey`
+_TUKEY_CHUNK = 1 << 16
+
+
 @njit(cache=True, parallel=True)
 def permuted_ranges(x, keys, out):  # pragma: no cover - compiled
     """``out[r]``: range of the system sums after permuting every topic's scores.
@@ -239,14 +243,19 @@ def randomized_tukey(
     """
     x = np.ascontiguousarray(x, dtype=np.float64)
     S, n = x.shape
-    keys = rng.bit_generator.random_raw(n_resamples).astype(np.uint64, copy=False)
-    ranges = np.empty(n_resamples)
-    permuted_ranges(x, keys, ranges)
     sums = x.sum(axis=1)
     obs = np.abs(sums[pi] - sums[pj])
     tol = 1e-11 * np.abs(x).max(axis=0).sum()
-    ranges.sort()
-    below = np.searchsorted(ranges, obs - tol, side="left")
-    ext = n_resamples - below
+    # resamples in chunks (keys drawn in turn: the same stream as all at once), each chunk's
+    # ranges counted against every pair, so memory does not grow with n_resamples
+    ext = np.zeros(obs.size, dtype=np.int64)
+    ranges = np.empty(min(n_resamples, _TUKEY_CHUNK))
+    for start in range(0, n_resamples, _TUKEY_CHUNK):
+        m = min(_TUKEY_CHUNK, n_resamples - start)
+        keys = rng.bit_generator.random_raw(m).astype(np.uint64, copy=False)
+        part = ranges[:m]
+        permuted_ranges(x, keys, part)
+        part.sort()
+        ext += m - np.searchsorted(part, obs - tol, side="left")
     p = np.minimum(1.0, (ext + 1.0) / (n_resamples + 1.0))
     return (sums[pi] - sums[pj]) / n, p

@@ -111,3 +111,43 @@ def test_compare_same_result_with_one_and_two_blas_threads():
             c = compare(frame, tests=["randomization", "bootstrap"], n_resamples=2000, seed=3)
         out.append(c.to_frame())
     assert out[0].equals(out[1])
+
+
+def test_sampled_tests_hold_no_array_per_resample():
+    # the randomization test and the randomised Tukey HSD draw their keys chunk by chunk:
+    # memory stays flat in n_resamples (all keys at once held 8 bytes per resample, the HSD
+    # 16: 8 GB and 16 GB at the 10**9 resamples compare() accepts), and the p-values are
+    # those of the whole stream drawn at once
+    import tracemalloc
+
+    from fasteval.compare.anova import permuted_ranges, randomized_tukey
+    from fasteval.compare.randomization import signflip_test
+
+    R = 1_000_000
+    y = np.array([[0.3, -0.1, 0.2, 0.25, -0.05]])
+    x = np.array([[0.5, 0.2, 0.9, 0.4], [0.3, 0.2, 0.6, 0.1], [0.4, 0.1, 0.5, 0.3]])
+    pi, pj = np.array([0, 0, 1]), np.array([1, 2, 2])
+    signflip_test(y, 10, np.random.default_rng(0), exact=False)  # compiled outside the trace
+    randomized_tukey(x, pi, pj, 10, np.random.default_rng(0))
+    tracemalloc.start()
+    try:
+        _, p_flip, _ = signflip_test(y, R, np.random.default_rng(1), exact=False)
+        _, p_hsd = randomized_tukey(x, pi, pj, R, np.random.default_rng(2))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 2**20  # one array of R keys alone is 7.6 MiB
+
+    keys = np.random.default_rng(1).bit_generator.random_raw(R).astype(np.uint64)
+    words = np.empty((1, R), dtype=np.uint64)
+    sign_words(keys, words)
+    sums = _signs_from_words(words, y.shape[1]) @ y[0]
+    extreme = np.sum(np.abs(sums) >= abs(y.sum()) - 1e-12)
+    assert p_flip[0] == (extreme + 1) / (R + 1)
+
+    keys = np.random.default_rng(2).bit_generator.random_raw(R).astype(np.uint64)
+    ranges = np.empty(R)
+    permuted_ranges(x, keys, ranges)
+    gaps = np.abs(x.sum(axis=1)[pi] - x.sum(axis=1)[pj])
+    extreme = (ranges[:, None] >= gaps[None, :] - 1e-11 * x.max(axis=0).sum()).sum(axis=0)
+    assert p_hsd.tolist() == ((extreme + 1) / (R + 1)).tolist()
