@@ -141,13 +141,17 @@ def _c_double(item: str, lenient: bool = False) -> float:
     return float(m.group(1))
 
 
-def _ignored(name: str, what: str) -> None:
-    """Warn, at the caller's line, of parameters that trec_eval accepts and ignores."""
+def _warn(message: str) -> None:
+    """Warn at the line that called into this module."""
     frame, level = sys._getframe(1), 2
     while frame is not None and frame.f_globals.get("__name__") == __name__:
         frame, level = frame.f_back, level + 1
-    warnings.warn(f"measure {name!r}: trec_eval ignores {what}, and so does fasteval",
-                  UserWarning, stacklevel=level)
+    warnings.warn(message, UserWarning, stacklevel=level)
+
+
+def _ignored(name: str, what: str) -> None:
+    """Warn, at the caller's line, of parameters that trec_eval accepts and ignores."""
+    _warn(f"measure {name!r}: trec_eval ignores {what}, and so does fasteval")
 
 
 def _sorted_unique(values: list, kind: str) -> list:
@@ -187,6 +191,13 @@ def _family_with_params(fam_key: str, text: str | None, name: str, sep: str) -> 
     if kind == VECTOR:
         if fam_key == "utility" and len(vals) != 4:
             raise _Bad(f"utility takes exactly 4 coefficients, got {len(vals)}")
+        if (fam_key == "11pt_avg" and sep == "."
+                and any(b < a for a, b in zip(vals, vals[1:], strict=False))):
+            # trec_eval matches the points in one pass that assumes them ascending: on
+            # others its average mixes in 0s and the top interpolated precision
+            _warn(f"measure {name!r}: the recall points are not in ascending order; fasteval "
+                  "averages the interpolated precision at each point, which trec_eval gives "
+                  "only for ascending points (write them ascending to match it)")
         return [Measure(fam_key, vector=tuple(vals), text=text)]
     if kind == FLOAT:
         return [Measure(fam_key, param=vals[0], text=text)]

@@ -4,6 +4,7 @@ printing the same lines."""
 from __future__ import annotations
 
 import io
+import warnings
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,21 @@ def test_eval_trec_format_prints_nan_as_trec_eval(tmp_path: Path, capsys) -> Non
     assert main(["eval", *files, "-J", "-m", "iprec_at_recall.0", "--format", "trec",
                  "--quiet"]) == 0
     assert capsys.readouterr().out.splitlines()[1:] == ref[2:]
+
+
+def test_unsorted_11pt_avg_points_warn() -> None:
+    # trec_eval's 11pt_avg matches its points in one pass that assumes them ascending
+    # (m_11pt_avg.c): 11pt_avg.0.5,0.25 gives 0.8958 on topic 302, not the mean of the two
+    # points' interpolated precision (0.6667) that fasteval computes; that is said, not silent
+    files = [str(trec_eval_file("qrels.test")), str(trec_eval_file("results.test"))]
+    with pytest.warns(UserWarning, match=r"'11pt_avg\.0\.5,0\.25': the recall points are not "
+                                         r"in ascending order"):
+        got = _trec_eval("-q", "-m", "11pt_avg.0.5,0.25", *files).splitlines()
+    assert got[1] == "11pt_avg_0.5,0.25     \t302\t0.6667"
+    points = _trec_eval("-q", "-m", "iprec_at_recall.0.25,0.5", *files).splitlines()
+    assert points[2:4] == ["iprec_at_recall_0.25  \t302\t0.7917",
+                           "iprec_at_recall_0.50  \t302\t0.5417"]  # (0.7917 + 0.5417) / 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ascending = _trec_eval("-q", "-m", "11pt_avg.0.25,0.5", *files).splitlines()
+    assert ascending[1] == "11pt_avg_0.25,0.5     \t302\t0.6667"
