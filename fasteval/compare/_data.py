@@ -4,7 +4,8 @@ Accepted inputs (all end up as one long table ``run_id, query_id, measure, value
 
 * a polars (or pandas) DataFrame in long form (``run_id, query_id, measure, value``) or wide
   form (``run_id, query_id`` and one column per measure, as ``fasteval eval --wide`` writes);
-* a path (parquet, CSV/TSV, JSON lines) or a list of paths; a file without ``run_id`` takes
+* a path (parquet, CSV/TSV, JSON lines, or a directory of parquet parts such as
+  ``fasteval eval --engine ray -q`` writes) or a list of paths; a file without ``run_id`` takes
   its file stem as the run name (its file name, or path, where stems repeat);
 * a mapping ``{run_name: per-query table or path}``; the key names the run.
 """
@@ -42,8 +43,7 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
     except OSError:
         raise FileNotFoundError(2, "No such file or directory", str(p)) from None
     if stat.S_ISDIR(mode):
-        raise InputError("is a directory; expected a results file (.parquet, .csv, .tsv or "
-                         ".jsonl)", source=str(p))
+        return _read_parquet_dir(p)
     suffix = (
         "".join(p.suffixes[-2:]).lower()
         if p.suffix.lower() in {".gz", ".zst"}
@@ -77,6 +77,33 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
     if any("_duplicated_" in c for c in df.columns):  # polars renamed a repeated name
         _refuse_repeated_names(source, sep, str(p))
     return df
+
+
+def _read_parquet_dir(p: Path) -> pl.DataFrame:
+    """The parquet parts of a directory (``fasteval eval --engine ray -q -o OUT.parquet``
+    writes one), as one table; hidden parts (``.``, ``_``) are left out. Parts whose ids
+    differ in type (integer ids in one, text in another) meet as text."""
+    parts = sorted(f for f in p.iterdir() if f.suffix.lower() in (".parquet", ".pq")
+                   and not f.name.startswith((".", "_")) and f.is_file())
+    if not parts:
+        raise InputError("is a directory without parquet parts; expected a results file "
+                         "(.parquet, .csv, .tsv, .json or .jsonl) or a directory of parquet "
+                         "parts", source=str(p))
+    frames = []
+    for f in parts:
+        try:
+            frames.append(pl.read_parquet(f))
+        except pl.exceptions.PolarsError as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InputError(f"cannot read the parquet file ({first})", source=str(f)) from exc
+    columns = [f.columns for f in frames]
+    if any(set(c) != set(columns[0]) for c in columns):
+        k = next(i for i, c in enumerate(columns) if set(c) != set(columns[0]))
+        raise InputError(f"columns {columns[k]} differ from those of {parts[0].name} "
+                         f"({columns[0]}); expected the parts of one table", source=str(parts[k]))
+    if len({f.schema.get("query_id") for f in frames}) > 1:
+        frames = [f.with_columns(pl.col("query_id").cast(pl.Utf8)) for f in frames]
+    return pl.concat([f.select(columns[0]) for f in frames], how="vertical_relaxed")
 
 
 def _refuse_repeated_names(source: Any, sep: str, name: str) -> None:

@@ -385,8 +385,9 @@ def compare(
     results : DataFrame, path, list of paths, or mapping
         Per-query results: a long table ``run_id, query_id, measure, value`` (what
         :func:`fasteval.evaluate` returns), a wide one (``run_id, query_id`` + one column per
-        measure), a parquet/CSV/JSONL file of either (``fasteval eval`` output; without
-        ``run_id`` the file stem names the run), or ``{run_name: per-query table}``.
+        measure), a parquet/CSV/JSONL file of either, or a directory of parquet parts
+        (``fasteval eval`` output, ``--engine ray`` included; without ``run_id`` the file
+        stem names the run), or ``{run_name: per-query table}``.
     baseline : str, optional
         Compare every other run against this one (a run named after its file, such as
         ``bm25.txt``, may be given by its stem, ``bm25``). Without it, every pair of runs is compared

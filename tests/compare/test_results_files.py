@@ -78,8 +78,41 @@ def test_unreadable_results_files_are_one_line_errors(tmp_path, capsys) -> None:
             err = capsys.readouterr().err
             assert err.startswith(f"fasteval: error: {bad}: {message}") and err.count("\n") == 1
     (tmp_path / "dir.csv").mkdir()
-    with pytest.raises(InputError, match="dir.csv: is a directory; expected a results file"):
+    with pytest.raises(InputError, match="dir.csv: is a directory without parquet parts; "
+                                         "expected a results file"):
         fasteval.compare([good, tmp_path / "dir.csv"], tests="t")
+
+
+def test_results_from_a_directory_of_parquet_parts(tmp_path, capsys) -> None:
+    """``fasteval eval --engine ray -q -o out.parquet`` writes a directory of parts (one
+    writer call per id type: integer ids in one part, text in another); compare and power
+    read it as one table (it was refused as a directory)."""
+    from fasteval.cli import main
+
+    out = tmp_path / "out.parquet"
+    out.mkdir()
+    _long("bm25", [1, 2, 3], [0.1, 0.4, 0.2]).write_parquet(out / "a_000000.parquet")
+    _long("bm25", ["q4"], [0.5]).write_parquet(out / "b_000000.parquet")
+    dense = pl.concat([_long("dense", [1, 2, 3], [0.3, 0.5, 0.6]).cast({"query_id": pl.Utf8}),
+                       _long("dense", ["q4"], [0.9])])
+    dense.write_parquet(out / "filled-queries.parquet")
+    _long("junk", [1], [1.0]).write_parquet(out / ".part.parquet.tmp")  # a writer's leftover
+    _long("junk", [1], [1.0]).write_parquet(out / "_hidden.parquet")
+    c = fasteval.compare(out, tests="t", ci=None)
+    assert c.systems == ("bm25", "dense")
+    assert c.means["n_used"].to_list() == [4, 4]
+    assert c.means["mean"].to_list() == pytest.approx([0.3, 0.575])
+    t = c.tests.row(0, named=True)
+    assert t["p_value"] == pytest.approx(0.0350815147154819, rel=1e-12)  # scipy ttest_rel
+    assert main(["compare", "--results", str(out), "--test", "t", "--format", "csv"]) == 0
+    assert "map,bm25,dense,t," in capsys.readouterr().out
+    empty = tmp_path / "empty.parquet"
+    empty.mkdir()
+    assert main(["compare", "--results", str(empty), "--test", "t"]) == 2
+    assert capsys.readouterr().err == (f"fasteval: error: {empty}: is a directory without "
+                                       "parquet parts; expected a results file (.parquet, "
+                                       ".csv, .tsv, .json or .jsonl) or a directory of parquet "
+                                       "parts\n")
 
 
 def test_results_from_a_fifo(tmp_path) -> None:
