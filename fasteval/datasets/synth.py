@@ -243,9 +243,10 @@ def _block(spec: SynthSpec, block: int) -> _Block:
     qg[norel] = 0
     neg = rng.random((nq, judged)) < 0.02  # in the pool, not judged
     qg[neg] = -1
-    # extra judged relevant docs that no run can retrieve (beyond the candidate window)
+    # extra judged relevant docs that no run can retrieve: up to 50 past the candidate
+    # window, never so far that they wrap around the corpus into it (a small corpus)
     extra = (rng.random(nq) < 0.3) & in_qrels & ~norel
-    extra_doc = (base + c + rng.integers(0, 50, size=nq)) % spec.corpus
+    extra_doc = (base + c + rng.integers(0, min(50, spec.corpus - c), size=nq)) % spec.corpus
     extra_grade = rng.integers(1, 4, size=nq)
 
     keep = np.repeat(in_qrels[:, None], judged, axis=1)

@@ -163,3 +163,19 @@ def test_stale_runs_in_the_output_directory_are_refused(tmp_path):
         f"run_{i}.parquet" for i in range(4)]
     assert pl.read_parquet(paths["run_0"]).equals(
         generate(SynthSpec(queries=5, depth=4, runs=4, seed=1))[1]["run_0"])
+
+
+@pytest.mark.parametrize("depth, judged", [(1, 1), (1, 5), (2, 3)])
+def test_small_corpora_judge_each_document_once(tmp_path, depth, judged):
+    """The extra relevant judgments (documents past each query's candidate window) stay out
+    of the window when the corpus is small: they wrapped around it onto a judged candidate,
+    a duplicate (query, doc) pair that `fasteval eval` refuses (10 queries, depth 1, judged 1,
+    seed 0 made one)."""
+    from fasteval.cli import main
+
+    for seed in range(40):
+        spec = SynthSpec(queries=10, depth=depth, judged=judged, runs=1, seed=seed)
+        qrels, _ = generate(spec)
+        assert qrels.select("query_id", "doc_id").is_duplicated().sum() == 0, seed
+    paths = write_synth(SynthSpec(queries=10, depth=1, judged=1, runs=1, seed=0), tmp_path / "d")
+    assert main(["eval", str(paths["qrels"]), str(paths["run_0"]), "-m", "map", "--quiet"]) == 0
