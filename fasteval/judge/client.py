@@ -21,6 +21,7 @@ from fasteval.judge.redact import (
     is_sensitive_header,
     redact,
     redact_http_logs,
+    scrub_config,
     split_credentials,
     split_query_secrets,
     url_secrets,
@@ -314,7 +315,8 @@ class OpenAIChatClient:
     # -- serialization ------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """Serialize the configuration without credentials: not the API key (only the name
-        of its variable), not a URL's ``user:password@``, not the headers that carry them.
+        of its variable), not a URL's ``user:password@``, not the headers that carry them
+        (nor those in ``generation_kwargs``: :func:`fasteval.judge.redact.scrub_config`).
 
         Examples
         --------
@@ -331,7 +333,7 @@ class OpenAIChatClient:
                 "base_url": self.base_url,
                 "api_key_env": self.api_key_env,
                 "json_mode": self.json_mode,
-                "generation_kwargs": self.generation_kwargs,
+                "generation_kwargs": scrub_config(self.generation_kwargs),
                 "timeout": self.timeout,
                 "max_retries": self.max_retries,
                 "backoff_base": self.backoff_base,

@@ -40,6 +40,7 @@ from fasteval.judge.redact import (
     redact,
     redact_exception,
     redact_http_logs,
+    scrub_config,
     url_secrets,
 )
 
@@ -259,7 +260,9 @@ class OpenAISDKClient:
         return urlunsplit(parts._replace(path=parts.path.rstrip("/")))
 
     def to_dict(self) -> dict[str, Any]:
-        """Model, settings and the client's base URL (no key, no URL credentials)."""
+        """Model, settings and the client's base URL (no key, no URL credentials; the
+        credentials of ``generation_kwargs``' ``extra_headers`` / ``extra_query`` left out,
+        :func:`fasteval.judge.redact.scrub_config`)."""
         return {
             "type": f"{type(self).__module__}.{type(self).__qualname__}",
             "init_parameters": {
@@ -267,7 +270,7 @@ class OpenAISDKClient:
                 "base_url": self.base_url,
                 "async_client": self.is_async,
                 "json_mode": self.json_mode,
-                "generation_kwargs": self.generation_kwargs,
+                "generation_kwargs": scrub_config(self.generation_kwargs),
             },
         }
 

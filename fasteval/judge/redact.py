@@ -363,8 +363,11 @@ _URL_FIELDS = frozenset({"api_base_url", "base_url", "azure_endpoint", "url", "e
 def scrub_config(data: Any) -> Any:
     """A copy of a serialized component (``to_dict()`` output) without credentials: the
     URLs under the names servers go by (``api_base_url``, ``base_url``,
-    ``azure_endpoint``, ``url``, ``endpoint``) cleaned by :func:`clean_url`, and the
-    sensitive entries of every header mapping (a key with "headers" in its name) left out.
+    ``azure_endpoint``, ``url``, ``endpoint``) and every other string that is a URL
+    (``scheme://...``: a ``proxy``, say) cleaned by :func:`clean_url`, the sensitive entries
+    of every header mapping (a key with "headers" in its name) and of every query-parameter
+    mapping (a key with "query" in its name, or ``params``: the OpenAI SDK's ``extra_query``,
+    httpx's ``params``) left out, and an httpx ``auth`` (user and password) left out.
     A ``Secret`` serialized by Haystack (``{"type": "env_var", ...}``) names variables
     only and stays.
 
@@ -373,6 +376,9 @@ def scrub_config(data: Any) -> Any:
     >>> scrub_config({"init_parameters": {"api_base_url": "http://me:pw@h/v1?key=k3y",
     ...     "generation_kwargs": {"extra_headers": {"Authorization": "Bearer t", "X-Team": "ir"}}}})
     {'init_parameters': {'api_base_url': 'http://h/v1', 'generation_kwargs': {'extra_headers': {'X-Team': 'ir'}}}}
+    >>> scrub_config({"extra_query": {"api-version": "1", "api_key": "k3y"},
+    ...               "http_client_kwargs": {"proxy": "http://me:pw@proxy:3128", "auth": ["me", "pw"]}})
+    {'extra_query': {'api-version': '1'}, 'http_client_kwargs': {'proxy': 'http://proxy:3128'}}
     """
     if isinstance(data, Mapping):
         out: dict[Any, Any] = {}
@@ -383,14 +389,24 @@ def scrub_config(data: Any) -> Any:
             elif "headers" in name and isinstance(value, Mapping):
                 out[key] = {k: scrub_config(v) for k, v in value.items()
                             if not is_sensitive_header(str(k))}
+            elif ("query" in name or name == "params") and isinstance(value, Mapping):
+                out[key] = {k: scrub_config(v) for k, v in value.items()
+                            if not _is_sensitive_query(str(k))}
+            elif name == "auth" and value is not None and not isinstance(value, bool):
+                continue  # httpx's (user, password) or an auth object's state
             else:
                 out[key] = scrub_config(value)
         return out
+    if isinstance(data, str):
+        return clean_url(data) if _URL_START.match(data) else data
     if isinstance(data, list):
         return [scrub_config(v) for v in data]
     if isinstance(data, tuple):
         return tuple(scrub_config(v) for v in data)
     return data
+
+
+_URL_START = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://")
 
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -221,6 +221,41 @@ def test_evaluator_to_dict_of_a_haystack_generator_holds_no_credential(monkeypat
     assert rebuilt.to_dict() == data
 
 
+def test_evaluator_to_dict_drops_query_mappings_proxy_urls_and_auth_of_a_haystack_generator(
+        monkeypatch):
+    pytest.importorskip("haystack")
+    from haystack.components.generators.chat import OpenAIChatGenerator
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    generator = OpenAIChatGenerator(
+        api_base_url="http://127.0.0.1:9/v1",
+        generation_kwargs={"extra_query": {"api_key": QUERY_KEY, "api-version": "2024-06-01"},
+                           "max_tokens": 50},
+        http_client_kwargs={"proxy": f"http://al:{PASSWORD}@proxy.local:3128",
+                            "auth": ["al", HEADER_KEY]})
+    data = FaithfulnessEvaluator(chat_generator=generator, progress_bar=False).to_dict()
+    params = data["init_parameters"]["chat_generator"]["init_parameters"]
+    # what carries no credential stays, as written
+    assert params["generation_kwargs"] == {"extra_query": {"api-version": "2024-06-01"}, "max_tokens": 50}
+    assert params["http_client_kwargs"] == {"proxy": "http://proxy.local:3128"}
+    _assert_clean(json.dumps(data))
+
+
+def test_own_clients_to_dict_drops_credentials_in_generation_kwargs():
+    openai = pytest.importorskip("openai")
+    kwargs = {"extra_headers": {"api-key": HEADER_KEY, "X-Team": "ir"},
+              "extra_query": {"sig": QUERY_KEY, "api-version": "1"}, "seed": 7}
+    clean = {"extra_headers": {"X-Team": "ir"}, "extra_query": {"api-version": "1"}, "seed": 7}
+    sdk = OpenAISDKClient(openai.OpenAI(api_key=KEY, base_url="http://127.0.0.1:9/v1"),
+                          model="m", generation_kwargs=kwargs)
+    own = OpenAIChatClient(model="m", base_url="http://127.0.0.1:9/v1", generation_kwargs=kwargs)
+    for client in (sdk, own):
+        data = client.to_dict()
+        assert data["init_parameters"]["generation_kwargs"] == clean
+        _assert_clean(json.dumps(data))
+    assert sdk.generation_kwargs == kwargs  # the requests still carry them
+
+
 def test_evaluator_run_logs_errors_cache_and_config_hold_no_credential(fake_openai, monkeypatch,
                                                                        tmp_path, caplog, capsys):
     monkeypatch.setenv("JUDGE_KEY", KEY)
