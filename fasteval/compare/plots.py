@@ -124,16 +124,45 @@ def _pyplot():
     return plt
 
 
+_GLYPH = re.compile(r"^Glyph (?P<code>\d+) .*missing from font\(s\) (?P<font>.+?)\.?$")
+
+
 def _save(fig: Any, path: str | os.PathLike[str], plt: Any) -> Path:
+    """Write ``fig`` atomically. matplotlib's warnings of characters its font lacks (one per
+    character and drawing pass: two dozen lines for one CJK run name) become one warning
+    naming the file, the font and the characters."""
+    import warnings
+
     from fasteval.io.atomic import atomic_path
 
     target = Path(path)
     fmt = check_path(path)
     try:
-        with atomic_path(target) as tmp:
-            fig.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with atomic_path(target) as tmp:
+                fig.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight")
     finally:
         plt.close(fig)
+    chars: dict[str, None] = {}
+    fonts: dict[str, None] = {}
+    for w in caught:
+        m = _GLYPH.match(str(w.message))
+        if m is None:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            continue
+        chars[chr(int(m["code"]))] = None
+        fonts[m["font"]] = None
+    if chars:
+        shown = "".join(list(chars)[:20]) + (f" and {len(chars) - 20} more" if len(chars) > 20
+                                             else "")
+        warnings.warn(
+            f"{target}: the plot's font ({', '.join(fonts)}) has no glyph for {len(chars)} "
+            f"character(s) of the names ({shown}), drawn as empty boxes; set matplotlib's "
+            "font.family to a font that has them",
+            UserWarning,
+            stacklevel=3,
+        )
     return target
 
 

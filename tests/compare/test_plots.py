@@ -132,3 +132,34 @@ def test_run_names_are_drawn_literally(tmp_path, kind):
         assert "a$\\frac{x$ - b_$x^2$" in texts and "b_$x^2$ - _bm25" in texts
     else:  # tick labels or legend entries name each run
         assert all(name in texts for name in names), texts
+
+
+def test_characters_the_font_lacks_are_one_warning_per_plot(tmp_path, capsys):
+    # matplotlib warns once per missing character and drawing pass (two passes with a tight
+    # bounding box): a run named in Japanese gave 2 x 5 lines; one warning names them all
+    import warnings
+
+    import matplotlib
+
+    from fasteval.cli import main
+    from fasteval.compare.plots import plot_distributions
+
+    runs = {"検索モデル": pl.DataFrame({"query_id": [1, 2, 3], "map": [0.1, 0.2, 0.3]}),
+            "bm25": pl.DataFrame({"query_id": [1, 2, 3], "map": [0.2, 0.2, 0.5]})}
+    cmp = compare(runs, tests="t", ci=None)
+    with matplotlib.rc_context({"font.family": "DejaVu Sans"}), \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plot_distributions(cmp, tmp_path / "d.png")
+    assert (tmp_path / "d.png").read_bytes().startswith(PNG)
+    texts = [str(w.message) for w in caught]
+    assert texts == [f"{tmp_path / 'd.png'}: the plot's font (DejaVu Sans) has no glyph for 5 "
+                     "character(s) of the names (検索モデル), drawn as empty boxes; set "
+                     "matplotlib's font.family to a font that has them"]
+    wide = tmp_path / "res.parquet"
+    pl.concat([df.with_columns(run_id=pl.lit(name)) for name, df in runs.items()]).write_parquet(wide)
+    with matplotlib.rc_context({"font.family": "DejaVu Sans"}):
+        assert main(["compare", "--results", str(wide), "--test", "t", "--plot",
+                     f"differences={tmp_path / 'x.svg'}"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no glyph for 5 character(s) of the names (検索モデル)" in err
