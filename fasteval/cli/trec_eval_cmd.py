@@ -21,6 +21,7 @@ import getopt
 import math
 import re
 import sys
+import warnings
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -209,6 +210,19 @@ def _plan(o: Options) -> tuple[list[Measure], bool, list[tuple[str, Measure]]]:
     measures = [m for ms in by_family.values() for m in ms]
     measures += [m for m in members if m not in measures]
     if o.compat == 9:
+        # 9.0.8 has no rbp, rbp_resid or unj: all_trec goes without them; named, they are
+        # refused, as 9.0.8 refuses them ("illegal measure"), not left out
+        for part in plain:
+            if part.partition(".")[0] in ("official", "all_trec", "set"):
+                continue
+            with warnings.catch_warnings():  # the parse above has given them
+                warnings.simplefilter("ignore")
+                new = [m.family for m in parse_measures(part, trec_eval_syntax=True)
+                       if "v10" in BY_KEY[m.family].sets]
+            if new:
+                raise ParameterError(
+                    "-m with --compat 9", f"a measure trec_eval 9.0.8 has ({new[0]} came with "
+                    "trec_eval 10)", part)
         measures = [m for m in measures if "v10" not in BY_KEY[m.family].sets]
     return trec_order(measures), runid, avgjg
 

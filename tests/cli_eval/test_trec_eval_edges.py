@@ -68,3 +68,18 @@ def test_unsorted_11pt_avg_points_warn() -> None:
         warnings.simplefilter("error")
         ascending = _trec_eval("-q", "-m", "11pt_avg.0.25,0.5", *files).splitlines()
     assert ascending[1] == "11pt_avg_0.25,0.5     \t302\t0.6667"
+
+
+@pytest.mark.parametrize("measure", ["rbp", "rbp.p=0.5", "rbp_resid", "unj.5", "unj@10"])
+def test_compat9_refuses_the_measures_9_0_8_lacks(measure: str) -> None:
+    # trec_eval 9.0.8 has no rbp, rbp_resid or unj ("illegal measure"); asked for by name
+    # they were left out of the output without a word
+    files = [str(trec_eval_file("qrels.test")), str(trec_eval_file("results.test"))]
+    with pytest.raises(ParameterError, match=r"--compat 9 must be a measure trec_eval 9\.0\.8 "
+                                             r"has \((rbp|rbp_resid|unj) came with trec_eval 10\)"):
+        _trec_eval("--compat", "9", "-m", measure, "-m", "P.5", *files)
+    # all_trec leaves them out under --compat 9 (94 summary lines, as 9.0.8 prints)
+    lines = _trec_eval("--compat", "9", "-m", "all_trec", *files).splitlines()
+    assert len(lines) == 94
+    assert not [ln for ln in lines if ln.startswith(("rbp", "unj"))]
+    assert _trec_eval("-m", measure, *files).startswith(measure.partition(".")[0][:3])
