@@ -395,6 +395,17 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
         from fasteval.prefs import evaluate_prefs
 
         run = read_run(_run_source(run_path), format="trec")
+        if o.compat == 10 and not o.complete:
+            # trec_eval 10's topic loop is the same for preference judgments: the first
+            # judged topic the run lacks stops it (exit status 4)
+            from fasteval.prefs.readers import read_prefs, read_qrels_prefs
+
+            judged = (read_prefs if o.rel_format == "prefs" else read_qrels_prefs)(qrels_path)
+            qids = judged.get_column("query_id").unique().sort().to_list()
+            answered = set(run.get_column("query_id").cast(pl.Utf8).to_list())
+            stop = _topic_stop(o, qids, np.array([q in answered for q in qids], dtype=bool))
+            if stop:
+                return stop
         lines = evaluate_prefs(
             qrels_path, run, mode=o.rel_format, measures=o.measures or None,
             per_query=o.per_query, max_docs=o.max_docs, complete=o.complete,

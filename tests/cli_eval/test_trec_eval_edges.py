@@ -83,3 +83,25 @@ def test_compat9_refuses_the_measures_9_0_8_lacks(measure: str) -> None:
     assert len(lines) == 94
     assert not [ln for ln in lines if ln.startswith(("rbp", "unj"))]
     assert _trec_eval("-m", measure, *files).startswith(measure.partition(".")[0][:3])
+
+
+@pytest.mark.parametrize(("fmt", "judgments", "run_keep", "missing"), [
+    ("prefs", "prefs.test", lambda q: q != "3.EC.B", "3.EC.B"),
+    ("qrels_prefs", "qrels.test", lambda q: q == "302", "301"),
+])
+def test_preference_topics_the_run_lacks_stop_as_with_qrels(tmp_path: Path, capsys, fmt,
+                                                            judgments, run_keep, missing) -> None:
+    # trec_eval 10 loops over the judged topics for -R prefs and qrels_prefs as for -R qrels:
+    # without -c the first one the run lacks stops it with status 4 (it was a fasteval
+    # error, status 2); with -c it is scored against the placeholder ranking
+    source = trec_eval_file("prefs.results.test" if fmt == "prefs" else "results.test")
+    run = tmp_path / "run"
+    run.write_text("".join(ln for ln in source.read_text().splitlines(keepends=True)
+                           if run_keep(ln.split()[0])))
+    args = ["-R", fmt, "-m", "all_prefs", str(trec_eval_file(judgments)), str(run)]
+    buf = io.StringIO()
+    assert run_trec_eval(parse_args(["-q", *args]), out=buf) == 4
+    assert buf.getvalue() == ""
+    assert capsys.readouterr().err == f"trec_eval: result qid '{missing}' not found in qrels\n"
+    lines = _trec_eval("-q", "-c", *args).splitlines()
+    assert f"prefs_num_prefs_ful   \t{missing}\t0" in lines
