@@ -172,17 +172,22 @@ def generator_secrets(generator: Any) -> list[str]:
     """Secrets a chat generator knows of: fasteval's client lists its own
     (``_secrets()``); of a Haystack generator, every attribute that is a ``Secret``
     (``api_key``, Azure's ``azure_ad_token``, a ``token``...) is resolved, a plain string
-    ``api_key`` taken, and the sensitive values of its header mappings (``headers``,
-    ``default_headers``, ``extra_headers`` of ``generation_kwargs``...) added.
+    ``api_key`` taken, and, in its attributes and the mappings they hold
+    (``generation_kwargs``, ``http_client_kwargs``...), the sensitive values of header
+    mappings (``headers``, ``default_headers``, ``extra_headers``...) and of query-parameter
+    mappings (``extra_query``, ``default_query``, ``params``), and the credentials of URLs
+    (``api_base_url``, a ``proxy``: :func:`url_secrets`) added.
 
     Examples
     --------
     >>> class Generator:
     ...     def __init__(self):
     ...         self.api_key, self.default_headers = "k3y-value", {"X-Api-Key": "h3ader-value"}
-    ...         self.generation_kwargs = {"extra_headers": {"Authorization": "Bearer t0ken"}}
+    ...         self.generation_kwargs = {"extra_headers": {"Authorization": "Bearer t0ken"},
+    ...                                   "extra_query": {"api_key": "qu3ry-key", "v": "1"}}
+    ...         self.http_client_kwargs = {"proxy": "http://me:pr0xy-pw@proxy:3128"}
     >>> generator_secrets(Generator())
-    ['k3y-value', 'h3ader-value', 'Bearer t0ken', 't0ken']
+    ['k3y-value', 'h3ader-value', 'Bearer t0ken', 't0ken', 'qu3ry-key', 'me', 'pr0xy-pw', 'bWU6cHIweHktcHc=']
     """
     own = getattr(generator, "_secrets", None)
     if callable(own):
@@ -199,9 +204,6 @@ def generator_secrets(generator: Any) -> list[str]:
                 attributes[name] = getattr(generator, name, None)
             except Exception:  # noqa: BLE001 - a property that fails holds no secret
                 continue
-    kwargs = attributes.get("generation_kwargs")
-    if isinstance(kwargs, Mapping):
-        attributes.update({f"generation_kwargs.{k}": v for k, v in kwargs.items()})
     for name, value in attributes.items():
         resolve = getattr(value, "resolve_value", None)
         if callable(resolve) and not isinstance(value, type):
@@ -213,9 +215,27 @@ def generator_secrets(generator: Any) -> list[str]:
                 found.append(value)
         elif name == "api_key" and isinstance(value, str) and value:
             found.append(value)
-        elif "headers" in name.lower() and isinstance(value, Mapping):
+        else:
+            _setting_secrets(str(name), value, found, depth=2)
+    return list(dict.fromkeys(found))
+
+
+def _setting_secrets(name: str, value: Any, found: list[str], depth: int) -> None:
+    """Add to ``found`` the credentials of one setting: a header or query-parameter mapping's
+    sensitive values, a URL's credentials; mappings are searched ``depth`` levels down."""
+    lowered = name.lower()
+    if isinstance(value, str):
+        if _URL_START.match(value):
+            found.extend(url_secrets(value))
+    elif isinstance(value, Mapping):
+        if "headers" in lowered:
             found.extend(header_secrets(value))
-    return found
+        elif "query" in lowered or lowered == "params":
+            found.extend(str(v) for k, v in value.items()
+                         if _is_sensitive_query(str(k)) and isinstance(v, (str, int)) and str(v))
+        elif depth > 0:
+            for key, item in value.items():
+                _setting_secrets(str(key), item, found, depth - 1)
 
 
 def header_secrets(headers: Mapping[str, Any]) -> list[str]:

@@ -241,6 +241,25 @@ def test_evaluator_to_dict_drops_query_mappings_proxy_urls_and_auth_of_a_haystac
     _assert_clean(json.dumps(data))
 
 
+def test_a_haystack_generators_query_key_echoed_bare_is_masked_in_errors(fake_openai, monkeypatch):
+    pytest.importorskip("haystack")
+    from haystack.components.generators.chat import OpenAIChatGenerator
+
+    from fasteval.judge.errors import JudgeError
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    server = fake_openai(lambda req, n: Reply(status=401, raw=json.dumps(
+        {"error": {"message": f"key {QUERY_KEY} refused for this deployment"}})))
+    generator = OpenAIChatGenerator(api_base_url=server.url, max_retries=0,
+                                    generation_kwargs={"extra_query": {"api_key": QUERY_KEY}})
+    ev = FaithfulnessEvaluator(chat_generator=generator, progress_bar=False, corrective_retry=False)
+    with pytest.raises(JudgeError) as exc:
+        ev.run(questions=["q"], contexts=[["c"]], predicted_answers=["a"])
+    assert f"api_key={QUERY_KEY}" in server.paths[0]  # it was sent
+    assert "key *** refused" in str(exc.value)
+    _assert_clean(_chain_text(exc.value))
+
+
 def test_own_clients_to_dict_drops_credentials_in_generation_kwargs():
     openai = pytest.importorskip("openai")
     kwargs = {"extra_headers": {"api-key": HEADER_KEY, "X-Team": "ir"},
