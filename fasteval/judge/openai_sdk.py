@@ -41,6 +41,7 @@ from fasteval.judge.redact import (
     redact_exception,
     redact_http_logs,
     scrub_config,
+    setting_secrets,
     url_secrets,
 )
 
@@ -242,12 +243,18 @@ class OpenAISDKClient:
 
     # -- credentials and serialization -----------------------------------------------------
     def _secrets(self) -> list[str]:
-        """The client's key (and a URL password), masked in every message fasteval shows."""
+        """The client's key (and Azure's AD token), a URL password, the sensitive values of the
+        client's ``default_headers`` / ``default_query`` and of ``generation_kwargs``'
+        ``extra_headers`` / ``extra_query``: masked in every message fasteval shows."""
         found = []
-        key = getattr(self.client, "api_key", None)
-        if isinstance(key, str) and key:
-            found.append(key)
+        for name in ("api_key", "_azure_ad_token"):
+            key = getattr(self.client, name, None)
+            if isinstance(key, str) and key:
+                found.append(key)
         found.extend(url_secrets(str(getattr(self.client, "base_url", "") or "")))
+        for name in ("_custom_headers", "_custom_query"):
+            found.extend(setting_secrets(name, getattr(self.client, name, None)))
+        found.extend(setting_secrets("generation_kwargs", self.generation_kwargs))
         return found
 
     @property

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, unquote_plus, urlencode, urlsplit, urlunsplit
 
 __all__ = ["MASK", "redact", "split_credentials", "split_query_secrets", "url_secrets", "clean_url",
-           "is_sensitive_header", "header_secrets", "generator_secrets", "redact_exception",
+           "is_sensitive_header", "header_secrets", "generator_secrets", "setting_secrets", "redact_exception",
            "redact_http_logs", "scrub_config", "check_env_name"]
 
 MASK = "***"
@@ -216,26 +216,35 @@ def generator_secrets(generator: Any) -> list[str]:
         elif name == "api_key" and isinstance(value, str) and value:
             found.append(value)
         else:
-            _setting_secrets(str(name), value, found, depth=2)
+            found.extend(setting_secrets(str(name), value))
     return list(dict.fromkeys(found))
 
 
-def _setting_secrets(name: str, value: Any, found: list[str], depth: int) -> None:
-    """Add to ``found`` the credentials of one setting: a header or query-parameter mapping's
-    sensitive values, a URL's credentials; mappings are searched ``depth`` levels down."""
+def setting_secrets(name: str, value: Any, depth: int = 2) -> list[str]:
+    """The credentials in one setting of a client: the sensitive values of a header mapping
+    (a name with "headers") or of a query-parameter mapping (a name with "query", or
+    ``params``), a URL's credentials (:func:`url_secrets`); other mappings are searched
+    ``depth`` levels down.
+
+    Examples
+    --------
+    >>> setting_secrets("generation_kwargs", {"extra_query": {"sig": "s1gnature", "v": "1"},
+    ...                                       "extra_headers": {"api-key": "h3ader"}})
+    ['s1gnature', 'h3ader']
+    """
     lowered = name.lower()
     if isinstance(value, str):
-        if _URL_START.match(value):
-            found.extend(url_secrets(value))
-    elif isinstance(value, Mapping):
-        if "headers" in lowered:
-            found.extend(header_secrets(value))
-        elif "query" in lowered or lowered == "params":
-            found.extend(str(v) for k, v in value.items()
-                         if _is_sensitive_query(str(k)) and isinstance(v, (str, int)) and str(v))
-        elif depth > 0:
-            for key, item in value.items():
-                _setting_secrets(str(key), item, found, depth - 1)
+        return url_secrets(value) if _URL_START.match(value) else []
+    if not isinstance(value, Mapping):
+        return []
+    if "headers" in lowered:
+        return header_secrets(value)
+    if "query" in lowered or lowered == "params":
+        return [str(v) for k, v in value.items()
+                if _is_sensitive_query(str(k)) and isinstance(v, (str, int)) and str(v)]
+    if depth <= 0:
+        return []
+    return [s for key, item in value.items() for s in setting_secrets(str(key), item, depth - 1)]
 
 
 def header_secrets(headers: Mapping[str, Any]) -> list[str]:

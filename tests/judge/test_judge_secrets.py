@@ -150,6 +150,25 @@ def test_an_openai_sdk_status_error_echoing_the_headers_is_masked(fake_openai):
     _assert_clean(_chain_text(exc.value))
 
 
+@pytest.mark.parametrize("where", ["default_headers", "default_query", "extra_headers", "extra_query"])
+def test_an_sdk_clients_header_and_query_credentials_echoed_bare_are_masked(fake_openai, where):
+    openai = pytest.importorskip("openai")
+    server = fake_openai(lambda req, n: Reply(status=401, raw=json.dumps(
+        {"error": {"message": f"credential {HEADER_KEY} refused"}})))
+    header, query = {"api-key": HEADER_KEY}, {"sig": HEADER_KEY}
+    client_kwargs = {"default_headers": header} if where == "default_headers" else (
+        {"default_query": query} if where == "default_query" else {})
+    generation_kwargs = {"seed": 1, **({"extra_headers": header} if where == "extra_headers" else {}),
+                         **({"extra_query": query} if where == "extra_query" else {})}
+    sdk = openai.OpenAI(api_key=KEY, base_url=server.url, max_retries=0, **client_kwargs)
+    with pytest.raises(openai.AuthenticationError) as exc:
+        OpenAISDKClient(sdk, model="m", generation_kwargs=generation_kwargs).run(MSG)
+    sent = server.headers[0].get("api-key") or server.paths[0]
+    assert HEADER_KEY in sent  # it was sent
+    assert "credential *** refused" in str(exc.value)
+    _assert_clean(_chain_text(exc.value))
+
+
 def test_redact_exception_reaches_the_members_of_an_exception_group():
     class Group(Exception):  # ExceptionGroup's shape (Python 3.11+)
         def __init__(self, message: str, exceptions: list[Exception]) -> None:
