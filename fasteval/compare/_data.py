@@ -259,6 +259,7 @@ def load_results(results: Any) -> pl.DataFrame:
     [('bm25', 'q1', 'map', 0.5), ('bm25', 'q2', 'map', 0.25)]
     """
     parts: list[pl.DataFrame] = []
+    sources: list[str] = []  # where each part comes from (the list branch)
     if isinstance(results, Mapping):
         if not results:
             raise InputError("the mapping of runs is empty", source="results")
@@ -285,21 +286,44 @@ def load_results(results: Any) -> pl.DataFrame:
         if not items:
             raise InputError("the list of result files is empty", source="results")
         names = _file_run_names([i for i in items if isinstance(i, (str, os.PathLike))])
-        for item in items:
+        for k, item in enumerate(items):
             if isinstance(item, (str, os.PathLike)):
                 df = _as_frame(item, str(item))
                 run_name = None if "run_id" in df.columns else names[str(item)]
                 parts.append(_normalize(df, str(item), run_name))
+                sources.append(str(item))
             else:
                 parts.append(load_results(item))
+                sources.append(f"results[{k}]")
     else:
         parts.append(_normalize(_as_frame(results, "results"), "results", None))
     if len(parts) > 1:
         kinds = {p.schema["query_id"] for p in parts}
         if len(kinds) > 1:
             parts = [p.with_columns(pl.col("query_id").cast(pl.Utf8)) for p in parts]
+    if len(sources) > 1:
+        _refuse_repeated_results(parts, sources)
     long = pl.concat(parts) if len(parts) > 1 else parts[0]
     return long.filter(pl.col("value").is_not_null())
+
+
+def _refuse_repeated_results(parts: list[pl.DataFrame], sources: list[str]) -> None:
+    """Refuse a value of one run, query and measure given in two files (the same run's
+    results given twice), naming both; a run's measures or queries spread over several
+    files are accepted."""
+    seen: dict[tuple[str, str], int] = {}
+    for k, part in enumerate(parts):
+        for run, measure in part.select("run_id", "measure").unique(maintain_order=True).iter_rows():
+            j = seen.setdefault((run, measure), k)
+            if j == k:
+                continue
+            pick = (pl.col("run_id") == run) & (pl.col("measure") == measure)
+            common = part.filter(pick).join(parts[j].filter(pick).select("query_id"),
+                                            on="query_id", how="semi")
+            if common.height:
+                raise InputError(
+                    f"run {run!r}, query {common['query_id'][0]!r}, measure {measure!r} is also "
+                    f"in {sources[j]}; give each run's results once", source=sources[k])
 
 
 def _file_run_names(paths: list[str | os.PathLike[str]]) -> dict[str, str]:

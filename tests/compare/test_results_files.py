@@ -6,6 +6,7 @@ import polars as pl
 import pytest
 
 import fasteval
+from fasteval.errors import InputError
 
 
 def _long(run: str, qids: list, values: list[float]) -> pl.DataFrame:
@@ -178,3 +179,30 @@ def test_a_header_naming_a_measure_twice_is_refused(tmp_path, name) -> None:
     ok.write_text("query_id,map\nq1,0.5\n")
     with pytest.raises(InputError, match=rf"{name}, line 1, column 'map': the header names column 'map' twice"):
         fasteval.compare({"a": path, "b": ok}, tests="t")
+
+
+def test_a_run_given_in_two_files_is_refused_naming_both(tmp_path, capsys) -> None:
+    """The same run's results given twice (two `fasteval eval -q` files of one run) named
+    neither file: "results: 2 rows for run 'bm25', query 1, measure 'map'"; a run whose
+    queries or measures are spread over files is accepted."""
+    from fasteval.cli import main
+
+    first, again, other = tmp_path / "a.parquet", tmp_path / "a2.parquet", tmp_path / "b.parquet"
+    _long("bm25", [1, 2, 3, 4], [0.1, 0.2, 0.3, 0.4]).write_parquet(first)
+    _long("bm25", [4, 5], [0.4, 0.6]).write_parquet(again)
+    _long("dense", [1, 2, 3, 4, 5], [0.2, 0.4, 0.3, 0.6, 0.7]).write_parquet(other)
+    with pytest.raises(InputError) as exc:
+        fasteval.compare([first, again, other], tests="t")
+    assert str(exc.value) == (f"{again}: run 'bm25', query 4, measure 'map' is also in {first}; "
+                              "give each run's results once")
+    assert main(["compare", "--results", str(first), str(again), str(other), "--test", "t"]) == 2
+    assert capsys.readouterr().err == f"fasteval: error: {exc.value}\n"
+    # the same run split by queries, and by measures, is one run
+    _long("bm25", [5], [0.6]).write_parquet(again)
+    c = fasteval.compare([first, again, other], tests="t", ci=None)
+    assert c.means.select("run_id", "n_used").rows() == [("bm25", 5), ("dense", 5)]
+    assert c.means["mean"].to_list() == pytest.approx([0.32, 0.44])
+    _long("bm25", [1, 2, 3, 4, 5], [1.0, 0.0, 1.0, 1.0, 0.0]).with_columns(
+        measure=pl.lit("P_1")).write_parquet(again)
+    c = fasteval.compare([first, again, other], measures="map", tests="t", ci=None)
+    assert c.means.select("run_id", "n_used").rows() == [("bm25", 4), ("dense", 4)]
