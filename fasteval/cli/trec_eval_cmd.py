@@ -29,7 +29,7 @@ import numpy as np
 import polars as pl
 
 from fasteval.cli import add_command, worded
-from fasteval.errors import FastevalError, InputError, ParameterError
+from fasteval.errors import FastevalError, InputError, ParameterError, UnknownMeasureError
 from fasteval.kernels.ranking import MIN_GEO_MEAN
 from fasteval.measures import Measure, parse_measures, trec_order
 from fasteval.measures.registry import BY_KEY
@@ -160,6 +160,7 @@ def _plan(o: Options) -> tuple[list[Measure], bool, list[tuple[str, Measure]]]:
     names = o.measures or ["official"]
     runid = False
     avgjg: list[tuple[str, Measure]] = []
+    jg_parts: list[tuple[str, str]] = []  # (key, -m text) of the judgment-group averages
     plain: list[str] = []
     for name in names:
         # trec_eval cuts a nickname's ".params" off and ignores them (official.5)
@@ -172,16 +173,21 @@ def _plan(o: Options) -> tuple[list[Measure], bool, list[tuple[str, Measure]]]:
                 continue
             if nick == "qrels_jg":
                 plain.append("num_q")
-                for key, base in _AVGJG.items():
-                    avgjg.extend((key, m) for m in parse_measures(base, trec_eval_syntax=True))
+                jg_parts.extend((key, key) for key in _AVGJG)
                 continue
             jg = next((k for k in _AVGJG if part == k or part.startswith(k + ".")), None)
             if jg is not None:
-                tail = part[len(jg):]
-                avgjg.extend((jg, m) for m in parse_measures(_AVGJG[jg] + tail,
-                                                             trec_eval_syntax=True))
+                jg_parts.append((jg, part))
                 continue
             plain.append(part)
+    # trec_eval's table order (map_avgjg, P_avgjg, Rprec_mult_avgjg), not the -m order; the
+    # first key.params of each sets its parameters, over the bare key or qrels_jg
+    for key in _AVGJG:
+        asked = [part for k, part in jg_parts if k == key]
+        given_params = [_avgjg_members(key, part) for part in asked if part != key]
+        if asked:
+            avgjg.extend((key, m) for m in (given_params[0] if given_params
+                                            else _avgjg_members(key, key)))
     # like trec_eval, the first -m name.params of a family sets its parameters, over a set
     # or a bare name, before or after it (-m all_trec -m relstring.20: relstring_20;
     # -m P.5 -m P.10: P_5 alone); a set only adds families; other spellings (P_5,
@@ -225,6 +231,23 @@ def _plan(o: Options) -> tuple[list[Measure], bool, list[tuple[str, Measure]]]:
                     "trec_eval 10)", part)
         measures = [m for m in measures if "v10" not in BY_KEY[m.family].sets]
     return trec_order(measures), runid, avgjg
+
+
+def _avgjg_members(key: str, part: str) -> list[Measure]:
+    """The base measures of the judgment-group average ``key`` asked for as ``part``
+    (``P_avgjg.5,10``: P_5 and P_10); errors and warnings name ``part`` as written."""
+    spelled = _AVGJG[key] + part[len(key):]
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            members = parse_measures(spelled, trec_eval_syntax=True)
+    except UnknownMeasureError as exc:
+        raise UnknownMeasureError(str(exc).replace(repr(spelled), repr(part), 1)) from None
+    for w in caught:
+        text = str(w.message).replace(repr(spelled), repr(part), 1)
+        warnings.warn(text.replace(f"of {_AVGJG[key]} (", f"of {key} (", 1), w.category,
+                      stacklevel=4)
+    return members
 
 
 _ASCII_WS = re.compile(r"[ \t\r\n\x0b\x0c]+")

@@ -11,7 +11,7 @@ import pytest
 
 from fasteval.cli import main
 from fasteval.cli.trec_eval_cmd import parse_args, run_trec_eval
-from fasteval.errors import ParameterError
+from fasteval.errors import ParameterError, UnknownMeasureError
 from tests._data import trec_eval_file
 
 
@@ -105,3 +105,25 @@ def test_preference_topics_the_run_lacks_stop_as_with_qrels(tmp_path: Path, caps
     assert capsys.readouterr().err == f"trec_eval: result qid '{missing}' not found in qrels\n"
     lines = _trec_eval("-q", "-c", *args).splitlines()
     assert f"prefs_num_prefs_ful   \t{missing}\t0" in lines
+
+
+def test_judgment_group_measures_in_trec_eval_order_first_parameters_win() -> None:
+    # trec_eval prints map_avgjg, P_avgjg, Rprec_mult_avgjg in its table order whatever the
+    # -m order (they came in -m order), and a key.params sets the parameters once, over
+    # qrels_jg's defaults (P_avgjg_5 came twice, with the nine default cutoffs beside it)
+    files = [str(trec_eval_file("qrels.123")), str(trec_eval_file("results.test"))]
+    want = {ln.split("\t")[0].rstrip(): ln for ln in
+            trec_eval_file("out.test.qrels_jg").read_text().splitlines() if "\tall\t" in ln}
+    got = _trec_eval("-R", "qrels_jg", "-m", "P_avgjg.10,5", "-m", "Rprec_mult_avgjg.0.2",
+                     "-m", "map_avgjg", "-m", "P_avgjg.20", "-m", "num_q", *files).splitlines()
+    assert got == [want[n] for n in ("num_q", "map_avgjg", "P_avgjg_5", "P_avgjg_10",
+                                     "Rprec_mult_avgjg_0.20")]
+    got = _trec_eval("-R", "qrels_jg", "-m", "qrels_jg", "-m", "P_avgjg.5", *files).splitlines()
+    assert [ln.split("\t")[0].rstrip() for ln in got if ln.startswith("P_avgjg")] == ["P_avgjg_5"]
+    assert len(got) == 2 + 1 + 1 + 10  # runid, num_q, map_avgjg, P_avgjg_5, Rprec_mult_avgjg
+    # errors and warnings name the measure as written, not its base (P.0, map.3)
+    with pytest.raises(UnknownMeasureError, match=r"'P_avgjg\.0' is not known"):
+        _trec_eval("-R", "qrels_jg", "-m", "P_avgjg.0", *files)
+    with pytest.warns(UserWarning, match=r"'map_avgjg\.3': trec_eval ignores the parameters "
+                                         r"of map_avgjg \('3'\)"):
+        _trec_eval("-R", "qrels_jg", "-m", "map_avgjg.3", *files)
