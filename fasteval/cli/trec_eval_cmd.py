@@ -453,6 +453,11 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
         other = [m.name for m in measures if m.family != "num_q"]
         if other:
             shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
+            if not o.measures:  # trec_eval's default set, official, is not for qrels_jg
+                raise ParameterError(
+                    "-R qrels_jg", "used with -m qrels_jg (or num_q, map_avgjg, P_avgjg, "
+                    "Rprec_mult_avgjg): the default measures, official, are not computed "
+                    "from qrels_jg judgments", "no -m")
             raise ParameterError(
                 "-m with -R qrels_jg", "num_q, map_avgjg, P_avgjg, Rprec_mult_avgjg or qrels_jg "
                 "(no other measure is computed from qrels_jg judgments)", shown,

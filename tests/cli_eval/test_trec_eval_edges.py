@@ -127,3 +127,12 @@ def test_judgment_group_measures_in_trec_eval_order_first_parameters_win() -> No
     with pytest.warns(UserWarning, match=r"'map_avgjg\.3': trec_eval ignores the parameters "
                                          r"of map_avgjg \('3'\)"):
         _trec_eval("-R", "qrels_jg", "-m", "map_avgjg.3", *files)
+
+
+def test_qrels_jg_without_m_says_what_to_pass() -> None:
+    # without -m the default set (official) is asked for, which qrels_jg judgments do not
+    # give; the message spoke of "-m" values the user never typed (num_ret, num_rel, ...)
+    files = [str(trec_eval_file("qrels.123")), str(trec_eval_file("results.test"))]
+    with pytest.raises(ParameterError, match=r"^-R qrels_jg must be used with -m qrels_jg .*"
+                                             r"got 'no -m'$"):
+        _trec_eval("-R", "qrels_jg", *files)
