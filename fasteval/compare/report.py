@@ -212,15 +212,23 @@ def _how(cmp: Comparison) -> str:
 
     test = cmp.mark_test
     parts = [TEST_LABELS[test]]
-    n_tests = cmp.tests.filter(cmp.tests["test"] == test).height
+    rows = cmp.tests.filter(pl.col("test") == test)
+    n_tests = rows.height
     per_measure = n_tests // max(1, len(cmp.measures))
+    # a comparison without a p-value (undefined statistic) is not in its correction's family
+    defined = rows.filter(pl.col("p_value").is_not_nan())
     if test in ("tukey", "randomized-tukey"):
         parts.append("family-wise over all pairs of runs per measure")
     elif cmp.correction != "none":
-        if cmp.family == "report":
+        if cmp.family == "report" and defined.height < n_tests:
+            family = (f"over the {defined.height} of the report's {n_tests} comparisons that "
+                      "have a p-value")
+        elif cmp.family == "report":
             family = (
                 f"over all {n_tests} comparisons of the report" if n_tests > 1 else "(1 comparison)"
             )
+        elif defined.height < n_tests:
+            family = "within each measure (its comparisons that have a p-value)"
         else:
             family = f"within each measure ({per_measure} comparison{'s' * (per_measure > 1)})"
         parts.append(f"{_CORRECTION_LABEL[cmp.correction]} correction {family}")

@@ -438,3 +438,28 @@ def test_runs_with_equal_means_are_all_best():
         .then(pl.col("value") + 50e-9).otherwise(pl.col("value")).alias("value"))
     grid = cells(compare(bumped, tests="t", n_resamples=100))["grid"]
     assert [row[0][1] for row in grid] == [False, True, False]
+
+
+def test_caption_counts_the_family_the_correction_used():
+    # c - base has the same difference on every query: no t p-value, so Holm adjusts the
+    # other two alone (family of 2); the caption said "over all 3 comparisons"
+    from scipy import stats
+    from statsmodels.stats.multitest import multipletests
+
+    q = [1, 2, 3, 4, 5]
+    x = {"base": [0.2, 0.4, 0.3, 0.6, 0.1], "a": [0.3, 0.45, 0.5, 0.65, 0.3],
+         "b": [0.1, 0.5, 0.2, 0.6, 0.2], "c": [0.3, 0.5, 0.4, 0.7, 0.2]}
+    runs = {k: pl.DataFrame({"query_id": q, "map": v}) for k, v in x.items()}
+    cmp = compare(runs, baseline="base", tests="t", ci=None)
+    p = [stats.ttest_rel(x[r], x["base"]).pvalue for r in ("a", "b")]
+    adjusted = cmp.tests["p_adjusted"].to_numpy()
+    np.testing.assert_allclose(adjusted[:2], multipletests(p, method="holm")[1], rtol=1e-12)
+    assert np.isnan(adjusted[2])
+    text = render(cmp, "text")
+    assert ("(paired t-test, Holm correction over the 2 of the report's 3 comparisons that have "
+            "a p-value, alpha = 0.05)") in text
+    by_measure = compare(runs, baseline="base", tests="t", ci=None, family="measure")
+    assert "Holm correction within each measure (its comparisons that have a p-value)" in \
+        render(by_measure, "text")
+    defined = compare({k: runs[k] for k in ("base", "a", "b")}, baseline="base", tests="t", ci=None)
+    assert "Holm correction over all 2 comparisons of the report, alpha" in render(defined, "text")
