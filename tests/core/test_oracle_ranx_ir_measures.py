@@ -167,3 +167,48 @@ def test_ranx_bpref_is_nan_without_judged_nonrelevant_documents() -> None:
     theirs = ranx.evaluate(ranx.Qrels(qd), ranx.Run(rd), "bpref", return_mean=False)
     assert math.isnan(theirs[0]) and theirs[1] == 1.0
     assert fasteval.evaluate(qd, rd, "bpref")["value"].to_list() == [2 / 3, 1.0]
+
+
+def test_ir_measures_compat_ideal_ties_unretrieved_with_score_zero() -> None:
+    """ir_measures' Compat ranks unretrieved relevant documents as if scored 0, keeping
+    the qrels' order among equal scores: a relevant document retrieved at score 0 (or
+    below) can fall behind an unretrieved one in its ideal ranking. fasteval's ideal lists
+    retrieved documents of a grade first, in ranking order (README, *Measure names*)."""
+    irm = pytest.importorskip("ir_measures")
+    qd = {"q": {"u": 1, "r": 1}}
+    # ranking [r]; fasteval's ideal [r, u]: RBO to depth 2 = (1 + 0.95 * 1/2) / norm
+    norm = (1 + 0.95) * 0.05  # the ideal's own overlap, (1 - p) * (1 + p)
+    ours = (1 + 0.95 * 0.5) * 0.05 / norm
+    theirs = (0 + 0.95 * 0.5) * 0.05 / norm  # ideal [u, r]: nothing shared at depth 1
+    for score, want_irm in ((0.5, ours), (0.0, theirs), (-0.0, theirs), (-0.5, theirs)):
+        rd = {"q": {"r": score}}
+        (m,) = irm.iter_calc([irm.parse_measure("Compat")], qd, rd)
+        assert math.isclose(m.value, want_irm, rel_tol=1e-12), score
+        got = fasteval.evaluate(qd, rd, "Compat")["value"].to_list()
+        assert got == pytest.approx([ours], rel=1e-12), score
+
+
+def test_ir_measures_scores_missing_queries_as_zero() -> None:
+    """A qrels query the run lacks: ir_measures scores it 0 (NumRel and NumQ too) and
+    averages it in; fasteval leaves it out unless complete=True, whose means are
+    ir_measures' (num_rel and num_q count the query); ranx refuses the run."""
+    irm = pytest.importorskip("ir_measures")
+    ranx = pytest.importorskip("ranx")
+    qd = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1}}
+    rd = {"q1": {"a": 1.0, "b": 0.5, "z": 0.2}}
+    for name, q1 in (("AP", 1.0), ("P@2", 0.5), ("nDCG@10", 1.0), ("NumRet", 3.0),
+                     ("NumRel", 1.0)):
+        measure = irm.parse_measure(name)
+        theirs = {m.query_id: m.value for m in irm.iter_calc([measure], qd, rd)}
+        assert theirs == {"q1": q1, "q2": 0.0}, name
+        default = fasteval.evaluate(qd, rd, name)
+        assert default["query_id"].to_list() == ["q1"] and default["value"][0] == q1
+        filled = fasteval.evaluate(qd, rd, name, complete=True)
+        want_q2 = 1.0 if name == "NumRel" else 0.0  # num_rel keeps q2's judgment
+        assert dict(zip(filled["query_id"], filled["value"], strict=True)) == {
+            "q1": q1, "q2": want_q2}, name
+        if name != "NumRel":  # a mean (or a sum of counts): the same aggregate
+            want = list(irm.calc_aggregate([measure], qd, rd).values())[0]
+            assert fasteval.aggregate(filled)["value"][0] == pytest.approx(want), name
+    with pytest.raises(AssertionError, match="make_comparable"):
+        ranx.evaluate(ranx.Qrels(qd), ranx.Run(rd), "map")
