@@ -444,6 +444,8 @@ def _load_frame(source: RunSource) -> pl.DataFrame:
     from fasteval.batch.driver import iter_frames
 
     parts = list(iter_frames(source, 1 << 62))
+    if not parts and source.frame is not None:  # a table without rows: no runs, as in
+        return source.frame  # the single-machine batch job (run files without rows are refused)
     return pl.concat(parts, how="vertical_relaxed") if len(parts) > 1 else parts[0]
 
 
@@ -896,13 +898,18 @@ def evaluate_ray(qrels, run, measures, *, run_id: str | None = None, engine: str
     check_engine(engine)
     require_ray()
     from fasteval.batch.discover import _read_table
-    from fasteval.evaluation import _is_runs_mapping, check_one_run_per_key, check_run_id_argument
+    from fasteval.evaluation import (
+        _is_runs_mapping,
+        _load_run,
+        check_one_run_per_key,
+        check_run_id_argument,
+    )
 
     if not isinstance(run, pl.DataFrame | str | os.PathLike | list | tuple) \
             and not _is_runs_mapping(run):
         run = _read_table(run)  # one run in memory (pandas, Arrow, a run dict): named as locally
     if isinstance(run, pl.DataFrame):
-        run = _read_table(run)
+        run = _load_run(_read_table(run), run_id or "run").table  # refuses an empty table
         check_run_id_argument(run, run_id)
         if run_id is not None:  # the name given names the column's one run, as locally
             run = run.drop("run_id", strict=False)
@@ -910,7 +917,7 @@ def evaluate_ray(qrels, run, measures, *, run_id: str | None = None, engine: str
                              has_run_id="run_id" in run.columns)]
     elif isinstance(run, dict) and all(isinstance(v, pl.DataFrame) for v in run.values()):
         # the name given wins over a run_id column, as in fasteval.evaluate({name: table})
-        frames = {str(k): _read_table(v) for k, v in run.items()}
+        frames = {str(k): _load_run(_read_table(v), str(k)).table for k, v in run.items()}
         for k, v in frames.items():
             check_one_run_per_key(v, k)
         frames = {k: v.drop("run_id", strict=False) for k, v in frames.items()}

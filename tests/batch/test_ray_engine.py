@@ -372,3 +372,23 @@ def test_cli_output_dir_with_a_name_near_the_length_limit(ray_local, data, tmp_p
     keys = ["run_id", "query_id", "measure"]
     assert pl.read_parquet(out).sort(keys).equals(pl.read_parquet(ref).sort(keys))
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([out.name, ref.name])
+
+
+def test_a_run_table_without_rows_as_locally(ray_local):
+    """An empty run table is refused by fasteval.evaluate(engine="ray") with the local
+    error, and gives no results from evaluate_files(engine="ray"), as locally: both raised
+    IndexError (list index out of range) on Ray."""
+    qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "relevance": [1]})
+    empty = pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "score": [1.0]}).head(0)
+    for run, kw in ((empty, {}), (empty, {"run_id": "bm25"}), ({"x": empty}, {})):
+        with pytest.raises(fasteval.errors.InputError) as local:
+            fasteval.evaluate(qrels, run, ["map"], **kw)
+        with pytest.raises(fasteval.errors.InputError) as on_ray:
+            fasteval.evaluate(qrels, run, ["map"], engine="ray", **kw)
+        assert str(on_ray.value) == str(local.value)
+        assert str(local.value).endswith("the run table is empty (no rows)")
+    full = pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "score": [1.0]})
+    local_res = evaluate_files(qrels, {"x": empty, "y": full}, ["map"])
+    res = evaluate_files(qrels, {"x": empty, "y": full}, ["map"], engine="ray")
+    assert res.per_query.equals(local_res.per_query)
+    assert res.per_query.rows() == [("y", "q1", "map", 1.0)]
