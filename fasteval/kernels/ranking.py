@@ -140,6 +140,40 @@ def _interp_precision(lab, s, e, level, nrel, nrr, frac, compat, stop_at_first):
 
 
 @njit(**_JIT)
+def _pt_avg(lab, s, e, level, nrel, nrr, vec, vs, ve, compat):
+    """trec_eval's 11pt_avg at the recall points ``vec[vs:ve]``: one reverse walk down the
+    ranking with a pointer that starts at the last point and moves to the previous one each
+    time the relevant count so far equals the pointed point's cutoff, adding the
+    interpolated precision reached; the points the walk leaves add the last one. For
+    ascending points that is the mean of their interpolated precisions (summed from the last
+    point to the first, as trec_eval sums); for others it is trec_eval's number, which is not
+    that mean."""
+    m = ve - vs
+    n = e - s
+    cur = m - 1
+    while cur >= 0 and _round_cut(vec[vs + cur] * nrel, compat) > nrr:
+        cur -= 1
+    int_prec = nrr / n if n > 0 else C_NAN  # trec_eval divides 0 by 0 there
+    total = 0.0
+    rel_so_far = nrr
+    i = n
+    while i > 0 and rel_so_far > 0:
+        prec = rel_so_far / i
+        if int_prec < prec:
+            int_prec = prec
+        if lab[s + i - 1] >= level:
+            while cur >= 0 and rel_so_far == _round_cut(vec[vs + cur] * nrel, compat):
+                total += int_prec
+                cur -= 1
+            rel_so_far -= 1
+        i -= 1
+    while cur >= 0:
+        total += int_prec
+        cur -= 1
+    return total / m
+
+
+@njit(**_JIT)
 def _infap(lab, s, e, level, nrel):
     nonrel = 0
     rel = 0
@@ -520,10 +554,7 @@ def _one(plan, j, lab, s, e, grades, gs, ge):
                 + vec[vs + 3] * (plan.ndocs + nrr - n - nrel))
     if code == Code.F11PT_AVG:
         nrr = _rel_in_top(lab, s, e, n, level)
-        total = 0.0
-        for i in range(vs, ve):
-            total += _interp_precision(lab, s, e, level, nrel, nrr, vec[i], plan.compat, True)
-        return total / (ve - vs)
+        return _pt_avg(lab, s, e, level, nrel, nrr, vec, vs, ve, plan.compat)
     if code == Code.BING:
         return _binG(lab, s, e, level, nrel)
     cl = plan.cl

@@ -194,10 +194,11 @@ def _family_with_params(fam_key: str, text: str | None, name: str, sep: str) -> 
         if (fam_key == "11pt_avg" and sep == "."
                 and any(b < a for a, b in zip(vals, vals[1:], strict=False))):
             # trec_eval matches the points in one pass that assumes them ascending: on
-            # others its average mixes in 0s and the top interpolated precision
-            _warn(f"measure {name!r}: the recall points are not in ascending order; fasteval "
-                  "averages the interpolated precision at each point, which trec_eval gives "
-                  "only for ascending points (write them ascending to match it)")
+            # others its average (which fasteval gives too) mixes in the top interpolated
+            # precision for the points the pass leaves
+            _warn(f"measure {name!r}: the recall points are not in ascending order; trec_eval's "
+                  "value, given here too, is then not the mean of their interpolated "
+                  "precisions (write them ascending for that mean)")
         return [Measure(fam_key, vector=tuple(vals), text=text)]
     if kind == FLOAT:
         return [Measure(fam_key, param=vals[0], text=text)]

@@ -54,13 +54,13 @@ def test_eval_trec_format_prints_nan_as_trec_eval(tmp_path: Path, capsys) -> Non
 
 def test_unsorted_11pt_avg_points_warn() -> None:
     # trec_eval's 11pt_avg matches its points in one pass that assumes them ascending
-    # (m_11pt_avg.c): 11pt_avg.0.5,0.25 gives 0.8958 on topic 302, not the mean of the two
-    # points' interpolated precision (0.6667) that fasteval computes; that is said, not silent
+    # (m_11pt_avg.c): 11pt_avg.0.5,0.25 gives 0.8958 on topic 302, as here, not the mean of
+    # the two points' interpolated precision (0.6667); the order is warned of
     files = [str(trec_eval_file("qrels.test")), str(trec_eval_file("results.test"))]
     with pytest.warns(UserWarning, match=r"'11pt_avg\.0\.5,0\.25': the recall points are not "
                                          r"in ascending order"):
         got = _trec_eval("-q", "-m", "11pt_avg.0.5,0.25", *files).splitlines()
-    assert got[1] == "11pt_avg_0.5,0.25     \t302\t0.6667"
+    assert got[1] == "11pt_avg_0.5,0.25     \t302\t0.8958"
     points = _trec_eval("-q", "-m", "iprec_at_recall.0.25,0.5", *files).splitlines()
     assert points[2:4] == ["iprec_at_recall_0.25  \t302\t0.7917",
                            "iprec_at_recall_0.50  \t302\t0.5417"]  # (0.7917 + 0.5417) / 2
