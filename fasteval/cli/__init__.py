@@ -107,11 +107,33 @@ def console_main() -> NoReturn:
     into place, and freeing gigabytes of arrays and unloading the modules one by one took
     most of a second after a large job.
     """
-    from fasteval.runtime import configure_process
+    try:
+        from fasteval.runtime import configure_process
 
-    configure_process()
-    _stand_in_closed_streams()
+        configure_process()
+        _stand_in_closed_streams()
+        abort_on_sigterm()
+    except KeyboardInterrupt:  # Ctrl-C while the process starts, before any command runs
+        print("fasteval: interrupted", file=sys.stderr)
+        _exit_now(130)
     _exit_now(main())
+
+
+def abort_on_sigterm() -> None:
+    """Turn SIGTERM into ``SystemExit(143)`` (in the main thread), so that a job stopped
+    by ``kill`` or a scheduler unwinds as after Ctrl-C: outputs being written are
+    removed (:func:`fasteval.io.atomic.atomic_path`), none is left half-written and no
+    temporary file stays behind."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, handler)
 
 
 class _ClosedStream:

@@ -26,7 +26,7 @@ import json
 import sys
 import time
 
-from fasteval.cli import add_command
+from fasteval.cli import abort_on_sigterm, add_command
 from fasteval.errors import options_named
 
 FORMATS = ("table", "csv", "json", "parquet", "trec")
@@ -171,7 +171,7 @@ def _run(args: argparse.Namespace) -> int:
         require_ray()
     outputs = {"-o/--output": args.output, "--aggregate-out": args.aggregate_out}
     check_outputs(outputs, [args.qrels, *args.runs])  # before anything is read
-    _abort_on_sigterm()
+    abort_on_sigterm()
     t0 = time.perf_counter()
     fmt = format_from_path(args.output, default="table", param="-o/--output")
     fmt = args.format or fmt
@@ -317,20 +317,6 @@ def _peak_rss() -> int | None:
     except OSError:
         pass
     return None
-
-
-def _abort_on_sigterm() -> None:
-    """Turn SIGTERM into an exception so partial outputs are removed before exiting."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return
-
-    def handler(signum, frame):
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, handler)
 
 
 def _note(stats, complete: bool) -> str:

@@ -71,3 +71,37 @@ def test_killed_job_leaves_no_output(tmp_path, bench, sig):
     runs = {p.stem: pl.read_parquet(p) for p in sorted((bench / "runs").glob("*.parquet"))}
     exp = evaluate(pl.read_parquet(bench / "qrels.parquet"), runs, MEASURES)
     assert sorted(got.rows()) == sorted(exp.select(got.columns).rows())
+
+
+TREC = ROOT / "datasets" / "trec"
+
+
+@pytest.mark.parametrize("command", [
+    ["fuse", "{a}", "{b}"],
+    ["compare", "{q}", "{a}", "{b}", "-m", "map"],
+    ["eval", "{q}", "{a}", "-m", "map", "-q"],
+])
+def test_sigterm_while_an_output_is_held_leaves_no_temporary_file(tmp_path, command):
+    """Every command unwinds on SIGTERM: the output's temporary file is removed. The output
+    is a FIFO nobody reads, so the job is held after writing its temporary copy, and is
+    stopped there (or earlier, which must leave nothing either)."""
+    fifo, tmp = tmp_path / "out.txt", tmp_path / "tmp"
+    files = {"q": tmp_path / "qrels.txt", "a": tmp_path / "a.txt", "b": tmp_path / "b.txt"}
+    files["q"].write_bytes((TREC / "qrels.test").read_bytes())
+    for name in "ab":
+        files[name].write_bytes((TREC / "results.test").read_bytes())
+    command = [part.format(**files) for part in command]
+    os.mkfifo(fifo)
+    tmp.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "fasteval", *command, "-o", str(fifo)], cwd=ROOT,
+                            env={**_env(), "TMPDIR": str(tmp)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and not list(tmp.glob("*.tmp")):
+        time.sleep(0.02)
+    assert proc.poll() is None, proc.stderr.read().decode()[-500:]
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert list(tmp.iterdir()) == []
