@@ -12,7 +12,8 @@ Usage::
                        [--compat 9|10] QRELS RUN
 
 trec_eval's long names work too (--query_eval_wanted, --nosummary, --measure=..., and
-the others), as do unique abbreviations of them (--nosum).
+the others), as do unique abbreviations of them (--nosum). ``-o`` (trec_eval's obsolete
+old-format switch) is accepted and ignored, as trec_eval 10 ignores it.
 """
 
 from __future__ import annotations
@@ -83,10 +84,10 @@ _LONG = [name[2:] + ("=" if short[1] in "mlNMRTZ" else "") for name, short in _L
 def parse_args(argv: list[str]) -> Options:
     """Parse trec_eval's getopt-style flags (``-l2``, ``-mP.5``, ``-qc`` all work)."""
     try:
-        pairs, rest = getopt.gnu_getopt(argv, "hvqncJl:M:N:m:Z:R:T:", ["compat=", *_LONG])
+        pairs, rest = getopt.gnu_getopt(argv, "hvqncJol:M:N:m:Z:R:T:", ["compat=", *_LONG])
     except getopt.GetoptError as exc:
         raise ParameterError(
-            "trec-eval option", "one of -q -n -c -J -l -M -N -m -Z -R -T", str(exc)
+            "trec-eval option", "one of -q -n -c -J -o -l -M -N -m -Z -R -T", str(exc)
         ) from None
     o = Options()
     for flag, value in pairs:
@@ -96,6 +97,8 @@ def parse_args(argv: list[str]) -> Options:
         elif flag == "-v":
             print("fasteval trec-eval (trec_eval 10.0 compatible)")
             raise SystemExit(0)
+        elif flag == "-o":
+            pass  # trec_eval 10 accepts -o (the old output format) and ignores it
         elif flag == "-q":
             o.per_query = True
         elif flag == "-n":

@@ -136,3 +136,10 @@ def test_qrels_jg_without_m_says_what_to_pass() -> None:
     with pytest.raises(ParameterError, match=r"^-R qrels_jg must be used with -m qrels_jg .*"
                                              r"got 'no -m'$"):
         _trec_eval("-R", "qrels_jg", *files)
+
+
+def test_obsolete_o_flag_is_accepted_and_ignored() -> None:
+    # trec_eval 10 still takes -o (Output_old_results_format) and ignores it
+    files = [str(trec_eval_file("qrels.test")), str(trec_eval_file("results.test"))]
+    assert _trec_eval("-o", "-m", "P.5", *files) == _trec_eval("-m", "P.5", *files)
+    assert _trec_eval("-oq", "-m", "P.5", *files).splitlines()[0] == "P_5                   \t301\t0.0000"
