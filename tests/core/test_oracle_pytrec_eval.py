@@ -80,3 +80,20 @@ def test_scores_equal_in_float32_tie_under_compat_9(seed: int) -> None:
         assert math.isclose(v, want[q][m], abs_tol=1e-12), (seed, q, m, v, want[q][m])
     doubles = fasteval.evaluate(qr, run, measures, compat=10)
     assert doubles.get_column("value").to_list() != got.get_column("value").to_list()
+
+
+def test_gm_per_query_is_the_value_where_pytrec_eval_gives_its_log() -> None:
+    """Per query, pytrec_eval reports gm_map / gm_bpref as trec_eval keeps them inside,
+    ln(max(value, 1e-5)); fasteval's per-query value is AP (bpref) itself, and the
+    aggregate is trec_eval's geometric mean of the floored values (README, *Results*)."""
+    qd = {"q": {"a": 1, "b": 1, "c": 0}, "r": {"x": 1}}
+    rd = {"q": {"a": 1.0, "b": 0.5, "c": 0.7, "d": 2.0}, "r": {"y": 1.0}}
+    theirs = pytrec_eval.RelevanceEvaluator(qd, {"gm_map", "gm_bpref", "map", "bpref"}).evaluate(rd)
+    res = fasteval.evaluate(qd, rd, ["gm_map", "gm_bpref"])
+    ours = {(q, m): v for q, m, v in res.select("query_id", "measure", "value").iter_rows()}
+    for q in qd:
+        for gm, base in (("gm_map", "map"), ("gm_bpref", "bpref")):
+            assert ours[(q, gm)] == theirs[q][base]  # q: (1/2 + 2/4) / 2; r: 0
+            assert theirs[q][gm] == math.log(max(theirs[q][base], 1e-5))
+    summary = dict(fasteval.aggregate(res).select("measure", "value").iter_rows())
+    assert summary["gm_map"] == pytest.approx(math.exp((math.log(0.5) + math.log(1e-5)) / 2))
