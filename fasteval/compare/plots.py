@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -112,22 +111,21 @@ def _legend(ax: Any, lines: list[Any], labels: list[str]) -> None:
     ax.legend(lines, [_literal(x) for x in labels], fontsize=8)
 
 
-def _pyplot():
+def _figure(**options: Any) -> Any:
+    """A bare :class:`matplotlib.figure.Figure`: drawn straight to its file, outside pyplot,
+    so that plotting neither imports pyplot nor chooses matplotlib's backend for the
+    process (a notebook's inline plots keep working) nor leaves a figure open."""
     try:
-        import matplotlib
+        from matplotlib.figure import Figure
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("plots need matplotlib: pip install 'fasteval[plot]'") from exc
-    if "matplotlib.pyplot" not in sys.modules:
-        matplotlib.use("Agg")  # files only; an already chosen backend is left alone
-    import matplotlib.pyplot as plt
-
-    return plt
+    return Figure(**options)
 
 
 _GLYPH = re.compile(r"^Glyph (?P<code>\d+) .*missing from font\(s\) (?P<font>.+?)\.?$")
 
 
-def _save(fig: Any, path: str | os.PathLike[str], plt: Any) -> Path:
+def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
     """Write ``fig`` atomically. matplotlib's warnings of characters its font lacks (one per
     character and drawing pass: two dozen lines for one CJK run name) become one warning
     naming the file, the font and the characters."""
@@ -137,13 +135,10 @@ def _save(fig: Any, path: str | os.PathLike[str], plt: Any) -> Path:
 
     target = Path(path)
     fmt = check_path(path)
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            with atomic_path(target) as tmp:
-                fig.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight")
-    finally:
-        plt.close(fig)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with atomic_path(target) as tmp:
+            fig.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight")
     chars: dict[str, None] = {}
     fonts: dict[str, None] = {}
     for w in caught:
@@ -180,12 +175,11 @@ def _means(source: Any) -> pl.DataFrame:
     )
 
 
-def _grid(plt: Any, k: int, width: float = 4.0, height: float = 3.2):
+def _grid(k: int, width: float = 4.0, height: float = 3.2):
     cols = min(k, 3)
     rows = math.ceil(k / cols)
-    fig, axes = plt.subplots(
-        rows, cols, figsize=(width * cols, height * rows), squeeze=False, layout="constrained"
-    )
+    fig = _figure(figsize=(width * cols, height * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False)
     for ax in axes.flat[k:]:
         ax.set_visible(False)
     return fig, list(axes.flat[:k])
@@ -204,11 +198,10 @@ def plot_differences(cmp: Any, path: str | os.PathLike[str], measure: str | None
     >>> out.stat().st_size > 0
     True
     """
-    plt = _pyplot()
     measure = _pick_measure(cmp, measure)
     pm = cmp.paired[measure]
     eff = cmp.effects.filter(pl.col("measure") == measure)
-    fig, axes = _grid(plt, eff.height)
+    fig, axes = _grid(eff.height)
     for ax, r in zip(axes, eff.iter_rows(named=True), strict=True):
         i, j = cmp.systems.index(r["run_id"]), cmp.systems.index(r["versus"])
         d = np.sort(pm.scores[i] - pm.scores[j])[::-1]
@@ -228,7 +221,7 @@ def plot_differences(cmp: Any, path: str | os.PathLike[str], measure: str | None
         ax.set_ylabel(_literal(f"\u0394 {measure}"), fontsize=9)
         ax.set_xlim(-0.5, max(d.size - 0.5, 0.5))
     fig.suptitle(_literal(f"Per-query differences: {measure}"), fontsize=11)
-    return _save(fig, path, plt)
+    return _save(fig, path)
 
 
 def _pick_measure(cmp: Any, measure: str | None) -> str:
@@ -243,9 +236,8 @@ def plot_distributions(
     cmp: Any, path: str | os.PathLike[str], measures: list[str] | None = None
 ) -> Path:
     """Box plots (with the mean as a diamond) of per-query scores per run, one panel per measure."""
-    plt = _pyplot()
     chosen = list(cmp.measures) if measures is None else [_pick_measure(cmp, m) for m in measures]
-    fig, axes = _grid(plt, len(chosen), width=max(4.0, 0.9 * len(cmp.systems) + 1.5))
+    fig, axes = _grid(len(chosen), width=max(4.0, 0.9 * len(cmp.systems) + 1.5))
     for ax, m in zip(axes, chosen, strict=True):
         scores = cmp.paired[m].scores
         ax.boxplot(list(scores), showmeans=True, meanprops={"marker": "D", "markersize": 4})
@@ -256,14 +248,13 @@ def plot_distributions(
         ax.set_title(_literal(m), fontsize=10)
         ax.set_ylabel("per-query score", fontsize=9)
     fig.suptitle("Per-query score distributions", fontsize=11)
-    return _save(fig, path, plt)
+    return _save(fig, path)
 
 
 def plot_cutoff_curves(
     source: Any, path: str | os.PathLike[str], families: list[str] | None = None
 ) -> Path:
     """Mean measure at each cutoff, one line per run, one panel per cutoff family."""
-    plt = _pyplot()
     means = _means(source)
     fams = cutoff_families(means["measure"].unique(maintain_order=True).to_list())
     if families is not None:
@@ -273,7 +264,7 @@ def plot_cutoff_curves(
         fams = {f: fams[f] for f in families}
     if not fams:
         check_data("cutoffs", [])
-    fig, axes = _grid(plt, len(fams), width=4.5)
+    fig, axes = _grid(len(fams), width=4.5)
     runs = means["run_id"].unique(maintain_order=True).to_list()
     lookup = {(r, m): v for r, m, v in means.iter_rows()}
     for ax, (fam, items) in zip(axes, fams.items(), strict=True):
@@ -292,18 +283,18 @@ def plot_cutoff_curves(
         ax.set_title(_literal(fam), fontsize=10)
         ax.grid(alpha=0.3)
         _legend(ax, lines, runs)
-    return _save(fig, path, plt)
+    return _save(fig, path)
 
 
 def plot_pr_curves(source: Any, path: str | os.PathLike[str]) -> Path:
     """Interpolated precision-recall curves (mean over queries), one line per run."""
-    plt = _pyplot()
     means = _means(source)
     levels = recall_levels(means["measure"].unique(maintain_order=True).to_list())
     if len(levels) < 2:
         check_data("pr", [])
     lookup = {(r, m): v for r, m, v in means.iter_rows()}
-    fig, ax = plt.subplots(figsize=(5, 4), layout="constrained")
+    fig = _figure(figsize=(5, 4), layout="constrained")
+    ax = fig.subplots()
     xs = [lv for lv, _ in levels]
     runs = means["run_id"].unique(maintain_order=True).to_list()
     lines = []
@@ -318,7 +309,7 @@ def plot_pr_curves(source: Any, path: str | os.PathLike[str]) -> Path:
     ax.set_title("Precision-recall")
     ax.grid(alpha=0.3)
     _legend(ax, lines, runs)
-    return _save(fig, path, plt)
+    return _save(fig, path)
 
 
 PLOTS = {

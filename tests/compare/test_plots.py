@@ -163,3 +163,28 @@ def test_characters_the_font_lacks_are_one_warning_per_plot(tmp_path, capsys):
                      f"differences={tmp_path / 'x.svg'}"]) == 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no glyph for 5 character(s) of the names (検索モデル)" in err
+
+
+def test_plots_leave_the_session_s_matplotlib_backend_alone(tmp_path):
+    # plotting called matplotlib.use("Agg") when pyplot was not yet imported: a notebook
+    # (ipykernel sets MPLBACKEND to its inline backend) then showed no plot of its own
+    import subprocess
+    import sys
+
+    script = (
+        "import matplotlib, polars as pl\n"
+        "from fasteval.compare import compare\n"
+        "r = {'a': pl.DataFrame({'query_id': [1, 2, 3], 'map': [0.1, 0.2, 0.3]}),\n"
+        "     'b': pl.DataFrame({'query_id': [1, 2, 3], 'map': [0.2, 0.2, 0.5]})}\n"
+        "c = compare(r, tests='t', ci=None)\n"
+        f"c.plot('distributions', {str(tmp_path / 'a.png')!r})\n"
+        f"c.plot('differences', {str(tmp_path / 'b.svg')!r})\n"
+        "import matplotlib.pyplot as plt\n"
+        "print(matplotlib.get_backend(), len(plt.get_fignums()))\n"
+    )
+    env = {**__import__("os").environ, "MPLBACKEND": "svg"}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    assert out == "svg 0\n"
+    assert (tmp_path / "a.png").read_bytes().startswith(PNG)
+    assert b"<svg" in (tmp_path / "b.svg").read_bytes()[:400]
