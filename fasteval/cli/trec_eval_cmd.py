@@ -132,6 +132,10 @@ def parse_args(argv: list[str]) -> Options:
         raise ParameterError("-R", "one of qrels, qrels_jg, prefs, qrels_prefs", o.rel_format)
     if o.res_format != "trec_results":
         raise ParameterError("-T", "trec_results", o.res_format)
+    if o.zscores is not None and o.rel_format != "qrels":
+        # z-scores are converted for -R qrels measures only; elsewhere -Z was ignored
+        raise ParameterError("-Z", f"used with -R qrels (z-scores of -R {o.rel_format} "
+                             "measures are not computed)", o.zscores)
     if o.max_docs is not None and o.max_docs <= 0:
         raise ParameterError("-M", "a positive integer", o.max_docs)
     if not 0 <= o.level < 2**31:

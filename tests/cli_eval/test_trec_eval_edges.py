@@ -143,3 +143,18 @@ def test_obsolete_o_flag_is_accepted_and_ignored() -> None:
     files = [str(trec_eval_file("qrels.test")), str(trec_eval_file("results.test"))]
     assert _trec_eval("-o", "-m", "P.5", *files) == _trec_eval("-m", "P.5", *files)
     assert _trec_eval("-oq", "-m", "P.5", *files).splitlines()[0] == "P_5                   \t301\t0.0000"
+
+
+@pytest.mark.parametrize(("fmt", "judgments", "run", "measure"), [
+    ("prefs", "prefs.test", "prefs.results.test", "prefs_simp"),
+    ("qrels_prefs", "qrels.test", "results.test", "prefs_simp"),
+    ("qrels_jg", "qrels.123", "results.test", "map_avgjg"),
+])
+def test_zscores_with_other_judgment_formats_are_refused(fmt, judgments, run, measure) -> None:
+    # -Z converted nothing there: the plain values came out, unprefixed, without a word
+    files = [str(trec_eval_file(judgments)), str(trec_eval_file(run))]
+    z = str(trec_eval_file("zscores_file"))
+    with pytest.raises(ParameterError, match=rf"^-Z must be used with -R qrels \(z-scores of "
+                                             rf"-R {fmt} measures are not computed\)"):
+        _trec_eval("-R", fmt, "-m", measure, "-Z", z, *files)
+    assert _trec_eval("-R", fmt, "-m", measure, *files).startswith(f"{measure:<22}\tall\t")
