@@ -248,7 +248,7 @@ _OPTION_NAMES = {"tests": "--test", "alpha": "--alpha", "ci": "--ci", "n_resampl
                  "seed": "--seed", "mark_test": "--mark-test", "correction": "--correction",
                  "family": "--family", "alternative": "--alternative", "baseline": "--baseline",
                  "measures": "-m/--measure", "ci_method": "--ci-method",
-                 "zero_method": "--zero-method"}
+                 "zero_method": "--zero-method", "relevance_level": "-l/--relevance-level"}
 
 
 def _check_options(args: argparse.Namespace, n_resamples: int) -> None:
@@ -446,7 +446,11 @@ def _run(args: argparse.Namespace) -> int:
         )
         measures = args.measure or None
     else:
-        results = _score(args)
+        try:
+            results = _score(args)
+        except ParameterError as exc:  # evaluate()'s names, as on the command line
+            name = _OPTION_NAMES.get(exc.parameter, exc.parameter)
+            raise ParameterError(name, exc.constraint, exc.value) from None
         measures = None  # everything evaluated was asked for with -m
     try:
         cmp = _compare(compare, results, measures, n_resamples, args)

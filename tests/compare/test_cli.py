@@ -328,3 +328,18 @@ def test_a_measure_undefined_for_a_query_is_refused_naming_the_run_file(tmp_path
                    "document; compare other measures (-m) or leave out -J\n")
     rc, out, err = _cli(argv, capsys)  # without -J every value is defined
     assert rc == 0 and "iprec" in out
+
+
+def test_scoring_errors_name_the_command_line_options(trec_files, capsys):
+    # evaluate()'s parameter names reached the one line as "relevance_level must be ..."
+    d = trec_files
+    base = ["compare", str(d / "qrels.txt"), str(d / "bm25.txt"), str(d / "dense.txt"),
+            "--test", "t"]
+    rc, out, err = _cli([*base, "-m", "map", "-l", "99999999999"], capsys)
+    assert (rc, out) == (2, "")
+    assert err == ("fasteval: error: -l/--relevance-level must be an integer from 0 to "
+                   "2147483647, got 99999999999\n")
+    rc, out, err = _cli([*base, "-m", "relstring.10"], capsys)
+    assert (rc, out) == (2, "")
+    assert err == ("fasteval: error: -m/--measure must be numeric measures (relstring is "
+                   "printed by `fasteval trec-eval`), got ['relstring_10']\n")
