@@ -18,7 +18,7 @@ from pathlib import Path
 
 import polars as pl
 
-from fasteval.errors import ParameterError
+from fasteval.errors import InputError, ParameterError
 
 LONG_COLUMNS = ("run_id", "query_id", "measure", "value")
 FORMATS = ("table", "csv", "json", "parquet", "trec")
@@ -110,6 +110,33 @@ def json_lines(path: str | os.PathLike[str] | None) -> bool:
     return path is not None and Path(path).suffix.lower() in (".jsonl", ".ndjson")
 
 
+#: What splits a line of text in two, or one tab-separated field (NUL ends a C string):
+#: line breaks as ``str.splitlines`` knows them, tabs and NUL.
+_LINE_BREAKERS = r"[\t\n\r\x0b\x0c\x00\x1c-\x1e\x{85}\x{2028}\x{2029}]"
+
+
+def _check_line_field(s: pl.Series, col: str) -> None:
+    """Refuse a run or query id that would split a ``measure<TAB>query<TAB>value`` line.
+
+    Examples
+    --------
+    >>> _check_line_field(pl.Series(["q 1", "q2"]), "query_id")  # a space stays in its field
+    >>> _check_line_field(pl.Series(["q1", "q\\n2"]), "query_id")
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.InputError: column 'query_id': query_id 'q\\n2' cannot be written as trec_eval lines (a tab, line break or NUL would split or cut its line); write csv, json or parquet instead
+    """
+    if s.dtype not in (pl.String, pl.Categorical):  # integer ids hold no separator
+        return
+    s = s.cast(pl.String)
+    bad = s.str.contains(_LINE_BREAKERS)
+    if bad.any():
+        value = s[int(bad.arg_true()[0])]
+        raise InputError(f"{col} {value!r} cannot be written as trec_eval lines (a tab, line "
+                         "break or NUL would split or cut its line); write csv, json or parquet "
+                         "instead", column=col)
+
+
 def trec_lines(table: pl.DataFrame, *, per_query: bool, agg_kind: dict[str, str] | None = None) -> str:
     """trec_eval-style lines ``measure<TAB>query<TAB>value`` (``all`` for aggregates), one block
     per run, each headed by trec_eval's ``runid all NAME`` line (per query: when there are
@@ -143,6 +170,9 @@ def trec_lines(table: pl.DataFrame, *, per_query: bool, agg_kind: dict[str, str]
         names = [c for c in table.columns if c not in ("run_id", "query_id")]
         table = to_long(table, names) if "query_id" in table.columns else table.unpivot(
             index="run_id", on=names, variable_name="measure", value_name="value")
+    for col in ("run_id", "query_id"):
+        if col in table.columns:
+            _check_line_field(table.get_column(col), col)
     lines = []
     blocks = table.partition_by("run_id", as_dict=True, maintain_order=True)
     for (rid,), block in blocks.items():

@@ -133,3 +133,36 @@ def test_aggregate_out_trec_suffix_writes_trec_eval_lines(tmp_path, capsys):
     lines = [ln.split("\t") for ln in out.read_text().splitlines()]
     assert lines[0][:2] == ["runid                 ", "all"]
     assert sorted(lines[1:]) == sorted(want)
+
+
+@pytest.mark.parametrize("qid, run_name, out", [
+    *((qid, "r", out) for qid in ("q\t1", "q\n1", "q\r1") for out in (None, "res.trec")),
+    *(("q1", name, out) for name in ("r\tx", "r\nx") for out in (None, "res.trec", "agg.trec")),
+])
+def test_trec_lines_refuse_ids_that_would_split_a_line(tmp_path, capsys, qid, run_name, out):
+    # a tab or line break inside a query id (JSON Lines holds any) or a run name (from the
+    # file name) would add a field or a line to trec_eval's "measure TAB query TAB value"
+    import json
+
+    (tmp_path / "q.jsonl").write_text(json.dumps({"query_id": qid, "doc_id": "d", "relevance": 1}) + "\n")
+    (tmp_path / run_name).write_text(json.dumps({"query_id": qid, "doc_id": "d", "score": 1.0}) + "\n")
+    target = {None: ["--format", "trec"], "res.trec": ["-o", str(tmp_path / "res.trec")],
+              "agg.trec": ["--aggregate-out", str(tmp_path / "agg.trec")]}[out]
+    code = main(["eval", str(tmp_path / "q.jsonl"), str(tmp_path / run_name), "-m", "P@1", "-q",
+                 *target, "--quiet"])
+    captured = capsys.readouterr()
+    col, value = ("query_id", qid) if qid != "q1" else ("run_id", run_name)
+    assert (code, captured.out) == (2, "")
+    assert captured.err.splitlines() == [
+        f"fasteval: error: column {col!r}: {col} {value!r} cannot be written as trec_eval lines "
+        "(a tab, line break or NUL would split or cut its line); write csv, json or parquet instead"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["q.jsonl", run_name])
+
+
+def test_trec_lines_keep_a_space_inside_an_id(tmp_path, capsys):
+    (tmp_path / "q.csv").write_text('query_id,doc_id,relevance\n"q 1",d,1\n')
+    (tmp_path / "r.csv").write_text('query_id,doc_id,score\n"q 1",d,1\n')
+    assert main(["eval", str(tmp_path / "q.csv"), str(tmp_path / "r.csv"), "-m", "P@1", "-q", "--format",
+                 "trec", "--quiet"]) == 0
+    assert [ln.split("\t") for ln in capsys.readouterr().out.splitlines()] == [
+        ["P_1                   ", "q 1", "1.0000"]]
