@@ -155,9 +155,9 @@ def score_batch(
     Queries filled by ``complete`` (``batch.present`` False) score as trec_eval scores
     them. ``compat=10``: against its one-document placeholder ranking (see
     :func:`fasteval.prepare.placeholder_rankings`), then ``num_ret``, ``utility``,
-    ``unj`` and ``rbp_resid`` are set to 0. ``compat=9``: 0 for every measure (9.0.8
-    does not evaluate them; they count as 0 in the means), except ``num_q`` (1) and
-    ``num_rel`` (their judgments).
+    ``unj``, ``rbp_resid`` and the C/W/L residuals (``residual=True``) are set to 0.
+    ``compat=9``: 0 for every measure (9.0.8 does not evaluate them; they count as 0 in
+    the means), except ``num_q`` (1) and ``num_rel`` (their judgments).
 
     A batch prepared with ``tie_break="expected"`` (``batch.tie_starts`` set) is scored by
     :mod:`fasteval.kernels.expected`: each measure's mean over every ordering of its ties.
@@ -195,7 +195,9 @@ def score_batch(
 
 
 _PLACEHOLDER_CLEARED = ("num_ret", "utility", "unj", "rbp_resid")
-"""Families whose placeholder values trec_eval 10 sets to 0 for a filled query."""
+"""Families whose placeholder values trec_eval 10 sets to 0 for a filled query. The
+C/W/L residuals (``residual=True``) are set to 0 too, as trec_eval clears its own
+residual (``rbp_resid``): every measure of a filled query is 0."""
 
 
 def _score_filled(out: np.ndarray, missing: np.ndarray, measures: list[Measure], compat: int,
@@ -205,7 +207,7 @@ def _score_filled(out: np.ndarray, missing: np.ndarray, measures: list[Measure],
         if compat == 9:
             if meas.family not in ("num_q", "num_rel"):
                 out[missing, j] = 0.0
-        elif meas.family in _PLACEHOLDER_CLEARED:
+        elif meas.family in _PLACEHOLDER_CLEARED or dict(meas.options).get("residual"):
             if trec_eval_names and meas.family == "utility" and meas.base_name != "utility":
                 continue
             out[missing, j] = 0.0
@@ -314,8 +316,9 @@ class Evaluator:
     complete : bool, default False
         Also score qrels queries missing from a run, so they count in the means (trec_eval
         ``-c``). As in trec_eval 10, each is ranked as one document nobody judged, then
-        ``num_ret``, ``utility``, ``unj`` and ``rbp_resid`` are set to 0: every measure is
-        0 (``num_rel`` keeps the judgments). With ``compat=9`` they are 0 for every
+        ``num_ret``, ``utility``, ``unj`` and ``rbp_resid`` (and the C/W/L residuals,
+        ``residual=True``) are set to 0: every measure is 0 (``num_rel`` keeps the
+        judgments). With ``compat=9`` they are 0 for every
         measure, as 9.0.8 divides by the number of qrels queries without evaluating them.
         Without ``complete`` they are left out (and counted in :attr:`report`).
     judged_only : bool, default False

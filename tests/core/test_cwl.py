@@ -67,6 +67,33 @@ def test_empty_and_unjudged_rankings() -> None:
         assert v == pytest.approx(1.0 if "residual=True" in m else 0.0, abs=1e-12), m
 
 
+def test_complete_fills_missing_queries_with_zero_residuals(tmp_path) -> None:
+    """complete=True (-c): a qrels query the run lacks is 0 in every measure, residuals
+    included, as trec_eval clears its own residual (rbp_resid) for the placeholder: in
+    memory, chunked (fill_missing) and under -J (no placeholder at all)."""
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    run = {"q1": {"x": 2.0, "a": 1.0}}
+    names = [n.replace(")", ",residual=True)", 1) for n in CWL] + ["rbp_resid", "unj@10"]
+    for opts in ({}, {"judged_only": True}, {"compat": 9}):
+        res = fasteval.evaluate(qrels, run, CWL + names, complete=True, **opts)
+        filled = res.filter(pl.col("query_id") == "q2")
+        assert filled.height == len(CWL + names)
+        assert filled["value"].to_list() == [0.0] * filled.height, opts
+        # q1 keeps its residuals (an unjudged document at rank 1, the ranks past its end)
+        kept = res.filter((pl.col("query_id") == "q1")
+                          & pl.col("measure").str.contains("residual=True", literal=True))
+        assert kept.height == len(CWL) and (kept["value"] > 0).all(), opts
+    pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "relevance": [1, 1]}
+                 ).write_parquet(tmp_path / "q.parquet")
+    pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["x", "a"], "score": [2.0, 1.0]}
+                 ).write_parquet(tmp_path / "r.parquet")
+    from fasteval.batch.api import evaluate_files
+
+    chunked = evaluate_files(tmp_path / "q.parquet", tmp_path / "r.parquet", names,
+                             max_rows_per_chunk=1, complete=True).per_query
+    assert chunked.filter(pl.col("query_id") == "q2")["value"].to_list() == [0.0] * len(names)
+
+
 def test_insq_with_all_relevant_is_one() -> None:
     docs = {f"d{i}": 1 for i in range(1000)}
     qrels, run = _table({"q": docs}, {"q": {d: -float(i) for i, d in enumerate(docs)}})
