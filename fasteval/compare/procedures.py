@@ -19,7 +19,9 @@ Conventions shared by all tests:
   ``<=`` too), NaN never significant.
 * When the smallest p-value a test can produce with the comparison's queries exceeds
   ``alpha`` (randomization and exact Wilcoxon with few non-zero differences, the bootstrap
-  with few queries), the comparison's note says that the test cannot reach significance.
+  with few queries), or a sampled test's ``1 / (n_resamples + 1)`` does (randomization,
+  bootstrap, randomised Tukey HSD), the comparison's note says that the test cannot reach
+  significance and which of the two prevents it.
 """
 
 from __future__ import annotations
@@ -281,9 +283,8 @@ def run(
                     fam_rand[m] = padj[sl]
                 nz = (snapped[m] != 0).sum(axis=1)
                 floor = np.ldexp(2.0 if alternative == "two-sided" else 1.0, -nz)
-                if not use_exact:
-                    floor = np.maximum(floor, 1.0 / (n_resamples + 1.0))
-                _floor_notes(note, "randomization", m, floor, zero[m], alpha, n)
+                _floor_notes(note, "randomization", m, floor, zero[m], alpha, n,
+                             None if use_exact else n_resamples)
         if need_boot:
             keys = rng_boot.bit_generator.random_raw(n_resamples).astype(np.uint64, copy=False)
             Dsn = np.concatenate([snapped[m] for m in g])
@@ -311,7 +312,8 @@ def run(
                     stat["bootstrap"][m] = res.statistic[sl]
                     pv["bootstrap"][m] = res.p_value[sl]
                     _undefined_notes(note, "bootstrap", m, snapped[m], const[m], zero[m], n)
-                    _floor_notes(note, "bootstrap", m, res.min_p[sl], zero[m], alpha, n)
+                    _floor_notes(note, "bootstrap", m, res.min_p[sl], zero[m], alpha, n,
+                                 n_resamples)
 
     for m in measures:
         X = paired[m].scores
@@ -364,6 +366,9 @@ def run(
         if "randomized-tukey" in tests:
             diff, p = _anova.randomized_tukey(X, pi, pj, n_resamples, rng_perm)
             stat["randomized-tukey"][m], pv["randomized-tukey"][m] = diff, p
+            # one topic: every permutation has the observed range (p = 1)
+            _floor_notes(note, "randomized-tukey", m, np.full(P, 1.0 if n == 1 else 0.0),
+                         zero[m], alpha, n, n_resamples)
 
     # multiple-testing corrections
     for t in tests:
@@ -401,13 +406,18 @@ def _undefined_notes(note, test, m, ds, const, zero, n) -> None:
             )
 
 
-def _floor_notes(note, test, m, floor, zero, alpha, n) -> None:
+def _floor_notes(note, test, m, floor, zero, alpha, n, n_resamples=None) -> None:
+    """Note the comparisons whose smallest attainable p-value exceeds ``alpha``: ``floor``
+    from the queries, and ``1 / (R + 1)`` of a sampled test's ``n_resamples`` R; the note
+    names what sets the larger one."""
+    sampled = 1.0 / (n_resamples + 1.0) if n_resamples is not None else 0.0
     for k in range(floor.size):
-        if not zero[k] and floor[k] > alpha:
-            note(
-                test,
-                m,
-                k,
-                f"cannot reach p <= {alpha:g} with {'this query' if n == 1 else f'these {n} queries'} "
-                f"(smallest attainable p = {_fmt_p(float(floor[k]))})",
-            )
+        least = max(float(floor[k]), sampled)
+        if zero[k] or least <= alpha:
+            continue
+        if float(floor[k]) >= sampled:
+            what = "this query" if n == 1 else f"these {n} queries"
+        else:
+            what = f"{n_resamples} resample{'s' * (n_resamples != 1)}"
+        note(test, m, k,
+             f"cannot reach p <= {alpha:g} with {what} (smallest attainable p = {_fmt_p(least)})")

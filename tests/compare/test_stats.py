@@ -514,3 +514,22 @@ def test_baseline_by_file_stem():
     assert set(cmp.effects["versus"].to_list()) == {"bm25.txt"}
     with pytest.raises(ParameterError, match="baseline"):
         compare(frame, baseline="dense", tests="t")  # ambiguous stem
+
+
+def test_too_few_resamples_to_reach_alpha_is_noted_for_every_sampled_test():
+    # 10 resamples: p >= 1/11 whatever the data; the randomization test's note blamed the
+    # 40 queries, the bootstrap and the randomised HSD said nothing
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0, 1, 40)
+    runs = {"a": pl.DataFrame({"query_id": range(40), "map": base + 0.3}),
+            "b": pl.DataFrame({"query_id": range(40), "map": base + rng.normal(0, 0.05, 40)})}
+    tests = ["randomization", "bootstrap", "randomized-tukey"]
+    cmp = compare(runs, tests=tests, n_resamples=10, ci=None)
+    assert cmp.tests["p_value"].to_list() == [1 / 11] * 3  # every resample less extreme
+    assert cmp.tests["note"].to_list() == [
+        "cannot reach p <= 0.05 with 10 resamples (smallest attainable p = 0.0909)"] * 3
+    assert compare(runs, tests=tests, n_resamples=19, ci=None).tests["note"].to_list() == [None] * 3
+    one = {k: v.head(1) for k, v in runs.items()}  # one query: p = 1 with any resamples
+    notes = compare(one, tests=tests, n_resamples=1000, ci=None).tests["note"].to_list()
+    assert notes[0] == notes[2] == ("cannot reach p <= 0.05 with this query (smallest "
+                                    "attainable p = 1)")
