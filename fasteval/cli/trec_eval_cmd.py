@@ -381,6 +381,35 @@ def _run_source(run_path: str):
     return sys.stdin
 
 
+def _read_trec_run(o: Options, run_path: str, tie_docno_desc: bool = True) -> pl.DataFrame:
+    """The run file; with -M, a document ranked twice only below a topic's top -M is no
+    error, as trec_eval looks for duplicates among each topic's top -M documents only
+    (form_res_rels.c), and those rows are dropped. ``tie_docno_desc``: the tie order of
+    the measures (doc id descending; the preference measures rank ties ascending)."""
+    from fasteval.io.readers import read_run
+
+    source = _run_source(run_path)
+    try:
+        return read_run(source, format="trec")
+    except InputError as exc:
+        if exc.advice != "keep_best_run" or o.max_docs is None or source is not run_path:
+            raise
+        first = exc
+    run = read_run(run_path, format="trec", duplicates="ignore")
+    # trec_eval's order (score descending, ties by docno byte-wise; 9.0.8 holds scores as
+    # single-precision floats): the top -M rows of each topic, in file order, last tag kept
+    score = pl.col("score").cast(pl.Float32) if o.compat == 9 else pl.col("score")
+    top = (run.with_row_index("_row")
+           .sort([pl.col("query_id"), score, pl.col("doc_id")],
+                 descending=[False, True, tie_docno_desc], maintain_order=True)
+           .filter(pl.int_range(pl.len()).over("query_id") < o.max_docs)
+           .get_column("_row").sort())
+    cut = run[top]
+    if cut.select("query_id", "doc_id").is_duplicated().any():
+        raise first from None  # a document twice within a top -M: trec_eval stops too
+    return cut.with_columns(pl.lit(run.get_column("tag")[-1]).alias("tag"))
+
+
 def _topic_stop(o: Options, qids: list[str], present: np.ndarray) -> int:
     """trec_eval's stops on the topics the run answers (``qids``: the qrels topics in
     order, ``present``: which of them the run has), as its exit status; 0 to go on.
@@ -415,7 +444,7 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
     if out is None:
         out = sys.stdout
     from fasteval.evaluation import Evaluator
-    from fasteval.io.readers import read_qrels, read_run
+    from fasteval.io.readers import read_qrels
 
     qrels_path, run_path = o.files
     if qrels_path == "-":
@@ -424,7 +453,7 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
     if o.rel_format in ("prefs", "qrels_prefs"):
         from fasteval.prefs import evaluate_prefs
 
-        run = read_run(_run_source(run_path), format="trec")
+        run = _read_trec_run(o, run_path, tie_docno_desc=False)
         if o.compat == 10 and not o.complete:
             # trec_eval 10's topic loop is the same for preference judgments: the first
             # judged topic the run lacks stops it (exit status 4)
@@ -447,7 +476,7 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
             for name, qid, value in lines))
         return 0
     measures, print_runid, avgjg = _plan(o)
-    run = read_run(_run_source(run_path), format="trec")
+    run = _read_trec_run(o, run_path)
     runid = str(run.get_column("tag")[-1]) if "tag" in run.columns and run.height else ""
     opts = dict(
         relevance_level=o.level, max_docs=o.max_docs, judged_only=o.judged_only,

@@ -11,7 +11,7 @@ import pytest
 
 from fasteval.cli import main
 from fasteval.cli.trec_eval_cmd import parse_args, run_trec_eval
-from fasteval.errors import ParameterError, UnknownMeasureError
+from fasteval.errors import InputError, ParameterError, UnknownMeasureError
 from tests._data import trec_eval_file
 
 
@@ -158,3 +158,23 @@ def test_zscores_with_other_judgment_formats_are_refused(fmt, judgments, run, me
                                              rf"-R {fmt} measures are not computed\)"):
         _trec_eval("-R", fmt, "-m", measure, "-Z", z, *files)
     assert _trec_eval("-R", fmt, "-m", measure, *files).startswith(f"{measure:<22}\tall\t")
+
+
+def test_duplicate_below_the_max_docs_cut_is_no_error(tmp_path: Path) -> None:
+    # trec_eval looks for a document ranked twice among each topic's top -M documents only
+    # (form_res_rels.c sorts, cuts at -M, then checks): 'c' twice at ranks 3 and 4 stops
+    # it from -M 4 on, not with -M 2 or 3; fasteval refused every -M
+    (tmp_path / "q").write_text("1 0 a 1\n1 0 b 0\n1 0 c 1\n2 0 x 1\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 3 r\n1 Q0 b 2 2 r\n1 Q0 c 3 1 r\n2 Q0 x 1 1 r\n"
+                                "1 Q0 c 4 0.5 last\n")
+    files = [str(tmp_path / "q"), str(tmp_path / "r")]
+    got = _trec_eval("-q", "-M", "3", "-m", "num_ret", "-m", "P.3", "-m", "runid", *files)
+    assert got.splitlines() == [
+        "num_ret               \t1\t3", "P_3                   \t1\t0.6667",
+        "num_ret               \t2\t1", "P_3                   \t2\t0.3333",
+        "runid                 \tall\tlast",  # the last line's tag, though that line is cut
+        "num_ret               \tall\t4", "P_3                   \tall\t0.5000"]
+    for flags in (["-M", "4"], []):
+        with pytest.raises(InputError, match=r"r, line 5: duplicate \(query_id, doc_id\) pair "
+                                             r"\('1', 'c'\)"):
+            _trec_eval(*flags, "-m", "P.3", *files)
