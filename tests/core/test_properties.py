@@ -85,3 +85,29 @@ def test_unjudged_docs_below_cutoff_do_not_change_cutoff_measures(case, k) -> No
     # while at least k docs were already retrieved
     if run.height >= k:
         assert base == more
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases(), st.booleans(), st.sampled_from([9, 10]), st.integers(0, 2))
+def test_filled_query_is_zero_in_every_measure(case, judged_only, compat, level) -> None:
+    """complete=True: a qrels query the run lacks is 0 in every family (residuals too),
+    except num_q (1) and num_rel (its judgments); -J leaves it empty, where trec_eval's
+    interpolated precision is 0 / 0 (NaN)."""
+    qrels, run = case
+    qrels = pl.concat([qrels, pl.DataFrame({"query_id": ["m"] * 2, "doc_id": ["d0", "x"],
+                                            "relevance": [2, 0]})])
+    res = fasteval.evaluate(qrels, run, ALL, complete=True, judged_only=judged_only,
+                            compat=compat, relevance_level=level)
+    filled = res.filter(pl.col("query_id") == "m")
+    assert filled.height == len(ALL)
+    nan_ok = {"iprec_at_recall", "11pt_avg"} if judged_only and compat == 10 else set()
+    for name, v in filled.select("measure", "value").iter_rows():
+        family = fasteval.parse_measure(name).family
+        if family == "num_q":
+            assert v == 1.0
+        elif family == "num_rel":
+            assert v == (2.0 if level == 0 else 1.0), name
+        elif family in nan_ok and np.isnan(v):
+            continue
+        else:
+            assert v == 0.0, (name, v)
