@@ -7,6 +7,7 @@ into an :class:`EncodeStats`; on CUDA the forward time is measured with CUDA eve
 
 from __future__ import annotations
 
+import inspect
 import sys
 import time
 from collections import deque
@@ -63,9 +64,38 @@ def _to_device(features: dict[str, Any], device: str, non_blocking: bool) -> dic
     return out
 
 
+def default_prompt(model: Any) -> str | None:
+    """The prompt sentence-transformers' ``encode`` puts before every text when it is given
+    none: the model's ``default_prompt_name`` entry of its ``prompts`` (None when unset or empty).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> default_prompt(SimpleNamespace(prompts={"query": "query: "}, default_prompt_name="query"))
+    'query: '
+    >>> default_prompt(SimpleNamespace(prompts={"query": "query: "}, default_prompt_name=None)) is None
+    True
+    """
+    name = getattr(model, "default_prompt_name", None)
+    prompts = getattr(model, "prompts", None) or {}
+    prompt = prompts.get(name) if name is not None else None
+    return prompt or None
+
+
 def _preprocess(model: Any, batch: list, pin: bool) -> dict[str, Any]:
-    prep = getattr(model, "preprocess", None) or model.tokenize
-    features = prep(batch)
+    prompt = default_prompt(model)
+    prep = getattr(model, "preprocess", None)
+    if prompt is None:
+        features = (prep or model.tokenize)(batch)
+    elif prep is not None and "prompt" in inspect.signature(prep).parameters:
+        features = prep(batch, prompt=prompt)  # sentence-transformers >= 6: as its encode does
+    else:
+        # older sentence-transformers' encode: the prompt is put before each text, and its
+        # length (without the closing special token) is handed to pooling
+        features = (prep or model.tokenize)([prompt + text for text in batch])
+        prompt_ids = (prep or model.tokenize)([prompt]).get("input_ids")
+        if prompt_ids is not None:
+            features["prompt_length"] = prompt_ids.shape[-1] - 1
     if pin:
         features = {k: (v.pin_memory() if hasattr(v, "pin_memory") else v) for k, v in features.items()}
     return features
@@ -77,8 +107,9 @@ class FastTextTokenizer:
     sentence-transformers' ``preprocess`` spends most of its time in Python per call; the
     backend's ``encode_batch`` releases the GIL and spreads a batch over the cores. Each thread
     gets its own copy of the backend (one object must not be used by two threads at once).
-    :meth:`build` returns None when the model is not a plain text bi-encoder, or when the
-    result differs from ``preprocess`` on a probe batch; the caller then uses ``preprocess``.
+    :meth:`build` returns None when the model is not a plain text bi-encoder, when it puts a
+    default prompt before the texts (:func:`default_prompt`), or when the result differs from
+    ``preprocess`` on a probe batch; the caller then uses ``preprocess``.
     """
 
     _KNOWN = {"input_ids", "attention_mask", "token_type_ids"}
@@ -112,6 +143,8 @@ class FastTextTokenizer:
             tok = first.tokenizer
             backend = tok.backend_tokenizer
             if getattr(first, "unpad_inputs", False) or getattr(tok, "padding_side", "right") != "right":
+                return None
+            if default_prompt(model) is not None:  # the model's own preprocess puts it in
                 return None
             max_length = getattr(model, "max_seq_length", None) or tok.model_max_length
             prep = getattr(model, "preprocess", None) or model.tokenize

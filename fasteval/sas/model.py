@@ -182,12 +182,18 @@ class LoadedModel:
 
 
 def _weights_digest(model: Any) -> str:
-    """BLAKE2b of a torch model's state (names, dtypes, shapes, bytes) and maximum length."""
+    """BLAKE2b of a torch model's state (names, dtypes, shapes, bytes), maximum length and
+    default prompt (when it has one: it changes every embedding)."""
     import torch
+
+    from fasteval.sas.encode import default_prompt
 
     digest = hashlib.blake2b(digest_size=16)
     lengths = (getattr(model, "max_seq_length", None), getattr(model, "max_length", None))
     digest.update(f"max lengths {lengths}\0".encode())
+    prompt = default_prompt(model)
+    if prompt is not None:
+        digest.update(f"default prompt {prompt!r}\0".encode())
     state = model.state_dict()
     for name, tensor in state.items():
         t = tensor.detach().cpu().contiguous()

@@ -147,3 +147,19 @@ def test_answers_that_are_not_strings_are_refused_as_in_haystack(tiny_bi, golds,
 def test_a_text_utf8_cannot_hold_is_named_by_the_argument_and_row(tiny_bi, golds, preds, side):
     with pytest.raises(ValueError, match=rf"^{side}, row 1: text is not valid Unicode \(surrogates"):
         SASEvaluator(model=tiny_bi, device="cpu").run(ground_truth_answers=golds, predicted_answers=preds)
+
+
+@pytest.mark.parametrize("include_prompt", [True, False])
+def test_a_models_default_prompt_is_put_before_the_texts_as_in_haystack(tiny_bi, tmp_path, include_prompt):
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(tiny_bi, device="cpu", prompts={"query": "query: the red cat ", "document": ""},
+                                default_prompt_name="query")
+    model[1].include_prompt = include_prompt  # the Pooling module: prompt tokens pooled or not
+    model.save(str(tmp_path / "prompted"))
+    prompted = str(tmp_path / "prompted")
+    theirs = _haystack(prompted).run(ground_truth_answers=GOLDS, predicted_answers=PREDS)
+    plain = _haystack(tiny_bi).run(ground_truth_answers=GOLDS, predicted_answers=PREDS)
+    assert not np.allclose(theirs["individual_scores"], plain["individual_scores"], atol=1e-3)
+    ours = SASEvaluator(model=prompted, device="cpu").run(ground_truth_answers=GOLDS, predicted_answers=PREDS)
+    np.testing.assert_allclose(ours["individual_scores"], theirs["individual_scores"], atol=1e-5)

@@ -155,6 +155,21 @@ def test_cache_never_answers_for_a_model_object_changed_in_memory(tiny_bi, tmp_p
     assert stats.cache_misses == 0 and unchanged.equals(again)
 
 
+def test_cache_never_answers_for_a_model_object_given_a_default_prompt_in_memory(tiny_bi, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    obj = SentenceTransformer(tiny_bi, device="cpu")
+    preds, golds = ["a red cat", "paris"], ["a blue dog", "the capital of france is paris"]
+    plain = sas(preds, golds, model=obj, cache_dir=tmp_path)
+    obj.prompts, obj.default_prompt_name = {"query": "query: the big tower "}, "query"
+    prompted, stats = sas(preds, golds, model=obj, cache_dir=tmp_path, return_stats=True)
+    assert stats.cache_hits == 0
+    expected = [float(obj.similarity(obj.encode([p]), obj.encode([g]))[0, 0])
+                for p, g in zip(preds, golds, strict=True)]
+    np.testing.assert_allclose(prompted["sas"].to_numpy(), expected, atol=1e-5)
+    assert np.abs(prompted["sas"].to_numpy() - plain["sas"].to_numpy()).max() > 1e-3
+
+
 def test_cache_holds_hashes_and_vectors_only(tiny_bi, tmp_path):
     import pyarrow.parquet as pq
 
