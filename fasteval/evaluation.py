@@ -310,7 +310,9 @@ class Evaluator:
     measures : str or list of str / Measure
         Measure names in any dialect (``"ndcg@10"``, ``"ndcg_cut_10"``, ``"nDCG@10"``).
     relevance_level : int, default 1
-        Minimum grade counted as relevant (trec_eval ``-l``). nDCG gains ignore it.
+        Minimum grade counted as relevant (trec_eval ``-l``). The graded measures (nDCG,
+        DCG, ERR, ``rbp``, the C/W/L measures) take every grade as gain and ignore it;
+        a measure's own ``rel=k`` (ranx's ``-lk``) gives gain 0 to grades below k.
     max_docs : int, optional
         Keep the top ``max_docs`` per query after sorting (trec_eval ``-M``).
     complete : bool, default False
