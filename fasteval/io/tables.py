@@ -364,10 +364,29 @@ def read_ndjson(data: str | bytes, kind: Kind, explicit: dict[str, str | None], 
         # polars' parser names no line: Python's names the first bad one, and reads what a
         # JSON document may hold (Infinity, integers past 64 bits) as read_json reads it
         raw = data if isinstance(data, bytes) else _read_all(data, source)
-        return _records(_json_lines(raw, source), kind, explicit, source)
+        lines: list[int] = []
+        return _records(_json_lines(raw, source, lines), kind, explicit, source, lines)
     mapping = resolve_columns(df.columns, kind, explicit, source=source)
-    _check_keys_once(data, df.height, set(mapping.values()), source)
+    keys = set(mapping.values())
+    _check_keys_once(data, df.height, keys, source)
+    if _mixed_kinds_suspected(df.select(list(keys)), data):
+        lines: list[int] = []
+        _check_one_kind(_json_lines(data, source, lines), keys, source, lines)
     return df.select(list(dict.fromkeys(mapping.values()))), mapping
+
+
+def _mixed_kinds_suspected(df: pl.DataFrame, data: bytes) -> bool:
+    """Whether polars may have merged values of different JSON kinds into a column (it
+    writes an object or array met among text as JSON text, ``{"id": "a"}``, and reads true
+    among numbers as 1): a text column holding a value that opens like an object or an
+    array, or a number or text column while ``true`` or ``false`` is in the text. Only then
+    are the records parsed again to be sure (:func:`_check_one_kind`)."""
+    for name in df.columns:
+        s = df.get_column(name)
+        if s.dtype == pl.String and (s.str.starts_with("{") | s.str.starts_with("[")).any():
+            return True
+    return any(df.get_column(n).dtype != pl.Boolean for n in df.columns) and (
+        b"true" in data or b"false" in data)
 
 
 def _check_keys_once(data: str | bytes, records: int, keys: set[str], source: str) -> None:
@@ -406,12 +425,14 @@ def _check_keys_once(data: str | bytes, records: int, keys: set[str], source: st
                                  source=source, line=n)
 
 
-def _json_lines(raw: bytes, source: str) -> list:
+def _json_lines(raw: bytes, source: str, lines: list[int] | None = None) -> list:
     """The records of JSON Lines text, parsed line by line (blank lines skipped); the first
-    line that is no JSON is named."""
+    line that is no JSON is named. ``lines`` receives each record's line number."""
     records = []
     for n, line in enumerate(raw.split(b"\n"), start=1):
         if line.strip():
+            if lines is not None:
+                lines.append(n)
             try:
                 records.append(json.loads(line, object_pairs_hook=_object))
             except json.JSONDecodeError as exc:
@@ -460,15 +481,24 @@ def read_json(data: bytes, kind: Kind, explicit: dict[str, str | None], source: 
     )
 
 
-def _records(obj: list, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.DataFrame, dict[str, str]]:
-    """A list of JSON records (a JSON document's, or JSON Lines read line by line) as a table."""
+def _records(obj: list, kind: Kind, explicit: dict[str, str | None], source: str,
+             lines: list[int] | None = None) -> tuple[pl.DataFrame, dict[str, str]]:
+    """A list of JSON records (a JSON document's, or JSON Lines read line by line, with
+    ``lines`` their line numbers) as a table."""
     if not obj:
         raise InputError(f"the {kind} table is empty (no rows)", source=source)
+
+    def where(i: int) -> dict[str, int]:
+        return {"line": lines[i]} if lines else {"row": i}
+
     for i, record in enumerate(obj):
+        if not isinstance(record, Mapping):
+            raise InputError(f"the record is {_json_kind(record)}; expected a JSON object "
+                             "{column: value}", source=source, **where(i))
         if isinstance(record, _Pairs):
             key = next(k for k, n in Counter(k for k, _ in record.pairs).items() if n > 1)
             raise InputError(f"the record repeats the key {key!r}; expected each key once",
-                             source=source, row=i)
+                             source=source, **where(i))
     try:
         df = pl.from_dicts(obj, infer_schema_length=None)
     except OverflowError as exc:  # an integer past 128 bits
@@ -480,9 +510,65 @@ def _records(obj: list, kind: Kind, explicit: dict[str, str | None], source: str
         raise InputError(f"{key} {_fmt(value)} is an integer past 128 bits, which is not read",
                          source=source, row=row, column=key) from exc
     except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
+        _check_one_kind(obj, None, source, lines)
         raise InputError(f"JSON records do not form a table ({first_line(exc)})", source=source) from exc
     mapping = resolve_columns(df.columns, kind, explicit, source=source)
+    _check_one_kind(obj, set(mapping.values()), source, lines)
     return df.select(list(dict.fromkeys(mapping.values()))), mapping
+
+
+def _json_kind(value: Any) -> str:
+    """``value``'s JSON kind: an object, an array, true or false, or a number or text."""
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return "true or false" if isinstance(value, bool) else "a number or text"
+
+
+def _check_one_kind(records: list, keys: set[str] | None, source: str,
+                    lines: list[int] | None = None) -> None:
+    """Refuse a key (of ``keys``; all when None) that holds values of different JSON kinds
+    (:func:`_json_kind`; nulls aside) in different records: polars would merge them into
+    one column as it can (true as 1, an object as its JSON text) or fail. The first record
+    whose kind differs from the first record's is named (its line, with ``lines``).
+
+    Examples
+    --------
+    >>> _check_one_kind([{"score": 1.5}, {"score": "2"}, {"score": True}], {"score"}, "r.json")
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.InputError: r.json, row 2, column 'score': score is true or false where other records hold a number or text; expected one kind of value per key (numbers or text for the table's columns)
+    """
+    first: dict[str, str] = {}
+    for i, record in enumerate(records):
+        for key, value in record.items():
+            if value is None or (keys is not None and key not in keys):
+                continue
+            kind = _json_kind(value)
+            seen = first.setdefault(key, kind)
+            if kind != seen:
+                where = {"line": lines[i]} if lines else {"row": i}
+                raise InputError(_kinds_message(key, kind, seen), source=source, column=key, **where)
+
+
+def _other_kind(values: list) -> tuple[int, str, str] | None:
+    """(index, kind, first kind) of the first value whose JSON kind differs from the first
+    value's (nulls aside), or None."""
+    seen = None
+    for i, value in enumerate(values):
+        if value is not None:
+            kind = _json_kind(value)
+            if seen is None:
+                seen = kind
+            elif kind != seen:
+                return i, kind, seen
+    return None
+
+
+def _kinds_message(key: str, kind: str, seen: str) -> str:
+    return (f"{key} is {kind} where other records hold {seen}; expected one kind of value per "
+            "key (numbers or text for the table's columns)")
 
 
 class _Pairs(Mapping):
@@ -551,6 +637,10 @@ def dict_to_frame(obj: Mapping, kind: Kind, source: str) -> pl.DataFrame:
     q = _id_series(qkeys, "query_id", source).gather(np.repeat(np.arange(len(qkeys)), counts))
     d = _id_series(docs, "doc_id", source)
     name = "relevance" if kind == "qrels" else "score"
+    odd = _other_kind(values)
+    if odd is not None:
+        i, found, seen = odd
+        raise InputError(_kinds_message(name, found, seen), source=source, column=name, row=i)
     try:
         v = pl.Series(name, values, strict=False)
     except (TypeError, ValueError, pl.exceptions.PolarsError):

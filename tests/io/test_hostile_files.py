@@ -116,3 +116,52 @@ def test_a_json_lines_value_spelling_a_key_is_no_repeat(tmp_path):
     path.write_bytes(b'{"query_id": "doc_id", "doc_id": "relevance", "relevance": 1, "note": "query_id"}\n'
                      b'{"query_id": "q2", "doc_id": "d1", "relevance": 0, "x": {"doc_id": 1}}\n')
     assert read_qrels(path).rows() == [("doc_id", "relevance", 1), ("q2", "d1", 0)]
+
+
+@pytest.mark.parametrize("name, data, where, column, message", [
+    ("r.jsonl", b'{"query_id": "q", "doc_id": "a", "score": 1}\n\n{"query_id": "q", "doc_id": "b", "score": [2]}\n',
+     {"line": 3}, "score", "score is an array where other records hold a number or text"),
+    # polars would read the object as the id '{"id": "a"}', and true as the score 1.0
+    ("r.jsonl", b'{"query_id": "q", "doc_id": {"id": "a"}, "score": 1}\n{"query_id": "q", "doc_id": "b", "score": 2}\n',
+     {"line": 2}, "doc_id", "doc_id is a number or text where other records hold an object"),
+    ("r.jsonl", b'{"query_id": "q", "doc_id": "a", "score": 1.5}\n{"query_id": "q", "doc_id": "b", "score": true}\n',
+     {"line": 2}, "score", "score is true or false where other records hold a number or text"),
+    ("r.json", b'[{"query_id": "q", "doc_id": "a", "score": 1}, {"query_id": "q", "doc_id": "b", "score": {"v": 2}}]',
+     {"row": 1}, "score", "score is an object where other records hold a number or text"),
+    ("r.json", b'[{"query_id": "q", "doc_id": "a", "score": 1}, {"query_id": "q", "doc_id": "b", "score": false}]',
+     {"row": 1}, "score", "score is true or false where other records hold a number or text"),
+    ("r.json", b'{"q": {"a": 0.5, "b": true}}', {"row": 1}, "score",
+     "score is true or false where other records hold a number or text"),
+])
+def test_a_json_value_of_another_kind_names_its_record_and_key(tmp_path, name, data, where, column, message):
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(InputError) as exc:
+        read_run(path)
+    assert (exc.value.line, exc.value.row, exc.value.column) == (where.get("line"), where.get("row"), column)
+    assert exc.value.message == (f"{message}; expected one kind of value per key (numbers or text for "
+                                 "the table's columns)")
+
+
+def test_json_values_of_one_kind_are_read(tmp_path):
+    # text among numbers is one kind (scores are numbers written in text); a whole column
+    # of true/false is relevance 1/0; an id that opens like an object is text
+    (tmp_path / "r.jsonl").write_bytes(b'{"query_id": "q", "doc_id": "{a}", "score": 1}\n'
+                                       b'{"query_id": "q", "doc_id": "b", "score": "0.5"}\n')
+    assert read_run(tmp_path / "r.jsonl").select("doc_id", "score").rows() == [("{a}", 1.0), ("b", 0.5)]
+    (tmp_path / "q.jsonl").write_bytes(b'{"query_id": "q", "doc_id": "a", "relevance": true}\n'
+                                       b'{"query_id": "q", "doc_id": "b", "relevance": false}\n')
+    assert read_qrels(tmp_path / "q.jsonl").get_column("relevance").to_list() == [1, 0]
+
+
+@pytest.mark.parametrize("name, data, where, kind", [
+    ("r.jsonl", b'{"query_id": "q", "doc_id": "a", "score": 1}\n\n["q", "b", 2]\n', {"line": 3}, "an array"),
+    ("r.json", b'[{"query_id": "q", "doc_id": "a", "score": 1}, 5]', {"row": 1}, "a number or text"),
+])
+def test_a_json_record_that_is_no_object_is_named(tmp_path, name, data, where, kind):
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(InputError) as exc:
+        read_run(path)
+    assert (exc.value.line, exc.value.row) == (where.get("line"), where.get("row"))
+    assert exc.value.message == f"the record is {kind}; expected a JSON object {{column: value}}"
