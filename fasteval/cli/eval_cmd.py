@@ -74,7 +74,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "scores held as single-precision floats, its recall-point rounding, and "
                         "with -c a query missing from the run scored 0 for every measure)")
     p.add_argument("--keep-best-duplicates", action="store_true",
-                   help="keep the best-scored row of duplicate (query, doc) pairs instead of failing")
+                   help="keep the best-scored row of duplicate (query, doc) pairs instead of "
+                        "failing (with --tie-break rank: the best-ranked row)")
     p.add_argument("--max-rows-per-chunk", type=int, default=None, metavar="N",
                    help="rows scored at a time (bounds memory)")
     p.add_argument("--memory-limit", default=None, metavar="SIZE",

@@ -94,7 +94,8 @@ def prepare_run(
     complete : bool
         Also return qrels queries missing from the run, as empty rankings (trec_eval ``-c``).
     duplicates : {"error", "keep_best"}
-        A document twice in one query is an error (trec_eval), or keep its best-scored row.
+        A document twice in one query is an error (trec_eval), or keep its best-scored row
+        (``tie_break="rank"``: its best-ranked row, the best-scored among equal ranks).
     source : str
         Name used in error messages.
     check_scores : bool
@@ -158,10 +159,15 @@ def prepare_run(
                 column="doc_id",
             )
         numbered = run.with_row_index("__row")
+        # the row ranked first: the best score (tie_break="rank": the best rank, then the
+        # best score), the first row among equals
+        best = ["score", "__row"] if tie_break != "rank" else ["__rank", "score", "__row"]
         kept = (
-            numbered.sort(["score", "__row"], descending=[True, False])
+            numbered.with_columns(__rank=key_col)
+            .sort(best, descending=[True] * (len(best) - 1) + [False])
             .unique(subset=["query_id", "doc_id"], keep="first", maintain_order=True)
             .sort("__row")
+            .drop("__rank")
         )
         batch = prepare_run(
             given, kept.drop("__row"), tie_break=tie_break, max_docs=max_docs,

@@ -122,6 +122,34 @@ def test_duplicates_error_and_keep_best() -> None:
     assert res["value"][0] == 1.0  # a kept with score 3.0, ranked first
 
 
+def test_keep_best_with_rank_tie_break_keeps_the_best_ranked_row(tmp_path) -> None:
+    """tie_break="rank" orders by the rank column, so keep_best keeps a repeated document's
+    best-ranked row (the best-scored among equal ranks): the result does not depend on the
+    order of the rows, in memory or chunked."""
+    qrels = {"q": {"a": 1, "b": 0}}
+    rows = [("q", "a", 1.0, 5), ("q", "a", 1.0, 1), ("q", "b", 1.0, 2)]
+    for order in (rows, [rows[1], rows[0], rows[2]]):
+        run = pl.DataFrame(order, schema=["query_id", "doc_id", "score", "rank"], orient="row")
+        ev = fasteval.Evaluator(qrels, ["P@1", "recip_rank"], tie_break="rank",
+                                duplicates="keep_best")
+        assert ev.evaluate(run)["value"].to_list() == [1.0, 1.0]  # a at rank 1, then b
+        assert ev.report.deduplicated_rows == 1
+        run.write_parquet(tmp_path / "r.parquet")
+        from fasteval.batch.api import evaluate_files
+
+        chunked = evaluate_files(qrels, tmp_path / "r.parquet", ["P@1"], tie_break="rank",
+                                 duplicates="keep_best", max_rows_per_chunk=1).per_query
+        assert chunked["value"].to_list() == [1.0]
+    # a better score with a worse rank loses: a keeps rank 5, below b's 2
+    run = pl.DataFrame([("q", "a", 1.0, 5), ("q", "a", 2.0, 9), ("q", "b", 1.5, 2)],
+                       schema=["query_id", "doc_id", "score", "rank"], orient="row")
+    assert fasteval.evaluate(qrels, run, ["recip_rank"], tie_break="rank",
+                             duplicates="keep_best")["value"].to_list() == [0.5]
+    # the other tie rules keep the best-scored row: a (2.0) above b (1.5)
+    assert fasteval.evaluate(qrels, run, ["recip_rank"],
+                             duplicates="keep_best")["value"].to_list() == [1.0]
+
+
 def test_run_queries_not_in_qrels_are_reported() -> None:
     run = pl.concat([run_of(["a"], [1.0]), pl.DataFrame(
         {"query_id": ["other"], "doc_id": ["a"], "score": [1.0]})])
