@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from collections import Counter
 from collections.abc import Mapping
 from itertools import chain
@@ -380,13 +381,26 @@ def _mixed_kinds_suspected(df: pl.DataFrame, data: bytes) -> bool:
     writes an object or array met among text as JSON text, ``{"id": "a"}``, and reads true
     among numbers as 1): a text column holding a value that opens like an object or an
     array, or a number or text column while ``true`` or ``false`` is in the text. Only then
-    are the records parsed again to be sure (:func:`_check_one_kind`)."""
+    are the records parsed again to be sure (:func:`_check_one_kind`).
+
+    Examples
+    --------
+    >>> frame = pl.DataFrame({"doc_id": ["trueblood"], "score": [1.0]})
+    >>> _mixed_kinds_suspected(frame, b'{"doc_id": "trueblood", "score": 1.0}')
+    False
+    >>> _mixed_kinds_suspected(frame, b'{"doc_id": "d", "score": true}')
+    True
+    """
     for name in df.columns:
         s = df.get_column(name)
         if s.dtype == pl.String and (s.str.starts_with("{") | s.str.starts_with("[")).any():
             return True
     return any(df.get_column(n).dtype != pl.Boolean for n in df.columns) and (
-        b"true" in data or b"false" in data)
+        _JSON_BOOLEAN.search(data) is not None)
+
+
+#: true or false as a JSON value (after a key's colon), not inside an id such as "trueblood".
+_JSON_BOOLEAN = re.compile(rb":\s*(?:true|false)\b")
 
 
 def _check_keys_once(data: str | bytes, records: int, keys: set[str], source: str) -> None:
