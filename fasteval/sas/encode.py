@@ -101,6 +101,10 @@ def _preprocess(model: Any, batch: list, pin: bool) -> dict[str, Any]:
     return features
 
 
+_PROBE_TEXTS = ("  Leading and trailing spaces, Mixed Case.  ", "\tA tab and a line break\n", "")
+"""Texts :meth:`FastTextTokenizer.build` always checks besides the caller's."""
+
+
 class FastTextTokenizer:
     """Tokenize plain texts with the Rust backend of the model's fast tokenizer.
 
@@ -148,6 +152,9 @@ class FastTextTokenizer:
                 return None
             max_length = getattr(model, "max_seq_length", None) or tok.model_max_length
             prep = getattr(model, "preprocess", None) or model.tokenize
+            # texts that show what the model's preprocess does besides its backend (older
+            # sentence-transformers strip each text, which changes a BPE tokenizer's tokens)
+            probe = [*probe, *_PROBE_TEXTS]
             ref = prep(probe)
             keys = [k for k, v in ref.items() if hasattr(v, "dtype")]
             if not set(keys) <= cls._KNOWN or "input_ids" not in keys:

@@ -170,6 +170,52 @@ def test_cache_never_answers_for_a_model_object_given_a_default_prompt_in_memory
     assert np.abs(prompted["sas"].to_numpy() - plain["sas"].to_numpy()).max() > 1e-3
 
 
+def _save_byte_level_bi(folder) -> str:
+    """A tiny RoBERTa-style bi-encoder whose byte-level BPE tokens change with a leading space."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import RobertaConfig, RobertaModel, RobertaTokenizerFast
+
+    from tests.sas.conftest import WORDS
+
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator([" ".join(WORDS)] * 20, trainers.BpeTrainer(
+        vocab_size=400, special_tokens=["<s>", "<pad>", "</s>", "<unk>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
+    fast = RobertaTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
+                                unk_token="<unk>", cls_token="<s>", sep_token="</s>", mask_token="<unk>")
+    torch.manual_seed(0)
+    config = RobertaConfig(vocab_size=tok.get_vocab_size(), hidden_size=16, num_hidden_layers=1,
+                           num_attention_heads=2, intermediate_size=32, max_position_embeddings=80,
+                           initializer_range=0.5, pad_token_id=1)
+    RobertaModel(config).save_pretrained(folder / "raw")
+    fast.save_pretrained(folder / "raw")
+    SentenceTransformer(str(folder / "raw"), device="cpu").save(str(folder / "model"))
+    return str(folder / "model")
+
+
+def test_a_preprocess_that_strips_texts_is_used_for_every_text(tmp_path):
+    """sentence-transformers before 6 strip each text in preprocess: the fast tokenizer, which
+    does not, must not be used then, whatever the texts it is first checked on."""
+    from fasteval.sas.encode import FastTextTokenizer
+
+    lm = load_model(_save_byte_level_bi(tmp_path), device="cpu")
+    model = lm.model
+    assert not model.preprocess([" paris"])["input_ids"].equal(model.preprocess(["paris"])["input_ids"])
+    own = model.preprocess
+    model.preprocess = lambda inputs, prompt=None, **kw: own([t.strip() for t in inputs], prompt=prompt, **kw)
+    assert FastTextTokenizer.build(model, ["paris", "a red cat"]) is None
+    preds = ["paris", " the big tower", "a red cat", "rome "]  # the probe: longest and shortest
+    golds = ["paris ", "the big tower", " a red cat", "rome"]
+    out = sas(preds, golds, model=lm)
+    np.testing.assert_allclose(out["sas"].to_numpy(), _cosines(model, preds, golds), atol=1e-5)
+    np.testing.assert_allclose(out["sas"].to_numpy(), 1.0, atol=1e-5)  # equal once stripped
+
+
 def test_cache_holds_hashes_and_vectors_only(tiny_bi, tmp_path):
     import pyarrow.parquet as pq
 
