@@ -410,6 +410,33 @@ def _read_trec_run(o: Options, run_path: str, tie_docno_desc: bool = True) -> pl
     return cut.with_columns(pl.lit(run.get_column("tag")[-1]).alias("tag"))
 
 
+def _prefs_v9(lines: list, missing: set[str], n_topics: int, o: Options) -> list:
+    """trec_eval 9.0.8's preference lines from 10's with every judged topic evaluated
+    (``-c``): the topics the run lacks are not evaluated (nor printed); the counts sum over
+    the others, and the means divide by them, or by every judged topic with ``-c``."""
+    kept = [line for line in lines if line[1] != "all" and line[1] not in missing]
+    n = n_topics if o.complete else n_topics - len(missing)
+    out = kept if o.per_query else []
+    if not o.summary:
+        return out
+    for name, qid, value in lines:
+        if qid != "all":
+            continue
+        if name == "num_q":
+            value = n
+        elif name != "runid":
+            mine = [v for m, _, v in kept if m == name]
+            if isinstance(value, (int, np.integer)):
+                value = int(sum(mine))
+            else:
+                acc = 0.0
+                for v in mine:  # topic order, as trec_eval accumulates
+                    acc += float(v)
+                value = acc / n if n else 0.0
+        out.append((name, qid, value))
+    return out
+
+
 def _topic_stop(o: Options, qids: list[str], present: np.ndarray) -> int:
     """trec_eval's stops on the topics the run answers (``qids``: the qrels topics in
     order, ``present``: which of them the run has), as its exit status; 0 to go on.
@@ -454,9 +481,10 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
         from fasteval.prefs import evaluate_prefs
 
         run = _read_trec_run(o, run_path, tie_docno_desc=False)
-        if o.compat == 10 and not o.complete:
-            # trec_eval 10's topic loop is the same for preference judgments: the first
-            # judged topic the run lacks stops it (exit status 4)
+        missing: list[str] = []
+        if o.compat == 9 or not o.complete:
+            # trec_eval's topic loop is the same for preference judgments: 10 stops at the
+            # first judged topic the run lacks (without -c); 9.0.8 leaves such topics out
             from fasteval.prefs.readers import read_prefs, read_qrels_prefs
 
             judged = (read_prefs if o.rel_format == "prefs" else read_qrels_prefs)(qrels_path)
@@ -465,11 +493,18 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
             stop = _topic_stop(o, qids, np.array([q in answered for q in qids], dtype=bool))
             if stop:
                 return stop
-        lines = evaluate_prefs(
-            qrels_path, run, mode=o.rel_format, measures=o.measures or None,
-            per_query=o.per_query, max_docs=o.max_docs, complete=o.complete,
-            summary=o.summary,
-        )
+            missing = [q for q in qids if q not in answered]
+        if missing:  # --compat 9 only
+            lines = _prefs_v9(evaluate_prefs(
+                qrels_path, run, mode=o.rel_format, measures=o.measures or None,
+                per_query=True, max_docs=o.max_docs, complete=True, summary=True,
+            ), set(missing), len(qids), o)
+        else:
+            lines = evaluate_prefs(
+                qrels_path, run, mode=o.rel_format, measures=o.measures or None,
+                per_query=o.per_query, max_docs=o.max_docs, complete=o.complete,
+                summary=o.summary,
+            )
         _put(out, "".join(
             f"{name:<22}\t{qid}\t{value}\n" if isinstance(value, str)
             else _fmt(name, qid, value, isinstance(value, (int, np.integer))) + "\n"

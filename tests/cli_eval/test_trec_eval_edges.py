@@ -178,3 +178,31 @@ def test_duplicate_below_the_max_docs_cut_is_no_error(tmp_path: Path) -> None:
         with pytest.raises(InputError, match=r"r, line 5: duplicate \(query_id, doc_id\) pair "
                                              r"\('1', 'c'\)"):
             _trec_eval(*flags, "-m", "P.3", *files)
+
+
+def test_compat9_preferences_leave_out_the_topics_the_run_lacks(tmp_path: Path) -> None:
+    # 9.0.8 loops over the run's topics: a judged topic the run lacks is not evaluated nor
+    # printed (it was a fasteval error without -c, and printed with its placeholder with
+    # -c); -c divides the means by every judged topic; the counts leave it out
+    run = tmp_path / "run"
+    run.write_text("".join(ln for ln in trec_eval_file("prefs.results.test").read_text()
+                           .splitlines(keepends=True) if ln.split()[0] != "3.EC.B"))
+    files = [str(trec_eval_file("prefs.test")), str(run)]
+
+    def table(*flags: str) -> dict[tuple[str, str], str]:
+        text = _trec_eval(*flags, "-q", "-R", "prefs", "-m", "all_prefs", *files)
+        return {(ln.split("\t")[0].rstrip(), ln.split("\t")[1]): ln.split("\t")[2]
+                for ln in text.splitlines()}
+
+    v10 = table("-c")  # every judged topic, 3.EC.B against the placeholder
+    assert v10[("prefs_num_prefs_poss", "3.EC.B")] == "1"
+    for flags, n in ((["--compat", "9"], 23), (["--compat", "9", "-c"], 24)):
+        v9 = table(*flags)
+        topics = {q for _, q in v9} - {"all"}
+        assert len(topics) == 23 and "3.EC.B" not in topics
+        assert {k: v for k, v in v9.items() if k[1] != "all"} == {
+            k: v for k, v in v10.items() if k[1] not in ("all", "3.EC.B")}
+        assert v9[("num_q", "all")] == str(n)
+        assert v9[("prefs_num_prefs_poss", "all")] == str(int(v10[("prefs_num_prefs_poss", "all")]) - 1)
+        simp = sum(float(v) for (m, q), v in v9.items() if m == "prefs_simp" and q != "all")
+        assert abs(float(v9[("prefs_simp", "all")]) - simp / n) < 1e-3
