@@ -224,11 +224,13 @@ def _plain_id(dtype: pl.DataType) -> bool:
 
 def _check_rows(df: pl.DataFrame, source: str, offset: int) -> None:
     """Null ids or run ids, before the rows are cut into queries (a null would join a
-    neighbouring query); ``offset``: the rows of ``source`` before ``df``."""
+    neighbouring query), and null or NaN scores while the rows are in file order (input
+    not grouped by query is partitioned, which loses the rows' numbers); ``offset``: the
+    rows of ``source`` before ``df``."""
     from fasteval.prepare import check_run_table
 
     try:
-        check_run_table(df, source, scores=False)
+        check_run_table(df, source)
     except InputError as exc:
         raise exc.at(source=source, row=(exc.row or 0) + offset) from None
 

@@ -83,6 +83,21 @@ def test_null_query_id_in_a_streamed_parquet_run_names_file_row_and_column(tmp_p
     assert exc.value.row == 3  # the first null, counted from the start of the file
 
 
+@pytest.mark.parametrize("max_rows", [2, 100])
+@pytest.mark.parametrize("bad", [float("nan"), None])
+def test_bad_score_in_an_ungrouped_parquet_run_names_its_row(tmp_path, max_rows, bad):
+    # queries interleaved: the job partitions the rows by query, after which a chunk's
+    # rows no longer count from the start of the file; the row is found while reading
+    p = tmp_path / "run.parquet"
+    pl.DataFrame({"query_id": ["q1", "q2", "q1", "q2", "q1", "q2"], "doc_id": list("abcdef"),
+                  "score": [6.0, 5.0, 4.0, 3.0, bad, 1.0]}).write_parquet(p, row_group_size=2)
+    with pytest.raises(InputError) as exc:
+        evaluate_files(QRELS, p, ["num_ret"], max_rows_per_chunk=max_rows)
+    assert (exc.value.source, exc.value.row, exc.value.column) == (str(p), 4, "score")
+    what = "NaN (not a number)" if bad is not None else "missing (null)"
+    assert _one_line(exc.value).endswith(f"row 4, column 'score': score is {what}")
+
+
 def test_null_run_id_in_a_streamed_parquet_run_is_refused(tmp_path):
     p = tmp_path / "runs.parquet"
     RUN.with_columns(pl.Series("run_id", ["a", None, "a"])).write_parquet(p)
