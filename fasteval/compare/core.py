@@ -220,16 +220,28 @@ def _memory_bytes() -> int:
         return 0
 
 
-def _check_bootstrap_memory(n_resamples: int, n_measures: int, n_systems: int,
-                            n_pairs: int, for_ci: bool = False) -> None:
-    """Refuse a bootstrap whose arrays cannot fit in memory (before allocating them).
+def bootstrap_bytes(n_measures: int, n_systems: int, n_pairs: int) -> int:
+    """Bytes per resample the bootstrap holds at its peak (an upper bound).
 
     Per resample (:func:`fasteval.compare.bootstrap.paired_bootstrap`), for each measure:
-    the resampled sums and sums of squares of every pair difference and every run, their
-    means and t statistics, and a temporary per pair while counting (float64 each), plus
-    the resample's key.
+    the resampled sums of every run and of the squared deviations of every run and pair
+    difference, the pairs' resampled sums, the means and t statistics of every run and
+    pair, and the temporaries of studentizing them (float64 each; 8 per pair and 6 per run
+    at the peak, as traced), plus the resample's key.
+
+    Examples
+    --------
+    >>> bootstrap_bytes(1, 2, 1)  # two runs, one measure
+    176
     """
-    per_resample = 8 * n_measures * (5 * n_pairs + 4 * n_systems) + 8
+    return 8 * n_measures * (8 * n_pairs + 6 * n_systems) + 16
+
+
+def _check_bootstrap_memory(n_resamples: int, n_measures: int, n_systems: int,
+                            n_pairs: int, for_ci: bool = False) -> None:
+    """Refuse a bootstrap whose arrays cannot fit in memory (before allocating them):
+    :func:`bootstrap_bytes` per resample, against half the machine's memory."""
+    per_resample = bootstrap_bytes(n_measures, n_systems, n_pairs)
     need = n_resamples * per_resample
     memory = _memory_bytes()
     if memory and need > memory // 2:

@@ -3,6 +3,7 @@ null results refused with the row they are on."""
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -35,20 +36,47 @@ def test_bad_parameters_are_parameter_errors(kwargs, fragment):
 
 def test_bootstrap_too_large_for_memory_is_refused_before_allocating(monkeypatch):
     monkeypatch.setattr(core, "_memory_bytes", lambda: 2**30)  # a 1 GiB machine
-    # 2 runs, 1 pair, 1 measure: 8 * (5 + 8) + 8 = 112 bytes per resample; half of 1 GiB / 112
-    with pytest.raises(ParameterError, match="at most 4_793_490 here") as exc:
+    # 2 runs, 1 pair, 1 measure: 8 * (8 + 12) + 16 = 176 bytes per resample; half of 1 GiB / 176
+    with pytest.raises(ParameterError, match="at most 3_050_402 here") as exc:
         compare(RESULTS, n_resamples=100_000_000, tests="bootstrap")
-    assert "10.4 GiB" in str(exc.value)
+    assert "16.4 GiB" in str(exc.value)
     # the randomization test alone keeps no array per resample
     out = compare(RESULTS, n_resamples=2_000, tests="randomization", ci=None)
     assert out.tests["p_value"].to_list() == [0.125]  # exact: 2 of 16 sign flips
+
+
+@pytest.mark.parametrize(("n_runs", "n_measures", "baseline", "ci_method"), [
+    (2, 1, "r0", "t"), (4, 3, "r0", "t"), (6, 2, None, "percentile"), (10, 1, None, "bca"),
+])
+def test_bootstrap_memory_estimate_bounds_the_traced_peak(n_runs, n_measures, baseline,
+                                                           ci_method):
+    # the check refuses what needs more than half the memory; its estimate was 1.3 to 1.5
+    # times below the bootstrap's traced peak (a 12 GiB estimate on a 24 GiB machine was
+    # about 18 GiB allocated)
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    runs = {f"r{s}": pl.DataFrame({"query_id": range(50),
+                                   **{f"m{k}": rng.uniform(0, 1, 50) for k in range(n_measures)}})
+            for s in range(n_runs)}
+    options = {"tests": "bootstrap", "baseline": baseline, "ci_method": ci_method}
+    compare(runs, n_resamples=100, **options)  # compiled and imported outside the trace
+    R = 100_000
+    tracemalloc.start()
+    try:
+        compare(runs, n_resamples=R, **options)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    n_pairs = n_runs - 1 if baseline else n_runs * (n_runs - 1) // 2
+    assert peak <= R * core.bootstrap_bytes(n_measures, n_runs, n_pairs), peak / R
 
 
 def test_memory_refusal_without_bootstrap_test_names_the_interval(monkeypatch, tmp_path, capsys):
     """Without --test bootstrap the bootstrap is the confidence interval's: the refusal says
     so, and --ci none (ci=None) leaves it out."""
     monkeypatch.setattr(core, "_memory_bytes", lambda: 2**30)
-    with pytest.raises(ParameterError, match=r"at most 4_793_490 here: .*; it computes the "
+    with pytest.raises(ParameterError, match=r"at most 3_050_402 here: .*; it computes the "
                        r"confidence intervals of the mean differences, which ci=None \(--ci "
                        r"none\) leaves out"):
         compare(RESULTS, n_resamples=100_000_000, tests="t")
