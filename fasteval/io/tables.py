@@ -174,6 +174,11 @@ def read_delimited(data: str | bytes, sep: str, kind: Kind, explicit: dict[str, 
                 raise InputError(f"{found} fields where the header has {len(header)}; expected "
                                  "one field per header column", source=source, line=line) from exc
             _check_utf8(data, source)
+            line = _unclosed_quote(data)
+            if line is not None:
+                raise InputError("a quoted field opened on this line is never closed; expected a "
+                                 "closing '\"' (and '\"\"' for a quote inside the field)",
+                                 source=source, line=line) from exc
             raise InputError(f"cannot parse ({first_line(exc)})", source=source) from exc
         if kind == "qrels":  # grades that are all numbers stay numbers ('2.0' is read as 2, as
             col = mapping["relevance"]  # it is where the first rows make the column a float one)
@@ -238,6 +243,24 @@ def _check_header(data: str | bytes, sep: str, header: list[str], mapping: dict[
     names = next(csv.reader(text, delimiter=sep), [])
     used = set(mapping.values())
     _check_unique_names([n for n in names if n in used], "header", source)
+
+
+def _unclosed_quote(data: str | bytes) -> int | None:
+    """The 1-based line of a quote that opens a field and is never closed (the file holds an
+    odd number of ``"``: the last one opens a field), or None (looked for only after the
+    reader failed).
+
+    Examples
+    --------
+    >>> _unclosed_quote(b'query_id,doc_id,score\\nq1,"a,1\\nq1,b,2\\n')
+    2
+    >>> _unclosed_quote(b'query_id,doc_id,score\\nq1,"a, b",1\\n') is None
+    True
+    """
+    raw = _raw(data)
+    if raw.count(b'"') % 2 == 0:
+        return None
+    return raw.count(b"\n", 0, raw.rindex(b'"')) + 1
 
 
 def _ragged_record(data: str | bytes, sep: str, width: int) -> tuple[int, int] | None:

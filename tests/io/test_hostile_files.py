@@ -165,3 +165,18 @@ def test_a_json_record_that_is_no_object_is_named(tmp_path, name, data, where, k
         read_run(path)
     assert (exc.value.line, exc.value.row) == (where.get("line"), where.get("row"))
     assert exc.value.message == f"the record is {kind}; expected a JSON object {{column: value}}"
+
+
+@pytest.mark.parametrize("name, data, line", [
+    ("r.csv", b'query_id,doc_id,score\nq1,a,1\nq1,"b,2\nq1,c,3\n', 3),
+    ("r.csv", b'query_id,doc_id,score\nq1,"a ""x""",1\nq1,b,2\nq1,"c,3\n', 4),
+    ("r.tsv", b'query_id\tdoc_id\tscore\nq1\t"a\t1\n', 2),
+])
+def test_a_quoted_field_never_closed_names_its_line(tmp_path, name, data, line):
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(InputError) as exc:
+        read_run(path)
+    assert exc.value.line == line
+    assert exc.value.message == ("a quoted field opened on this line is never closed; expected a "
+                                 "closing '\"' (and '\"\"' for a quote inside the field)")
