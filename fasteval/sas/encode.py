@@ -82,6 +82,14 @@ def default_prompt(model: Any) -> str | None:
     return prompt or None
 
 
+def sentence_embeddings(model: Any, features: dict[str, Any]) -> Any:
+    """The model's sentence embeddings of a tokenized batch, cut to its ``truncate_dim`` when
+    it has one (as sentence-transformers' ``encode`` cuts them, before any normalization)."""
+    emb = model(features)["sentence_embedding"]
+    dim = getattr(model, "truncate_dim", None)
+    return emb[..., :dim] if dim else emb
+
+
 def _preprocess(model: Any, batch: list, pin: bool) -> dict[str, Any]:
     prompt = default_prompt(model)
     prep = getattr(model, "preprocess", None)
@@ -335,12 +343,12 @@ def encode_texts(
                 ev0 = torch.cuda.Event(enable_timing=True)
                 ev1 = torch.cuda.Event(enable_timing=True)
                 ev0.record()
-                emb = model(features)["sentence_embedding"]
+                emb = sentence_embeddings(model, features)
                 ev1.record()
                 events.append((ev0, ev1))
             else:
                 t0 = time.perf_counter()
-                emb = model(features)["sentence_embedding"]
+                emb = sentence_embeddings(model, features)
                 stats.forward_s += time.perf_counter() - t0
             out[order_t[start:stop]] = emb.float()
             stats.n_batches += 1

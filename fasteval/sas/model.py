@@ -182,8 +182,8 @@ class LoadedModel:
 
 
 def _weights_digest(model: Any) -> str:
-    """BLAKE2b of a torch model's state (names, dtypes, shapes, bytes), maximum length and
-    default prompt (when it has one: it changes every embedding)."""
+    """BLAKE2b of a torch model's state (names, dtypes, shapes, bytes), maximum length, and
+    default prompt and ``truncate_dim`` (when it has them: they change every embedding)."""
     import torch
 
     from fasteval.sas.encode import default_prompt
@@ -194,6 +194,9 @@ def _weights_digest(model: Any) -> str:
     prompt = default_prompt(model)
     if prompt is not None:
         digest.update(f"default prompt {prompt!r}\0".encode())
+    truncate_dim = getattr(model, "truncate_dim", None)
+    if truncate_dim:
+        digest.update(f"truncate_dim {truncate_dim}\0".encode())
     state = model.state_dict()
     for name, tensor in state.items():
         t = tensor.detach().cpu().contiguous()

@@ -115,7 +115,7 @@ class Embedder:
         import pyarrow as pa
         import torch
 
-        from fasteval.sas.encode import _preprocess, _to_device
+        from fasteval.sas.encode import _preprocess, _to_device, sentence_embeddings
 
         model = self.loaded.model
         cuda = self.device.startswith("cuda")
@@ -129,7 +129,7 @@ class Embedder:
         t_tok = time.perf_counter() - t_tok
         t0 = time.perf_counter()
         with torch.inference_mode():
-            emb = model(_to_device(features, self.device, cuda))["sentence_embedding"].float()
+            emb = sentence_embeddings(model, _to_device(features, self.device, cuda)).float()
             emb = torch.nn.functional.normalize(emb, p=2, dim=1).cpu().numpy()
         fwd = time.perf_counter() - t0
         n, dim = emb.shape

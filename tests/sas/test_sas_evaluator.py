@@ -163,3 +163,15 @@ def test_a_models_default_prompt_is_put_before_the_texts_as_in_haystack(tiny_bi,
     assert not np.allclose(theirs["individual_scores"], plain["individual_scores"], atol=1e-3)
     ours = SASEvaluator(model=prompted, device="cpu").run(ground_truth_answers=GOLDS, predicted_answers=PREDS)
     np.testing.assert_allclose(ours["individual_scores"], theirs["individual_scores"], atol=1e-5)
+
+
+def test_a_models_truncate_dim_cuts_the_embeddings_as_in_haystack(tiny_bi, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    SentenceTransformer(tiny_bi, device="cpu", truncate_dim=4).save(str(tmp_path / "cut"))
+    cut = str(tmp_path / "cut")
+    theirs = _haystack(cut).run(ground_truth_answers=GOLDS, predicted_answers=PREDS)
+    full = _haystack(tiny_bi).run(ground_truth_answers=GOLDS, predicted_answers=PREDS)
+    assert not np.allclose(theirs["individual_scores"], full["individual_scores"], atol=1e-3)
+    ours = SASEvaluator(model=cut, device="cpu").run(ground_truth_answers=GOLDS, predicted_answers=PREDS)
+    np.testing.assert_allclose(ours["individual_scores"], theirs["individual_scores"], atol=1e-5)

@@ -216,6 +216,20 @@ def test_a_preprocess_that_strips_texts_is_used_for_every_text(tmp_path):
     np.testing.assert_allclose(out["sas"].to_numpy(), 1.0, atol=1e-5)  # equal once stripped
 
 
+def test_cache_never_answers_for_a_model_object_cut_to_fewer_dimensions(tiny_bi, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    preds, golds = ["a red cat", "paris"], ["a blue dog", "the capital of france is paris"]
+    full = sas(preds, golds, model=SentenceTransformer(tiny_bi, device="cpu"), cache_dir=tmp_path)
+    obj = SentenceTransformer(tiny_bi, device="cpu", truncate_dim=4)
+    cut, stats = sas(preds, golds, model=obj, cache_dir=tmp_path, return_stats=True)
+    assert stats.cache_hits == 0
+    expected = [float(obj.similarity(obj.encode([p]), obj.encode([g]))[0, 0])
+                for p, g in zip(preds, golds, strict=True)]
+    np.testing.assert_allclose(cut["sas"].to_numpy(), expected, atol=1e-5)
+    assert np.abs(cut["sas"].to_numpy() - full["sas"].to_numpy()).max() > 1e-3
+
+
 def test_cache_holds_hashes_and_vectors_only(tiny_bi, tmp_path):
     import pyarrow.parquet as pq
 
