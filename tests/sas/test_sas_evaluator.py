@@ -175,3 +175,13 @@ def test_a_models_truncate_dim_cuts_the_embeddings_as_in_haystack(tiny_bi, tmp_p
     assert not np.allclose(theirs["individual_scores"], full["individual_scores"], atol=1e-3)
     ours = SASEvaluator(model=cut, device="cpu").run(ground_truth_answers=GOLDS, predicted_answers=PREDS)
     np.testing.assert_allclose(ours["individual_scores"], theirs["individual_scores"], atol=1e-5)
+
+
+def test_a_model_folder_given_as_a_path_is_taken_as_in_haystack(tiny_bi):
+    from pathlib import Path
+
+    theirs = _haystack(Path(tiny_bi)).run(ground_truth_answers=GOLDS, predicted_answers=PREDS)
+    ev = SASEvaluator(model=Path(tiny_bi), device="cpu")
+    ours = ev.run(ground_truth_answers=GOLDS, predicted_answers=PREDS)
+    np.testing.assert_allclose(ours["individual_scores"], theirs["individual_scores"], atol=1e-5)
+    assert ev.to_dict()["init_parameters"]["model"] == tiny_bi  # a string, as a file can hold it
