@@ -251,6 +251,28 @@ _OPTION_NAMES = {"tests": "--test", "alpha": "--alpha", "ci": "--ci", "n_resampl
                  "zero_method": "--zero-method", "relevance_level": "-l/--relevance-level"}
 
 
+#: the Python API's words for a value the command spells otherwise
+_CLI_WORDS = {"ci": ("or None", "or none"), "seed": (" or None", "")}
+
+
+def _as_option(exc):
+    """A :class:`ParameterError` of :func:`compare` or :func:`evaluate` in the command's
+    terms: its option (``--ci``) and values (``none``; ``--seed`` takes no None).
+
+    Examples
+    --------
+    >>> from fasteval.errors import ParameterError
+    >>> str(_as_option(ParameterError("ci", "a number between 0 and 1, or None", 1.0)))
+    '--ci must be a number between 0 and 1, or none, got 1.0'
+    """
+    from fasteval.errors import ParameterError
+
+    constraint = exc.constraint
+    if exc.parameter in _CLI_WORDS:
+        constraint = constraint.replace(*_CLI_WORDS[exc.parameter])
+    return ParameterError(_OPTION_NAMES.get(exc.parameter, exc.parameter), constraint, exc.value)
+
+
 def _check_options(args: argparse.Namespace, n_resamples: int) -> None:
     """Every option checked before any run is read or scored (named as on the command line)."""
     from fasteval.compare.core import check_options
@@ -269,8 +291,7 @@ def _check_options(args: argparse.Namespace, n_resamples: int) -> None:
             zero_method=args.zero_method, continuity=args.continuity,
         )
     except ParameterError as exc:
-        name = _OPTION_NAMES.get(exc.parameter, exc.parameter)
-        raise ParameterError(name, exc.constraint, exc.value) from None
+        raise _as_option(exc) from None
 
 
 def _run_names(paths: list[str]) -> list[str]:
@@ -449,14 +470,12 @@ def _run(args: argparse.Namespace) -> int:
         try:
             results = _score(args)
         except ParameterError as exc:  # evaluate()'s names, as on the command line
-            name = _OPTION_NAMES.get(exc.parameter, exc.parameter)
-            raise ParameterError(name, exc.constraint, exc.value) from None
+            raise _as_option(exc) from None
         measures = None  # everything evaluated was asked for with -m
     try:
         cmp = _compare(compare, results, measures, n_resamples, args)
     except ParameterError as exc:  # named as on the command line
-        name = _OPTION_NAMES.get(exc.parameter, exc.parameter)
-        raise ParameterError(name, exc.constraint, exc.value) from None
+        raise _as_option(exc) from None
     from fasteval.compare.plots import check_data
 
     names = results.get_column("measure").unique().to_list()

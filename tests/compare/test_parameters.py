@@ -202,6 +202,16 @@ def test_cli_parameter_errors_are_one_line_exit_2(result_file, capsys, extra, fr
     assert err.count("\n") == 1 and fragment in err
 
 
+@pytest.mark.parametrize("extra, line", [
+    (["--ci", "1"], "--ci must be a number between 0 and 1, or none, got 1.0"),
+    (["--seed", "-1"], "--seed must be an integer >= 0, got -1"),
+])
+def test_cli_parameter_errors_speak_of_the_command_s_values(result_file, capsys, extra, line):
+    # the API's "or None" is "none" for --ci and nothing for --seed (which takes no None)
+    rc, out, err = _cli(["compare", "--results", str(result_file), *extra], capsys)
+    assert (rc, out, err) == (2, "", f"fasteval: error: {line}\n")
+
+
 def test_cli_accepts_resamples_in_e_notation(result_file, capsys):
     rc, out, _ = _cli(["compare", "--results", str(result_file), "--resamples", "2e3",
                        "--test", "bootstrap", "--format", "csv"], capsys)
