@@ -274,15 +274,24 @@ def _guard(fn, command: str | None = None) -> int:
 
     shown = warnings.showwarning
     warnings.showwarning = _one_line_warning
+    _WARNED.clear()
     try:
         return _run_guarded(fn, _MEMORY_ADVICE.get(command or "", ""))
     finally:
         warnings.showwarning = shown
 
 
+_WARNED: set[str] = set()
+"""The warnings a command has printed: each is printed once, whichever of the places that
+check the same input (a measure name is parsed by the command and by the evaluator) warns."""
+
+
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """``warnings.showwarning`` of the commands: the message alone, on one line."""
+    """``warnings.showwarning`` of the commands: the message alone, on one line, once."""
     text = " ".join(str(message).split())
+    if text in _WARNED:
+        return
+    _WARNED.add(text)
     print(f"fasteval: warning: {text}", file=sys.stderr if file is None else file)
 
 

@@ -206,3 +206,14 @@ def test_compat9_preferences_leave_out_the_topics_the_run_lacks(tmp_path: Path) 
         assert v9[("prefs_num_prefs_poss", "all")] == str(int(v10[("prefs_num_prefs_poss", "all")]) - 1)
         simp = sum(float(v) for (m, q), v in v9.items() if m == "prefs_simp" and q != "all")
         assert abs(float(v9[("prefs_simp", "all")]) - simp / n) < 1e-3
+
+
+def test_eval_prints_a_measure_warning_once(capsys) -> None:
+    """The command and the evaluator both parse the measure names: its warning is one line,
+    not one per parse (it was three)."""
+    files = [str(trec_eval_file("qrels.test")), str(trec_eval_file("results.test"))]
+    assert main(["eval", *files, "-m", "11pt_avg.0.5,0.25", "-m", "P.5", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("the recall points are not in ascending order") == 1
+    assert main(["eval", *files, "-m", "11pt_avg.0.5,0.25", "--quiet"]) == 0  # a new command warns again
+    assert capsys.readouterr().err.count("not in ascending order") == 1
