@@ -560,6 +560,38 @@ def _ensure_ray(ray, address: str | None) -> bool:
     return True
 
 
+def connect_ray(address: str | None, option: str = "--ray-address", *, ray: Any = None) -> bool:
+    """:func:`_ensure_ray` for a command: connect to (or start) Ray before a job, an error
+    being one line (:class:`FastevalError`) that names ``option`` and the address, its
+    credentials masked, and quotes the first line of Ray's error. True when this call
+    started Ray (the caller shuts it down). ``ray``: the module (default: imported).
+
+    Examples
+    --------
+    >>> import types
+    >>> def init(address, **options):
+    ...     raise ConnectionError(f"no GCS at {address}\\nretrying")
+    >>> ray = types.SimpleNamespace(is_initialized=lambda: False, init=init)
+    >>> connect_ray("ray://al:pw@10.0.0.1:10001", ray=ray)
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.FastevalError: could not connect to the Ray cluster at 'ray://***@10.0.0.1:10001' (--ray-address): no GCS at ray://***@10.0.0.1:10001
+    """
+    from fasteval.errors import first_line
+    from fasteval.judge.redact import redact, url_secrets
+
+    if ray is None:
+        ray = require_ray()
+    try:
+        return _ensure_ray(ray, address)
+    except FastevalError:
+        raise
+    except Exception as exc:  # its text already masked by _ensure_ray
+        where = ("a local Ray" if address is None else
+                 f"the Ray cluster at {redact(address, url_secrets(address))!r} ({option})")
+        raise FastevalError(f"could not connect to {where}: {first_line(exc)}") from None
+
+
 def run_job_ray(
     evaluator,
     sources: list[RunSource],
@@ -876,8 +908,13 @@ def _write_dir(ray, scored_parts: list[list], fills: pl.DataFrame | None, out, n
                 shutil.rmtree(old, ignore_errors=True)
             else:
                 old.unlink()
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+            from fasteval.errors import OutputError
+            from fasteval.io.atomic import describe_os_error
+
+            raise OutputError(str(out), f"cannot be written: {describe_os_error(exc)}") from None
         raise
 
 

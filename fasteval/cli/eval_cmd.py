@@ -231,14 +231,19 @@ def _run(args: argparse.Namespace) -> int:
     bar = job_progress(sources, enabled=not args.quiet)
     try:
         if ray_engine:
-            from fasteval.batch.ray_engine import run_job_ray
+            from fasteval.batch.ray_engine import connect_ray, require_ray, run_job_ray
 
-            with bar:
-                wide, stats = run_job_ray(evaluator, sources, complete=args.complete,
-                                          out=output if ray_dir else None, wide=args.wide,
-                                          ray_address=args.ray_address, qrels=args.qrels,
-                                          share_qrels_limit=getattr(args, "share_qrels_limit", None),
-                                          progress=bar.update)
+            started = connect_ray(args.ray_address)  # a failure is one line naming the address
+            try:
+                with bar:
+                    wide, stats = run_job_ray(evaluator, sources, complete=args.complete,
+                                              out=output if ray_dir else None, wide=args.wide,
+                                              ray_address=args.ray_address, qrels=args.qrels,
+                                              share_qrels_limit=getattr(args, "share_qrels_limit", None),
+                                              progress=bar.update)
+            finally:
+                if started:
+                    require_ray().shutdown()
         else:
             with bar:
                 wide, stats = run_job(

@@ -118,12 +118,22 @@ def run(args: argparse.Namespace) -> int:
     device = args.device
     if device and "," in device:
         device = [d.strip() for d in device.split(",") if d.strip()]
+    started = False
+    if getattr(args, "engine", "local") == "ray":
+        from fasteval.batch.ray_engine import connect_ray
+
+        started = connect_ray(getattr(args, "ray_address", None))  # a failure is one line
     try:
         result, stats = _sas(sas, table, device, args)
     except InputError as exc:  # the engine names its input "data": here it is the file
         if exc.source != "data":
             raise
         raise exc.at(source=args.input) from None
+    finally:
+        if started:
+            import ray
+
+            ray.shutdown()
     with atomic_path(out_path) as tmp:
         result.write_parquet(tmp)
     if not args.quiet:

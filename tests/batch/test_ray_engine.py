@@ -6,9 +6,11 @@ at once (a Ray job costs seconds here)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -392,3 +394,48 @@ def test_a_run_table_without_rows_as_locally(ray_local):
     res = evaluate_files(qrels, {"x": empty, "y": full}, ["map"], engine="ray")
     assert res.per_query.equals(local_res.per_query)
     assert res.per_query.rows() == [("y", "q1", "map", 1.0)]
+
+
+def test_cli_a_ray_that_cannot_be_reached_is_one_line(tmp_path, capsys, monkeypatch):
+    """`fasteval eval --engine ray --ray-address ADDR` that Ray cannot connect to (or a local
+    Ray that cannot start) is one line naming the option and the address, its password
+    masked, and exit status 2; Ray's error was a traceback."""
+    (tmp_path / "q.qrels").write_text("q1 0 a 1\n")
+    pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "score": [1.0]}).write_parquet(tmp_path / "r.parquet")
+
+    def init(address=None, **options):  # as Ray says it without the ray[client] package
+        raise ValueError(f"Failed to connect to GCS at {address}\nretried 5 times")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", init)
+    args = ["eval", str(tmp_path / "q.qrels"), str(tmp_path / "r.parquet"), "-m", "map", "--quiet",
+            "--engine", "ray"]
+    assert main([*args, "--ray-address", "ray://al:s3cr3t@10.0.0.1:10001"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("fasteval: error: could not connect to the Ray cluster at "
+                   "'ray://***@10.0.0.1:10001' (--ray-address): Failed to connect to GCS at "
+                   "ray://***@10.0.0.1:10001\n")
+    assert main(args) == 2
+    assert capsys.readouterr().err == ("fasteval: error: could not connect to a local Ray: Failed "
+                                       "to connect to GCS at None\n")
+
+
+def test_cli_output_dir_that_cannot_be_written_names_it(ray_local, data, tmp_path, capsys, monkeypatch):
+    """A per-query parquet output Ray's writer cannot write (a full disk, a place such as
+    /proc) is one line naming the output, as on one machine, and leaves no hidden folder:
+    the line was the operating system's words alone ('No such file or directory')."""
+    import errno
+
+    def full(self, path, **options):
+        os.makedirs(path, exist_ok=True)
+        (Path(path) / "part-0.parquet").write_bytes(b"PAR1")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(ray.data.Dataset, "write_parquet", full)
+    out = tmp_path / "out" / "pq.parquet"
+    args = ["eval", str(data / "qrels.parquet"), str(data / "runs" / "alpha.parquet"), "-m", "map", "-q",
+            "--quiet", "-o", str(out), "--engine", "ray"]
+    assert main(args) == 2
+    assert capsys.readouterr().err == (f"fasteval: error: output '{out}' cannot be written: "
+                                       "No space left on device (disk full)\n")
+    assert list(out.parent.iterdir()) == []

@@ -80,3 +80,23 @@ def test_refusals(ray_local, tiny_cross, tiny_bi):
         sas(PREDS, GOLDS, model=tiny_bi, device=["cpu", "cpu"], engine="ray")
     with pytest.raises(ParameterError, match="no GPU"):
         sas(PREDS, GOLDS, model=tiny_bi, device="cuda", engine="ray")
+
+
+def test_cli_a_ray_that_cannot_be_reached_is_one_line(tmp_path, capsys, monkeypatch):
+    """`fasteval sas --engine ray --ray-address ADDR` that Ray cannot connect to is one line
+    naming the option and the address (password masked), exit status 2; it was Ray's
+    traceback."""
+    src = tmp_path / "answers.parquet"
+    pl.DataFrame({"prediction": PREDS, "gold": GOLDS}).write_parquet(src)
+
+    def init(address=None, **options):  # as Ray says it without the ray[client] package
+        raise ValueError(f"Ray Client at {address} requires pip package `ray[client]`\nmore")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", init)
+    assert main(["sas", str(src), "--model", str(tmp_path / "no-model"), "--quiet", "--engine", "ray",
+                 "--ray-address", "ray://al:s3cr3t@10.0.0.1:10001"]) == 2
+    assert capsys.readouterr().err == (
+        "fasteval: error: could not connect to the Ray cluster at 'ray://***@10.0.0.1:10001' "
+        "(--ray-address): Ray Client at ray://***@10.0.0.1:10001 requires pip package `ray[client]`\n")
+    assert not (tmp_path / "answers.sas.parquet").exists()
