@@ -151,7 +151,7 @@ class SASEvaluator(HaystackComponent):
         variables) and otherwise unused: models load from local files only.
     precision : {"auto", "float32", "float16", "bfloat16"}
         ``auto``: float16 on CUDA, float32 elsewhere.
-    cache_dir : str, optional
+    cache_dir : str or PathLike, optional
         Embedding cache folder (see :func:`fasteval.sas.sas`); bi-encoders only.
 
     Examples
@@ -177,7 +177,7 @@ class SASEvaluator(HaystackComponent):
         token: Any = _DEFAULT_TOKEN,
         *,
         precision: str = "auto",
-        cache_dir: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         from fasteval.sas.core import check_batch_size
 
@@ -187,12 +187,18 @@ class SASEvaluator(HaystackComponent):
         if model is not None and not (isinstance(model, str) and model):
             raise ParameterError("model", "a model folder (str or PathLike) or a cached hub name (str)",
                                  model)
+        from fasteval.sas.model import PRECISIONS
+
+        if precision not in PRECISIONS:
+            raise ParameterError("precision", f"one of {', '.join(PRECISIONS)}", precision)
+        if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+            raise ParameterError("cache_dir", "a folder (str or PathLike) or None", cache_dir)
         self._model = DEFAULT_MODEL if model is None else model
         self._batch_size = batch_size
         self._device = _device_object(device)
         self._token = _token_object(token)
         self.precision = precision
-        self.cache_dir = cache_dir
+        self.cache_dir = None if cache_dir is None else os.fspath(cache_dir)
         self._loaded: Any = None
 
     @property

@@ -185,3 +185,21 @@ def test_a_model_folder_given_as_a_path_is_taken_as_in_haystack(tiny_bi):
     ours = ev.run(ground_truth_answers=GOLDS, predicted_answers=PREDS)
     np.testing.assert_allclose(ours["individual_scores"], theirs["individual_scores"], atol=1e-5)
     assert ev.to_dict()["init_parameters"]["model"] == tiny_bi  # a string, as a file can hold it
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"precision": "fp8"}, "precision must be one of auto, float32, float16, bfloat16, got 'fp8'"),
+    ({"precision": None}, "precision must be one of auto, float32, float16, bfloat16, got None"),
+    ({"cache_dir": 5}, "cache_dir must be a folder (str or PathLike) or None, got 5"),
+])
+def test_precision_and_cache_dir_are_checked_when_built(kwargs, message):
+    from fasteval.errors import ParameterError
+
+    with pytest.raises(ParameterError) as err:
+        SASEvaluator(model="no-such-model-folder", device="cpu", **kwargs)
+    assert str(err.value) == message
+
+
+def test_a_cache_dir_given_as_a_path_is_saved_as_its_string(tmp_path):
+    ev = SASEvaluator(model="some-model", device="cpu", cache_dir=tmp_path / "cache")
+    assert ev.to_dict()["init_parameters"]["cache_dir"] == str(tmp_path / "cache")
