@@ -454,6 +454,10 @@ class LLMEvaluator(HaystackComponent):
             and 0 < deadline < float("inf")
         ):
             raise ParameterError("deadline", "a positive number of seconds or None", deadline)
+        if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+            raise ParameterError("cache_dir", "a folder (str or PathLike) or None", cache_dir)
+        if not isinstance(corrective_retry, bool):
+            raise ParameterError("corrective_retry", "True or False", corrective_retry)
         self.deadline = deadline
         self.raise_on_failure = raise_on_failure
         self.instructions = instructions

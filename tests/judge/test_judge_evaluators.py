@@ -557,3 +557,19 @@ def test_own_client_repeated_sync_runs_reuse_one_loop(fake_openai):
     for _ in range(3):
         assert ev.run(questions=["a", "b"], contexts=[["alpha"], ["zzz"]])["individual_scores"] == [1.0, 0.0]
     assert server.count == 6
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"cache_dir": 5}, "cache_dir must be a folder (str or PathLike) or None, got 5"),
+    ({"corrective_retry": "no"}, "corrective_retry must be True or False, got 'no'"),
+])
+def test_cache_dir_and_corrective_retry_are_checked_when_built(kwargs, message):
+    from fasteval.errors import ParameterError
+
+    class Judge:
+        def run(self, messages):
+            return '{"relevant_statements": []}'
+
+    with pytest.raises(ParameterError) as err:
+        ContextRelevanceEvaluator(chat_generator=Judge(), **kwargs)
+    assert str(err.value) == message
