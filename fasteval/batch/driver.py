@@ -889,11 +889,58 @@ def _label(source: RunSource) -> str:
 
 
 def _relabel(exc: InputError, source: RunSource, offset: int | None) -> InputError:
-    """Point an error raised on a chunk at the source and its row (when the order is kept)."""
+    """Point an error raised on a chunk at the source and its row. An error on one run's
+    rows of a parquet chunk (a run_id column splits a chunk into runs, and a partitioned
+    read loses the file's order) is found in the file by the failing row's run, query and
+    document (:func:`_row_in_source`); otherwise the row is the chunk's offset when the
+    file's order is kept."""
     if exc.source not in (None, "run"):
         return exc
+    if exc.row is not None:
+        found = _row_in_source(source, getattr(exc, "_row_key", None))
+        if found is not None:
+            return exc.at(source=found[0], row=found[1])
     row = exc.row + offset if (offset is not None and exc.row is not None) else None
     return exc.at(source=_label(source), row=row)
+
+
+def _note_row_key(exc: InputError, name: str, table: pl.DataFrame) -> None:
+    """Keep on ``exc`` what finds its row again in the file when the rows were
+    partitioned: the run, the query, the document and which of that triple's rows in the
+    run's part of the chunk it is (a part keeps the file's order within a query)."""
+    row = exc.row
+    if row is None or not 0 <= row < table.height or "doc_id" not in table.columns:
+        return
+    try:
+        q, d = table["query_id"][row], table["doc_id"][row]
+        head = table.slice(0, row + 1)
+        k = head.filter((pl.col("query_id") == q) & (pl.col("doc_id") == d)).height - 1
+        exc._row_key = (name, q, d, k)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - a hint for the message only
+        return
+
+
+def _row_in_source(source: RunSource, key) -> tuple[str, int] | None:
+    """``(file, row)`` of a parquet source's row of :func:`_note_row_key`'s ``key``, or None
+    (another kind of source, or not found)."""
+    if key is None or source.kind != "parquet":
+        return None
+    name, q, d, k = key
+    try:
+        for i, path in enumerate(source.files):
+            cols = source.maps[i] if source.maps else {}
+            lf = pl.scan_parquet(path, hive_partitioning=False, glob=False).with_row_index("_row")
+            cond = (pl.col(cols.get("query_id", "query_id")) == q) & (
+                pl.col(cols.get("doc_id", "doc_id")) == d)
+            if "run_id" in cols or "run_id" in lf.collect_schema().names():
+                cond = cond & (pl.col(cols.get("run_id", "run_id")).cast(pl.Utf8) == name)
+            rows = lf.filter(cond).select("_row").collect()["_row"].to_list()
+            if k < len(rows):
+                return str(path), int(rows[k])
+            k -= len(rows)
+    except Exception:  # noqa: BLE001 - the message keeps the file without a row
+        return None
+    return None
 
 
 def _fast_path(evaluator) -> bool:
@@ -921,7 +968,11 @@ def _evaluate_chunk(evaluator, chunk: pl.DataFrame, default_run: str, measure_na
     else:
         parts = [(default_run, chunk)]
     for name, table in parts:
-        batch = evaluator.prepare(table, complete=False, check_scores=False)
+        try:
+            batch = evaluator.prepare(table, complete=False, check_scores=False)
+        except InputError as exc:
+            _note_row_key(exc, name, table)
+            raise
         values = evaluator.score(batch)
         n = values.shape[0]
         cols = {

@@ -122,3 +122,27 @@ def test_evaluate_files_counts_each_row_once(tmp_path):
     res = evaluate_files(QRELS, tmp_path / "bm25.parquet", ["num_ret"])
     mem = fasteval.aggregate(fasteval.evaluate(QRELS, {"bm25": RUN}, ["num_ret"]))
     assert res.aggregate.rows() == mem.rows() == [("bm25", "num_ret", 3.0)]
+
+
+@pytest.mark.parametrize("with_run_id", [False, True])
+def test_repeated_document_names_its_row_when_read_partitioned(tmp_path, capsys, with_run_id):
+    """A run not grouped by query is read hash-partitioned, which loses the rows' numbers:
+    the repeated (query, doc) row is found again in the file (row 4, as unchunked), also
+    when another run in the file holds the same pair."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cols = {"query_id": ["q1", "q2", "q1", "q2", "q1", "q2"],
+            "doc_id": ["a", "c", "b", "d", "a", "e"], "score": [6.0, 5, 4, 3, 2, 1]}
+    if with_run_id:  # run "x" holds q1/a once, before the file's repeat in run "y"
+        cols = {k: v[:1] + v for k, v in cols.items()}
+        cols["run_id"] = ["x"] + ["y"] * 6
+    run = tmp_path / "r.parquet"
+    pq.write_table(pa.table(cols), run, row_group_size=2)
+    qrels = tmp_path / "q.parquet"
+    pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "c"], "relevance": [1, 1]}).write_parquet(qrels)
+    row = 5 if with_run_id else 4
+    for chunking in (["--max-rows-per-chunk", "2"], []):
+        assert main(["eval", str(qrels), str(run), "-m", "map", "--quiet", *chunking]) == 2
+        err = capsys.readouterr().err
+        assert f"r.parquet, row {row}, column 'doc_id': document 'a' appears more than once for query 'q1'" in err, (chunking, err)
