@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import time
 import uuid
 from pathlib import Path
@@ -877,13 +876,17 @@ def _drop_helpers(block, *, names: list[str], wide: bool):
 
 def _write_dir(ray, scored_parts: list[list], fills: pl.DataFrame | None, out, names: list[str], *, wide: bool) -> None:
     """Write per-query results with Ray's parquet writer into a hidden directory beside
-    ``out``; rename it to ``out`` once complete (an older ``out`` is replaced)."""
+    ``out``; rename it to ``out`` once complete (an older ``out`` is moved aside under a
+    temporary name, then removed). Both temporary names are those of
+    :func:`fasteval.io.atomic.temp_prefix`, so that the folders a killed job leaves are
+    removed by the next job writing ``out`` (:func:`fasteval.io.atomic.remove_stale`)."""
     from fasteval.batch.sinks import empty_wide, to_long
-    from fasteval.io.atomic import temp_prefix, temp_stem
+    from fasteval.io.atomic import remove_stale, temp_prefix, temp_stem
 
     final = Path(out)
     final.parent.mkdir(parents=True, exist_ok=True)
     stem = temp_stem(final.name, final.parent)  # cut to fit the name limit beside the tail
+    remove_stale(final.parent, stem, ".tmp")
     tmp = final.parent / f"{temp_prefix(stem)}{uuid.uuid4().hex[:8]}.tmp"
     try:
         for refs in scored_parts:
@@ -900,7 +903,7 @@ def _write_dir(ray, scored_parts: list[list], fills: pl.DataFrame | None, out, n
             (empty if wide else to_long(empty, names)).write_parquet(tmp / "empty.parquet")
         old = None
         if final.exists():
-            old = final.parent / f"{stem}{socket.gethostname()}-{os.getpid()}-old.tmp"  # stem: cut to fit
+            old = final.parent / f"{temp_prefix(stem)}{uuid.uuid4().hex[:8]}.tmp"
             os.rename(final, old)
         os.rename(tmp, final)
         if old is not None:

@@ -439,3 +439,24 @@ def test_cli_output_dir_that_cannot_be_written_names_it(ray_local, data, tmp_pat
     assert capsys.readouterr().err == (f"fasteval: error: output '{out}' cannot be written: "
                                        "No space left on device (disk full)\n")
     assert list(out.parent.iterdir()) == []
+
+
+def test_cli_output_dir_removes_what_a_killed_job_left(ray_local, data, tmp_path):
+    """The hidden folders a killed Ray job leaves beside its per-query output are removed
+    by the next job writing that output, as on one machine; they were left for good."""
+    from fasteval.io.atomic import _HOST
+
+    out = tmp_path / "pq.parquet"
+    left = [tmp_path / f".pq.parquet.{_HOST}-999999999-{tag}.tmp" for tag in ("abcdefgh", "12345678")]
+    for folder in left:
+        folder.mkdir()
+        (folder / "part.parquet").write_bytes(b"PAR1")
+        os.utime(folder, (0, 0))  # written long ago, by a process that is gone
+    args = ["eval", str(data / "qrels.parquet"), str(data / "runs" / "alpha.parquet"), "-m", "map", "-q",
+            "--quiet", "-o", str(out), "--engine", "ray"]
+    assert main(args) == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["pq.parquet"]
+    ref = tmp_path / "local.csv"
+    assert main([*args[:-4], "-o", str(ref)]) == 0
+    keys = ["run_id", "query_id", "measure"]
+    assert pl.read_parquet(out).sort(keys).equals(pl.read_csv(ref).sort(keys))
