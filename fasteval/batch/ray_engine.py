@@ -874,6 +874,55 @@ def _drop_helpers(block, *, names: list[str], wide: bool):
     return (df if wide else to_long(df, names)).to_arrow()
 
 
+def earlier_output(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a folder such as :func:`_write_dir` leaves: not a link, holding
+    regular ``*.parquet`` files and nothing else (a per-query output a new job may replace).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "part-0.parquet").write_bytes(b"PAR1")
+    >>> earlier_output(d), earlier_output(d / "part-0.parquet")
+    (True, False)
+    >>> _ = (d / "notes.txt").write_text("mine")
+    >>> earlier_output(d)
+    False
+    """
+    try:
+        if os.path.islink(path) or not os.path.isdir(path):
+            return False
+        entries = list(os.scandir(path))
+    except OSError:
+        return False
+    return bool(entries) and all(e.name.endswith(".parquet") and e.is_file(follow_symlinks=False)
+                                 for e in entries)
+
+
+def check_not_inside(out: str | os.PathLike[str], inputs: list, option: str) -> None:
+    """Refuse an output folder that is, or holds, one of the ``inputs`` (paths; other
+    values are skipped): replacing it would remove that input.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> try:
+    ...     check_not_inside(d, [str(d / "run.parquet")], "-o")
+    ... except ParameterError as exc:
+    ...     print(str(exc).replace(str(d), "D"))
+    -o must be a folder that holds no input (replacing it would remove 'D/run.parquet'), got 'D'
+    """
+    root = Path(out).resolve()
+    for p in inputs:
+        if not isinstance(p, str | os.PathLike) or os.fspath(p) == "-":
+            continue
+        where = Path(os.fspath(p)).resolve()
+        if where == root or root in where.parents:
+            raise ParameterError(option, f"a folder that holds no input (replacing it would remove "
+                                 f"{os.fspath(p)!r})", os.fspath(out))
+
+
 def _write_dir(ray, scored_parts: list[list], fills: pl.DataFrame | None, out, names: list[str], *, wide: bool) -> None:
     """Write per-query results with Ray's parquet writer into a hidden directory beside
     ``out``; rename it to ``out`` once complete (an older ``out`` is moved aside under a

@@ -157,6 +157,19 @@ _ADVICE = {
 """The readers' advice (:data:`fasteval.errors.ADVICE`) in this command's terms."""
 
 
+def _replaces_ray_output(args: argparse.Namespace) -> bool:
+    """Whether ``-o`` is the per-query parquet directory of an earlier ``--engine ray`` job
+    that this ``--engine ray -q`` job writes again (replaced when the job completes)."""
+    from fasteval.batch.ray_engine import earlier_output
+    from fasteval.batch.sinks import format_from_path
+    from fasteval.io.atomic import STDOUT
+
+    if getattr(args, "engine", "local") != "ray" or not args.per_query or args.output in (None, STDOUT):
+        return False
+    fmt = args.format or format_from_path(args.output, default="table", param="-o/--output")
+    return fmt == "parquet" and earlier_output(args.output)
+
+
 def _run(args: argparse.Namespace) -> int:
     import fasteval
     from fasteval.batch.api import job_progress, make_evaluator, write_table_atomic
@@ -171,6 +184,11 @@ def _run(args: argparse.Namespace) -> int:
 
         require_ray()
     outputs = {"-o/--output": args.output, "--aggregate-out": args.aggregate_out}
+    if _replaces_ray_output(args):  # a directory of parquet parts an earlier job wrote
+        from fasteval.batch.ray_engine import check_not_inside
+
+        check_not_inside(args.output, [args.qrels, *args.runs], "-o/--output")
+        outputs["-o/--output"] = None
     check_outputs(outputs, [args.qrels, *args.runs])  # before anything is read
     abort_on_sigterm()
     t0 = time.perf_counter()
@@ -187,6 +205,10 @@ def _run(args: argparse.Namespace) -> int:
     measures = fasteval.parse_measures(args.measure)
     sources = discover_all(args.runs)
     check_outputs(outputs, [f for s in sources for f in s.files])  # files found in directories, globs
+    if outputs["-o/--output"] is None and args.output is not None and args.output != STDOUT:
+        from fasteval.batch.ray_engine import check_not_inside
+
+        check_not_inside(args.output, [f for s in sources for f in s.files], "-o/--output")
     output = None if args.output == STDOUT and fmt != "parquet" else args.output
 
     def read_first_run() -> None:  # chunk size known: the first run reads beside the qrels work

@@ -460,3 +460,31 @@ def test_cli_output_dir_removes_what_a_killed_job_left(ray_local, data, tmp_path
     assert main([*args[:-4], "-o", str(ref)]) == 0
     keys = ["run_id", "query_id", "measure"]
     assert pl.read_parquet(out).sort(keys).equals(pl.read_csv(ref).sort(keys))
+
+
+def test_cli_output_dir_of_an_earlier_job_is_replaced(ray_local, data, tmp_path, capsys):
+    """Running `eval --engine ray -q -o OUT.parquet` again replaces the folder of parquet
+    parts the first run wrote (it was refused: 'is a directory'); a folder holding anything
+    else, or holding an input, is still refused."""
+    out = tmp_path / "pq.parquet"
+    args = ["eval", str(data / "qrels.parquet"), str(data / "runs" / "alpha.parquet"), "-m", "map", "-q",
+            "--quiet", "--engine", "ray", "-o", str(out)]
+    assert main(args) == 0
+    first = pl.read_parquet(out)
+    first.write_parquet(out / "stale-part.parquet")  # a part the new output must not keep
+    assert main([*args, "-m", "P@5"]) == 0  # another measure: every part replaced
+    keys = ["run_id", "query_id", "measure"]
+    again = pl.read_parquet(out).sort(keys)
+    assert again.filter(pl.col("measure") == "map").equals(first.sort(keys))
+    assert again.filter(pl.col("measure") == "P_5").height == first.height
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pq.parquet"]
+    (out / "notes.txt").write_text("mine")
+    capsys.readouterr()
+    assert main(args) == 2
+    assert "is a directory" in capsys.readouterr().err
+    (out / "notes.txt").unlink()
+    pl.read_parquet(data / "runs" / "alpha.parquet").write_parquet(out / "run.parquet")
+    assert main([*args[:2], str(out / "run.parquet"), *args[3:]]) == 2
+    assert capsys.readouterr().err == (f"fasteval: error: -o/--output must be a folder that holds no "
+                                       f"input (replacing it would remove '{out / 'run.parquet'}'), "
+                                       f"got '{out}'\n")
