@@ -662,11 +662,36 @@ def run_job_ray(
                     wide=wide, num_blocks=num_blocks, t0=t0,
                     qrels=qrels, mode=mode, progress=progress)
     except Exception as exc:
-        raise _unwrap(ray, exc) from None
+        raise _in_file(_unwrap(ray, exc), sources) from None
     finally:
         restore()
         if started:
             ray.shutdown()
+
+
+def _in_file(exc: BaseException, sources: list[RunSource]) -> BaseException:
+    """An input error that names a parquet source of several files (its folder or glob) and
+    a row counted over the whole source (block tasks number the rows so) as the file and
+    the row in that file, as the single-machine path names them; any other error as it is."""
+    from fasteval.batch.driver import _label
+
+    if not isinstance(exc, InputError) or exc.row is None:
+        return exc
+    for source in sources:
+        if source.kind != "parquet" or len(source.files) < 2 or exc.source != _label(source):
+            continue
+        try:
+            import pyarrow.parquet as pq
+
+            start = 0
+            for path in source.files:  # the files in the order _read_tasks numbers their rows
+                n = pq.ParquetFile(path).metadata.num_rows
+                if exc.row < start + n:
+                    return exc.at(source=str(path), row=exc.row - start)
+                start += n
+        except OSError:  # the message keeps the source and its row
+            return exc
+    return exc
 
 
 def _unwrap(ray, exc: BaseException) -> BaseException:
