@@ -66,7 +66,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="smallest difference (t) or range of system means (anova) to detect; repeatable",
     )
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
-    p.add_argument("--power", type=float, default=0.8, help="power wanted (0.8)")
+    p.add_argument("--power", type=float, default=None,
+                   help="power wanted (0.8); not with --topics, which prints the power")
     p.add_argument(
         "--design",
         choices=("t", "anova"),
@@ -105,6 +106,11 @@ def _run(args: argparse.Namespace) -> int:
                              "neither" if args.results is None else "both")
     if args.topics is not None and args.topics > 2**63 - 1:  # the table's topics are Int64
         raise ParameterError("--topics", f"an integer from 2 to {2**63 - 1}", args.topics)
+    if args.topics is not None and args.power is not None:
+        raise ParameterError("--power", "left out with --topics (which prints the power at N "
+                             "topics)", args.power)
+    if args.power is None:
+        args.power = 0.8
     if args.systems is not None and args.design != "anova":
         raise ParameterError("--systems", "used with --design anova only", args.systems)
     if args.results is not None:

@@ -143,3 +143,15 @@ def test_one_sided_alpha_past_one_half_equals_statsmodels(alpha):
     smp = pytest.importorskip("statsmodels.stats.power")
     ref = smp.TTestPower().power(effect_size=0.3, nobs=12, alpha=alpha, alternative="larger")
     assert power(12, 0.03, 0.1, alpha=alpha, alternative="greater") == pytest.approx(ref, abs=1e-12)
+
+
+def test_power_with_topics_is_refused(capsys) -> None:
+    """--topics prints the power at N topics: a --power given with it was ignored."""
+    assert main(["power", "--sd", "0.2", "--min-diff", "0.05", "--topics", "50", "--power", "0.9"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == ("fasteval: error: --power must be left out with --topics (which prints "
+                           "the power at N topics), got 0.9")
+    assert main(["power", "--sd", "0.2", "--min-diff", "0.05", "--topics", "50"]) == 0
+    assert capsys.readouterr().out.split()[-2:] == [f"{power(50, 0.05, 0.2):.3f}", "50"]
+    assert main(["power", "--sd", "0.2", "--min-diff", "0.05", "--power", "0.9"]) == 0
+    assert capsys.readouterr().out.split()[-1] == str(topic_set_size(0.05, 0.2, power=0.9))
