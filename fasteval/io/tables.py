@@ -188,6 +188,12 @@ def read_delimited(data: str | bytes, sep: str, kind: Kind, explicit: dict[str, 
     blank = _trailing_blank_lines(data)
     if blank and df.height >= blank and all(df.tail(blank).select(pl.all().is_null().all()).row(0)):
         df = df.head(df.height - blank)  # polars reads each as a row of nulls
+    empty = df.select(pl.all_horizontal(pl.all().is_null())).to_series()
+    if empty.any():  # a blank line inside the file (or one of empty fields only)
+        where = csv_line_locator(data)(int(empty.arg_true()[0]))
+        raise InputError(f"no value in {', '.join(wanted)} (a blank line, or empty fields "
+                         "only); expected a row (blank lines are skipped only at the end of the file)",
+                         source=source, **where)
     return df, mapping
 
 

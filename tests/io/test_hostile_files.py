@@ -180,3 +180,25 @@ def test_a_quoted_field_never_closed_names_its_line(tmp_path, name, data, line):
     assert exc.value.line == line
     assert exc.value.message == ("a quoted field opened on this line is never closed; expected a "
                                  "closing '\"' (and '\"\"' for a quote inside the field)")
+
+
+@pytest.mark.parametrize("data, line", [
+    (b"query_id,doc_id,score\nq1,a,1\n\nq1,b,2\n", 3),
+    (b"query_id,doc_id,score\r\nq1,a,1\r\nq1,b,2\r\n\r\nq1,c,3\r\n", 4),
+    (b"query_id,doc_id,score\nq1,\"a\nb\",1\n,,\nq1,b,2\n", 4),  # after a field spanning lines
+])
+def test_a_blank_csv_line_inside_the_file_names_its_line(tmp_path, data, line):
+    path = tmp_path / "r.csv"
+    path.write_bytes(data)
+    with pytest.raises(InputError) as exc:
+        read_run(path)
+    assert exc.value.line == line
+    assert exc.value.message == ("no value in query_id, doc_id, score (a blank line, or empty fields "
+                                 "only); expected a row (blank lines are skipped only at the end of "
+                                 "the file)")
+
+
+def test_blank_csv_lines_at_the_end_are_skipped(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_bytes(b"query_id,doc_id,score\r\nq1,a,1\r\nq1,b,2\r\n\r\n\r\n")
+    assert read_run(path).select("doc_id", "score").rows() == [("a", 1.0), ("b", 2.0)]

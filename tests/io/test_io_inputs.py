@@ -338,5 +338,6 @@ def test_csv_trailing_blank_lines_are_not_rows(tmp_path: Path, scan: bool) -> No
     (tmp_path / "c.csv").write_text("query_id,doc_id,score\nq1,d1,1\n,,\n\n")
     (tmp_path / "d.csv").write_text("query_id,doc_id,score\nq1,d1,1\n\nq1,d2,0.5\n")
     for name in ("c.csv", "d.csv"):
-        with pytest.raises(InputError, match=rf"{name}, line 3, column 'query_id': query_id is null"):
+        with pytest.raises(InputError, match=rf"{name}, line 3: no value in query_id, doc_id, score \(a "
+                                             r"blank line, or empty fields only\)"):
             read(tmp_path / name)
