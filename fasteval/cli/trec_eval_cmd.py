@@ -481,24 +481,26 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
         from fasteval.prefs import evaluate_prefs
 
         run = _read_trec_run(o, run_path, tie_docno_desc=False)
-        missing: list[str] = []
         if o.compat == 9 or not o.complete:
             # trec_eval's topic loop is the same for preference judgments: 10 stops at the
-            # first judged topic the run lacks (without -c); 9.0.8 leaves such topics out
-            from fasteval.prefs.readers import read_prefs, read_qrels_prefs
-
-            judged = (read_prefs if o.rel_format == "prefs" else read_qrels_prefs)(qrels_path)
-            qids = judged.get_column("query_id").unique().sort().to_list()
+            # first judged topic the run lacks (without -c); 9.0.8 leaves such topics out.
+            # Every judged topic is evaluated once (the judgments are read once: a FIFO
+            # cannot be read again), and the lines are then cut to what trec_eval prints
+            every = evaluate_prefs(
+                qrels_path, run, mode=o.rel_format, measures=o.measures or None,
+                per_query=True, max_docs=o.max_docs, complete=True, summary=True,
+            )
+            qids = sorted({qid for _, qid, _ in every if qid != "all"})
             answered = set(run.get_column("query_id").cast(pl.Utf8).to_list())
             stop = _topic_stop(o, qids, np.array([q in answered for q in qids], dtype=bool))
             if stop:
                 return stop
             missing = [q for q in qids if q not in answered]
-        if missing:  # --compat 9 only
-            lines = _prefs_v9(evaluate_prefs(
-                qrels_path, run, mode=o.rel_format, measures=o.measures or None,
-                per_query=True, max_docs=o.max_docs, complete=True, summary=True,
-            ), set(missing), len(qids), o)
+            if missing:  # --compat 9 only
+                lines = _prefs_v9(every, set(missing), len(qids), o)
+            else:  # every judged topic answered: -c changes nothing
+                lines = [line for line in every
+                         if (o.summary if line[1] == "all" else o.per_query)]
         else:
             lines = evaluate_prefs(
                 qrels_path, run, mode=o.rel_format, measures=o.measures or None,
