@@ -16,7 +16,6 @@ Examples
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from fasteval.cli import STDIN, add_command, input_source, stdin_once
@@ -441,7 +440,7 @@ def _run(args: argparse.Namespace) -> int:
     from fasteval.errors import ParameterError
 
     plots = _plots(args.plot)
-    from fasteval.io.atomic import check_outputs
+    from fasteval.io.atomic import check_outputs, write_stdout
 
     outputs = {"-o/--output": args.output, "--details": args.details}
     outputs.update({f"--plot {kind}": path for kind, path in plots})
@@ -494,13 +493,13 @@ def _run(args: argparse.Namespace) -> int:
         else:
             write(cmp, args.output, "text" if fmt == "table" else fmt, **options)
     elif fmt == "csv":
-        sys.stdout.write(cmp.to_frame().write_csv())
+        write_stdout(cmp.to_frame().write_csv())
     elif fmt == "table":
         from fasteval.compare.report import details_text
 
-        sys.stdout.write(render(cmp, "text", **options) + "\n" + details_text(cmp))
+        write_stdout(render(cmp, "text", **options) + "\n" + details_text(cmp))
     else:
-        sys.stdout.write(render(cmp, fmt, **options))
+        write_stdout(render(cmp, fmt, **options))
     if args.details:
         write(cmp, args.details, details_fmt)
     for kind, path in plots:

@@ -402,10 +402,15 @@ def _closing(fd: int):
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
-def test_trec_eval_stdout_on_a_full_disk_names_it(trec):
+@pytest.mark.parametrize("command", [("trec-eval", "{q}", "{r}"),
+                                     ("compare", "{q}", "{r}", "{r2}", "-m", "map"),
+                                     ("compare", "{q}", "{r}", "{r2}", "-m", "map", "--format", "csv")])
+def test_stdout_on_a_full_disk_names_it(trec, command):
     q, r = trec
+    r2 = r.parent / "other.txt"
+    r2.write_bytes(r.read_bytes())
     with open("/dev/full", "wb") as full:
-        done = _fasteval("trec-eval", str(q), str(r), stdout=full)
+        done = _fasteval(*(a.format(q=q, r=r, r2=r2) for a in command), stdout=full)
     assert done.returncode == 2
     assert done.stderr.decode().splitlines() == [
         "fasteval: error: standard output cannot be written: No space left on device (disk full)"]
