@@ -50,7 +50,7 @@ from pathlib import Path
 
 import polars as pl
 
-from fasteval.errors import InputError
+from fasteval.errors import InputError, first_line
 from fasteval.io._common import missing_path, walk_error
 
 PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
@@ -165,8 +165,7 @@ def check_parquet(path: Path, hive: dict[str, str] | None = None) -> tuple[int, 
         num_rows = parquet_rows(path)
         schema = pl.scan_parquet(path, glob=False).collect_schema()  # a file, never a pattern
     except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"not a readable parquet file ({first})", source=str(path)) from None
+        raise InputError(f"not a readable parquet file ({first_line(exc)})", source=str(path)) from None
     columns = column_map(list(schema), hive or {}, source=str(path))
     if num_rows == 0:
         raise InputError("no rows (empty table)", source=str(path))

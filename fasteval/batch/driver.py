@@ -33,7 +33,7 @@ import polars as pl
 
 from fasteval.batch.discover import RunSource
 from fasteval.batch.sinks import Sink, empty_wide, to_wide
-from fasteval.errors import InputError, ParameterError
+from fasteval.errors import InputError, ParameterError, first_line
 
 BYTES_PER_ROW = 400
 """Estimated peak bytes per run row while a chunk is scored (read + prepare + kernels)."""
@@ -173,8 +173,7 @@ def iter_frames(source: RunSource, batch_rows: int) -> Iterator[pl.DataFrame]:
                 offset += df.height
                 yield df
         except (pl.exceptions.PolarsError, OSError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise InputError(f"could not read parquet data ({first})", source=str(path)) from None
+            raise InputError(f"could not read parquet data ({first_line(exc)})", source=str(path)) from None
 
 
 def convert_types(df: pl.DataFrame, source: str, offset: int) -> pl.DataFrame:

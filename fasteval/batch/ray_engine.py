@@ -56,7 +56,7 @@ import polars as pl
 
 from fasteval.batch.discover import RunSource
 from fasteval.batch.driver import JobStats
-from fasteval.errors import FastevalError, InputError, ParameterError
+from fasteval.errors import FastevalError, InputError, ParameterError, first_line
 
 ENGINES = ("local", "ray")
 QRELS_MODES = ("auto", "shared", "co-partitioned")
@@ -267,8 +267,7 @@ def read_parts(batch, *, specs: list[dict]):
             pf = pq.ParquetFile(path)
             table = pf.read_row_groups(list(range(task["rg0"], task["rg1"])), columns=list(columns.values()))
         except OSError as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise InputError(f"could not read parquet data ({first})", source=path) from None
+            raise InputError(f"could not read parquet data ({first_line(exc)})", source=path) from None
         df = pl.from_arrow(table)
         if not isinstance(df, pl.DataFrame):  # from_arrow on a Table always gives one
             raise TypeError(f"expected a polars DataFrame, got {type(df).__name__}")

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from fasteval.errors import InputError, ParameterError
+from fasteval.errors import InputError, ParameterError, first_line
 
 _KEYS = ("run_id", "query_id", "measure", "value")
 #: columns of a results file that are text whatever they look like
@@ -71,8 +71,7 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
         sep = "\t" if kinds[suffix] == "tsv" else ","
         df = pl.read_csv(source, separator=sep, schema_overrides=dict.fromkeys(_TEXT_COLUMNS, pl.Utf8))
     except pl.exceptions.PolarsError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"cannot read the {kinds[suffix]} file ({first})",
+        raise InputError(f"cannot read the {kinds[suffix]} file ({first_line(exc)})",
                          source=str(p)) from exc
     if any("_duplicated_" in c for c in df.columns):  # polars renamed a repeated name
         _refuse_repeated_names(source, sep, str(p))
@@ -94,8 +93,8 @@ def _read_parquet_dir(p: Path) -> pl.DataFrame:
         try:
             frames.append(pl.read_parquet(f))
         except pl.exceptions.PolarsError as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise InputError(f"cannot read the parquet file ({first})", source=str(f)) from exc
+            raise InputError(f"cannot read the parquet file ({first_line(exc)})",
+                             source=str(f)) from exc
     columns = [f.columns for f in frames]
     if any(set(c) != set(columns[0]) for c in columns):
         k = next(i for i, c in enumerate(columns) if set(c) != set(columns[0]))
@@ -136,8 +135,8 @@ def _as_frame(obj: Any, source: str) -> pl.DataFrame:
     if isinstance(obj, (str, os.PathLike)):
         return _read_file(obj)
     if type(obj).__module__.startswith("pandas"):
-        # NaN stays NaN (refused like a polars NaN); a missing value is pandas' NA or None
-        return pl.from_pandas(obj.reset_index() if obj.index.name else obj, nan_to_null=False)
+        # NaN is pandas' missing value (a polars null becomes NaN in to_pandas()): missing
+        return pl.from_pandas(obj.reset_index() if obj.index.name else obj)
     raise InputError(
         f"expected a polars/pandas DataFrame, a path or a mapping, got {type(obj).__name__}",
         source=source,
@@ -245,9 +244,9 @@ def _check_cells(df: pl.DataFrame, source: str, value_cols: list[str], long_form
 def load_results(results: Any) -> pl.DataFrame:
     """Read per-query results in any accepted form into one long table.
 
-    Rows with a null value (pandas' ``NA`` or ``None`` in an object column) are dropped
-    (they count as missing). Raises :class:`~fasteval.errors.InputError` for NaN (pandas'
-    too) and infinite values and for null run ids, query ids or measure names, naming the
+    Rows with a null value (pandas' NaN, ``NA`` or ``None``) are dropped (they count as
+    missing). Raises :class:`~fasteval.errors.InputError` for NaN (of a polars table or a
+    file) and infinite values and for null run ids, query ids or measure names, naming the
     table or file, its row and column (duplicated ``(run_id, query_id, measure)`` rows are
     reported by :func:`pair_all`).
 
@@ -310,20 +309,22 @@ def load_results(results: Any) -> pl.DataFrame:
 def _refuse_repeated_results(parts: list[pl.DataFrame], sources: list[str]) -> None:
     """Refuse a value of one run, query and measure given in two files (the same run's
     results given twice), naming both; a run's measures or queries spread over several
-    files are accepted."""
-    seen: dict[tuple[str, str], int] = {}
-    for k, part in enumerate(parts):
-        for run, measure in part.select("run_id", "measure").unique(maintain_order=True).iter_rows():
-            j = seen.setdefault((run, measure), k)
-            if j == k:
-                continue
-            pick = (pl.col("run_id") == run) & (pl.col("measure") == measure)
-            common = part.filter(pick).join(parts[j].filter(pick).select("query_id"),
-                                            on="query_id", how="semi")
-            if common.height:
-                raise InputError(
-                    f"run {run!r}, query {common['query_id'][0]!r}, measure {measure!r} is also "
-                    f"in {sources[j]}; give each run's results once", source=sources[k])
+    files are accepted, and a null value (missing) repeats nothing."""
+    keys = ["run_id", "query_id", "measure"]
+    tagged = pl.concat([p.filter(pl.col("value").is_not_null()).select(keys)
+                        .with_columns(pl.lit(k, dtype=pl.Int64).alias("_part"))
+                        for k, p in enumerate(parts)])
+    twice = (tagged.unique(subset=[*keys, "_part"], keep="first", maintain_order=True)
+             .group_by(keys, maintain_order=True)
+             .agg(pl.col("_part").first().alias("_first"), pl.col("_part").slice(1, 1).first().alias("_then"),
+                  pl.len().alias("_n"))
+             .filter(pl.col("_n") > 1))
+    if twice.height:
+        run, query, measure, first, then = twice.select(
+            *keys, "_first", "_then").sort("_then", maintain_order=True).row(0)
+        raise InputError(
+            f"run {run!r}, query {query!r}, measure {measure!r} is also in {sources[first]}; "
+            "give each run's results once", source=sources[then])
 
 
 def _file_run_names(paths: list[str | os.PathLike[str]]) -> dict[str, str]:

@@ -206,3 +206,25 @@ def test_a_run_given_in_two_files_is_refused_naming_both(tmp_path, capsys) -> No
         measure=pl.lit("P_1")).write_parquet(again)
     c = fasteval.compare([first, again, other], measures="map", tests="t", ci=None)
     assert c.means.select("run_id", "n_used").rows() == [("bm25", 4), ("dense", 4)]
+
+
+def test_a_repeat_in_a_third_file_and_nulls(tmp_path):
+    """Each file is checked against every earlier one (a repeat between the second and the
+    third is named with both), and a null (missing) value repeats nothing."""
+    from fasteval.compare._data import load_results
+
+    def write(name, qids, values):
+        p = tmp_path / name
+        pl.DataFrame({"run_id": ["bm25"] * len(qids), "query_id": qids,
+                      "map": pl.Series(values, dtype=pl.Float64)}).write_parquet(p)
+        return str(p)
+
+    a = write("a.parquet", ["q1", "q2"], [0.1, 0.2])
+    b = write("b.parquet", ["q3", "q4"], [0.3, 0.4])
+    c = write("c.parquet", ["q3"], [0.5])
+    with pytest.raises(InputError) as exc:
+        load_results([a, b, c])
+    assert exc.value.source == c
+    assert f"run 'bm25', query 'q3', measure 'map' is also in {b}" in str(exc.value)
+    n = write("n.parquet", ["q1"], [None])
+    assert load_results([a, n]).height == 2
