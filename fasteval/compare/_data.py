@@ -291,8 +291,11 @@ def load_results(results: Any) -> pl.DataFrame:
                 run_name = None if "run_id" in df.columns else names[str(item)]
                 parts.append(_normalize(df, str(item), run_name))
                 sources.append(str(item))
-            else:
+            elif isinstance(item, Mapping):
                 parts.append(load_results(item))
+                sources.append(f"results[{k}]")
+            else:  # a table: its errors name it by its place in the list
+                parts.append(_normalize(_as_frame(item, f"results[{k}]"), f"results[{k}]", None))
                 sources.append(f"results[{k}]")
     else:
         parts.append(_normalize(_as_frame(results, "results"), "results", None))

@@ -228,3 +228,13 @@ def test_a_repeat_in_a_third_file_and_nulls(tmp_path):
     assert f"run 'bm25', query 'q3', measure 'map' is also in {b}" in str(exc.value)
     n = write("n.parquet", ["q1"], [None])
     assert load_results([a, n]).height == 2
+
+
+def test_a_table_in_a_list_is_named_by_its_place():
+    from fasteval.compare._data import load_results
+
+    a = pl.DataFrame({"run_id": ["a"], "query_id": ["q1"], "map": [0.1]})
+    b = pl.DataFrame({"run_id": ["b"], "query_id": ["q1"], "map": [float("nan")]})
+    with pytest.raises(InputError) as exc:
+        load_results([a, b])
+    assert (exc.value.source, exc.value.row, exc.value.column) == ("results[1]", 0, "map")
