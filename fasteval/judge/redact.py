@@ -240,8 +240,11 @@ def setting_secrets(name: str, value: Any, depth: int = 2) -> list[str]:
     if "headers" in lowered:
         return header_secrets(value)
     if "query" in lowered or lowered == "params":
-        return [str(v) for k, v in value.items()
-                if _is_sensitive_query(str(k)) and isinstance(v, (str, int)) and str(v)]
+        plain = [str(v) for k, v in value.items() if _is_sensitive_query(str(k))
+                 and isinstance(v, (str, int)) and not isinstance(v, bool) and str(v)]
+        # as given, and URL-encoded as a client sends it (a server may echo either)
+        return list(dict.fromkeys(x for v in plain
+                                  for x in (v, urlencode({"": v})[1:], quote(v, safe=""))))
     if depth <= 0:
         return []
     return [s for key, item in value.items() for s in setting_secrets(str(key), item, depth - 1)]
@@ -421,13 +424,14 @@ def scrub_config(data: Any) -> Any:
             elif ("query" in name or name == "params") and isinstance(value, Mapping):
                 out[key] = {k: scrub_config(v) for k, v in value.items()
                             if not _is_sensitive_query(str(k))}
-            elif name == "auth" and value is not None and not isinstance(value, bool):
+            elif (name == "auth" and value is not None and not isinstance(value, bool)
+                  and not _names_env_vars(value)):
                 continue  # httpx's (user, password) or an auth object's state
             else:
                 out[key] = scrub_config(value)
         return out
-    if isinstance(data, str):
-        return clean_url(data) if _URL_START.match(data) else data
+    if isinstance(data, str):  # a URL is rewritten only when it holds a credential
+        return clean_url(data) if _URL_START.match(data) and url_secrets(data) else data
     if isinstance(data, list):
         return [scrub_config(v) for v in data]
     if isinstance(data, tuple):
@@ -436,6 +440,12 @@ def scrub_config(data: Any) -> Any:
 
 
 _URL_START = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://")
+
+
+def _names_env_vars(value: Any) -> bool:
+    """Whether ``value`` is a ``Secret`` as Haystack serializes one from environment
+    variables (``{"type": "env_var", "env_vars": [...], ...}``): names, no secret."""
+    return isinstance(value, Mapping) and value.get("type") == "env_var"
 
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -363,3 +363,23 @@ def test_a_sas_token_dict_holding_the_token_is_refused_unshown():
         SASEvaluator(token={"type": "token", "token": KEY, "strict": True})
     assert str(exc.value) == ("token must be a serialized environment-variable Secret or None, got "
                               "{'type': 'token', 'token': '***', 'strict': True}")
+
+
+def test_scrub_config_rewrites_only_urls_with_credentials_and_keeps_env_secrets():
+    from fasteval.judge.redact import scrub_config
+
+    data = {"stop": ["http://x/?token=abc&v=1 rest", "http://x/?v=1 rest"],
+            "auth": {"type": "env_var", "env_vars": ["JUDGE_KEY"], "strict": True},
+            "http_client_kwargs": {"auth": ["me", "pw"]}}
+    got = scrub_config(data)
+    assert got["stop"][1] == "http://x/?v=1 rest"  # nothing secret: as written
+    assert "abc" not in got["stop"][0]
+    assert got["auth"] == data["auth"]  # a Haystack Secret names variables only
+    assert got["http_client_kwargs"] == {}
+
+
+def test_query_credentials_are_masked_in_their_url_encoded_spelling():
+    from fasteval.judge.redact import setting_secrets
+
+    found = setting_secrets("extra_query", {"sig": "ab/cd+ef==", "api_key": True, "v": "1"})
+    assert found == ["ab/cd+ef==", "ab%2Fcd%2Bef%3D%3D"]
