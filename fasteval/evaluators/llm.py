@@ -445,7 +445,7 @@ class LLMEvaluator(HaystackComponent):
         deadline: float | None = None,
     ) -> None:
         self.validate_init_parameters(inputs, outputs, examples)
-        from fasteval.errors import ParameterError
+        from fasteval.errors import ParameterError, check_flag
 
         if not isinstance(max_concurrency, int) or isinstance(max_concurrency, bool) or max_concurrency < 1:
             raise ParameterError("max_concurrency", "an integer >= 1", max_concurrency)
@@ -456,8 +456,7 @@ class LLMEvaluator(HaystackComponent):
             raise ParameterError("deadline", "a positive number of seconds or None", deadline)
         if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
             raise ParameterError("cache_dir", "a folder (str or PathLike) or None", cache_dir)
-        if not isinstance(corrective_retry, bool):
-            raise ParameterError("corrective_retry", "True or False", corrective_retry)
+        corrective_retry = check_flag("corrective_retry", corrective_retry)
         self.deadline = deadline
         self.raise_on_failure = raise_on_failure
         self.instructions = instructions

@@ -187,10 +187,9 @@ class SASEvaluator(HaystackComponent):
         if model is not None and not (isinstance(model, str) and model):
             raise ParameterError("model", "a model folder (str or PathLike) or a cached hub name (str)",
                                  model)
-        from fasteval.sas.model import PRECISIONS
+        from fasteval.sas.model import check_precision
 
-        if precision not in PRECISIONS:
-            raise ParameterError("precision", f"one of {', '.join(PRECISIONS)}", precision)
+        check_precision(precision)
         if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
             raise ParameterError("cache_dir", "a folder (str or PathLike) or None", cache_dir)
         self._model = DEFAULT_MODEL if model is None else model

@@ -129,6 +129,21 @@ def check_device(device: str) -> None:
             raise ParameterError("device", f"a CUDA device from cuda:0 to cuda:{count - 1}", device)
 
 
+def check_precision(precision: object) -> None:
+    """Refuse a ``precision`` that is none of :data:`PRECISIONS`.
+
+    Examples
+    --------
+    >>> check_precision("float16")
+    >>> check_precision("half")
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: precision must be one of auto, float32, float16, bfloat16, got 'half'
+    """
+    if precision not in PRECISIONS:
+        raise ParameterError("precision", f"one of {', '.join(PRECISIONS)}", precision)
+
+
 def resolve_precision(precision: str, device: str) -> str:
     """``auto`` is float16 on CUDA and float32 elsewhere.
 
@@ -137,8 +152,7 @@ def resolve_precision(precision: str, device: str) -> str:
     >>> resolve_precision("auto", "cpu"), resolve_precision("auto", "cuda:0")
     ('float32', 'float16')
     """
-    if precision not in PRECISIONS:
-        raise ParameterError("precision", f"one of {', '.join(PRECISIONS)}", precision)
+    check_precision(precision)
     if precision == "auto":
         return "float16" if device.startswith("cuda") else "float32"
     return precision
