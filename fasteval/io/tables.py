@@ -409,13 +409,15 @@ def _mixed_kinds_suspected(df: pl.DataFrame, data: bytes) -> bool:
     """Whether polars may have merged values of different JSON kinds into a column (it
     writes an object or array met among text as JSON text, ``{"id": "a"}``, and reads true
     among numbers as 1): a text column holding a value that opens like an object or an
-    array, or a number or text column while ``true`` or ``false`` is in the text. Only then
-    are the records parsed again to be sure (:func:`_check_one_kind`).
+    array, or a number or text column whose key is given ``true`` or ``false`` somewhere in
+    the text (one search for those keys; a boolean under another key, which the table does
+    not read, is no suspicion). Only then are the records parsed again to be sure
+    (:func:`_check_one_kind`).
 
     Examples
     --------
     >>> frame = pl.DataFrame({"doc_id": ["trueblood"], "score": [1.0]})
-    >>> _mixed_kinds_suspected(frame, b'{"doc_id": "trueblood", "score": 1.0}')
+    >>> _mixed_kinds_suspected(frame, b'{"doc_id": "trueblood", "score": 1.0, "flag": true}')
     False
     >>> _mixed_kinds_suspected(frame, b'{"doc_id": "d", "score": true}')
     True
@@ -424,12 +426,11 @@ def _mixed_kinds_suspected(df: pl.DataFrame, data: bytes) -> bool:
         s = df.get_column(name)
         if s.dtype == pl.String and (s.str.starts_with("{") | s.str.starts_with("[")).any():
             return True
-    return any(df.get_column(n).dtype != pl.Boolean for n in df.columns) and (
-        _JSON_BOOLEAN.search(data) is not None)
-
-
-#: true or false as a JSON value (after a key's colon), not inside an id such as "trueblood".
-_JSON_BOOLEAN = re.compile(rb":\s*(?:true|false)\b")
+    keys = [n for n in df.columns if df.get_column(n).dtype != pl.Boolean]
+    if not keys or (b"true" not in data and b"false" not in data):  # (a fast find first)
+        return False
+    return any(re.search(re.escape(json.dumps(k).encode()) + rb"\s*:\s*(?:true|false)\b", data)
+               for k in keys)
 
 
 def _check_keys_once(data: str | bytes, records: int, keys: set[str], source: str) -> None:
@@ -583,16 +584,26 @@ def _check_one_kind(records: list, keys: set[str] | None, source: str,
     ...
     fasteval.errors.InputError: r.json, row 2, column 'score': score is true or false where other records hold a number or text; expected one kind of value per key (numbers or text for the table's columns)
     """
-    first: dict[str, str] = {}
-    for i, record in enumerate(records):
-        for key, value in record.items():
-            if value is None or (keys is not None and key not in keys):
-                continue
-            kind = _json_kind(value)
-            seen = first.setdefault(key, kind)
-            if kind != seen:
-                where = {"line": lines[i]} if lines else {"row": i}
-                raise InputError(_kinds_message(key, kind, seen), source=source, column=key, **where)
+    names = keys if keys is not None else dict.fromkeys(k for r in records for k in r)
+    found: tuple[tuple[int, int], str, str, str] | None = None
+    for key in names:
+        values = [r.get(key) for r in records]
+        types = set(map(type, values))
+        if types <= _SCALAR_TYPES or types <= _BOOL_TYPES:  # one kind: the common case
+            continue
+        other = _other_kind(values)
+        if other is not None:  # the first such record; in it, the first such key
+            at = (other[0], list(records[other[0]]).index(key))
+            if found is None or at < found[0]:
+                found = (at, key, other[1], other[2])
+    if found is not None:
+        (i, _), key, kind, seen = found
+        where = {"line": lines[i]} if lines else {"row": i}
+        raise InputError(_kinds_message(key, kind, seen), source=source, column=key, **where)
+
+
+_SCALAR_TYPES = {int, float, str, type(None)}
+_BOOL_TYPES = {bool, type(None)}
 
 
 def _other_kind(values: list) -> tuple[int, str, str] | None:
