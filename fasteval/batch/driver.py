@@ -927,11 +927,14 @@ def _row_in_source(source: RunSource, key) -> tuple[str, int] | None:
     name, q, d, k = key
     try:
         for i, path in enumerate(source.files):
+            hive = source.hive[i] if i < len(source.hive) else {}
+            if "run_id" in hive and str(hive["run_id"]) != name:  # another run's folder
+                continue
             cols = source.maps[i] if source.maps else {}
             lf = pl.scan_parquet(path, hive_partitioning=False, glob=False).with_row_index("_row")
             cond = (pl.col(cols.get("query_id", "query_id")) == q) & (
                 pl.col(cols.get("doc_id", "doc_id")) == d)
-            if "run_id" in cols or "run_id" in lf.collect_schema().names():
+            if "run_id" not in hive and ("run_id" in cols or "run_id" in lf.collect_schema().names()):
                 cond = cond & (pl.col(cols.get("run_id", "run_id")).cast(pl.Utf8) == name)
             rows = lf.filter(cond).select("_row").collect()["_row"].to_list()
             if k < len(rows):

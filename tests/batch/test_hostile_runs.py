@@ -146,3 +146,19 @@ def test_repeated_document_names_its_row_when_read_partitioned(tmp_path, capsys,
         assert main(["eval", str(qrels), str(run), "-m", "map", "--quiet", *chunking]) == 2
         err = capsys.readouterr().err
         assert f"r.parquet, row {row}, column 'doc_id': document 'a' appears more than once for query 'q1'" in err, (chunking, err)
+
+
+def test_repeated_document_in_a_hive_folder_names_its_file_and_row(tmp_path, capsys):
+    """Runs named by their folders (runs/run_id=c/...): the repeated row is looked for in
+    its own run's files only (the same pair in other runs' files is no repeat)."""
+    runs = tmp_path / "runs"
+    for r, docs in (("a", ["b", "y"]), ("b", ["b", "z"]), ("c", ["x", "b", "b"])):
+        (runs / f"run_id={r}").mkdir(parents=True)
+        pl.DataFrame({"query_id": ["q1"] * len(docs), "doc_id": docs,
+                      "score": [float(len(docs) - i) for i in range(len(docs))]}).write_parquet(
+            runs / f"run_id={r}" / "part.parquet")
+    qrels = tmp_path / "q.parquet"
+    pl.DataFrame({"query_id": ["q1"], "doc_id": ["b"], "relevance": [1]}).write_parquet(qrels)
+    assert main(["eval", str(qrels), str(runs), "-m", "map", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "run_id=c/part.parquet, row 2, column 'doc_id': document 'b' appears more than once" in err
