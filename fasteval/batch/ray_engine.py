@@ -898,15 +898,24 @@ def _drop_helpers(block, *, names: list[str], wide: bool):
     return (df if wide else to_long(df, names)).to_arrow()
 
 
+OUTPUT_MARK = "_fasteval-output"
+"""An empty file :func:`_write_dir` leaves in each folder it writes (parquet readers skip
+names starting with ``_``): a folder without it is the user's, never replaced."""
+
+
 def earlier_output(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a folder such as :func:`_write_dir` leaves: not a link, holding
-    regular ``*.parquet`` files and nothing else (a per-query output a new job may replace).
+    """Whether ``path`` is a folder :func:`_write_dir` wrote: not a link, holding its mark
+    (:data:`OUTPUT_MARK`) and regular ``*.parquet`` files, nothing else (a per-query output
+    a new job may replace). A folder of parquet files without the mark is not one.
 
     Examples
     --------
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "part-0.parquet").write_bytes(b"PAR1")
+    >>> earlier_output(d)
+    False
+    >>> (d / OUTPUT_MARK).touch()
     >>> earlier_output(d), earlier_output(d / "part-0.parquet")
     (True, False)
     >>> _ = (d / "notes.txt").write_text("mine")
@@ -919,8 +928,10 @@ def earlier_output(path: str | os.PathLike[str]) -> bool:
         entries = list(os.scandir(path))
     except OSError:
         return False
-    return bool(entries) and all(e.name.endswith(".parquet") and e.is_file(follow_symlinks=False)
-                                 for e in entries)
+    names = {e.name for e in entries}
+    return OUTPUT_MARK in names and all(
+        (e.name.endswith(".parquet") or e.name == OUTPUT_MARK) and e.is_file(follow_symlinks=False)
+        for e in entries)
 
 
 def check_not_inside(out: str | os.PathLike[str], inputs: list, option: str) -> None:
@@ -974,6 +985,7 @@ def _write_dir(ray, scored_parts: list[list], fills: pl.DataFrame | None, out, n
         if not any(tmp.glob("*.parquet")):  # no results: an empty table, readable as one
             empty = empty_wide(names)
             (empty if wide else to_long(empty, names)).write_parquet(tmp / "empty.parquet")
+        (tmp / OUTPUT_MARK).touch()  # what a later job may replace (earlier_output)
         old = None
         if final.exists():
             old = final.parent / f"{temp_prefix(stem)}{uuid.uuid4().hex[:8]}.tmp"

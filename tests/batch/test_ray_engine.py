@@ -464,8 +464,9 @@ def test_cli_output_dir_removes_what_a_killed_job_left(ray_local, data, tmp_path
 
 def test_cli_output_dir_of_an_earlier_job_is_replaced(ray_local, data, tmp_path, capsys):
     """Running `eval --engine ray -q -o OUT.parquet` again replaces the folder of parquet
-    parts the first run wrote (it was refused: 'is a directory'); a folder holding anything
-    else, or holding an input, is still refused."""
+    parts the first run wrote (its mark tells it from the user's folders); a folder holding
+    anything else, or holding an input, or a folder of parquet files without the mark is
+    refused."""
     out = tmp_path / "pq.parquet"
     args = ["eval", str(data / "qrels.parquet"), str(data / "runs" / "alpha.parquet"), "-m", "map", "-q",
             "--quiet", "--engine", "ray", "-o", str(out)]
@@ -483,6 +484,12 @@ def test_cli_output_dir_of_an_earlier_job_is_replaced(ray_local, data, tmp_path,
     assert main(args) == 2
     assert "is a directory" in capsys.readouterr().err
     (out / "notes.txt").unlink()
+    mine = tmp_path / "mine.parquet"  # the user's folder of parquet files: never replaced
+    mine.mkdir()
+    first.write_parquet(mine / "part-0.parquet")
+    assert main([*args[:-1], str(mine)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    assert [p.name for p in mine.iterdir()] == ["part-0.parquet"]
     pl.read_parquet(data / "runs" / "alpha.parquet").write_parquet(out / "run.parquet")
     assert main([*args[:2], str(out / "run.parquet"), *args[3:]]) == 2
     assert capsys.readouterr().err == (f"fasteval: error: -o/--output must be a folder that holds no "
