@@ -67,6 +67,8 @@ class LazyModule:
         self._module: Any = None
 
     def __getattr__(self, attr: str) -> Any:
+        if attr in LazyModule.__slots__:  # unset (a copy being built): not the module's
+            raise AttributeError(attr)
         module = self._module
         if module is None:
             module = self._module = importlib.import_module(self._name)

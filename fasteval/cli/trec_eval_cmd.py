@@ -133,7 +133,7 @@ def parse_args(argv: list[str]) -> Options:
     if o.res_format != "trec_results":
         raise ParameterError("-T", "trec_results", o.res_format)
     if o.zscores is not None and o.rel_format != "qrels":
-        # z-scores are converted for -R qrels measures only; elsewhere -Z was ignored
+        # z-scores are converted for -R qrels measures only: elsewhere -Z has no meaning
         raise ParameterError("-Z", f"used with -R qrels (z-scores of -R {o.rel_format} "
                              "measures are not computed)", o.zscores)
     if o.max_docs is not None and o.max_docs <= 0:
