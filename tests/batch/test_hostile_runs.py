@@ -87,7 +87,7 @@ def test_null_query_id_in_a_streamed_parquet_run_names_file_row_and_column(tmp_p
 @pytest.mark.parametrize("bad", [float("nan"), None])
 def test_bad_score_in_an_ungrouped_parquet_run_names_its_row(tmp_path, max_rows, bad):
     # queries interleaved: the job partitions the rows by query, after which a chunk's
-    # rows no longer count from the start of the file; the row is found while reading
+    # rows do not count from the start of the file; the row is found while reading
     p = tmp_path / "run.parquet"
     pl.DataFrame({"query_id": ["q1", "q2", "q1", "q2", "q1", "q2"], "doc_id": list("abcdef"),
                   "score": [6.0, 5.0, 4.0, 3.0, bad, 1.0]}).write_parquet(p, row_group_size=2)

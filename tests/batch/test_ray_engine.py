@@ -378,8 +378,8 @@ def test_cli_output_dir_with_a_name_near_the_length_limit(ray_local, data, tmp_p
 
 def test_a_run_table_without_rows_as_locally(ray_local):
     """An empty run table is refused by fasteval.evaluate(engine="ray") with the local
-    error, and gives no results from evaluate_files(engine="ray"), as locally: both raised
-    IndexError (list index out of range) on Ray."""
+    error, and gives no results from evaluate_files(engine="ray"), as locally: neither
+    raises Ray's IndexError (list index out of range)."""
     qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "relevance": [1]})
     empty = pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "score": [1.0]}).head(0)
     for run, kw in ((empty, {}), (empty, {"run_id": "bm25"}), ({"x": empty}, {})):
@@ -399,7 +399,7 @@ def test_a_run_table_without_rows_as_locally(ray_local):
 def test_cli_a_ray_that_cannot_be_reached_is_one_line(tmp_path, capsys, monkeypatch):
     """`fasteval eval --engine ray --ray-address ADDR` that Ray cannot connect to (or a local
     Ray that cannot start) is one line naming the option and the address, its password
-    masked, and exit status 2; Ray's error was a traceback."""
+    masked, and exit status 2, not Ray's traceback."""
     (tmp_path / "q.qrels").write_text("q1 0 a 1\n")
     pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "score": [1.0]}).write_parquet(tmp_path / "r.parquet")
 
@@ -422,8 +422,8 @@ def test_cli_a_ray_that_cannot_be_reached_is_one_line(tmp_path, capsys, monkeypa
 
 def test_cli_output_dir_that_cannot_be_written_names_it(ray_local, data, tmp_path, capsys, monkeypatch):
     """A per-query parquet output Ray's writer cannot write (a full disk, a place such as
-    /proc) is one line naming the output, as on one machine, and leaves no hidden folder:
-    the line was the operating system's words alone ('No such file or directory')."""
+    /proc) is one line naming the output and the cause, as on one machine, not the operating
+    system's words alone ('No such file or directory'), and leaves no hidden folder."""
     import errno
 
     def full(self, path, **options):
@@ -443,7 +443,7 @@ def test_cli_output_dir_that_cannot_be_written_names_it(ray_local, data, tmp_pat
 
 def test_cli_output_dir_removes_what_a_killed_job_left(ray_local, data, tmp_path):
     """The hidden folders a killed Ray job leaves beside its per-query output are removed
-    by the next job writing that output, as on one machine; they were left for good."""
+    by the next job writing that output, as on one machine."""
     from fasteval.io.atomic import _HOST
 
     out = tmp_path / "pq.parquet"

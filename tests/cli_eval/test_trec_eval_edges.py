@@ -25,7 +25,8 @@ def _trec_eval(*args: str) -> str:
                                       ["-m", "qrels_jg"], ["-q", "-m", "Rprec_mult_avgjg"]])
 def test_judgment_group_measures_need_qrels_jg(measures: list[str]) -> None:
     # trec_eval computes map_avgjg, P_avgjg and Rprec_mult_avgjg from qrels_jg judgments
-    # only and stops on plain qrels; they were left out of the output (exit 0, no line)
+    # only and stops on plain qrels; asked for with plain qrels they are an error, not a
+    # silent gap in the output (exit 0, no line)
     files = [str(trec_eval_file("qrels.test")), str(trec_eval_file("results.test"))]
     with pytest.raises(ParameterError, match=r"-R must be qrels_jg with -m .*avgjg.*got 'qrels'"):
         _trec_eval(*measures, *files)
@@ -73,7 +74,7 @@ def test_unsorted_11pt_avg_points_warn() -> None:
 @pytest.mark.parametrize("measure", ["rbp", "rbp.p=0.5", "rbp_resid", "unj.5", "unj@10"])
 def test_compat9_refuses_the_measures_9_0_8_lacks(measure: str) -> None:
     # trec_eval 9.0.8 has no rbp, rbp_resid or unj ("illegal measure"); asked for by name
-    # they were left out of the output without a word
+    # under --compat 9 they are refused, not left out of the output without a word
     files = [str(trec_eval_file("qrels.test")), str(trec_eval_file("results.test"))]
     with pytest.raises(ParameterError, match=r"--compat 9 must be a measure trec_eval 9\.0\.8 "
                                              r"has \((rbp|rbp_resid|unj) came with trec_eval 10\)"):
@@ -92,8 +93,8 @@ def test_compat9_refuses_the_measures_9_0_8_lacks(measure: str) -> None:
 def test_preference_topics_the_run_lacks_stop_as_with_qrels(tmp_path: Path, capsys, fmt,
                                                             judgments, run_keep, missing) -> None:
     # trec_eval 10 loops over the judged topics for -R prefs and qrels_prefs as for -R qrels:
-    # without -c the first one the run lacks stops it with status 4 (it was a fasteval
-    # error, status 2); with -c it is scored against the placeholder ranking
+    # without -c the first one the run lacks stops it with trec_eval's status 4 and message
+    # (not a fasteval error, status 2); with -c it is scored against the placeholder ranking
     source = trec_eval_file("prefs.results.test" if fmt == "prefs" else "results.test")
     run = tmp_path / "run"
     run.write_text("".join(ln for ln in source.read_text().splitlines(keepends=True)
@@ -109,8 +110,8 @@ def test_preference_topics_the_run_lacks_stop_as_with_qrels(tmp_path: Path, caps
 
 def test_judgment_group_measures_in_trec_eval_order_first_parameters_win() -> None:
     # trec_eval prints map_avgjg, P_avgjg, Rprec_mult_avgjg in its table order whatever the
-    # -m order (they came in -m order), and a key.params sets the parameters once, over
-    # qrels_jg's defaults (P_avgjg_5 came twice, with the nine default cutoffs beside it)
+    # -m order (not in -m order), and a key.params sets the parameters once, over qrels_jg's
+    # defaults (P_avgjg_5 once, without the nine default cutoffs beside it)
     files = [str(trec_eval_file("qrels.123")), str(trec_eval_file("results.test"))]
     want = {ln.split("\t")[0].rstrip(): ln for ln in
             trec_eval_file("out.test.qrels_jg").read_text().splitlines() if "\tall\t" in ln}
@@ -131,7 +132,7 @@ def test_judgment_group_measures_in_trec_eval_order_first_parameters_win() -> No
 
 def test_qrels_jg_without_m_says_what_to_pass() -> None:
     # without -m the default set (official) is asked for, which qrels_jg judgments do not
-    # give; the message spoke of "-m" values the user never typed (num_ret, num_rel, ...)
+    # give; the message says 'no -m', not "-m" values the user never typed (num_ret, ...)
     files = [str(trec_eval_file("qrels.123")), str(trec_eval_file("results.test"))]
     with pytest.raises(ParameterError, match=r"^-R qrels_jg must be used with -m qrels_jg .*"
                                              r"got 'no -m'$"):
@@ -151,7 +152,8 @@ def test_obsolete_o_flag_is_accepted_and_ignored() -> None:
     ("qrels_jg", "qrels.123", "results.test", "map_avgjg"),
 ])
 def test_zscores_with_other_judgment_formats_are_refused(fmt, judgments, run, measure) -> None:
-    # -Z converted nothing there: the plain values came out, unprefixed, without a word
+    # -Z converts -R qrels measures only: with another format it is refused rather than
+    # printing the plain values, unprefixed, without a word
     files = [str(trec_eval_file(judgments)), str(trec_eval_file(run))]
     z = str(trec_eval_file("zscores_file"))
     with pytest.raises(ParameterError, match=rf"^-Z must be used with -R qrels \(z-scores of "
@@ -163,7 +165,7 @@ def test_zscores_with_other_judgment_formats_are_refused(fmt, judgments, run, me
 def test_duplicate_below_the_max_docs_cut_is_no_error(tmp_path: Path) -> None:
     # trec_eval looks for a document ranked twice among each topic's top -M documents only
     # (form_res_rels.c sorts, cuts at -M, then checks): 'c' twice at ranks 3 and 4 stops
-    # it from -M 4 on, not with -M 2 or 3; fasteval refused every -M
+    # it from -M 4 on, not with -M 2 or 3 (a duplicate below the cut is no error)
     (tmp_path / "q").write_text("1 0 a 1\n1 0 b 0\n1 0 c 1\n2 0 x 1\n")
     (tmp_path / "r").write_text("1 Q0 a 1 3 r\n1 Q0 b 2 2 r\n1 Q0 c 3 1 r\n2 Q0 x 1 1 r\n"
                                 "1 Q0 c 4 0.5 last\n")
@@ -182,8 +184,8 @@ def test_duplicate_below_the_max_docs_cut_is_no_error(tmp_path: Path) -> None:
 
 def test_compat9_preferences_leave_out_the_topics_the_run_lacks(tmp_path: Path) -> None:
     # 9.0.8 loops over the run's topics: a judged topic the run lacks is not evaluated nor
-    # printed (it was a fasteval error without -c, and printed with its placeholder with
-    # -c); -c divides the means by every judged topic; the counts leave it out
+    # printed (no error without -c, no placeholder line with -c); -c divides the means by
+    # every judged topic; the counts leave it out
     run = tmp_path / "run"
     run.write_text("".join(ln for ln in trec_eval_file("prefs.results.test").read_text()
                            .splitlines(keepends=True) if ln.split()[0] != "3.EC.B"))
@@ -210,7 +212,7 @@ def test_compat9_preferences_leave_out_the_topics_the_run_lacks(tmp_path: Path) 
 
 def test_eval_prints_a_measure_warning_once(capsys) -> None:
     """The command and the evaluator both parse the measure names: its warning is one line,
-    not one per parse (it was three)."""
+    not one per parse (three)."""
     files = [str(trec_eval_file("qrels.test")), str(trec_eval_file("results.test"))]
     assert main(["eval", *files, "-m", "11pt_avg.0.5,0.25", "-m", "P.5", "--quiet"]) == 0
     err = capsys.readouterr().err

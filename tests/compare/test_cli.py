@@ -331,7 +331,8 @@ def test_a_measure_undefined_for_a_query_is_refused_naming_the_run_file(tmp_path
 
 
 def test_scoring_errors_name_the_command_line_options(trec_files, capsys):
-    # evaluate()'s parameter names reached the one line as "relevance_level must be ..."
+    # the one line names the option (-l/--relevance-level), not evaluate()'s parameter
+    # ("relevance_level must be ...")
     d = trec_files
     base = ["compare", str(d / "qrels.txt"), str(d / "bm25.txt"), str(d / "dense.txt"),
             "--test", "t"]

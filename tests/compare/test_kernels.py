@@ -115,7 +115,7 @@ def test_compare_same_result_with_one_and_two_blas_threads():
 
 def test_sampled_tests_hold_no_array_per_resample():
     # the randomization test and the randomised Tukey HSD draw their keys chunk by chunk:
-    # memory stays flat in n_resamples (all keys at once held 8 bytes per resample, the HSD
+    # memory stays flat in n_resamples (all keys at once would hold 8 bytes per resample, the HSD
     # 16: 8 GB and 16 GB at the 10**9 resamples compare() accepts), and the p-values are
     # those of the whole stream drawn at once
     import tracemalloc

@@ -50,9 +50,9 @@ def test_bootstrap_too_large_for_memory_is_refused_before_allocating(monkeypatch
 ])
 def test_bootstrap_memory_estimate_bounds_the_traced_peak(n_runs, n_measures, baseline,
                                                            ci_method):
-    # the check refuses what needs more than half the memory; its estimate was 1.3 to 1.5
-    # times below the bootstrap's traced peak (a 12 GiB estimate on a 24 GiB machine was
-    # about 18 GiB allocated)
+    # the check refuses what needs more than half the memory, so its estimate must bound
+    # the bootstrap's traced peak: one 1.3 to 1.5 times too low lets a 12 GiB estimate on a
+    # 24 GiB machine allocate about 18 GiB
     import tracemalloc
 
     rng = np.random.default_rng(0)

@@ -136,7 +136,7 @@ def test_run_names_are_drawn_literally(tmp_path, kind):
 
 def test_characters_the_font_lacks_are_one_warning_per_plot(tmp_path, capsys):
     # matplotlib warns once per missing character and drawing pass (two passes with a tight
-    # bounding box): a run named in Japanese gave 2 x 5 lines; one warning names them all
+    # bounding box), 2 x 5 lines for a run named in Japanese; one warning names them all
     import warnings
 
     import matplotlib
@@ -166,8 +166,8 @@ def test_characters_the_font_lacks_are_one_warning_per_plot(tmp_path, capsys):
 
 
 def test_plots_leave_the_session_s_matplotlib_backend_alone(tmp_path):
-    # plotting called matplotlib.use("Agg") when pyplot was not yet imported: a notebook
-    # (ipykernel sets MPLBACKEND to its inline backend) then showed no plot of its own
+    # plotting does not call matplotlib.use("Agg"), even when pyplot is not yet imported: a
+    # notebook (ipykernel sets MPLBACKEND to its inline backend) keeps showing its own plots
     import subprocess
     import sys
 

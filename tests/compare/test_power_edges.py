@@ -146,7 +146,8 @@ def test_one_sided_alpha_past_one_half_equals_statsmodels(alpha):
 
 
 def test_power_with_topics_is_refused(capsys) -> None:
-    """--topics prints the power at N topics: a --power given with it was ignored."""
+    """--topics prints the power at N topics: a --power given with it is refused, not
+    ignored."""
     assert main(["power", "--sd", "0.2", "--min-diff", "0.05", "--topics", "50", "--power", "0.9"]) == 2
     err = capsys.readouterr().err
     assert err.strip() == ("fasteval: error: --power must be left out with --topics (which prints "

@@ -442,7 +442,7 @@ def test_runs_with_equal_means_are_all_best():
 
 def test_caption_counts_the_family_the_correction_used():
     # c - base has the same difference on every query: no t p-value, so Holm adjusts the
-    # other two alone (family of 2); the caption said "over all 3 comparisons"
+    # other two alone (family of 2), and the caption counts 2, not "over all 3 comparisons"
     from scipy import stats
     from statsmodels.stats.multitest import multipletests
 

@@ -87,7 +87,7 @@ def test_unreadable_results_files_are_one_line_errors(tmp_path, capsys) -> None:
 def test_results_from_a_directory_of_parquet_parts(tmp_path, capsys) -> None:
     """``fasteval eval --engine ray -q -o out.parquet`` writes a directory of parts (one
     writer call per id type: integer ids in one part, text in another); compare and power
-    read it as one table (it was refused as a directory)."""
+    read it as one table."""
     from fasteval.cli import main
 
     out = tmp_path / "out.parquet"
@@ -182,9 +182,9 @@ def test_a_header_naming_a_measure_twice_is_refused(tmp_path, name) -> None:
 
 
 def test_a_run_given_in_two_files_is_refused_naming_both(tmp_path, capsys) -> None:
-    """The same run's results given twice (two `fasteval eval -q` files of one run) named
-    neither file: "results: 2 rows for run 'bm25', query 1, measure 'map'"; a run whose
-    queries or measures are spread over files is accepted."""
+    """The same run's results given twice (two `fasteval eval -q` files of one run) are
+    refused naming both files, not only "results: 2 rows for run 'bm25', query 1, measure
+    'map'"; a run whose queries or measures are spread over files is accepted."""
     from fasteval.cli import main
 
     first, again, other = tmp_path / "a.parquet", tmp_path / "a2.parquet", tmp_path / "b.parquet"

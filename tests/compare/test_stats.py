@@ -517,8 +517,8 @@ def test_baseline_by_file_stem():
 
 
 def test_too_few_resamples_to_reach_alpha_is_noted_for_every_sampled_test():
-    # 10 resamples: p >= 1/11 whatever the data; the randomization test's note blamed the
-    # 40 queries, the bootstrap and the randomised HSD said nothing
+    # 10 resamples: p >= 1/11 whatever the data; every sampled test's note (randomization,
+    # bootstrap, randomised HSD) names the resamples, not the 40 queries
     rng = np.random.default_rng(0)
     base = rng.uniform(0, 1, 40)
     runs = {"a": pl.DataFrame({"query_id": range(40), "map": base + 0.3}),

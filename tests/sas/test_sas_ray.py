@@ -84,7 +84,7 @@ def test_refusals(ray_local, tiny_cross, tiny_bi):
 
 def test_cli_a_ray_that_cannot_be_reached_is_one_line(tmp_path, capsys, monkeypatch):
     """`fasteval sas --engine ray --ray-address ADDR` that Ray cannot connect to is one line
-    naming the option and the address (password masked), exit status 2; it was Ray's
+    naming the option and the address (password masked), exit status 2, not Ray's
     traceback."""
     src = tmp_path / "answers.parquet"
     pl.DataFrame({"prediction": PREDS, "gold": GOLDS}).write_parquet(src)
