@@ -295,13 +295,24 @@ def small_trec(tmp_path):
     return tmp_path
 
 
+def test_qrels_jg_without_measures_asks_for_them(small_trec, capsys):
+    """The default measures (official) are not computed from qrels_jg judgments: the error
+    asks for -m qrels_jg rather than listing the defaults as if they were given."""
+    (small_trec / "jg").write_text("1 j1 a 1\n1 j2 a 0\n")
+    rc, out, err = _trec_eval(["-R", "qrels_jg", str(small_trec / "jg"), str(small_trec / "r")],
+                              capsys)
+    assert (rc, out) == (2, "")
+    assert err == ("fasteval: error: -R qrels_jg must be used with -m qrels_jg (or num_q, "
+                   "map_avgjg, P_avgjg, Rprec_mult_avgjg): the default measures, official, are "
+                   "not computed from qrels_jg judgments, got 'no -m'\n")
+
+
 @pytest.mark.parametrize("measures, named", [
-    ([], "'num_ret, num_rel, num_rel_ret and 25 more'"),  # official
     (["-m", "map", "-m", "map_avgjg"], "'map'"),
     (["-m", "relstring"], "'relstring'"),
 ])
 def test_qrels_jg_refuses_measures_it_cannot_compute(small_trec, capsys, measures, named):
-    # they were left out of the output without a word (or failed on an empty measure list)
+    # measures trec_eval cannot compute from qrels_jg judgments: an error, not a gap in the output
     (small_trec / "jg").write_text("1 j1 a 1\n1 j2 a 0\n")
     rc, out, err = _trec_eval(["-R", "qrels_jg", *measures, str(small_trec / "jg"),
                                str(small_trec / "r")], capsys)
