@@ -160,12 +160,12 @@ _ADVICE = {
 def _replaces_ray_output(args: argparse.Namespace) -> bool:
     """Whether ``-o`` is the per-query parquet directory of an earlier ``--engine ray`` job
     that this ``--engine ray -q`` job writes again (replaced when the job completes)."""
-    from fasteval.batch.ray_engine import earlier_output
-    from fasteval.batch.sinks import format_from_path
     from fasteval.io.atomic import STDOUT
 
     if getattr(args, "engine", "local") != "ray" or not args.per_query or args.output in (None, STDOUT):
         return False
+    from fasteval.batch.ray_engine import earlier_output  # (a Ray job only)
+    from fasteval.batch.sinks import format_from_path
     fmt = args.format or format_from_path(args.output, default="table", param="-o/--output")
     return fmt == "parquet" and earlier_output(args.output)
 
