@@ -18,21 +18,34 @@ from __future__ import annotations
 import sys
 import types
 
-from fasteval.sas.core import sas
-from fasteval.sas.encode import EncodeStats
-from fasteval.sas.model import default_model_path, load_model
+from fasteval._lazy import lazy_exports
 
-__all__ = ["EncodeStats", "default_model_path", "load_model", "sas"]
+# Names load from their modules on first access: importing this package runs none of its
+# modules, so a tool that imports the package and then one of its files by path (pytest's
+# ``--import-mode=importlib --doctest-modules fasteval/sas/model.py``) keeps one copy of that
+# module, with one ``LoadedModel`` class and one model cache.
+_EXPORTS: dict[str, str] = {
+    "EncodeStats": "fasteval.sas.encode",
+    "default_model_path": "fasteval.sas.model",
+    "load_model": "fasteval.sas.model",
+    "sas": "fasteval.sas.core",
+}
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_exports("fasteval.sas", globals(), _EXPORTS)
 
 
 class _CallableModule(types.ModuleType):
     """``fasteval.sas`` names both this package and the function; make the package callable too.
 
     ``import fasteval.sas`` binds the package as the attribute ``fasteval.sas``; calling it
-    then still runs :func:`sas`.
+    then still runs :func:`fasteval.sas.core.sas`.
     """
 
     def __call__(self, *args, **kwargs):
+        from fasteval.sas.core import sas
+
         return sas(*args, **kwargs)
 
 
