@@ -75,6 +75,9 @@ def _report_keys() -> tuple[str, ...]:
     from fasteval.prepare import Report
 
     return tuple(f.name for f in dataclasses.fields(Report) if f.name not in _PER_RUN_KEYS)
+RAY_CONNECT_TIMEOUT_S = 30.0
+"""Seconds a Ray cluster address (``--ray-address``) has to answer a TCP connection."""
+_GCS_WAIT_ENV = "RAY_gcs_server_port_wait_time_s"
 _FAULT_ENV = "FASTEVAL_RAY_FAULT"
 _KEY_SEED = 18
 _QRELS_SRC = -1
@@ -541,28 +544,87 @@ def _qrels_dataset(ray, qrels: Any, casts: dict[str, str], run_cols: list[tuple[
                           fn_kwargs={"casts": casts, "run_cols": run_cols, "key_text": key_text})
 
 
-def _ensure_ray(ray, address: str | None) -> bool:
+def ray_endpoint(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a Ray address (``HOST:PORT``, ``[IPv6]:PORT``,
+    ``ray://[user:password@]HOST:PORT[?query]``); None for one without a port (``auto``,
+    ``local``, a bare host), which Ray resolves itself.
+
+    Examples
+    --------
+    >>> ray_endpoint("ray://al:pw@10.0.0.1:10001?token=t")
+    ('10.0.0.1', 10001)
+    >>> ray_endpoint("[::1]:6379"), ray_endpoint("auto")
+    (('::1', 6379), None)
+    """
+    rest = address.strip()
+    if "://" in rest:
+        rest = rest.split("://", 1)[1]
+    rest = rest.split("?", 1)[0].split("/", 1)[0].rsplit("@", 1)[-1]
+    host, sep, port = rest.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return None
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    return (host, int(port)) if 0 < int(port) < 65536 else None
+
+
+def _probe(address: str, timeout: float) -> None:
+    """Raise :class:`ConnectionError` unless a TCP connection to the address's host and port
+    opens within ``timeout`` seconds (a refused port fails at once)."""
+    import socket
+
+    endpoint = ray_endpoint(address)
+    if endpoint is None:
+        return
+    try:
+        socket.create_connection(endpoint, timeout=timeout).close()
+    except TimeoutError:
+        raise ConnectionError(f"no answer from {endpoint[0]}:{endpoint[1]} within {timeout:g} s") from None
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        raise ConnectionError(f"cannot open a connection to {endpoint[0]}:{endpoint[1]}: {why}") from None
+
+
+def _ensure_ray(ray, address: str | None, timeout: float = RAY_CONNECT_TIMEOUT_S) -> bool:
     """Connect to (or start) Ray; True when this call started it. An error Ray raises keeps
     its type, with the credentials of the address (``ray://user:password@host``, a token in
-    its query string) masked in its text (:func:`fasteval.judge.redact.redact_exception`)."""
+    its query string) masked in its text (:func:`fasteval.judge.redact.redact_exception`).
+
+    A cluster address with a port is first reached over TCP, which must answer within
+    ``timeout`` seconds (:class:`ConnectionError` otherwise, before Ray is asked). Ray's own
+    handshake then makes one attempt (``RAY_gcs_server_port_wait_time_s=1`` unless that
+    variable is set: Ray retries a GCS that does not answer 20 times by default, for
+    minutes), bounded by Ray's ``RAY_py_gcs_connect_timeout_s`` (30 s by default, read when
+    Ray is imported).
+    """
     if ray.is_initialized():
         return False
+    from fasteval.judge.redact import redact_exception, url_secrets
+
+    secrets = url_secrets(address) if isinstance(address, str) else ()
+    saved = os.environ.get(_GCS_WAIT_ENV)
     try:
+        if isinstance(address, str):
+            _probe(address, timeout)
+            if saved is None:
+                os.environ[_GCS_WAIT_ENV] = "1"
         ray.init(address=address, include_dashboard=False, ignore_reinit_error=True,
                  log_to_driver=False, logging_level="ERROR", configure_logging=True)
     except Exception as exc:
-        from fasteval.judge.redact import redact_exception, url_secrets
-
-        redact_exception(exc, url_secrets(address) if isinstance(address, str) else ())
+        redact_exception(exc, secrets)
         raise
+    finally:
+        if saved is None:
+            os.environ.pop(_GCS_WAIT_ENV, None)
     return True
 
 
-def connect_ray(address: str | None, option: str = "--ray-address", *, ray: Any = None) -> bool:
+def connect_ray(address: str | None, option: str = "--ray-address", *, ray: Any = None,
+                timeout: float = RAY_CONNECT_TIMEOUT_S) -> bool:
     """:func:`_ensure_ray` for a command: connect to (or start) Ray before a job, an error
     being one line (:class:`FastevalError`) that names ``option`` and the address, its
     credentials masked, and quotes the first line of Ray's error. True when this call
-    started Ray (the caller shuts it down). ``ray``: the module (default: imported).
+    started Ray (the caller shuts it down). ``ray``: the module (default: imported);
+    ``timeout``: seconds the address has to answer (see :func:`_ensure_ray`).
 
     Examples
     --------
@@ -570,10 +632,10 @@ def connect_ray(address: str | None, option: str = "--ray-address", *, ray: Any 
     >>> def init(address, **options):
     ...     raise ConnectionError(f"no GCS at {address}\\nretrying")
     >>> ray = types.SimpleNamespace(is_initialized=lambda: False, init=init)
-    >>> connect_ray("ray://al:pw@10.0.0.1:10001", ray=ray)
+    >>> connect_ray("ray://al:pw@head", ray=ray)
     Traceback (most recent call last):
     ...
-    fasteval.errors.FastevalError: could not connect to the Ray cluster at 'ray://***@10.0.0.1:10001' (--ray-address): no GCS at ray://***@10.0.0.1:10001
+    fasteval.errors.FastevalError: could not connect to the Ray cluster at 'ray://***@head' (--ray-address): no GCS at ray://***@head
     """
     from fasteval.errors import first_line
     from fasteval.judge.redact import redact, url_secrets
@@ -581,7 +643,7 @@ def connect_ray(address: str | None, option: str = "--ray-address", *, ray: Any 
     if ray is None:
         ray = require_ray()
     try:
-        return _ensure_ray(ray, address)
+        return _ensure_ray(ray, address, timeout)
     except FastevalError:
         raise
     except Exception as exc:  # its text already masked by _ensure_ray

@@ -32,6 +32,27 @@ from fasteval.errors import options_named
 FORMATS = ("table", "csv", "json", "parquet", "trec")
 
 
+def connect_seconds(text: str) -> float:
+    """``--ray-connect-timeout``: a positive number of seconds.
+
+    Examples
+    --------
+    >>> connect_seconds("2.5")
+    2.5
+    >>> connect_seconds("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a positive number of seconds, got '0'
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``fasteval eval``."""
     p = add_command(
@@ -86,6 +107,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "with -q -o OUT.parquet, OUT is a parquet directory written by Ray")
     p.add_argument("--ray-address", default=None, metavar="ADDR",
                    help="Ray cluster to connect to with --engine ray (default: a local Ray)")
+    p.add_argument("--ray-connect-timeout", type=connect_seconds, default=30.0, metavar="S",
+                   help="seconds the --ray-address host has to answer (default 30); Ray's own "
+                        "handshake then makes one attempt")
     p.add_argument("--share-qrels-limit", default=None, metavar="SIZE",
                    help="with --engine ray: qrels that take at most SIZE prepared (default 1GiB) are "
                         "shared whole through Ray's object store; larger ones are co-partitioned "
@@ -255,7 +279,7 @@ def _run(args: argparse.Namespace) -> int:
         if ray_engine:
             from fasteval.batch.ray_engine import connect_ray, require_ray, run_job_ray
 
-            started = connect_ray(args.ray_address)  # a failure is one line naming the address
+            started = connect_ray(args.ray_address, timeout=getattr(args, "ray_connect_timeout", 30.0))
             try:
                 with bar:
                     wide, stats = run_job_ray(evaluator, sources, complete=args.complete,

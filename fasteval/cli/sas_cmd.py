@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from fasteval.cli import add_command
+from fasteval.cli.eval_cmd import connect_seconds
 from fasteval.errors import options_named
 
 _OPTION_NAMES = {"batch_size": "--batch-size", "device": "--device", "model": "--model",
@@ -62,6 +63,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "actor per GPU, or CPU actors); pip install 'fasteval[ray]'")
     p.add_argument("--ray-address", default=None, metavar="ADDR",
                    help="Ray cluster to connect to with --engine ray (default: a local Ray)")
+    p.add_argument("--ray-connect-timeout", type=connect_seconds, default=30.0, metavar="S",
+                   help="seconds the --ray-address host has to answer (default 30); Ray's own "
+                        "handshake then makes one attempt")
     p.add_argument("-o", "--output", metavar="OUT", help="output parquet (default: INPUT stem + .sas.parquet)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary on stderr")
     return p
@@ -122,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "engine", "local") == "ray":
         from fasteval.batch.ray_engine import connect_ray
 
-        started = connect_ray(getattr(args, "ray_address", None))  # a failure is one line
+        started = connect_ray(getattr(args, "ray_address", None),  # a failure is one line
+                              timeout=getattr(args, "ray_connect_timeout", 30.0))
     try:
         result, stats = _sas(sas, table, device, args)
     except InputError as exc:  # the engine names its input "data": here it is the file
