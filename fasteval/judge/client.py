@@ -90,6 +90,16 @@ class OpenAIChatClient:
     trust_env : bool
         Read proxy and CA settings from the environment (``HTTPS_PROXY``, ``SSL_CERT_FILE``...).
 
+    Notes
+    -----
+    A client can be pickled, so that an evaluator holding it runs under multiprocessing or
+    on Ray workers. The copy holds the configuration as given (credentials in ``base_url``
+    and ``headers`` included: it must authenticate as the original does), never the API key:
+    each copy reads ``api_key_env`` in its own process at request time (on Ray, set it for
+    the workers, e.g. ``runtime_env={"env_vars": {...}}``). Open connections are not copied,
+    and each copy keeps its own rate limits (``requests_per_minute`` and
+    ``tokens_per_minute`` apply per process).
+
     Examples
     --------
     >>> client = OpenAIChatClient(model="qwen2.5-7b-instruct", base_url="http://127.0.0.1:8000/v1")
@@ -311,6 +321,22 @@ class OpenAIChatClient:
         http = self._http.pop(loop, None)
         if http is not None:
             asyncio.run_coroutine_threadsafe(http.aclose(), loop).result(timeout=30)
+
+    # -- pickling (multiprocessing, Ray) -------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """The configuration (see *Notes*): not the connections, rate limiter or random
+        state, which each copy starts afresh; the API key is never held."""
+        state = self.__dict__.copy()
+        for name in ("_http", "_rng", "limiter"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.limiter = RateLimiter(self.requests_per_minute, self.tokens_per_minute)
+        self._http = weakref.WeakKeyDictionary()
+        self._rng = random.Random()
+        redact_http_logs(self._url_secrets)  # this process's httpx log must mask them too
 
     # -- serialization ------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

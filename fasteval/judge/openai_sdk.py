@@ -113,7 +113,9 @@ class OpenAISDKClient:
     key; ``from_dict`` builds a new client from them, the key coming from
     ``OPENAI_API_KEY`` as the SDK does. An error the SDK raises (whose message quotes the
     server's reply, which may echo the key) keeps its type, with the key and the URL's
-    credentials masked in its text and in that of the exceptions chained to it.
+    credentials masked in its text and in that of the exceptions chained to it. It cannot
+    be pickled (a :class:`TypeError` says so): for multiprocessing or Ray, use
+    :class:`fasteval.judge.OpenAIChatClient`, which can.
     """
 
     _fasteval_messages = "dict"
@@ -290,6 +292,15 @@ class OpenAISDKClient:
         maker = openai.AsyncOpenAI if params.pop("async_client", False) else openai.OpenAI
         base_url = params.pop("base_url", None) or None
         return cls(maker(base_url=base_url), **params)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Refused with a :class:`TypeError` that says what to do: the SDK client holds open
+        connections and, often, its API key, which must not travel in a pickle."""
+        raise TypeError(
+            "an OpenAISDKClient cannot be pickled or copied (as multiprocessing and Ray do): the "
+            "openai client it wraps holds connections and its API key. Build one per process "
+            "(OpenAISDKClient.from_dict(judge.to_dict()) takes the key from OPENAI_API_KEY there), "
+            "or judge with fasteval.judge.OpenAIChatClient, which is pickled without its key")
 
     def __repr__(self) -> str:
         kind = "AsyncOpenAI" if self.is_async else "OpenAI"
