@@ -347,8 +347,10 @@ def write_synth(
     that the block's extra relevant judgments (documents no run can retrieve) follow its
     other judgments, so a query's judgments may be split in two runs of rows (the layout
     that :func:`fasteval.prepare.prepare_qrels` reaches through a row order). Each file is
-    written to a temporary name and renamed when complete. A spec that would not fit in
-    memory is refused first (:func:`check_memory`).
+    written to a temporary name and renamed when complete; a job that fails or is stopped
+    leaves no temporary file and removes the folders it made (``out``, ``out/runs``) while
+    they are empty. A spec that would not fit in memory is refused first
+    (:func:`check_memory`).
 
     Parameters
     ----------
@@ -405,7 +407,6 @@ def write_synth(
                 f"{', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}: they would be "
                 "read as runs of this dataset; remove them or choose another directory)",
                 str(out))
-    runs_dir.mkdir(parents=True, exist_ok=True)
 
     import contextlib
 

@@ -315,13 +315,16 @@ class AtomicOutput:
         self.kind = output_kind(self.target)
         if self.kind == "file":
             dest = Path(os.path.realpath(self.target))  # through symbolic links: the link stays
+            self._created = _missing_folders(dest.parent)  # removed again if the output is not
             try:
                 dest.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
+                self._remove_created()
                 raise OutputError(self.target, f"cannot be created: {describe_os_error(exc)}") from None
             self.dest = dest
             directory, name = dest.parent, dest.name
         else:
+            self._created = []
             self.dest = Path(self.target)
             directory = Path(tempfile.gettempdir())
             name = "fasteval-" + ("stdout" if self.kind == "fd" else self.dest.name)
@@ -330,6 +333,7 @@ class AtomicOutput:
         try:
             fd, tmp = tempfile.mkstemp(prefix=temp_prefix(stem), suffix=".tmp", dir=directory)
         except OSError as exc:
+            self._remove_created()
             raise OutputError(self.target, f"cannot be written: {describe_os_error(exc)}") from None
         os.close(fd)
         self.tmp = Path(tmp)
@@ -355,6 +359,9 @@ class AtomicOutput:
                 return
             self._copy_out()
         except OSError as exc:
+            with contextlib.suppress(FileNotFoundError):
+                self.tmp.unlink()
+            self._remove_created()
             if isinstance(exc, BrokenPipeError):
                 raise
             raise OutputError(self.target, f"cannot be written: {describe_os_error(exc)}") from None
@@ -388,12 +395,23 @@ class AtomicOutput:
                     os.close(dst)
 
     def abort(self) -> None:
-        """Drop the output: the temporary file is removed, the destination untouched."""
+        """Drop the output: the temporary file is removed, the destination untouched, and the
+        folders made for it are removed again when they are still empty."""
         if self.closed:
             return
         self.closed = True
         with contextlib.suppress(FileNotFoundError):
             self.tmp.unlink()
+        self._remove_created()
+
+    def _remove_created(self) -> None:
+        """Remove the folders this output made, deepest first, while they are empty (another
+        output may have put a file in one since)."""
+        for folder in self._created:
+            try:
+                folder.rmdir()
+            except OSError:
+                return
 
     def failure(self, exc: BaseException) -> OutputError | None:
         """``exc`` (raised while the temporary file was written) as an :class:`OutputError`
@@ -401,6 +419,24 @@ class AtomicOutput:
         if _write_failure(exc, self.tmp):
             return OutputError(self.target, f"cannot be written: {describe_os_error(exc)}")
         return None
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """``folder`` and those above it that do not exist, deepest first (what ``mkdir(parents=True)``
+    makes).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> [p.relative_to(d).as_posix() for p in _missing_folders(d / "a" / "b")]
+    ['a/b', 'a']
+    """
+    missing = []
+    while not folder.exists() and not folder.is_symlink() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
 
 
 @contextlib.contextmanager
