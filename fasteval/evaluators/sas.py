@@ -5,6 +5,11 @@ match, predictions must not be None, empty input gives ``{"score": 0.0,
 "individual_scores": [0.0]}``; cross-encoders are detected from the model configuration and
 their scores pass through the logistic function when any of them exceeds 1. The difference is
 inside: each distinct text (or pair) goes through the model once, in length-sorted batches.
+That is a deliberate numerical difference: float32 matrix products round according to the
+batch a text is in, so a bi-encoder's scores may differ from Haystack's in the last float32
+bits (a few 1e-7; the cosine is also a row-wise dot product of unit vectors, where Haystack
+multiplies one pair's vectors at a time), and a cross-encoder's score may for the odd pair.
+The logistic function is Haystack's float32 arithmetic, so it adds no difference of its own.
 
 ``to_dict`` writes Haystack's layout (model name, batch size, ``device`` as a serialized
 ``ComponentDevice``, ``token`` as a serialized ``Secret``), so a pipeline file loads in

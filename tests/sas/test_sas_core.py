@@ -264,3 +264,22 @@ def test_top_level_name_is_callable_however_imported(tiny_bi):
 def test_result_column_clash_is_an_input_error(tiny_bi):
     with pytest.raises(InputError, match="column 'sas'"):
         sas({"prediction": ["a"], "gold": ["b"], "sas": [1.0]}, model=tiny_bi, device="cpu")
+
+
+def test_sigmoid_is_haystacks_expit_to_the_last_bit(tiny_cross_logits):
+    # Haystack's SASEvaluator passes a cross-encoder's float32 logits through its expit,
+    # 1 / (1 + exp(-x)) in float32 arithmetic; the same logits give the same probabilities
+    expit = pytest.importorskip("haystack.utils").expit
+    import random
+
+    from tests.sas.conftest import WORDS
+
+    rng = random.Random(3)
+    texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 8))) for _ in range(400)]
+    preds, golds = texts[:200], texts[200:]
+    kw = {"model": tiny_cross_logits, "device": "cpu", "per": "pair"}
+    raw = sas(preds, golds, sigmoid="never", **kw)["score"].to_numpy().astype(np.float32)
+    always = sas(preds, golds, sigmoid="always", **kw)["score"].to_numpy()
+    expected = expit(raw)
+    assert expected.dtype == np.float32
+    assert always.tolist() == expected.tolist()
