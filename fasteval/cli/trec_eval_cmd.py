@@ -19,11 +19,13 @@ old-format switch) is accepted and ignored, as trec_eval 10 ignores it.
 from __future__ import annotations
 
 import getopt
+import io
 import math
 import re
 import sys
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TextIO
 
 import numpy as np
@@ -381,21 +383,44 @@ def _run_source(run_path: str):
     return sys.stdin
 
 
+def _buffered(source: str | TextIO, run_path: str) -> io.BytesIO:
+    """The whole content of ``source`` (an open stream, or the path of a FIFO or device) in
+    memory, named as the readers name the source in their errors."""
+    if isinstance(source, str):
+        data = Path(source).read_bytes()
+        name = source
+    else:
+        data = source.buffer.read() if hasattr(source, "buffer") else source.read()
+        if isinstance(data, str):
+            data = data.encode()
+        name = getattr(source, "name", None)
+        name = name if isinstance(name, str) else run_path
+    buf = io.BytesIO(data)
+    buf.name = name  # type: ignore[attr-defined]
+    return buf
+
+
 def _read_trec_run(o: Options, run_path: str, tie_docno_desc: bool = True) -> pl.DataFrame:
     """The run file; with -M, a document ranked twice only below a topic's top -M is no
     error, as trec_eval looks for duplicates among each topic's top -M documents only
     (form_res_rels.c), and those rows are dropped. ``tie_docno_desc``: the tie order of
     the measures (doc id descending; the preference measures rank ties ascending)."""
-    from fasteval.io.readers import read_run
+    from fasteval.io.readers import _read_once_only, read_run
 
     source = _run_source(run_path)
+    if o.max_docs is not None and (source is not run_path or _read_once_only(run_path)):
+        # standard input, a FIFO or a device can be read only once, and a duplicate below
+        # the cut reads the run a second time: its bytes are kept, under its own name
+        source = _buffered(source, run_path)
     try:
         return read_run(source, format="trec")
     except InputError as exc:
-        if exc.advice != "keep_best_run" or o.max_docs is None or source is not run_path:
+        if exc.advice != "keep_best_run" or o.max_docs is None:
             raise
         first = exc
-    run = read_run(run_path, format="trec", duplicates="ignore")
+    if isinstance(source, io.BytesIO):
+        source.seek(0)
+    run = read_run(source, format="trec", duplicates="ignore")
     # trec_eval's order (score descending, ties by docno byte-wise; 9.0.8 holds scores as
     # single-precision floats): the top -M rows of each topic, in file order, last tag kept
     score = pl.col("score").cast(pl.Float32) if o.compat == 9 else pl.col("score")

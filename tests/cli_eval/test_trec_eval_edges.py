@@ -4,6 +4,9 @@ printing the same lines."""
 from __future__ import annotations
 
 import io
+import os
+import re
+import threading
 import warnings
 from pathlib import Path
 
@@ -180,6 +183,48 @@ def test_duplicate_below_the_max_docs_cut_is_no_error(tmp_path: Path) -> None:
         with pytest.raises(InputError, match=r"r, line 5: duplicate \(query_id, doc_id\) pair "
                                              r"\('1', 'c'\)"):
             _trec_eval(*flags, "-m", "P.3", *files)
+
+
+@pytest.mark.parametrize("how", ["stdin", "fifo"])
+def test_duplicate_below_the_max_docs_cut_from_stdin_or_fifo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    # a run that can be read only once (standard input, a FIFO) is judged as the same run
+    # in a file: 'c' twice at ranks 3 and 4 is no error with -M 3 (trec_eval checks the top
+    # -M only) and stops it from -M 4 on, the error naming the source and line
+    (tmp_path / "q").write_text("1 0 a 1\n1 0 b 0\n1 0 c 1\n2 0 x 1\n")
+    run = b"1 Q0 a 1 3 r\n1 Q0 b 2 2 r\n1 Q0 c 3 1 r\n2 Q0 x 1 1 r\n1 Q0 c 4 0.5 last\n"
+    (tmp_path / "r").write_bytes(run)
+    flags = ["-q", "-M", "3", "-m", "num_ret", "-m", "P.3", "-m", "runid", str(tmp_path / "q")]
+
+    def source() -> tuple[str, threading.Thread | None]:
+        if how == "stdin":
+            monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(run), encoding="utf-8"))
+            return "-", None
+        path = str(tmp_path / f"fifo{len(list(tmp_path.iterdir()))}")
+        os.mkfifo(path)
+
+        def write() -> None:
+            with open(path, "wb") as fh:
+                fh.write(run)
+
+        t = threading.Thread(target=write, daemon=True)
+        t.start()
+        return path, t
+
+    want = _trec_eval(*flags, str(tmp_path / "r"))
+    assert want.splitlines()[:2] == ["num_ret               \t1\t3", "P_3                   \t1\t0.6667"]
+    path, t = source()
+    assert _trec_eval(*flags, path) == want
+    if t is not None:
+        t.join()
+    path, t = source()
+    name = "-" if how == "stdin" else path  # a stream without a name is named by its path
+    with pytest.raises(InputError, match=rf"^{re.escape(name)}, line 5: duplicate \(query_id, "
+                                         r"doc_id\) pair \('1', 'c'\)"):
+        _trec_eval("-M", "4", "-m", "P.3", str(tmp_path / "q"), path)
+    if t is not None:
+        t.join()
 
 
 def test_compat9_preferences_leave_out_the_topics_the_run_lacks(tmp_path: Path) -> None:
