@@ -132,11 +132,14 @@ def lengths_to_offsets(nested: Sequence[Sequence[Any]]) -> np.ndarray:
     return offsets
 
 
-def _nested_offsets(nested: Sequence[Any], name: str) -> tuple[Sequence[Any], np.ndarray]:
+def _nested_offsets(
+    nested: Sequence[Any], name: str, before_error: Callable[[list[Any]], None] | None = None
+) -> tuple[Sequence[Any], np.ndarray]:
     """``nested`` (its inner iterables made lists where they have no length) and its offsets.
 
     An inner value that is not iterable raises ``TypeError`` naming the parameter and the
-    question.
+    question; ``before_error``, when given, is first called with the questions before it
+    (as lists), and may raise an error of its own instead.
 
     Examples
     --------
@@ -158,6 +161,8 @@ def _nested_offsets(nested: Sequence[Any], name: str) -> tuple[Sequence[Any], np
             try:
                 docs = list(docs)
             except TypeError:
+                if before_error is not None:
+                    before_error(lists)
                 raise TypeError(f"{name}[{i}]: expected a list of documents, got {docs!r:.80}") from None
         lists.append(docs)
     return lists, lengths_to_offsets(lists)
@@ -308,8 +313,14 @@ class DocumentTable:
             Raise ``TypeError`` on unhashable values (Haystack's recall and NDCG use
             sets and dicts); otherwise they are compared by ``==``.
         """
-        ground_truth_documents, gt_offsets = _nested_offsets(ground_truth_documents, "ground_truth_documents")
-        retrieved_documents, ret_offsets = _nested_offsets(retrieved_documents, "retrieved_documents")
+        # NDCG: Haystack checks the ground truth's scores question by question before it reads
+        # anything else, so a mixed question comes before any later unreadable input
+        check_mixed = _raise_first_mixed if gains else None
+        ground_truth_documents, gt_offsets = _nested_offsets(
+            ground_truth_documents, "ground_truth_documents", check_mixed)
+        retrieved_documents, ret_offsets = _nested_offsets(
+            retrieved_documents, "retrieved_documents",
+            None if check_mixed is None else lambda _: check_mixed(ground_truth_documents))
         n_gt = int(gt_offsets[-1])
         n_ret = int(ret_offsets[-1])
         if n_gt + n_ret == 0:
@@ -794,7 +805,11 @@ def _gains(
     ``TypeError`` for a score that is not a real number (a string, a ``Decimal``, a list) on
     a document with a comparison value; such a score on a document without one is unused.
     """
-    scores = [doc.score for docs in ground_truth_documents for doc in docs]
+    try:
+        scores = [doc.score for docs in ground_truth_documents for doc in docs]
+    except AttributeError:  # a document without a score: an earlier mixed question comes first
+        _raise_first_mixed(ground_truth_documents)
+        raise
     numpy_docs = None
     if _PLAIN_SCORES.issuperset(map(type, scores)):
         gain = np.array(scores, dtype=np.float64)  # None -> NaN; a huge int: OverflowError
@@ -899,6 +914,29 @@ def _mixed_error(row: int) -> InputError:
         source="ground_truth_documents",
         row=row,
     )
+
+
+def _raise_first_mixed(questions: Sequence[Sequence[Any]]) -> None:
+    """Haystack's NDCG score check, question by question: raise the mixed-scores error of
+    the first question mixing scored and unscored documents that comes before the first
+    document without a ``score`` (read in Haystack's order); return when there is none.
+
+    Examples
+    --------
+    >>> from fasteval.evaluators import Document
+    >>> _raise_first_mixed([[Document(content="a")], [None]])
+    >>> _raise_first_mixed([[Document(content="a", score=1.0), Document(content="b")], [None]])
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.InputError: ground_truth_documents, row 0: either none or all documents of a question's ground truth must have a score
+    """
+    for q, docs in enumerate(questions):
+        try:  # Haystack's short-circuit order: a question is mixed once both kinds were seen
+            mixed = any(doc.score is not None for doc in docs) and any(doc.score is None for doc in docs)
+        except (AttributeError, TypeError):
+            return
+        if mixed:
+            raise _mixed_error(q)
 
 
 def _mixed_row(scores: list[Any], gt_offsets: np.ndarray) -> int | None:
