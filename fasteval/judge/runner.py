@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,7 +158,7 @@ async def judge_prompts_async(
     if cache is not None and not isinstance(cache, ReplyCache):
         cache = ReplyCache(cache)
     started = time.perf_counter()
-    executor = ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="fasteval-judge")
+    executor = _DaemonThreads()  # at most max_concurrency calls at once: the semaphore
     backend = Backend(generator, executor, prefer_async=prefer_async, trace_parent=trace_parent)
     namespace = backend.cache_namespace() if cache is not None else {}
     semaphore = asyncio.Semaphore(max_concurrency)
@@ -267,9 +268,36 @@ async def judge_prompts_async(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         bar.close()
-        executor.shutdown(wait=False, cancel_futures=True)
     return JobReport([o if o is not None else RowOutcome(error="not run") for o in outcomes],
                      time.perf_counter() - started)
+
+
+class _DaemonThreads(Executor):
+    """Runs each call on a daemon thread of its own: a synchronous generator that hangs past
+    the job's ``deadline`` keeps neither the job nor the interpreter's exit waiting for it
+    (``ThreadPoolExecutor`` threads are joined when the interpreter exits).
+
+    Examples
+    --------
+    >>> _DaemonThreads().submit(sum, [1, 2]).result()
+    3
+    """
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+        future: Future = Future()
+
+        def work() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+        threading.Thread(target=work, name="fasteval-judge", daemon=True).start()
+        return future
 
 
 def judge_prompts(generator: Any, prompts: Sequence[str], parse: Callable[[str | None], dict[str, Any]],
