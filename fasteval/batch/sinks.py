@@ -137,18 +137,42 @@ def _check_line_field(s: pl.Series, col: str) -> None:
                          "instead", column=col)
 
 
-def trec_lines(table: pl.DataFrame, *, per_query: bool, agg_kind: dict[str, str] | None = None) -> str:
-    """trec_eval-style lines ``measure<TAB>query<TAB>value`` (``all`` for aggregates), one block
-    per run, each headed by trec_eval's ``runid all NAME`` line (per query: when there are
-    several runs; one run's per-query lines are trec_eval -q's). ``table``: long or wide
-    results or aggregates; ``agg_kind``: each measure's aggregation (``"sum"`` ones whole
-    numbers print as integers, as trec_eval prints them), by default found from its name.
+def trec_lines(table: pl.DataFrame, *, per_query: bool, agg_kind: dict[str, str] | None = None,
+               aggregates: pl.DataFrame | None = None) -> str:
+    """trec_eval-style lines ``measure<TAB>query<TAB>value`` (``all`` for aggregates).
+
+    Aggregates: one block per run, headed by trec_eval's ``runid all NAME`` line. Per query
+    (``per_query``), each run's block is what trec_eval -q prints: the per-query lines of
+    the measures trec_eval prints per query (not the summary-only ``num_q``, ``gm_map`` and
+    ``gm_bpref``), then, with ``aggregates``, the ``runid all NAME`` line and the run's
+    aggregate lines (not ``relstring``, printed per query only); without ``aggregates``,
+    each block is headed by its ``runid`` line when there are several runs.
+
+    Parameters
+    ----------
+    table : polars.DataFrame
+        Long or wide results (per query) or aggregates.
+    per_query : bool
+        Whether ``table`` holds per-query results.
+    agg_kind : dict, optional
+        Each measure's aggregation (``"sum"`` ones whole numbers print as integers, as
+        trec_eval prints them), by default found from its name.
+    aggregates : polars.DataFrame, optional
+        The aggregates of ``table`` (long: ``run_id``, ``measure``, ``value``), printed after
+        each run's per-query lines.
 
     Examples
     --------
     >>> agg = pl.DataFrame({"run_id": ["bm25", "bm25"], "measure": ["map", "num_q"], "value": [0.25, 3.0]})
     >>> [line.split(chr(9)) for line in trec_lines(agg, per_query=False).splitlines()]
     [['runid                 ', 'all', 'bm25'], ['map                   ', 'all', '0.2500'], ['num_q                 ', 'all', '3']]
+    >>> pq = pl.DataFrame({"run_id": ["bm25"] * 2, "query_id": ["q1"] * 2, "measure": ["map", "num_q"],
+    ...                    "value": [0.25, 1.0]})
+    >>> print(trec_lines(pq, per_query=True, aggregates=agg).expandtabs(4), end="")
+    map                     q1  0.2500
+    runid                   all bm25
+    map                     all 0.2500
+    num_q                   all 3
     """
     import math
 
@@ -158,6 +182,8 @@ def trec_lines(table: pl.DataFrame, *, per_query: bool, agg_kind: dict[str, str]
         names = (table.get_column("measure").unique().to_list() if "measure" in table.columns
                  else [c for c in table.columns if c not in ("run_id", "query_id")])
         agg_kind = {m: _aggregation_of(m) for m in names}
+    if per_query and aggregates is not None:
+        return _trec_q_lines(table, aggregates, agg_kind)
 
     def fmt(measure: str, value: float) -> str:
         if math.isnan(value):  # as trec_eval prints it: C keeps the sign (0.0 / 0.0 is -nan)
@@ -182,6 +208,36 @@ def trec_lines(table: pl.DataFrame, *, per_query: bool, agg_kind: dict[str, str]
         for i, (m, v) in enumerate(zip(block.get_column("measure"), block.get_column("value"), strict=True)):
             lines.append(f"{m:<22}\t{q[i] if q is not None else 'all'}\t{fmt(m, v)}")
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _trec_q_lines(table: pl.DataFrame, aggregates: pl.DataFrame, agg_kind: dict[str, str]) -> str:
+    """trec_eval -q's output of each run in turn (see :func:`trec_lines`)."""
+    if "measure" not in table.columns:  # wide: back to long
+        table = to_long(table, [c for c in table.columns if c not in ("run_id", "query_id")])
+    scope = {m: _scope_of(m) for m in {*table.get_column("measure").unique().to_list(),
+                                       *aggregates.get_column("measure").unique().to_list()}}
+    per_topic = table.filter(pl.col("measure").replace_strict(scope, default="both") != "summary")
+    summary = aggregates.filter(pl.col("measure").replace_strict(scope, default="both") != "query")
+    runs = dict.fromkeys([*table.get_column("run_id").to_list(),
+                          *aggregates.get_column("run_id").to_list()])
+    text = []
+    for rid in runs:
+        text.append(trec_lines(per_topic.filter(pl.col("run_id") == rid), per_query=True,
+                               agg_kind=agg_kind))
+        text.append(trec_lines(summary.filter(pl.col("run_id") == rid), per_query=False,
+                               agg_kind=agg_kind))
+    return "".join(text)
+
+
+def _scope_of(name: str) -> str:
+    """Where trec_eval prints a measure: ``"both"``, ``"summary"`` (``num_q``, ``gm_map``,
+    ``gm_bpref``) or ``"query"`` (``relstring``); a name the parser does not know: both."""
+    from fasteval.measures.parser import parse_measure
+
+    try:
+        return parse_measure(name).spec.scope
+    except Exception:  # noqa: BLE001 - evaluator outputs and other names print in both places
+        return "both"
 
 
 def to_long(wide: pl.DataFrame, measure_names: list[str]) -> pl.DataFrame:

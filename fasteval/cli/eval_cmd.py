@@ -79,7 +79,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="OUT",
                    help="write to this file (atomically; - is standard output) instead of stdout")
     p.add_argument("--wide", action="store_true", help="one column per measure")
-    p.add_argument("--aggregate-out", metavar="FILE", help="also write the aggregate table here (format by suffix)")
+    p.add_argument("--aggregate-out", metavar="FILE",
+                   help="also write the aggregate table here, format by suffix as for -o (.parquet, "
+                        ".csv, .tsv, .json, .jsonl, .trec; another or none: the text table)")
     p.add_argument("-l", "--relevance-level", type=int, default=1, metavar="N",
                    help="grade at or above which a document is relevant (1)")
     p.add_argument("-M", "--max-docs", type=int, default=None, metavar="N",
@@ -218,7 +220,9 @@ def _run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     fmt = format_from_path(args.output, default="table", param="-o/--output")
     fmt = args.format or fmt
-    format_from_path(args.aggregate_out, param="--aggregate-out")  # refused now, not after the work
+    # the -o rule: a known suffix names the format, another (or none) is the text table;
+    # a compressed name is refused now, not after the work
+    agg_fmt = format_from_path(args.aggregate_out, default="table", param="--aggregate-out")
     if fmt == "parquet" and args.output == STDOUT and args.aggregate_out == STDOUT:
         from fasteval.errors import ParameterError
 
@@ -318,11 +322,11 @@ def _run(args: argparse.Namespace) -> int:
         if sink is not None:
             sink.finish()  # the per-query file complete before the aggregates are put in place
         if args.aggregate_out:
-            write_table_atomic(agg, args.aggregate_out, agg_kind=agg_kind)
+            write_table_atomic(agg, args.aggregate_out, agg_fmt, agg_kind=agg_kind)
         if sink is not None:
             sink.commit()
         elif table is not None:
-            _emit(table, fmt, output, per_query=args.per_query, agg_kind=agg_kind)
+            _emit(table, fmt, output, per_query=args.per_query, agg_kind=agg_kind, aggregates=agg)
         stats.add_time("aggregate+output", time.perf_counter() - t_agg)
     except BaseException:
         if sink is not None:
@@ -445,13 +449,14 @@ def _agg_table(agg, names):
     return table.sort(pl.col("measure").replace_strict(order, default=len(order), return_dtype=pl.Int64))
 
 
-def _emit(table, fmt: str, output, *, per_query: bool, agg_kind: dict[str, str]) -> None:
+def _emit(table, fmt: str, output, *, per_query: bool, agg_kind: dict[str, str], aggregates=None) -> None:
     from fasteval.batch.api import render_table, write_table_atomic
 
-    if fmt == "trec":
+    if fmt == "trec":  # per query: trec_eval -q's lines, the aggregates after each run's
         from fasteval.batch.sinks import trec_lines
 
-        text = trec_lines(table, per_query=per_query, agg_kind=agg_kind)
+        text = trec_lines(table, per_query=per_query, agg_kind=agg_kind,
+                          aggregates=aggregates if per_query else None)
     elif fmt == "table":
         text = render_table(table)
     elif output is not None:

@@ -43,7 +43,9 @@ def test_nan_in_trec_output_as_trec_eval_prints_it(nan_job, capsys):
     got = [ln.split("\t") for ln in capsys.readouterr().out.splitlines()]
     assert [[c.strip() for c in row] for row in got] == [
         ["iprec_at_recall_0.00", "q1", "1.0000"], ["num_ret", "q1", "1"],
-        ["iprec_at_recall_0.00", "q2", nan_text], ["num_ret", "q2", "0"]]
+        ["iprec_at_recall_0.00", "q2", nan_text], ["num_ret", "q2", "0"],
+        ["runid", "all", "r.run"], ["iprec_at_recall_0.00", "all", ref[("iprec_at_recall_0.00", "all")]],
+        ["num_ret", "all", "1"]]
     assert main(["eval", *nan_job, "--format", "trec"]) == 0
     got = [[c.strip() for c in ln.split("\t")] for ln in capsys.readouterr().out.splitlines()]
     assert got[1] == ["iprec_at_recall_0.00", "all", ref[("iprec_at_recall_0.00", "all")]]
@@ -99,10 +101,31 @@ def test_per_query_trec_text_of_several_runs_names_each_run(tmp_path, capsys):
     args = ["eval", str(tmp_path / "q"), str(tmp_path / "r1"), "-m", "P@1", "-q", "--format", "trec", "--quiet"]
     assert main(args) == 0
     one = [[c.strip() for c in ln.split("\t")] for ln in capsys.readouterr().out.splitlines()]
-    assert one == [["P_1", "q1", "1.0000"]]  # one run: trec_eval -q's per-query lines
+    # one run: trec_eval -q's lines (per query, then the runid and summary lines)
+    assert one == [["P_1", "q1", "1.0000"], ["runid", "all", "r1"], ["P_1", "all", "1.0000"]]
     assert main([*args[:3], str(tmp_path / "r2"), *args[3:]]) == 0
     two = [[c.strip() for c in ln.split("\t")] for ln in capsys.readouterr().out.splitlines()]
-    assert two == [["runid", "all", "r1"], ["P_1", "q1", "1.0000"], ["runid", "all", "r2"], ["P_1", "q1", "0.0000"]]
+    assert two == [["P_1", "q1", "1.0000"], ["runid", "all", "r1"], ["P_1", "all", "1.0000"],
+                   ["P_1", "q1", "0.0000"], ["runid", "all", "r2"], ["P_1", "all", "0.0000"]]
+
+
+def test_per_query_trec_text_is_trec_eval_q_output(tmp_path, capsys):
+    # trec_eval -q prints num_q, gm_map and gm_bpref in the summary only: no per-topic line
+    from tests._data import SHIPPED_TREC
+
+    qrels, run = str(SHIPPED_TREC / "qrels.test"), str(SHIPPED_TREC / "results.test")
+    measures = ["-m", "runid", "-m", "num_q", "-m", "map", "-m", "gm_map", "-m", "gm_bpref", "-m", "P.5"]
+    assert main(["trec-eval", "-q", *measures, qrels, run]) == 0
+    want = capsys.readouterr().out.splitlines()
+    eval_measures = ["-m", "num_q", "-m", "map", "-m", "gm_map", "-m", "gm_bpref", "-m", "P_5"]
+    for target in (["--format", "trec"], ["-o", str(tmp_path / "res.trec")]):
+        assert main(["eval", qrels, run, *eval_measures, "-q", *target, "--quiet"]) == 0
+        out = capsys.readouterr().out
+        got = (out if target[0] == "--format" else (tmp_path / "res.trec").read_text()).splitlines()
+        assert [ln for ln in got if "\tall\t" not in ln] == [ln for ln in want if "\tall\t" not in ln]
+        # the summary after the per-topic lines (the run named by its file, trec_eval's by its tag)
+        assert got[6] == "runid                 \tall\tresults.test"
+        assert sorted(got[7:]) == sorted(ln for ln in want if "\tall\t" in ln and not ln.startswith("runid"))
 
 
 @pytest.mark.parametrize("per_query", [[], ["-q"], ["-q", "--wide"]])
@@ -164,5 +187,20 @@ def test_trec_lines_keep_a_space_inside_an_id(tmp_path, capsys):
     (tmp_path / "r.csv").write_text('query_id,doc_id,score\n"q 1",d,1\n')
     assert main(["eval", str(tmp_path / "q.csv"), str(tmp_path / "r.csv"), "-m", "P@1", "-q", "--format",
                  "trec", "--quiet"]) == 0
-    assert [ln.split("\t") for ln in capsys.readouterr().out.splitlines()] == [
-        ["P_1                   ", "q 1", "1.0000"]]
+    assert [ln.split("\t") for ln in capsys.readouterr().out.splitlines()][0] == [
+        "P_1                   ", "q 1", "1.0000"]
+
+
+@pytest.mark.parametrize("name", ["agg", "agg.out"])
+def test_aggregate_out_without_a_known_suffix_is_the_text_table_as_for_o(tmp_path, capsys, name):
+    # --aggregate-out reads its format from the suffix by -o's rule: no suffix, or one
+    # that names no format, is the text table (the one --aggregate-out - prints)
+    from tests._data import SHIPPED_TREC
+
+    qrels, run = str(SHIPPED_TREC / "qrels.test"), str(SHIPPED_TREC / "results.test")
+    assert main(["eval", qrels, run, "-m", "map", "-m", "num_q", "-o", str(tmp_path / f"o{name}"),
+                 "--aggregate-out", str(tmp_path / name), "--quiet"]) == 0
+    rows = [ln.split() for ln in (tmp_path / name).read_text().splitlines()]
+    assert rows == [["run_id", "measure", "value"], ["results.test", "map", "0.1785"],
+                    ["results.test", "num_q", "3.0000"]]
+    assert (tmp_path / f"o{name}").read_text().splitlines()[0].split() == ["measure", "results.test"]
