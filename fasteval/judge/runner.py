@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -10,7 +11,7 @@ from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from fasteval.errors import ParameterError
+from fasteval.errors import OutputError, ParameterError
 from fasteval.judge.aio import run_sync
 from fasteval.judge.cache import ReplyCache
 from fasteval.judge.errors import JudgeError, ReplyParseError
@@ -18,6 +19,8 @@ from fasteval.judge.parsing import correction_message
 from fasteval.judge.protocol import Backend, ChatReply
 from fasteval.judge.redact import generator_secrets, redact, redact_http_logs
 from fasteval.progress import Progress
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -164,6 +167,7 @@ async def judge_prompts_async(
     semaphore = asyncio.Semaphore(max_concurrency)
     bar = Progress(len(prompts), desc, "rows", enabled=progress_bar)
     secrets = generator_secrets(generator)
+    unwritable: list[BaseException] = []  # the first failed cache write, warned about once
     redact_http_logs(secrets)  # the generator's HTTP client may log its URLs
 
     def failure(text: str) -> str:
@@ -229,8 +233,11 @@ async def judge_prompts_async(
         if cache is not None:
             try:
                 cache.put(key, {"text": text, "corrected": outcome.corrected, "meta": outcome.meta})
-            except OSError:
-                pass  # a full or read-only disk must not lose the judgement itself
+            except (OSError, OutputError) as exc:  # a full or read-only disk must not lose the
+                if not unwritable:                  # judgement itself: said once, job goes on
+                    unwritable.append(exc)
+                    logger.warning("the reply cache in %s cannot be written (%s): replies are "
+                                   "not cached", cache.directory, exc)
         return outcome
 
     async def indexed(i: int) -> tuple[int, RowOutcome]:
