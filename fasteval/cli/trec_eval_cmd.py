@@ -327,6 +327,7 @@ def _relstring(labels: np.ndarray, s: int, e: int, length: int) -> str:
 
 def _read_qrels_jg(path: str) -> pl.DataFrame:
     """qrels_jg text: ``qid jg docno rel`` (the judgment group replaces ``iter``)."""
+    from fasteval.io._common import _fmt as shown
     from fasteval.io.readers import _load_bytes
 
     rows = []
@@ -355,18 +356,21 @@ def _read_qrels_jg(path: str) -> pl.DataFrame:
         # read "1_0" as 10 and other scripts' digits, where atol reads 1 and 0
         whole = re.fullmatch(r"([+-]?[0-9]+)(?:\.0*)?", f[3])
         if whole is None:
-            raise InputError(f"relevance is not an integer: {f[3]!r}", source=path,
+            raise InputError(f"relevance is not an integer: {shown(f[3])}", source=path,
                              line=lineno, column="relevance")
-        rel = int(whole.group(1))
-        if not GRADE_MIN <= rel <= GRADE_MAX:
-            raise InputError(f"relevance {rel} is outside the 32-bit range of grades "
+        # more digits than any 32-bit grade has are out of range (int() refuses thousands)
+        digits = whole.group(1).lstrip("+-").lstrip("0")
+        rel = int(whole.group(1)) if len(digits) <= 40 else None
+        if rel is None or not GRADE_MIN <= rel <= GRADE_MAX:
+            value = whole.group(1)[:40] + "..." if rel is None else rel
+            raise InputError(f"relevance {value} is outside the 32-bit range of grades "
                              f"({GRADE_MIN} to {GRADE_MAX})", source=path, line=lineno,
                              column="relevance")
         key = (f[0], f[1], f[2])
         if key in seen:
-            raise InputError(f"document {f[2]!r} is judged twice for query {f[0]!r} in "
-                             f"judgment group {f[1]!r} (first on line {seen[key]})",
-                             source=path, line=lineno, column="doc_id")
+            raise InputError(f"document {shown(f[2])} is judged twice for query "
+                             f"{shown(f[0])} in judgment group {shown(f[1])} (first on line "
+                             f"{seen[key]})", source=path, line=lineno, column="doc_id")
         seen[key] = lineno
         rows.append((f[0], f[1], f[2], rel))
     if not rows:

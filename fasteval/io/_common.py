@@ -679,7 +679,7 @@ def handle_duplicates(
         i = first_true(later)
         q, d = df.get_column("query_id")[i], df.get_column("doc_id")[i]
         raise InputError(
-            f"duplicate (query_id, doc_id) pair ({q!r}, {d!r})",
+            f"duplicate (query_id, doc_id) pair ({_fmt(q)}, {_fmt(d)})",
             advice="keep_best_qrels" if kind == "qrels" else "keep_best_run",
             source=source,
             **where(i),

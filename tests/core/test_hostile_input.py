@@ -345,6 +345,9 @@ def test_qrels_jg_num_q_alone(small_trec, capsys):
     ("# c\n1 j a 1\n1 j a 0\n", 3,
      "column 'doc_id': document 'a' is judged twice for query '1' in judgment group 'j' "
      "(first on line 2)"),
+    # a grade of thousands of digits is out of range too (Python's int() refuses to read it)
+    pytest.param("1 j a " + "9" * 5000 + "\n", 1,
+                 "relevance " + "9" * 40 + "... is outside the 32-bit", id="5000-digit-grade"),
 ])
 def test_qrels_jg_errors_name_the_file_and_line(small_trec, capsys, text, line, fragment):
     jg = small_trec / "jg"
@@ -352,6 +355,26 @@ def test_qrels_jg_errors_name_the_file_and_line(small_trec, capsys, text, line, 
     rc, _, err = _trec_eval(["-R", "qrels_jg", "-m", "qrels_jg", str(jg), str(small_trec / "r")],
                             capsys)
     assert rc == 2 and err.startswith(f"fasteval: error: {jg}, line {line}, ") and fragment in err
+
+
+@pytest.mark.parametrize("flags, qrels, run, fragment", [
+    ([], "1 0 a 1\n", f"1 Q0 a 1 {'7' * 100_000}x t\n", "score is not a number: '777"),
+    ([], "1 0 a 1\n", f"1 Q0 {'d' * 100_000} 1 1 t\n1 Q0 {'d' * 100_000} 2 1 t\n",
+     "duplicate (query_id, doc_id) pair ('1', 'ddd"),
+    ([], "1 0 a 1\n", "1 Q0 \xff" + "e" * 100_000 + " 1 1 t\n", "not valid UTF-8 text"),
+    (["-R", "qrels_jg", "-m", "qrels_jg"], f"1 j {'d' * 100_000} 1\n1 j {'d' * 100_000} 0\n",
+     "1 Q0 a 1 1 t\n", "document 'ddd"),
+    (["-R", "qrels_jg", "-m", "qrels_jg"], f"1 j a {'y' * 100_000}\n", "1 Q0 a 1 1 t\n",
+     "relevance is not an integer: 'yyy"),
+], ids=["score", "duplicate", "utf8", "jg-duplicate", "jg-grade"])
+def test_errors_on_long_fields_quote_a_short_excerpt(small_trec, capsys, flags, qrels, run,
+                                                     fragment):
+    # the error names file and line and quotes the start of the field, on one short line
+    (small_trec / "lq").write_bytes(qrels.encode())
+    (small_trec / "lr").write_bytes(run.encode("latin-1"))
+    rc, out, err = _trec_eval([*flags, str(small_trec / "lq"), str(small_trec / "lr")], capsys)
+    assert rc == 2 and out == "" and err.startswith("fasteval: error: ") and ", line " in err
+    assert fragment in err and err.count("\n") == 1 and len(err) < 400, err[:300]
 
 
 def test_empty_zscore_file_is_refused_not_read_as_zeros(small_trec, capsys):
