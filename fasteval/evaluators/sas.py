@@ -10,6 +10,9 @@ batch a text is in, so a bi-encoder's scores may differ from Haystack's in the l
 bits (a few 1e-7; the cosine is also a row-wise dot product of unit vectors, where Haystack
 multiplies one pair's vectors at a time), and a cross-encoder's score may for the odd pair.
 The logistic function is Haystack's float32 arithmetic, so it adds no difference of its own.
+A single string given for either list is refused (``InputError``, a ``ValueError``, naming
+the argument), where Haystack's bi-encoder fails on it with ``IndexError`` and its
+cross-encoder scores the strings' characters pairwise.
 
 ``to_dict`` writes Haystack's layout (model name, batch size, ``device`` as a serialized
 ``ComponentDevice``, ``token`` as a serialized ``Secret``), so a pipeline file loads in
@@ -291,6 +294,8 @@ class SASEvaluator(HaystackComponent):
         # golds, and give one score per gold)
         for name, answers in (("ground_truth_answers", ground_truth_answers),
                               ("predicted_answers", predicted_answers)):
+            if isinstance(answers, str):  # its characters are no answers
+                raise InputError(f"expected a list of strings, got the string {answers!r:.80}", source=name)
             for i, answer in enumerate(answers):
                 if not isinstance(answer, str):
                     raise InputError(f"expected a string, got {answer!r}", source=name, row=i)

@@ -203,3 +203,15 @@ def test_precision_and_cache_dir_are_checked_when_built(kwargs, message):
 def test_a_cache_dir_given_as_a_path_is_saved_as_its_string(tmp_path):
     ev = SASEvaluator(model="some-model", device="cpu", cache_dir=tmp_path / "cache")
     assert ev.to_dict()["init_parameters"]["cache_dir"] == str(tmp_path / "cache")
+
+
+@pytest.mark.parametrize("fixture", ["tiny_bi", "tiny_cross"])
+@pytest.mark.parametrize(("golds", "preds", "side"), [
+    ("paris", ["paris", "rome", "city", "a", "b"], "ground_truth_answers"),
+    (["pa", "ri"], "ro", "predicted_answers"),
+])
+def test_a_single_string_for_a_list_is_refused_naming_the_argument(fixture, request, golds, preds, side):
+    # Haystack's bi-encoder fails on it (IndexError) and its cross-encoder scores characters
+    model = request.getfixturevalue(fixture)
+    with pytest.raises(ValueError, match=rf"^{side}: expected a list of strings, got the string"):
+        SASEvaluator(model=model, device="cpu").run(ground_truth_answers=golds, predicted_answers=preds)
