@@ -41,7 +41,9 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
     try:
         mode = os.stat(p).st_mode
     except OSError:
-        raise FileNotFoundError(2, "No such file or directory", str(p)) from None
+        from fasteval.io._common import missing_path
+
+        raise missing_path(os.fspath(path)) from None
     if stat.S_ISDIR(mode):
         return _read_parquet_dir(p)
     suffix = (

@@ -30,10 +30,9 @@ def read_table_file(path: str, *, text: bool = False, default: str | None = "csv
 
     Raises
     ------
-    FileNotFoundError
-        No such file.
     InputError
-        An unknown suffix without ``default``, or a file polars cannot read.
+        No such file (or a folder on its way that cannot be searched), an unknown suffix
+        without ``default``, or a file polars cannot read.
 
     Examples
     --------
@@ -49,7 +48,9 @@ def read_table_file(path: str, *, text: bool = False, default: str | None = "csv
     try:
         mode = os.stat(p).st_mode
     except OSError:
-        raise FileNotFoundError(2, "No such file or directory", path) from None
+        from fasteval.io._common import missing_path
+
+        raise missing_path(os.fspath(path)) from None
     if stat.S_ISDIR(mode):
         raise InputError("is a directory; expected a table file", source=path)
     name = p.name.lower()
