@@ -34,7 +34,8 @@ class RowOutcome:
     error : str or None
         Why the row failed.
     cached : bool
-        The reply came from the cache (no request made).
+        The reply came from the cache, or from an earlier row of the job with the same
+        prompt while the cache is on (no request made).
     requests : int
         Chat calls made for this row (a corrective retry counts; HTTP retries inside the
         built-in client do not, they are in ``meta["attempts"]``).
@@ -107,6 +108,8 @@ async def judge_prompts_async(
     Each row: look up the cache; else send the prompt; parse the reply with ``parse``; when
     that raises :class:`ReplyParseError`, send once more with the reply and a corrective
     message appended; store the accepted reply in the cache. Failed rows are not cached.
+    With the cache on, rows whose prompts are equal send one request: the later rows take
+    the first one's accepted reply (and send their own when it failed).
 
     Parameters
     ----------
@@ -168,6 +171,8 @@ async def judge_prompts_async(
     bar = Progress(len(prompts), desc, "rows", enabled=progress_bar)
     secrets = generator_secrets(generator)
     unwritable: list[BaseException] = []  # the first failed cache write, warned about once
+    in_flight: dict[str, asyncio.Future] = {}  # cache key -> the accepted record of its first row
+    accepted: dict[str, dict[str, Any]] = {}  # cache key -> the record its first row accepted
     redact_http_logs(secrets)  # the generator's HTTP client may log its URLs
 
     def failure(text: str) -> str:
@@ -183,22 +188,45 @@ async def judge_prompts_async(
         outcome.meta = {**reply.meta, "usage": usage}
         return reply
 
+    def from_record(record: dict[str, Any] | None) -> RowOutcome | None:
+        """The outcome of a stored reply (no request made); None when it no longer parses."""
+        if record is None:
+            return None
+        try:
+            result = parse(record["text"])
+        except ReplyParseError:
+            return None  # stale or corrupt entry: judge again and overwrite it
+        return RowOutcome(result=result, cached=True, corrected=bool(record.get("corrected")),
+                          meta=dict(record.get("meta") or {}))
+
     async def one(index: int) -> RowOutcome:
-        outcome = RowOutcome()
+        """A row through the cache: a prompt that an earlier row of this job is judging
+        waits for that row's reply (one request for both) instead of sending its own."""
+        if cache is None:
+            return await judge(index, "")
+        key = ReplyCache.key(namespace, [{"role": "user", "content": prompts[index]}])
+        leader = in_flight.get(key)
+        if leader is not None:
+            outcome = from_record(await asyncio.shield(leader))
+            if outcome is not None:
+                return outcome
+            return await judge(index, key)  # the earlier row failed: this one tries itself
+        in_flight[key] = leader = asyncio.get_running_loop().create_future()
+        try:
+            return await judge(index, key)
+        finally:  # later rows of this prompt find it in the cache
+            del in_flight[key]
+            leader.set_result(accepted.pop(key, None))
+
+    async def judge(index: int, key: str) -> RowOutcome:
         messages = [{"role": "user", "content": prompts[index]}]
-        key = ReplyCache.key(namespace, messages) if cache is not None else ""
         if cache is not None:
             record = cache.get(key)
-            if record is not None:
-                try:
-                    outcome.result = parse(record["text"])
-                except ReplyParseError:
-                    pass  # stale or corrupt entry: judge again and overwrite it
-                else:
-                    outcome.cached = True
-                    outcome.corrected = bool(record.get("corrected"))
-                    outcome.meta = dict(record.get("meta") or {})
-                    return outcome
+            outcome = from_record(record)
+            if outcome is not None:
+                accepted[key] = record
+                return outcome
+        outcome = RowOutcome()
         try:
             reply = await call(messages, outcome)
         except ParameterError:
@@ -231,8 +259,9 @@ async def judge_prompts_async(
                 return outcome
             outcome.corrected = True
         if cache is not None:
+            accepted[key] = record = {"text": text, "corrected": outcome.corrected, "meta": outcome.meta}
             try:
-                cache.put(key, {"text": text, "corrected": outcome.corrected, "meta": outcome.meta})
+                cache.put(key, record)
             except (OSError, OutputError) as exc:  # a full or read-only disk must not lose the
                 if not unwritable:                  # judgement itself: said once, job goes on
                     unwritable.append(exc)
