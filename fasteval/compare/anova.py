@@ -49,7 +49,11 @@ def two_way_anova(x: np.ndarray) -> dict[str, float]:
         ``ss_system, ss_topic, ss_residual, ss_total``, ``df_system, df_topic,
         df_residual``, ``ms_system, ms_topic, ms_residual`` (``V_E``), ``f_system,
         f_topic, p_system, p_topic``. F and p are NaN when the residual is zero up to
-        rounding (an additive table: the F ratios are undefined).
+        rounding (an additive table: the F ratios are undefined). The sums of squares are
+        computed on the table scaled by a power of two (exact) so that its largest magnitude
+        is below 1, then scaled back: F and p do not depend on the scale of the scores
+        (scores near 1e300 or 1e-300 give the F of the same table near 1), while a sum of
+        squares that double precision cannot hold is ``inf`` or 0.
 
     Examples
     --------
@@ -63,6 +67,8 @@ def two_way_anova(x: np.ndarray) -> dict[str, float]:
 
     x = np.asarray(x, dtype=np.float64)
     S, n = x.shape
+    e = power_of_two(x)
+    x = np.ldexp(x, -e)
     grand = x.mean()
     sys_mean = x.mean(axis=1)
     top_mean = x.mean(axis=0)
@@ -91,7 +97,35 @@ def two_way_anova(x: np.ndarray) -> dict[str, float]:
         df1 = out[f"df_{name}"]
         out[f"f_{name}"] = float(f)
         out[f"p_{name}"] = float(stats.f.sf(f, df1, df_res)) if f == f else np.nan
+    if e:  # back to the scores' scale (squares: twice the exponent)
+        with np.errstate(over="ignore"):
+            for k in ("ss_system", "ss_topic", "ss_residual", "ss_total",
+                      "ms_system", "ms_topic", "ms_residual"):
+                out[k] = float(np.ldexp(out[k], 2 * e))
     return out
+
+
+def power_of_two(x: np.ndarray) -> int:
+    """Exponent ``e`` with ``max|x| * 2**-e`` in ``[0.5, 1)`` (0 for an empty or zero table).
+
+    Scaling by ``2**-e`` is exact, so statistics that do not depend on the scale (t, F,
+    effect sizes, ranks) computed on the scaled scores equal those of the scores, without
+    the overflow of squaring values near 1e300 or the underflow of squaring values near
+    1e-300.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> power_of_two(np.array([0.5, 0.75])), power_of_two(np.array([3.0])), power_of_two(np.zeros(2))
+    (0, 2, 0)
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.size == 0:
+        return 0
+    top = float(np.abs(x).max())
+    if not (top > 0 and np.isfinite(top)):
+        return 0
+    return int(np.frexp(top)[1])
 
 
 def residual_is_zero(x: np.ndarray, ss_res: float | None = None) -> bool:

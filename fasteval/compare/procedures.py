@@ -190,6 +190,12 @@ def run(
     need_boot = "bootstrap" in tests or ci is not None
     level = 0.95 if ci is None else float(ci)
 
+    # every statistic is computed on the scores scaled by a power of two (exact) to a
+    # largest magnitude in [0.5, 1): squares of scores near 1e300 (1e-300) would overflow
+    # (underflow); values in the scores' units are scaled back
+    scale = {m: _anova.power_of_two(paired[m].scores) for m in measures}
+    Xs = {m: np.ldexp(paired[m].scores, -scale[m]) for m in measures}
+
     # per measure: differences, tie-merged differences, constant / all-zero flags
     snapped: dict[str, np.ndarray] = {}
     const: dict[str, np.ndarray] = {}
@@ -197,7 +203,7 @@ def run(
     anova_rows = []
     ve: dict[str, float] = {}
     for m in measures:
-        X = paired[m].scores
+        X = Xs[m]
         A, B = X[pi], X[pj]
         ds = snap(A - B, tolerance(A, B))
         snapped[m] = ds
@@ -212,6 +218,11 @@ def run(
         if a is not None and _anova.residual_is_zero(X):
             ve[m] = 0.0  # rounding noise, not a variance: ES_E is undefined
         if a is not None:
+            sq = 2 * scale[m]  # sums of squares in the squared units of the scores
+            with np.errstate(over="ignore"):
+                a = {**a, **{k: float(np.ldexp(a[k], sq)) for k in
+                             ("ss_system", "ss_topic", "ss_residual", "ms_system", "ms_topic",
+                              "ms_residual")}}
             for src in ("system", "topic"):
                 anova_rows.append(
                     (
@@ -252,8 +263,8 @@ def run(
             family,
         )
     for g in groups:
-        n = paired[g[0]].scores.shape[1]
-        Xg = np.stack([paired[m].scores for m in g])  # (M, S, n)
+        n = Xs[g[0]].shape[1]
+        Xg = np.stack([Xs[m] for m in g])  # (M, S, n)
         D = (Xg[:, pi, :] - Xg[:, pj, :]).reshape(len(g) * P, n)
         if "randomization" in tests:
             use_exact = (2**n <= n_resamples) if exact == "auto" else bool(exact)
@@ -277,7 +288,7 @@ def run(
             out.methods["randomization"].add("exact" if use_exact else "sampled")
             for k, m in enumerate(g):
                 sl = slice(k * P, (k + 1) * P)
-                stat["randomization"][m] = mean[sl]
+                stat["randomization"][m] = np.ldexp(mean[sl], scale[m])
                 pv["randomization"][m] = p[sl]
                 if padj is not None:
                     fam_rand[m] = padj[sl]
@@ -304,19 +315,20 @@ def run(
             for k, m in enumerate(g):
                 sl = slice(k * P, (k + 1) * P)
                 if ci is not None:
-                    out.ci_low[m] = res.ci_low[sl]
-                    out.ci_high[m] = res.ci_high[sl]
-                    out.mean_low[m] = res.mean_low[k * S : (k + 1) * S]
-                    out.mean_high[m] = res.mean_high[k * S : (k + 1) * S]
+                    out.ci_low[m] = np.ldexp(res.ci_low[sl], scale[m])
+                    out.ci_high[m] = np.ldexp(res.ci_high[sl], scale[m])
+                    out.mean_low[m] = np.ldexp(res.mean_low[k * S : (k + 1) * S], scale[m])
+                    out.mean_high[m] = np.ldexp(res.mean_high[k * S : (k + 1) * S], scale[m])
                 if "bootstrap" in tests:
                     stat["bootstrap"][m] = res.statistic[sl]
                     pv["bootstrap"][m] = res.p_value[sl]
-                    _undefined_notes(note, "bootstrap", m, snapped[m], const[m], zero[m], n)
+                    _undefined_notes(note, "bootstrap", m, np.ldexp(snapped[m], scale[m]),
+                                     const[m], zero[m], n)
                     _floor_notes(note, "bootstrap", m, res.min_p[sl], zero[m], alpha, n,
                                  n_resamples)
 
     for m in measures:
-        X = paired[m].scores
+        X = Xs[m]
         n = X.shape[1]
         A, B = X[pi], X[pj]
         if "t" in tests:
@@ -327,7 +339,7 @@ def run(
             s[undefined] = np.nan
             p[undefined] = np.nan
             stat["t"][m], pv["t"][m] = s, p
-            _undefined_notes(note, "t", m, snapped[m], const[m], zero[m], n)
+            _undefined_notes(note, "t", m, np.ldexp(snapped[m], scale[m]), const[m], zero[m], n)
         if "wilcoxon" in tests:
             wmethod = "auto" if exact == "auto" else bool(exact)
             s, p, how, floor = _wil.signed_rank_batch(
@@ -365,7 +377,8 @@ def run(
                     )
         if "randomized-tukey" in tests:
             diff, p = _anova.randomized_tukey(X, pi, pj, n_resamples, rng_perm)
-            stat["randomized-tukey"][m], pv["randomized-tukey"][m] = diff, p
+            stat["randomized-tukey"][m] = np.ldexp(diff, scale[m])
+            pv["randomized-tukey"][m] = p
             # one topic: every permutation has the observed range (p = 1)
             _floor_notes(note, "randomized-tukey", m, np.full(P, 1.0 if n == 1 else 0.0),
                          zero[m], alpha, n, n_resamples)
