@@ -173,6 +173,12 @@ def _normalize(df: pl.DataFrame, source: str, run_name: str | None) -> pl.DataFr
             )
         for c in measure_cols:
             if not df.schema[c].is_numeric():
+                if c == "measure":  # a long table whose value column has another name
+                    raise InputError(
+                        "missing column 'value': a long table has columns run_id, query_id, "
+                        f"measure and value (columns: {df.columns})",
+                        source=source,
+                    )
                 raise InputError(
                     f"measure column has type {df.schema[c]}, expected numbers",
                     source=source,

@@ -344,3 +344,16 @@ def test_scoring_errors_name_the_command_line_options(trec_files, capsys):
     assert (rc, out) == (2, "")
     assert err == ("fasteval: error: -m/--measure must be numeric measures (relstring is "
                    "printed by `fasteval trec-eval`), got ['relstring_10']\n")
+
+
+@pytest.mark.parametrize("command", [["compare"], ["power", "--min-diff", "0.05"]])
+def test_a_long_table_without_its_value_column_names_the_file_and_the_column(
+    tmp_path, capsys, command
+):
+    f = tmp_path / "scores.csv"
+    f.write_text("run_id,query_id,measure,score\na,1,map,0.5\nb,1,map,0.3\n")
+    rc, _, err = _cli([*command, "--results", str(f)], capsys)
+    assert rc == 2
+    assert err == (f"fasteval: error: {f}: missing column 'value': a long table has columns "
+                   "run_id, query_id, measure and value (columns: ['run_id', 'query_id', "
+                   "'measure', 'score'])\n")
