@@ -130,10 +130,15 @@ def run(args: argparse.Namespace) -> int:
                               timeout=getattr(args, "ray_connect_timeout", 30.0))
     try:
         result, stats = _sas(sas, table, device, args)
-    except InputError as exc:  # the engine names its input "data": here it is the file
-        if exc.source != "data":
+    except InputError as exc:  # the engine names its input "data" and its row: here the file
+        if exc.source != "data":  # and its line (for text files, as the other commands do)
             raise
-        raise exc.at(source=args.input) from None
+        if exc.row is None:
+            raise exc.at(source=args.input) from None
+        from fasteval.io.files import table_file_locator
+
+        place = {"row": None, **table_file_locator(args.input)(exc.row)}
+        raise exc.at(source=args.input, **place) from None
     finally:
         if started:
             import ray

@@ -84,9 +84,63 @@ def read_table_file(path: str, *, text: bool = False, default: str | None = "csv
             options = {"infer_schema_length": 0} if text else {}
             return pl.read_csv(source, separator="\t" if kind == "tsv" else ",", **options)
     except Exception as exc:  # noqa: BLE001 - polars raises several types for unreadable files
-        raise InputError(f"cannot read the file ({exc})", source=path) from exc
+        from fasteval.errors import first_line
+
+        if kind in ("csv", "tsv"):
+            _check_ragged(source, "\t" if kind == "tsv" else ",", path)
+        raise InputError(f"cannot read the file ({first_line(exc)})", source=path) from exc
     _check_json_kinds(frame, source, kind, path)
     return frame
+
+
+def _check_ragged(source: Any, sep: str, path: str) -> None:
+    """Refuse a CSV/TSV record with more fields than the header, naming its line (looked
+    for only after polars failed)."""
+    from fasteval.io.tables import _ragged_record
+
+    data = source.getvalue() if isinstance(source, io.BytesIO) else Path(source).read_bytes()
+    header = data.split(b"\n", 1)[0].decode("utf-8", "replace").removeprefix("\ufeff")
+    import csv
+
+    width = len(next(csv.reader([header], delimiter=sep), []))
+    where = _ragged_record(data, sep, width)
+    if where is not None:
+        line, found = where
+        raise InputError(f"{found} fields where the header has {width}; expected one field per "
+                         "header column", source=path, line=line)
+
+
+def table_file_locator(path: str) -> Any:
+    """The place in the file ``path`` (as :func:`read_table_file` reads it) of a row of its
+    table (0-based): ``{"line": n}`` (1-based, header counted) for CSV/TSV and JSON Lines,
+    gzip-compressed too, ``{"row": i}`` for parquet, JSON arrays, FIFOs and devices.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)
+    >>> _ = p.write('prediction,gold\\n"two\\nlines",x\\nb,\\n'); p.close()
+    >>> table_file_locator(p.name)(1)
+    {'line': 4}
+    """
+    from fasteval.io._common import row_locator
+    from fasteval.io.tables import csv_line_locator, jsonl_line_locator
+
+    name = Path(path).name.lower()
+    gz = name.endswith(".gz")
+    kind = _KINDS.get(Path(name[:-3] if gz else name).suffix, "csv")
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return row_locator()
+    if kind not in ("csv", "tsv", "ndjson") or not stat.S_ISREG(mode):
+        return row_locator()  # a FIFO or device was read once: it cannot be read again
+    if not gz:
+        return csv_line_locator(path) if kind != "ndjson" else jsonl_line_locator(path)
+    import gzip
+
+    data = gzip.decompress(Path(path).read_bytes())
+    return csv_line_locator(data) if kind != "ndjson" else jsonl_line_locator(data)
 
 
 def _check_json_kinds(frame: Any, source: Any, kind: str, path: str) -> None:

@@ -34,6 +34,7 @@ __all__ = [
     "lazy_ndjson",
     "csv_line_locator",
     "jsonl_line_locator",
+    "check_short_records",
 ]
 
 _ID_CANONICAL = ("query_id", "doc_id")
@@ -185,6 +186,8 @@ def read_delimited(data: str | bytes, sep: str, kind: Kind, explicit: dict[str, 
             grades = df.get_column(col).cast(pl.Float64, strict=False)
             if grades.null_count() == df.get_column(col).null_count():
                 df = df.with_columns(grades)
+    if df.null_count().sum_horizontal().item():  # a record short of fields reads as nulls
+        check_short_records(data, sep, header, wanted, source)
     blank = _trailing_blank_lines(data)
     if blank and df.height >= blank and all(df.tail(blank).select(pl.all().is_null().all()).row(0)):
         df = df.head(df.height - blank)  # polars reads each as a row of nulls
@@ -269,9 +272,16 @@ def _unclosed_quote(data: str | bytes) -> int | None:
     return raw.count(b"\n", 0, raw.rindex(b'"')) + 1
 
 
-def _ragged_record(data: str | bytes, sep: str, width: int) -> tuple[int, int] | None:
+def _ragged_record(data: str | bytes, sep: str, width: int, need: int = 0) -> tuple[int, int] | None:
     """(1-based line, field count) of the first record with more fields than the header
-    (looked for only after the reader failed); None if there is none."""
+    (``width``), or with some but fewer than ``need`` (looked for only after the reader
+    failed, or read nulls); None if there is none.
+
+    Examples
+    --------
+    >>> _ragged_record(b"a,b,c\\n1,2,3\\n1,2\\n", ",", 3), _ragged_record(b"a,b,c\\n1,2,3\\n1,2\\n", ",", 3, 3)
+    (None, (3, 2))
+    """
     import csv
 
     raw = data if isinstance(data, bytes) else _read_all(data, "")
@@ -281,12 +291,37 @@ def _ragged_record(data: str | bytes, sep: str, width: int) -> tuple[int, int] |
         next(reader, None)
         start = reader.line_num
         for record in reader:
-            if len(record) > width:
+            if len(record) > width or 0 < len(record) < need:
                 return start + 1, len(record)
             start = reader.line_num
     except csv.Error:
         return None
     return None
+
+
+def check_short_records(data: str | bytes, sep: str, header: list[str], wanted: list[str],
+                        source: str) -> None:
+    """Refuse a record of a CSV/TSV file with fewer fields than it takes to reach the
+    columns read (``wanted``): polars reads the fields it lacks as nulls, which would be
+    reported as missing values. Called only when a column read holds a null.
+
+    Examples
+    --------
+    >>> check_short_records(b"query_id,doc_id,score\\nq1,a,1\\nq1,b\\n", ",", ["query_id", "doc_id", "score"],
+    ...                     ["query_id", "doc_id", "score"], "run.csv")
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.InputError: run.csv, line 3: 2 fields where the header has 3 (query_id, doc_id, score); expected one field per header column
+    """
+    need = max((header.index(c) + 1 for c in wanted if c in header), default=0)
+    where = _ragged_record(data, sep, len(header), need)
+    if where is not None:
+        line, found = where
+        from fasteval._words import counted
+
+        raise InputError(f"{counted(found, 'field')} where the header has {len(header)} "
+                         f"({', '.join(header)}); expected one field per header column",
+                         source=source, line=line)
 
 
 def _raw(data: str | bytes) -> bytes:

@@ -29,6 +29,31 @@ def test_a_csv_row_with_more_fields_than_the_header_names_its_line(tmp_path, nam
                                  "column")
 
 
+@pytest.mark.parametrize("reader, name, data, line, found, header", [
+    (read_run, "r.csv", b"query_id,doc_id,score\n1,a,1\n1,b\n", 3, "2 fields", "query_id, doc_id, score"),
+    (read_run, "r.csv", b'query_id,doc_id,score\n1,"a\nb",1\n1\n', 4, "1 field", "query_id, doc_id, score"),
+    (read_run, "r.tsv", b"qid\tdocno\tscore\n1\ta\t1\n1\tb\n", 3, "2 fields", "qid, docno, score"),
+    (read_qrels, "q.csv", b"query_id,doc_id,relevance\n1,a\n", 2, "2 fields", "query_id, doc_id, relevance"),
+])
+def test_a_csv_row_with_fewer_fields_than_the_header_names_its_line(tmp_path, reader, name, data, line,
+                                                                   found, header):
+    # polars reads the fields a short line lacks as nulls: the message says the line is short
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(InputError) as exc:
+        reader(path)
+    assert (exc.value.source, exc.value.line) == (str(path), line)
+    assert exc.value.message == (f"{found} where the header has 3 ({header}); expected one field "
+                                 "per header column")
+
+
+def test_a_short_row_that_has_every_column_read_is_kept(tmp_path):
+    # a trailing column that is not read may be left out of a line
+    path = tmp_path / "r.csv"
+    path.write_bytes(b"query_id,doc_id,score,note\n1,a,1,x\n1,b,2\n\n")
+    assert read_run(path).select("query_id", "doc_id", "score").rows() == [("1", "a", 1.0), ("1", "b", 2.0)]
+
+
 def test_a_json_object_repeating_a_document_is_a_duplicate_pair(tmp_path):
     path = tmp_path / "q.json"
     path.write_text('{"q1": {"d1": 1, "d2": 0, "d1": 2}, "q2": {"d1": 1}}')

@@ -64,13 +64,28 @@ def test_cli_user_errors_exit_2(tiny_bi, tmp_path, capsys):
     assert not (tmp_path / "o.parquet").exists()
 
 
-@pytest.mark.parametrize("suffix", ["jsonl", "csv"])
-def test_cli_bad_rows_name_the_file(tiny_bi, tmp_path, capsys, suffix):
+@pytest.mark.parametrize("suffix, text, where", [
+    # text files: the file's 1-based line (header counted, blank JSON lines and quoted
+    # fields that span lines followed), as the run and qrels readers name it
+    ("jsonl", '{"answer": "paris", "gold": "paris"}\n\n{"answer": null, "gold": "rome"}\n', "line 3"),
+    ("csv", 'answer,gold\n"par\nis",paris\n,rome\n', "line 4"),
+    ("tsv", "answer\tgold\nparis\tparis\n\trome\n", "line 3"),
+    ("json", '[{"answer": "paris", "gold": "paris"}, {"answer": null, "gold": "rome"}]', "row 1"),
+])
+def test_cli_bad_rows_name_the_file(tiny_bi, tmp_path, capsys, suffix, text, where):
     src = tmp_path / f"in.{suffix}"
-    src.write_text('{"answer": "paris", "gold": "paris"}\n{"answer": null, "gold": "rome"}\n'
-                   if suffix == "jsonl" else "answer,gold\nparis,paris\n,rome\n")
+    src.write_text(text)
     assert main(["sas", str(src), "--pred-col", "answer", "--model", tiny_bi, "--device", "cpu",
                  "-o", str(tmp_path / "o.parquet")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"fasteval: error: {src}, row 1, column 'answer': prediction must not be None"]
+    assert err == [f"fasteval: error: {src}, {where}, column 'answer': prediction must not be None"]
     assert not (tmp_path / "o.parquet").exists()
+
+
+def test_cli_csv_line_with_more_fields_than_the_header(tiny_bi, tmp_path, capsys):
+    src = tmp_path / "in.csv"
+    src.write_text("answer,gold\nparis,paris\nrome,rome,extra\n")
+    assert main(["sas", str(src), "--pred-col", "answer", "--model", tiny_bi, "--device", "cpu",
+                 "-o", str(tmp_path / "o.parquet")]) == 2
+    assert capsys.readouterr().err == (f"fasteval: error: {src}, line 3: 3 fields where the header has 2; "
+                                       "expected one field per header column\n")
