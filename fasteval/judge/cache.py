@@ -56,12 +56,20 @@ class ReplyCache:
 
     @staticmethod
     def key(namespace: dict[str, Any], messages: list[dict[str, str]]) -> str:
-        """Hex SHA-256 of the canonical JSON of namespace and messages."""
+        """Hex SHA-256 of the canonical JSON of namespace and messages (UTF-8; a lone
+        surrogate, as a JSON ``\\ud800`` escape decodes to, is hashed as its own code unit).
+
+        Examples
+        --------
+        >>> k = ReplyCache.key({}, [{"role": "user", "content": "caf\u00e9 \\ud83d"}])
+        >>> len(k), k == ReplyCache.key({}, [{"role": "user", "content": "caf\u00e9 \\ud83e"}])
+        (64, False)
+        """
         blob = json.dumps(
             {"v": CACHE_VERSION, "ns": namespace, "messages": messages},
             sort_keys=True, ensure_ascii=False, separators=(",", ":"),
         )
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+        return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
     def path(self, key: str) -> Path:
         """File that holds ``key``."""
@@ -84,8 +92,8 @@ class ReplyCache:
 
         data = dict(record, key=key, v=CACHE_VERSION)
         target = self.path(key)
-        with atomic_path(target) as tmp:
-            tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        with atomic_path(target) as tmp:  # ASCII: a reply holding a lone surrogate is stored too
+            tmp.write_text(json.dumps(data), encoding="ascii")
 
     def discard(self, key: str) -> None:
         """Remove an entry if present."""
