@@ -811,9 +811,13 @@ def _gains(
         _raise_first_mixed(ground_truth_documents)
         raise
     numpy_docs = None
-    if _PLAIN_SCORES.issuperset(map(type, scores)):
-        gain = np.array(scores, dtype=np.float64)  # None -> NaN; a huge int: OverflowError
-    else:
+    plain = _PLAIN_SCORES.issuperset(map(type, scores))
+    if plain:
+        try:
+            gain = np.array(scores, dtype=np.float64)  # None -> NaN
+        except OverflowError:  # an int beyond float64: an error where Haystack uses it
+            plain = False
+    if not plain:
         gain, numpy_docs = _odd_gains(ground_truth_documents, gt_offsets, scores, getter, mapper)
     missing = np.zeros(len(scores), dtype=np.bool_)
     for i in np.flatnonzero(np.isnan(gain)).tolist():
@@ -837,8 +841,10 @@ def _odd_gains(
     getter: Callable[[Any], Any],
     mapper: Callable[[Any], Any] | None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """:func:`_gains` for scores that are not all plain ``float`` / ``int`` / None: the
-    gains and the mask of documents with a comparison value and a numpy score (or None)."""
+    """:func:`_gains` for scores that are not all plain ``float`` / ``int`` / None, or that
+    hold an ``int`` beyond float64 (``OverflowError``, as Haystack's arithmetic raises, unless
+    its document has no comparison value): the gains and the mask of documents with a
+    comparison value and a numpy score (or None)."""
     docs = [doc for question in ground_truth_documents for doc in question]
     gain = np.empty(len(scores), dtype=np.float64)
     numpy_doc = np.zeros(len(scores), dtype=np.bool_)
@@ -848,22 +854,29 @@ def _odd_gains(
     for i, score in enumerate(scores):
         if score is None:
             gain[i] = np.nan
-        elif type(score) in _PLAIN_SCORES:
-            gain[i] = score
-        else:
-            value = getter(docs[i])
-            if mapper is not None:
-                value = mapper(value)
-            if value is None:  # never matched: Haystack does not use its score
-                gain[i] = 0.0
+            continue
+        if type(score) in _PLAIN_SCORES:
+            try:
+                gain[i] = score
                 continue
-            if isinstance(score, numbers.Real):
-                gain[i] = float(score)
-            else:
-                # the operations Haystack applies to a gain, so that its TypeError is raised
-                gain[i] = float(max(score, score) / 1.0)
-            # numpy.bool_ is no numbers.Real, yet its arithmetic gives numpy floats as well
-            numpy_doc[i] = isinstance(score, np.generic)
+            except OverflowError:  # an int beyond float64: Haystack's arithmetic raises this
+                pass  # error on it, unless the document has no comparison value
+        value = getter(docs[i])
+        if mapper is not None:
+            value = mapper(value)
+        if value is None:  # never matched: Haystack does not use its score
+            gain[i] = 0.0
+            continue
+        if type(score) is int:
+            gain[i] = score  # beyond float64: OverflowError, as Haystack's arithmetic raises
+            continue
+        if isinstance(score, numbers.Real):
+            gain[i] = float(score)
+        else:
+            # the operations Haystack applies to a gain, so that its TypeError is raised
+            gain[i] = float(max(score, score) / 1.0)
+        # numpy.bool_ is no numbers.Real, yet its arithmetic gives numpy floats as well
+        numpy_doc[i] = isinstance(score, np.generic)
     return gain, (numpy_doc if numpy_doc.any() else None)
 
 

@@ -13,9 +13,11 @@
 * NDCG gains are the ground-truth ``score`` when every document of the question
   has one, 1.0 when none has, and an error when they are mixed; duplicated
   ground-truth values keep their largest gain; a gain that is not a real number
-  (a string, a ``Decimal``) raises Haystack's ``TypeError``; a question whose ideal
-  DCG is not above 0 scores the integer ``0``, and one whose kept gains include a
-  numpy score scores a ``numpy.float64``, as Haystack's arithmetic gives;
+  (a string, a ``Decimal``) raises Haystack's ``TypeError``, an integer too large for a
+  float its ``OverflowError`` (such scores are unused on a document without a comparison
+  value); a question whose ideal DCG is not above 0 scores the integer ``0``, and one
+  whose kept gains include a numpy score scores a ``numpy.float64``, as Haystack's
+  arithmetic gives;
 * empty outer lists or lists of different length raise ``ValueError``.
 
 Known differences from haystack-ai (all deliberate):
@@ -52,7 +54,10 @@ Known differences from haystack-ai (all deliberate):
   (``None``) raises ``TypeError`` naming the parameter and the question;
 * ``mode`` must be one of the two modes; Haystack's constructor keeps any other value
   (``None``, say) and its ``run`` then fails with ``NameError``;
-* recall logs no warning for questions without comparable values.
+* recall logs no warning for questions without comparable values;
+* an NDCG score that is an integer too large for a float raises ``OverflowError`` even when
+  a larger gain of the same comparison value (``inf``, a larger integer) displaces it,
+  where Haystack then never divides it.
 
 Extras (keyword-only, off by default): ``top_k`` (score only the first k retrieved
 documents) and ``normalize`` (NFKC + case folding + whitespace collapsing of

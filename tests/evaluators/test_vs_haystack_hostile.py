@@ -168,3 +168,19 @@ def test_ndcg_reads_its_inputs_in_haystacks_order(gt, ret, error):
     assert type(theirs.value) is error
     if error is ValueError:
         assert "ground_truth_documents, row 0" in str(ours.value)
+
+
+@pytest.mark.parametrize(("gt", "ret", "field"), [
+    # a score too large for a float on a document without comparison value is never used
+    ([[HaystackDocument(content="a", score=10**400), HaystackDocument(content="b", score=1.0, meta={"k": "b"})]],
+     [[HaystackDocument(content="b", meta={"k": "b"})]], "meta.k"),
+    ([[HaystackDocument(content="a", score=-(10**400)), HaystackDocument(content="b", score=2, meta={"k": 1})]],
+     [[HaystackDocument(content="b", meta={"k": 1}), HaystackDocument(content="c", meta={"k": 1.0})]], "meta.k"),
+    # ... and on one with a value, it is Haystack's OverflowError
+    ([[HaystackDocument(content="a", score=10**400), HaystackDocument(content="b", score=1.0)]],
+     [[HaystackDocument(content="b")]], "content"),
+])
+def test_ndcg_integer_scores_beyond_float_as_in_haystack(gt, ret, field):
+    theirs = _outcome(hs_eval.DocumentNDCGEvaluator, {"document_comparison_field": field}, gt, ret)
+    ours = _outcome(fe.DocumentNDCGEvaluator, {"document_comparison_field": field}, gt, ret)
+    assert theirs == ours
