@@ -19,11 +19,13 @@ old-format switch) is accepted and ignored, as trec_eval 10 ignores it.
 from __future__ import annotations
 
 import getopt
+import gzip
 import io
 import math
 import re
 import sys
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -404,39 +406,68 @@ def _buffered(source: str | TextIO, run_path: str) -> io.BytesIO:
     return buf
 
 
-def _read_trec_run(o: Options, run_path: str, tie_docno_desc: bool = True) -> pl.DataFrame:
-    """The run file; with -M, a document ranked twice only below a topic's top -M is no
-    error, as trec_eval looks for duplicates among each topic's top -M documents only
-    (form_res_rels.c), and those rows are dropped. ``tie_docno_desc``: the tie order of
-    the measures (doc id descending; the preference measures rank ties ascending)."""
+def _read_trec_run(o: Options, run_path: str, tie_docno_desc: bool = True,
+                   judged: Callable[[], pl.Series] | None = None) -> pl.DataFrame:
+    """The run file. trec_eval looks for a document ranked twice only among the documents
+    it evaluates (form_res_rels.c): with -M, each topic's top -M; with ``judged`` (the
+    judged topics, asked for only when the run has a duplicate), the topics it judges.
+    A duplicate outside them is no error, and the rows outside them are dropped.
+    ``tie_docno_desc``: the tie order of the measures (doc id descending; the preference
+    measures rank ties ascending)."""
     from fasteval.io.readers import _read_once_only, read_run
 
     source = _run_source(run_path)
-    if o.max_docs is not None and (source is not run_path or _read_once_only(run_path)):
-        # standard input, a FIFO or a device can be read only once, and a duplicate below
-        # the cut reads the run a second time: its bytes are kept, under its own name
+    if source is not run_path or _read_once_only(run_path):
+        # standard input, a FIFO or a device can be read only once, and a duplicate is
+        # looked at on a second reading: its bytes are kept, under its own name
         source = _buffered(source, run_path)
     try:
         return read_run(source, format="trec")
     except InputError as exc:
-        if exc.advice != "keep_best_run" or o.max_docs is None:
+        if exc.advice != "keep_best_run" or (o.max_docs is None and judged is None):
             raise
         first = exc
     if isinstance(source, io.BytesIO):
         source.seek(0)
-    run = read_run(source, format="trec", duplicates="ignore")
-    # trec_eval's order (score descending, ties by docno byte-wise; 9.0.8 holds scores as
-    # single-precision floats): the top -M rows of each topic, in file order, last tag kept
-    score = pl.col("score").cast(pl.Float32) if o.compat == 9 else pl.col("score")
-    top = (run.with_row_index("_row")
-           .sort([pl.col("query_id"), score, pl.col("doc_id")],
-                 descending=[False, True, tie_docno_desc], maintain_order=True)
-           .filter(pl.int_range(pl.len()).over("query_id") < o.max_docs)
-           .get_column("_row").sort())
-    cut = run[top]
-    if cut.select("query_id", "doc_id").is_duplicated().any():
-        raise first from None  # a document twice within a top -M: trec_eval stops too
-    return cut.with_columns(pl.lit(run.get_column("tag")[-1]).alias("tag"))
+    run = read_run(source, format="trec", duplicates="ignore").with_row_index("_row")
+    tag = run.get_column("tag")[-1]
+    if judged is not None:
+        run = run.filter(pl.col("query_id").is_in(judged().implode()))
+    if o.max_docs is not None:
+        # trec_eval's order (score descending, ties by docno byte-wise; 9.0.8 holds scores
+        # as single-precision floats): the top -M rows of each topic, in file order
+        score = pl.col("score").cast(pl.Float32) if o.compat == 9 else pl.col("score")
+        top = (run.sort([pl.col("query_id"), score, pl.col("doc_id")],
+                        descending=[False, True, tie_docno_desc], maintain_order=True)
+               .filter(pl.int_range(pl.len()).over("query_id") < o.max_docs)
+               .get_column("_row").sort())
+        run = run.filter(pl.col("_row").is_in(top.implode()))
+    later = ~run.select(pl.struct("query_id", "doc_id").is_first_distinct()).to_series()
+    if later.any():  # a document twice among those evaluated: trec_eval stops too
+        row = run.row(int(later.arg_true()[0]), named=True)
+        raise _duplicate_at(first, source, row) from None
+    # the last line's tag is the runid, though that line may be cut
+    return run.drop("_row").with_columns(pl.lit(tag).alias("tag"))
+
+
+def _duplicate_at(first: InputError, source: str | io.BytesIO, row: dict) -> InputError:
+    """The reader's duplicate error ``first`` moved to ``row`` (a later copy of a pair,
+    ``_row`` its data row in the file), with that row's file line."""
+    from fasteval.io._common import _fmt as shown
+    from fasteval.io.readers import _load_bytes
+    from fasteval.io.trec import data_line_numbers
+
+    what = f"duplicate (query_id, doc_id) pair ({shown(row['query_id'])}, {shown(row['doc_id'])})"
+    if what == first.what:
+        return first
+    if isinstance(source, io.BytesIO):
+        data: str | bytes = source.getvalue()
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+    else:
+        data = _load_bytes(source, source)
+    line = int(data_line_numbers(data, "run", str(first.source))[row["_row"]])
+    return InputError(what, advice=first.advice, source=first.source, line=line)
 
 
 def _prefs_v9(lines: list, missing: set[str], n_topics: int, o: Options) -> list:
@@ -542,7 +573,17 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
             for name, qid, value in lines))
         return 0
     measures, print_runid, avgjg = _plan(o)
-    run = _read_trec_run(o, run_path)
+    qrels_table: list[pl.DataFrame] = []
+
+    def qrels() -> pl.DataFrame:
+        """The qrels, read once: when the run has a duplicate (to know the judged
+        topics, whose documents trec_eval checks), else after the run."""
+        if not qrels_table:
+            qrels_table.append(read_qrels(qrels_path, format="trec"))
+        return qrels_table[0]
+
+    run = _read_trec_run(o, run_path, judged=(lambda: qrels().get_column("query_id"))
+                         if o.rel_format == "qrels" else None)
     runid = str(run.get_column("tag")[-1]) if "tag" in run.columns and run.height else ""
     opts = dict(
         relevance_level=o.level, max_docs=o.max_docs, judged_only=o.judged_only,
@@ -573,7 +614,7 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
             "-R", f"qrels_jg with -m {named} (judgment-group averages are computed from "
             "qrels_jg judgments only)", o.rel_format,
         )
-    ev = Evaluator(read_qrels(qrels_path, format="trec"), numeric or ["num_q"], complete=True,
+    ev = Evaluator(qrels(), numeric or ["num_q"], complete=True,
                    **opts)
     batch = ev.prepare(run.select("query_id", "doc_id", "score"), complete=True)
     values = (ev.score(batch, trec_eval_names=True) if numeric

@@ -228,6 +228,41 @@ def test_duplicate_below_the_max_docs_cut_from_stdin_or_fifo(
         t.join()
 
 
+@pytest.mark.parametrize("how", ["file", "stdin"])
+def test_duplicate_in_a_topic_without_judgments_is_no_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    # trec_eval checks for a document ranked twice only in the topics it evaluates (those
+    # with judgments, form_res_rels.c): 'x' twice in topic 9, which the qrels lack, is no
+    # error; a duplicate in a judged topic is, named at its own line (6), not at topic 9's
+    (tmp_path / "q").write_text("1 0 a 1\n1 0 b 0\n2 0 c 1\n")
+    run = "1 Q0 a 1 2 r\n9 Q0 x 1 1 r\n9 Q0 x 2 0.5 r\n1 Q0 b 2 1 r\n2 Q0 c 1 1 last\n"
+    (tmp_path / "r").write_text(run)
+    (tmp_path / "r2").write_text(run + "1 Q0 a 3 0.1 r\n")
+
+    def path(name: str) -> str:
+        if how == "file":
+            return str(tmp_path / name)
+        data = (tmp_path / name).read_bytes()
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+        return "-"
+
+    got = _trec_eval("-q", "-m", "num_ret", "-m", "P.2", "-m", "runid", str(tmp_path / "q"),
+                     path("r"))
+    assert got.splitlines() == [
+        "num_ret               \t1\t2", "P_2                   \t1\t0.5000",
+        "num_ret               \t2\t1", "P_2                   \t2\t0.5000",
+        "runid                 \tall\tlast",
+        "num_ret               \tall\t3", "P_2                   \tall\t0.5000"]
+    name = str(tmp_path / "r2") if how == "file" else "-"
+    with pytest.raises(InputError, match=rf"^{re.escape(name)}, line 6: duplicate \(query_id, "
+                                         r"doc_id\) pair \('1', 'a'\)"):
+        _trec_eval("-m", "num_ret", str(tmp_path / "q"), path("r2"))
+    # below the -M cut the judged duplicate is no error either
+    assert _trec_eval("-M", "2", "-m", "num_ret", str(tmp_path / "q"), path("r2")) == (
+        "num_ret               \tall\t3\n")
+
+
 def test_compat9_preferences_leave_out_the_topics_the_run_lacks(tmp_path: Path) -> None:
     # 9.0.8 loops over the run's topics: a judged topic the run lacks is not evaluated nor
     # printed (no error without -c, no placeholder line with -c); -c divides the means by
