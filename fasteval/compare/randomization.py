@@ -16,6 +16,13 @@ corrections need: the joint null distribution of every comparison of a family is
   single-step values, and it controls the family-wise error rate in the strong sense
   (under subset pivotality, which sign flips of paired differences have).
 
+Both adjustments are monotone in the observed ``|t|``, not in the unadjusted p-values: each
+comparison's own sign-flip distribution of ``t`` has its own shape (few distinct values with
+few non-zero differences, heavy tails with skewed ones), so a comparison with a larger
+``|t|`` may have the larger unadjusted p-value and still the smaller adjusted one (Holm's
+and the other p-value corrections of :mod:`fasteval.compare.corrections` follow the
+unadjusted p-values instead).
+
 ``t`` is the paired t statistic, a monotone function of ``|sum|`` within one comparison
 (``t = T sqrt(n - 1) / sqrt(n sum(d**2) - T**2)`` for the signed sum ``T``; the sum of squares
 does not change under sign flips), so each comparison's own p-value is that of the mean
