@@ -576,14 +576,14 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
     qrels_table: list[pl.DataFrame] = []
 
     def qrels() -> pl.DataFrame:
-        """The qrels, read once: when the run has a duplicate (to know the judged
+        """The judgments, read once: when the run has a duplicate (to know the judged
         topics, whose documents trec_eval checks), else after the run."""
         if not qrels_table:
-            qrels_table.append(read_qrels(qrels_path, format="trec"))
+            qrels_table.append(_read_qrels_jg(qrels_path) if o.rel_format == "qrels_jg"
+                               else read_qrels(qrels_path, format="trec"))
         return qrels_table[0]
 
-    run = _read_trec_run(o, run_path, judged=(lambda: qrels().get_column("query_id"))
-                         if o.rel_format == "qrels" else None)
+    run = _read_trec_run(o, run_path, judged=lambda: qrels().get_column("query_id"))
     runid = str(run.get_column("tag")[-1]) if "tag" in run.columns and run.height else ""
     opts = dict(
         relevance_level=o.level, max_docs=o.max_docs, judged_only=o.judged_only,
@@ -605,7 +605,7 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
                 "-m with -R qrels_jg", "num_q, map_avgjg, P_avgjg, Rprec_mult_avgjg or qrels_jg "
                 "(no other measure is computed from qrels_jg judgments)", shown,
             )
-        return _run_jg(o, qrels_path, run, runid, numeric, print_runid, avgjg, opts, out)
+        return _run_jg(o, qrels(), run, runid, numeric, print_runid, avgjg, opts, out)
     if avgjg:
         # trec_eval computes the judgment-group averages from qrels_jg judgments only (with
         # others it stops: "Can't calculate measure 'map_avgjg'"): refused, not left out
@@ -696,10 +696,9 @@ def _zscore(values, measures, qids, zs):
     return z
 
 
-def _run_jg(o, qrels_path, run, runid, numeric, print_runid, avgjg, opts, out) -> int:
+def _run_jg(o, jq, run, runid, numeric, print_runid, avgjg, opts, out) -> int:
     from fasteval.evaluation import Evaluator
 
-    jq = _read_qrels_jg(qrels_path)
     # num_q alone still needs a pass to find the queries the run answers
     bases = [m for _, m in avgjg] or parse_measures("num_q")
     groups = jq.partition_by("jg", maintain_order=True, as_dict=True)

@@ -261,6 +261,11 @@ def test_duplicate_in_a_topic_without_judgments_is_no_error(
     # below the -M cut the judged duplicate is no error either
     assert _trec_eval("-M", "2", "-m", "num_ret", str(tmp_path / "q"), path("r2")) == (
         "num_ret               \tall\t3\n")
+    # judgment groups (-R qrels_jg) follow the same rule (form_res_rels_jg.c)
+    assert _trec_eval("-R", "qrels_jg", "-m", "num_q", str(tmp_path / "q"), path("r")) == (
+        "num_q                 \tall\t2\n")
+    with pytest.raises(InputError, match=rf"^{re.escape(name)}, line 6: duplicate"):
+        _trec_eval("-R", "qrels_jg", "-m", "num_q", str(tmp_path / "q"), path("r2"))
 
 
 def test_compat9_preferences_leave_out_the_topics_the_run_lacks(tmp_path: Path) -> None:
