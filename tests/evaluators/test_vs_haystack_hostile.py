@@ -184,3 +184,73 @@ def test_ndcg_integer_scores_beyond_float_as_in_haystack(gt, ret, field):
     theirs = _outcome(hs_eval.DocumentNDCGEvaluator, {"document_comparison_field": field}, gt, ret)
     ours = _outcome(fe.DocumentNDCGEvaluator, {"document_comparison_field": field}, gt, ret)
     assert theirs == ours
+
+
+class _ReplyCycle:
+    """A chat generator giving the scripted replies in turn (one request per row here: the
+    corrective retry is off)."""
+
+    def __init__(self, replies):
+        self.replies, self.calls = replies, 0
+
+    def run(self, messages):
+        from haystack.dataclasses import ChatMessage
+
+        reply = self.replies[self.calls % len(self.replies)]
+        self.calls += 1
+        return {"replies": [ChatMessage.from_assistant(reply)]}
+
+
+_LLM_REPLIES = {
+    "FaithfulnessEvaluator": [
+        '{"statements": ["a", "b"], "statement_scores": [1, 0]}', '{"statements": [], "statement_scores": []}',
+        '{"statements": ["a"], "statement_scores": [1]}', "not json", '{"statements": ["a"]}',
+        '{"statements": ["a"], "statement_scores": [1], "extra": 2}', "[1, 2]", "",
+        '{"statements": ["a", "b", "c"], "statement_scores": [1, 1, 0]}',
+    ],
+    "ContextRelevanceEvaluator": [
+        '{"relevant_statements": ["a"]}', '{"relevant_statements": []}', "nope", '{"x": 1}',
+        '{"relevant_statements": ["a", "b"], "z": null}',
+    ],
+}
+_LLM_VALUES = ["q", "", "é", None, 1, ["c1", "c2"], [], ("t",), "日本 {{ x }}", "{% raw %}"]
+
+
+def _llm_outcome(evaluator_class, init, inputs):
+    try:
+        out = dict(evaluator_class(**init).run(**inputs))
+    except Exception as exc:  # noqa: BLE001 - the exception is what is compared
+        return ("error", ValueError if isinstance(exc, ValueError) else type(exc))
+    out.pop("meta")  # one dict per row here, Haystack's replies' metadata there (documented)
+    return ("ok", repr(out), [type(s) for s in out["individual_scores"]], type(out["score"]))
+
+
+@pytest.mark.parametrize("name", sorted(_LLM_REPLIES))
+def test_hostile_llm_inputs_match_haystack(name):
+    logging.disable(logging.WARNING)
+    try:
+        rng = random.Random(7)
+        names = ["questions", "contexts"] + (["predicted_answers"] if name == "FaithfulnessEvaluator" else [])
+        for case in range(150):
+            n = rng.randint(0, 4)
+            inputs = {}
+            for arg in names:
+                values = [rng.choice(_LLM_VALUES) if rng.random() < 0.3 else
+                          ([f"ctx {i}"] if arg == "contexts" else f"{arg} {i}") for i in range(n)]
+                r = rng.random()
+                if r < 0.05:
+                    values = tuple(values)  # not a list: Haystack's ValueError
+                elif r < 0.1:
+                    values = values[:-1]
+                elif r < 0.12:
+                    continue  # a missing input
+                inputs[arg] = values
+            replies = [rng.choice(_LLM_REPLIES[name]) for _ in range(5)]
+            init = {"progress_bar": False, "raise_on_failure": rng.random() < 0.3}
+            theirs = _llm_outcome(getattr(hs_eval, name), {**init, "chat_generator": _ReplyCycle(replies)},
+                                  inputs)
+            ours = _llm_outcome(getattr(fe, name), {**init, "chat_generator": _ReplyCycle(replies),
+                                                    "max_concurrency": 1, "corrective_retry": False}, inputs)
+            assert theirs == ours, (case, inputs, replies, init, theirs, ours)
+    finally:
+        logging.disable(logging.NOTSET)

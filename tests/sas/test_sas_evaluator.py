@@ -215,3 +215,33 @@ def test_a_single_string_for_a_list_is_refused_naming_the_argument(fixture, requ
     model = request.getfixturevalue(fixture)
     with pytest.raises(ValueError, match=rf"^{side}: expected a list of strings, got the string"):
         SASEvaluator(model=model, device="cpu").run(ground_truth_answers=golds, predicted_answers=preds)
+
+
+@pytest.mark.parametrize("fixture", ["tiny_bi", "tiny_cross", "tiny_cross_logits"])
+def test_random_hostile_answers_match_haystack(fixture, request):
+    # empty and blank answers, NFC/NFD spellings, repeated texts, long answers cut at the
+    # model's maximum length: Haystack's value types, and its values up to the last float32
+    # bits that batching changes (see fasteval.evaluators.sas)
+    import random
+
+    from tests.sas.conftest import WORDS
+
+    model = request.getfixturevalue(fixture)
+    theirs, ours = _haystack(model), SASEvaluator(model=model, device="cpu")
+    words = [*WORDS, "é", "e\u0301", "", " ", "ﬁ", "PARIS", "\x00", "日本"]
+    rng = random.Random(11)
+
+    def text():
+        return " ".join(rng.choice(words) for _ in range(rng.randint(0, 80 if rng.random() < 0.1 else 6)))
+
+    for _ in range(8):
+        golds = [text() for _ in range(rng.randint(1, 30))]
+        preds = [text() if rng.random() < 0.6 else rng.choice(golds) for _ in golds]
+        hs = theirs.run(ground_truth_answers=golds, predicted_answers=preds)
+        fe = ours.run(ground_truth_answers=golds, predicted_answers=preds)
+        assert type(fe["score"]) is type(hs["score"]) is np.float64
+        assert [type(s) for s in fe["individual_scores"]] == [type(s) for s in hs["individual_scores"]]
+        np.testing.assert_allclose(fe["individual_scores"], hs["individual_scores"], rtol=0, atol=1e-6)
+        same = [p == g for p, g in zip(preds, golds, strict=True)]
+        if fixture == "tiny_bi":  # an answer against itself: cosine 1 up to rounding, in both
+            assert all(abs(s - 1) < 1e-6 for s, eq in zip(fe["individual_scores"], same, strict=True) if eq)
