@@ -202,11 +202,26 @@ def _text_list(value: Any) -> list[str | None]:
     (['a', '1', None], ['one'], ['{"k": 1}'])
     """
     def text(v: Any) -> str | None:
-        return v if isinstance(v, str) or v is None else json.dumps(v, ensure_ascii=False, default=str)
+        return _utf8(v if isinstance(v, str) or v is None else json.dumps(v, ensure_ascii=False, default=str))
 
     if isinstance(value, (list, tuple)):
         return [text(v) for v in value]
     return [text(value)]
+
+
+def _utf8(text: str | None) -> str | None:
+    """``text`` as UTF-8 can hold it: a surrogate pair written as two escapes becomes its
+    character, a lone surrogate (a cut emoji's ``\\ud83d``) becomes U+FFFD (the output
+    tables cannot hold it).
+
+    Examples
+    --------
+    >>> _utf8("cut \\ud83d"), _utf8("\\ud83d\\ude00"), _utf8(None)
+    ('cut \ufffd', '\U0001f600', None)
+    """
+    if text is None or text.isascii():
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _number_list(value: Any) -> list[float]:
@@ -285,7 +300,7 @@ def run(args: argparse.Namespace) -> int:
                                                    dtype=pl.List(pl.Utf8))
     columns["score"] = pl.Series([float(r["score"]) for r in results], dtype=pl.Float64)
     columns["status"] = pl.Series([r["status"] for r in results], dtype=pl.Utf8)
-    columns["error"] = pl.Series([m.get("error") for m in meta], dtype=pl.Utf8)
+    columns["error"] = pl.Series([_utf8(m.get("error")) for m in meta], dtype=pl.Utf8)
     columns["cached"] = pl.Series([bool(m.get("cached")) for m in meta], dtype=pl.Boolean)
     replaced = [c for c in columns if c in df.columns]
     if replaced:

@@ -181,7 +181,7 @@ async def judge_prompts_async(
     async def call(messages: list[dict[str, str]], outcome: RowOutcome) -> ChatReply:
         async with semaphore:
             outcome.requests += 1
-            reply = await backend.call(messages)
+            reply = await backend.call(_sendable(messages))
         usage = outcome.usage
         for k, v in reply.usage.items():
             usage[k] = usage.get(k, 0) + v
@@ -306,6 +306,29 @@ async def judge_prompts_async(
         bar.close()
     return JobReport([o if o is not None else RowOutcome(error="not run") for o in outcomes],
                      time.perf_counter() - started)
+
+
+def _sendable(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """``messages`` with text that UTF-8 can carry: a lone surrogate (a cut emoji's JSON
+    ``\\ud83d`` escape, in a row's input or in a reply quoted by the corrective retry) is
+    sent as U+FFFD, a surrogate pair as its character. HTTP clients encode the request as
+    UTF-8 and would fail the row otherwise.
+
+    Examples
+    --------
+    >>> _sendable([{"role": "user", "content": "cut \\ud83d"}])
+    [{'role': 'user', 'content': 'cut \ufffd'}]
+    """
+    def fix(text: Any) -> Any:
+        if not isinstance(text, str) or text.isascii():
+            return text
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return text
+
+    return [{k: fix(v) for k, v in m.items()} for m in messages]
 
 
 class _DaemonThreads(Executor):
