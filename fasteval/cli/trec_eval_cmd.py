@@ -330,16 +330,23 @@ def _relstring(labels: np.ndarray, s: int, e: int, length: int) -> str:
 def _read_qrels_jg(path: str) -> pl.DataFrame:
     """qrels_jg text: ``qid jg docno rel`` (the judgment group replaces ``iter``)."""
     from fasteval.io._common import _fmt as shown
-    from fasteval.io.readers import _load_bytes
 
     rows = []
-    data = _load_bytes(path, path)  # a path, or a gzip file's bytes
-    if isinstance(data, str):
+    # read once (a FIFO cannot be read again), then decompressed if gzip
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file", source=path) from None
+    except FileNotFoundError:
+        raise InputError("file not found", source=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror})", source=path) from None
+    if data[:2] == b"\x1f\x8b":
         try:
-            with open(data, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            raise InputError(f"cannot read ({exc.strerror})", source=path) from None
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"corrupt gzip file ({exc})", source=path) from None
     from fasteval.io._common import GRADE_MAX, GRADE_MIN, check_text_encoding, fix_line_endings
 
     check_text_encoding(data, path)

@@ -113,3 +113,22 @@ def test_subtopic_qrels_from_fifo(tmp_path, name, body):
     got = read_subtopic_qrels(path)
     t.join()
     assert got.rows() == [("1", "1", "d1", 1), ("1", "2", "d2", 0)]
+
+
+def test_trec_eval_qrels_jg_from_fifo(tmp_path, capsys):
+    """The judgment-group reader of ``trec-eval -R qrels_jg`` read a FIFO's first bytes
+    to look for gzip, then opened it again: it found nothing (or waited for a writer)."""
+    q, tq = _fifo(tmp_path, "jg", b"q1 0 d1 1\nq1 1 d1 0\nq2 0 d3 1\n")
+    r = tmp_path / "run"
+    r.write_bytes(RUN_A)
+    status: list[int] = []
+    worker = threading.Thread(target=lambda: status.append(
+        main(["trec-eval", "-q", "-R", "qrels_jg", "-m", "map_avgjg", q, str(r)])), daemon=True)
+    worker.start()
+    worker.join(120)
+    tq.join(1)
+    assert not worker.is_alive() and status == [0]
+    # q1: AP 1 in group 0, 0 (no relevant document) in group 1, averaged; q2: 1
+    assert capsys.readouterr().out == ("map_avgjg             \tq1\t0.5000\n"
+                                       "map_avgjg             \tq2\t1.0000\n"
+                                       "map_avgjg             \tall\t0.7500\n")
