@@ -120,6 +120,8 @@ def cells(
             better.setdefault((r["versus"], r["measure"]), set()).add(r["run_id"])
     top = {m: max(means[(t, m)] for t in cmp.systems) for m in cmp.measures}
     tol = {m: _tie_tolerance(cmp, m, means) for m in cmp.measures}
+    fmt = {m: _number_format([means[(t, m)] for t in cmp.systems], digits)
+           for m in cmp.measures}
     grid = []
     for s in cmp.systems:
         row = []
@@ -138,7 +140,7 @@ def cells(
                     mk = ""
             else:
                 mk = ""
-            row.append((f"{v:.{digits}f}", best, mk))
+            row.append((format(v, fmt[m]), best, mk))
         grid.append(row)
     labels = [f"{s} ({letters[s]})" if marks == "letters" else s for s in cmp.systems]
     return {
@@ -149,6 +151,27 @@ def cells(
         "marks": marks,
         "notes": _notes(cmp, marks),
     }
+
+
+#: largest magnitude a column of means shows in fixed-point notation
+FIXED_MAX = 1e9
+
+
+def _number_format(values: list[float], digits: int) -> str:
+    """Format of one column of means: ``digits`` decimals, or, when the column's largest
+    magnitude is not 0 but rounds to 0 at ``digits`` decimals, or reaches
+    :data:`FIXED_MAX` (where fixed-point digits would be rounding noise), scientific
+    notation with ``digits`` decimals.
+
+    Examples
+    --------
+    >>> _number_format([0.25, 0.0], 4), _number_format([2e-9, 1e-9], 4), _number_format([3e300], 2)
+    ('.4f', '.4e', '.2e')
+    """
+    top = max((abs(v) for v in values if v == v and abs(v) != float("inf")), default=0.0)
+    if top >= FIXED_MAX or (top > 0 and round(top, digits) == 0):
+        return f".{digits}e"
+    return f".{digits}f"
 
 
 def _tie_tolerance(cmp: Comparison, measure: str, means: dict) -> float:
@@ -507,6 +530,8 @@ def render(
     (``nDCG@10``) or ``"canonical"`` ones (``ndcg_cut_10``). LaTeX: ``caption=True`` gives
     a ``table`` float whose caption carries the notes (``label`` adds ``\\label``);
     ``caption=False`` a bare ``tabular`` with the notes as comments. Needs ``booktabs``.
+    Means have ``digits`` decimals; a column whose largest mean would round to 0 or reaches
+    1e9 is in scientific notation (``2.5000e-09``), with ``digits`` decimals too.
 
     Examples
     --------
@@ -591,8 +616,12 @@ def details_text(cmp: Comparison, digits: int = 4) -> str:
         )
         wide = wide.join(sub, on=["measure", "run_id", "versus"], how="left", maintain_order="left")
 
-    def num(v: float | None) -> str:
-        return "-" if v is None or v != v else f"{v:.{digits}f}"
+    # a measure's differences and bounds in the notation of its means (:func:`cells`)
+    fmt = {m: _number_format(g.get_column("mean").to_list(), digits)
+           for (m,), g in cmp.means.group_by("measure", maintain_order=True)}
+
+    def num(v: float | None, m: str) -> str:
+        return "-" if v is None or v != v else format(v, fmt[m])
 
     def pv(v: float | None) -> str:
         if v is None or v != v:
@@ -610,9 +639,10 @@ def details_text(cmp: Comparison, digits: int = 4) -> str:
         header += [f"p({t})", f"p({t}) adj"]
     rows = []
     for r in wide.iter_rows(named=True):
-        ci = "-" if r["ci_low"] is None else f"[{num(r['ci_low'])}, {num(r['ci_high'])}]"
-        row = [_plain(r["measure"]), _plain(r["run_id"]), _plain(r["versus"]),
-               f"{r['mean_diff']:+.{digits}f}", *([ci] if with_ci else [])]
+        m = r["measure"]
+        ci = "-" if r["ci_low"] is None else f"[{num(r['ci_low'], m)}, {num(r['ci_high'], m)}]"
+        row = [_plain(m), _plain(r["run_id"]), _plain(r["versus"]),
+               format(r["mean_diff"], "+" + fmt[m]), *([ci] if with_ci else [])]
         for k, _ in effect_cols:
             v = r[k]
             row.append("-" if v is None or v != v else f"{v:+.2f}")

@@ -463,3 +463,18 @@ def test_caption_counts_the_family_the_correction_used():
         render(by_measure, "text")
     defined = compare({k: runs[k] for k in ("base", "a", "b")}, baseline="base", tests="t", ci=None)
     assert "Holm correction over all 2 comparisons of the report, alpha" in render(defined, "text")
+
+
+def test_means_that_fixed_point_notation_cannot_show_are_in_scientific_notation():
+    r = {
+        "a": pl.DataFrame({"query_id": [1, 2, 3, 4], "big": [1e300, 2e300, 3e300, 4e300],
+                           "tiny": [1e-9, 2e-9, 3e-9, 4e-9], "map": [0.1, 0.2, 0.3, 0.4]}),
+        "b": pl.DataFrame({"query_id": [1, 2, 3, 4], "big": [1e300] * 4,
+                           "tiny": [1e-9, 1e-9, 1.5e-9, 1e-9], "map": [0.1] * 4}),
+    }
+    cmp = compare(r, baseline="b", tests="t", ci=None)
+    lines = cmp.table("markdown").splitlines()
+    assert lines[2] == "| a | **2.5000e+300** | **2.5000e-09** | **0.2500** |"
+    assert lines[3] == "| b | 1.0000e+300 | 1.1250e-09 | 0.1000 |"
+    rows = [line.split() for line in details_text(cmp).splitlines()[1:4]]
+    assert [row[3] for row in rows] == ["+1.5000e+300", "+1.3750e-09", "+0.1500"]
