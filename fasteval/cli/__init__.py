@@ -65,6 +65,30 @@ def stdin_once(paths: list[str], what: str) -> None:
         raise ParameterError(what, "read from standard input ('-') at most once", paths)
 
 
+def check_format_agrees(fmt: str | None, output: str, named: str | None) -> None:
+    """Refuse a ``--format`` that contradicts the format ``-o``'s suffix names: parquet
+    bytes under ``res.csv`` (or CSV under ``res.trec``) would be misread by every later
+    reader of the file. ``named``: the format the suffix names, ``"any text"`` for a name
+    that holds any text format (``.txt``), None for a suffix that names none (any format).
+
+    Examples
+    --------
+    >>> check_format_agrees("trec", "res.txt", "any text"), check_format_agrees("csv", "res.out", None)
+    (None, None)
+    >>> check_format_agrees("parquet", "res.csv", "csv")
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: --format must be csv, the format the suffix of -o 'res.csv' names (or -o without that suffix), got 'parquet'
+    """
+    from fasteval.errors import ParameterError
+
+    if fmt is None or named is None or fmt == named or (named == "any text" and fmt != "parquet"):
+        return
+    wanted = "a text format" if named == "any text" else named
+    raise ParameterError("--format", f"{wanted}, the format the suffix of -o {output!r} names (or -o "
+                         "without that suffix)", fmt)
+
+
 def input_source(path: str):
     """What a reader is given for ``path``: ``sys.stdin`` for ``-``, else the path."""
     return sys.stdin if path == STDIN else path

@@ -448,6 +448,11 @@ def _run(args: argparse.Namespace) -> int:
     n_resamples = _count("--resamples", args.resamples)
     _check_options(args, n_resamples)
     fmt = args.format
+    if fmt is not None and args.output and args.output != "-":
+        from fasteval.cli import check_format_agrees
+
+        by_suffix = SUFFIX_FORMATS.get(Path(args.output).suffix.lower())
+        check_format_agrees(fmt, args.output, "any text" if by_suffix == "text" else by_suffix)
     if fmt is None:
         suffix = Path(args.output).suffix.lower() if args.output else ""
         if suffix and suffix not in SUFFIX_FORMATS:

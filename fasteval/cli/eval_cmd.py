@@ -75,7 +75,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="measure in trec_eval, ir_measures or ranx spelling (repeatable): ndcg@10, map, P_5, nDCG@10",
     )
     p.add_argument("-q", "--per-query", action="store_true", help="per-query values instead of aggregates")
-    p.add_argument("--format", choices=FORMATS, default=None, help="output format (default: from -o suffix, else table)")
+    p.add_argument("--format", choices=FORMATS, default=None, help="output format (default: from -o suffix, else table; must agree with a suffix that names one)")
     p.add_argument("-o", "--output", metavar="OUT",
                    help="write to this file (atomically; - is standard output) instead of stdout")
     p.add_argument("--wide", action="store_true", help="one column per measure")
@@ -151,6 +151,12 @@ def _check_args(args: argparse.Namespace) -> None:
         parse_share_limit(args.share_qrels_limit, "--share-qrels-limit")
     if args.format == "parquet" and args.output is None:
         raise ParameterError("--format parquet", "used with -o OUT (parquet is not printed)", "stdout")
+    from fasteval.batch.sinks import format_from_path
+    from fasteval.cli import check_format_agrees
+
+    if args.output not in (None, "-"):
+        named = format_from_path(args.output, default=None, param="-o/--output")
+        check_format_agrees(args.format, args.output, "any text" if named == "table" else named)
 
 
 _OPTION_NAMES = {

@@ -3,7 +3,8 @@
 Runs may be TREC text, parquet, CSV/TSV or JSON Lines files. The fused run goes to ``-o``
 (format from the suffix: ``.parquet``/``.pq`` parquet, ``.trec``/``.run``/``.txt`` TREC
 text, ``.csv``, ``.tsv``, ``.jsonl``, each text format + ``.gz`` gzipped; ``--format``
-overrides), written atomically; without ``-o`` (or with ``-o -``) it is printed as TREC
+chooses for another suffix and must agree with one of these, ``.txt`` taking any text
+format), written atomically; without ``-o`` (or with ``-o -``) it is printed as TREC
 text. An output that is one of the inputs, or a name the writer cannot honour, is refused
 before anything is read. One RUN may be ``-``: read from standard input.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from pathlib import Path
 from typing import Any
 
 from fasteval.cli import STDIN, add_command, input_source, stdin_once
@@ -124,6 +126,11 @@ def _run(args: argparse.Namespace) -> int:
         raise ParameterError("--format parquet", "used with -o OUT (parquet is not printed)",
                              STDOUT)
     check_outputs({"-o/--output": output}, args.runs)
+    if output != STDOUT and args.format is not None:
+        from fasteval.cli import check_format_agrees
+
+        check_format_agrees(output_format(output, args.format, param="-o/--output", format_param="--format"),
+                            output, _named_format(output))
     fmt = output_format(output, fmt, param="-o/--output", format_param="--format")
     runs: dict[str, Any] = {}  # fuse reads them, naming each file's lines in its errors
     for i, path in enumerate(args.runs):  # named by path (a path given twice: by position)
@@ -136,3 +143,12 @@ def _run(args: argparse.Namespace) -> int:
         fused = fused.with_columns(pl.lit(args.tag or f"fused-{spec.method}").alias("tag"))
     write_table(fused, output, fmt)
     return 0
+
+
+def _named_format(output: str) -> str | None:
+    """The format the suffix of ``output`` (past a ``.gz``) names: ``"any text"`` for
+    ``.txt``, None for a suffix that names none."""
+    from fasteval.io.writers import _SUFFIX
+
+    suffix = Path(Path(output).name.lower().removesuffix(".gz")).suffix
+    return "any text" if suffix == ".txt" else _SUFFIX.get(suffix)

@@ -204,3 +204,33 @@ def test_aggregate_out_without_a_known_suffix_is_the_text_table_as_for_o(tmp_pat
     assert rows == [["run_id", "measure", "value"], ["results.test", "map", "0.1785"],
                     ["results.test", "num_q", "3.0000"]]
     assert (tmp_path / f"o{name}").read_text().splitlines()[0].split() == ["measure", "results.test"]
+
+
+@pytest.mark.parametrize("name, fmt, wanted", [
+    ("res.csv", "parquet", "csv"), ("res.tsv", "json", "csv"), ("res.parquet", "table", "parquet"),
+    ("res.jsonl", "trec", "json"), ("res.trec", "csv", "trec"),
+    ("res.txt", "parquet", "a text format"),
+])
+def test_format_that_contradicts_the_output_suffix_is_refused(tmp_path, capsys, name, fmt, wanted):
+    # parquet bytes under a .csv name (or a text table under .parquet) would be misread by
+    # every later reader of the file: refused before anything is read or written
+    from tests._data import SHIPPED_TREC
+
+    out = tmp_path / name
+    assert main(["eval", str(SHIPPED_TREC / "qrels.test"), str(SHIPPED_TREC / "results.test"), "-m", "map",
+                 "-o", str(out), "--format", fmt, "--quiet"]) == 2
+    assert capsys.readouterr().err == (f"fasteval: error: --format must be {wanted}, the format the suffix "
+                                       f"of -o {str(out)!r} names (or -o without that suffix), got {fmt!r}\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name, fmt, first", [
+    ("res.txt", "trec", "runid"), ("res.tsv", "csv", "run_id\tmeasure\tvalue"), ("res.out", "csv", "run_id,measure,value"),
+])
+def test_format_that_agrees_with_the_output_suffix_is_written(tmp_path, capsys, name, fmt, first):
+    from tests._data import SHIPPED_TREC
+
+    out = tmp_path / name
+    assert main(["eval", str(SHIPPED_TREC / "qrels.test"), str(SHIPPED_TREC / "results.test"), "-m", "map",
+                 "-o", str(out), "--format", fmt, "--quiet"]) == 0
+    assert out.read_text().startswith(first)

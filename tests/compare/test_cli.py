@@ -357,3 +357,21 @@ def test_a_long_table_without_its_value_column_names_the_file_and_the_column(
     assert err == (f"fasteval: error: {f}: missing column 'value': a long table has columns "
                    "run_id, query_id, measure and value (columns: ['run_id', 'query_id', "
                    "'measure', 'score'])\n")
+
+
+@pytest.mark.parametrize("name, fmt, wanted", [
+    ("r.csv", "parquet", "csv"), ("r.parquet", "csv", "parquet"), ("r.md", "latex", "markdown"),
+    ("r.txt", "parquet", "a text format"),
+])
+def test_format_that_contradicts_the_output_suffix_is_refused(tmp_path, capsys, name, fmt, wanted):
+    from tests._data import SHIPPED_TREC
+
+    run2 = tmp_path / "b.test"
+    run2.write_bytes((SHIPPED_TREC / "results.test").read_bytes())
+    out = tmp_path / name
+    rc, _, err = _cli(["compare", str(SHIPPED_TREC / "qrels.test"), str(SHIPPED_TREC / "results.test"),
+                       str(run2), "-m", "map", "-o", str(out), "--format", fmt], capsys)
+    assert rc == 2
+    assert err == (f"fasteval: error: --format must be {wanted}, the format the suffix of -o {str(out)!r} "
+                   f"names (or -o without that suffix), got {fmt!r}\n")
+    assert not out.exists()

@@ -180,3 +180,24 @@ def test_weights_separated_by_commas_or_blanks(runs, tmp_path) -> None:
                          weights=[0.3, 0.7])
     for got in outs:
         assert got.get_column("score").to_list() == want.get_column("score").to_list()
+
+
+@pytest.mark.parametrize("name, fmt, wanted", [
+    ("fused.csv", "parquet", "csv"), ("fused.tsv", "csv", "tsv"), ("fused.parquet", "trec", "parquet"),
+    ("fused.trec.gz", "jsonl", "trec"), ("fused.txt", "parquet", "a text format"),
+])
+def test_format_that_contradicts_the_suffix_is_refused(runs, tmp_path, capsys, name, fmt, wanted) -> None:
+    # parquet bytes under a .csv name (or CSV under .tsv) would be misread by every later reader
+    out = tmp_path / name
+    assert main(["fuse", *runs, "-o", str(out), "--format", fmt]) == 2
+    assert capsys.readouterr().err == (f"fasteval: error: --format must be {wanted}, the format the suffix "
+                                       f"of -o {str(out)!r} names (or -o without that suffix), got {fmt!r}\n")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("name, fmt", [("fused.txt", "csv"), ("fused.out", "parquet"), ("fused.csv", "csv")])
+def test_format_that_agrees_with_the_suffix_is_written(runs, tmp_path, name, fmt) -> None:
+    out = tmp_path / name
+    assert main(["fuse", *runs, "-o", str(out), "--format", fmt]) == 0
+    read = pl.read_parquet(out) if fmt == "parquet" else pl.read_csv(out)
+    assert read.height == 5
