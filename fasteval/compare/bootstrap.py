@@ -24,7 +24,12 @@ p-value. Differences that are all zero (one query included) give ``t = 0, p = 1`
 Confidence intervals of a mean (of the differences, or of one run's scores), level ``L``:
 
 * ``"t"`` (bootstrap-t, default): ``[m - q*(1 - a/2) se, m - q*(a/2) se]`` with
-  ``q*`` the quantiles of ``t*`` and ``se = s / sqrt(n)``;
+  ``q*`` the quantiles of ``t*`` and ``se = s / sqrt(n)``. Where the resamples without
+  spread (``t* = +-inf``, probability ``sum_g (n_g / n) ** n`` as above) outnumber a tail's
+  share ``a / 2``, that tail's quantile is infinite and so is the bound: with 3 queries or
+  fewer a 95% interval is ``(-inf, inf)`` (3 distinct values: ``3 / 27`` of the resamples
+  have no spread; 4 values: ``4 / 256``, below ``0.025``), where ``"bca"`` and
+  ``"percentile"`` give finite bounds;
 * ``"bca"``: bias-corrected and accelerated percentile interval (Efron 1987); the bias
   correction ``z0 = Phi^-1((#{m* < m} + #{m* = m} / 2) / R)``, the acceleration from the
   jackknife, ``a = sum(e**3) / (6 * sum(e**2) ** 1.5)`` with ``e = d - m``; resamples that

@@ -238,3 +238,21 @@ def test_compare_asks_for_a_resample_beyond_each_tail(level, alternative):
     lo, hi = cmp.effects.row(0, named=True)["ci_low"], cmp.effects.row(0, named=True)["ci_high"]
     assert lo == lo and hi == hi and lo <= hi
     assert compare(runs, n_resamples=1, tests="t", ci=None).effects["ci_low"].is_null().all()
+
+
+def test_bootstrap_t_interval_is_infinite_with_three_queries_only():
+    """Resamples without spread (one repeated value) are 3/27 of the resamples of three
+    queries, more than the 2.5% tail, so the bootstrap-t bounds are infinite; four queries
+    (4/256) give finite ones, and BCa and percentile intervals are always finite."""
+    import polars as pl
+
+    from fasteval.compare import compare
+
+    for n, infinite in ((3, True), (4, False)):
+        r = {"a": pl.DataFrame({"query_id": range(n), "m": [0.1, 0.5, 0.2, 0.9][:n]}),
+             "b": pl.DataFrame({"query_id": range(n), "m": [0.3, 0.2, 0.6, 0.4][:n]})}
+        for method in ("t", "bca", "percentile"):
+            low, high = compare(r, baseline="b", tests="t", ci_method=method).effects.select(
+                "ci_low", "ci_high").row(0)
+            assert (low == -np.inf and high == np.inf) is (infinite and method == "t"), method
+            assert low < high
