@@ -584,13 +584,20 @@ def _probe(address: str, timeout: float) -> None:
         raise ConnectionError(f"cannot open a connection to {endpoint[0]}:{endpoint[1]}: {why}") from None
 
 
+def _target(address: str | None) -> str | None:
+    """The cluster ``ray.init(address=address)`` connects to: ``address``, else
+    ``$RAY_ADDRESS`` when set (None: a local Ray is started)."""
+    return address if address is not None else (os.environ.get("RAY_ADDRESS") or None)
+
+
 def _ensure_ray(ray, address: str | None, timeout: float = RAY_CONNECT_TIMEOUT_S) -> bool:
     """Connect to (or start) Ray; True when this call started it. An error Ray raises keeps
     its type, with the credentials of the address (``ray://user:password@host``, a token in
     its query string) masked in its text (:func:`fasteval.judge.redact.redact_exception`).
 
     A cluster address with a port is first reached over TCP, which must answer within
-    ``timeout`` seconds (:class:`ConnectionError` otherwise, before Ray is asked). Ray's own
+    ``timeout`` seconds (:class:`ConnectionError` otherwise, before Ray is asked); without
+    ``address``, Ray's ``RAY_ADDRESS`` variable names the cluster when it is set. Ray's own
     handshake then makes one attempt (``RAY_gcs_server_port_wait_time_s=1`` unless that
     variable is set: Ray retries a GCS that does not answer 20 times by default, for
     minutes), bounded by Ray's ``RAY_py_gcs_connect_timeout_s`` (30 s by default, read when
@@ -600,11 +607,12 @@ def _ensure_ray(ray, address: str | None, timeout: float = RAY_CONNECT_TIMEOUT_S
         return False
     from fasteval.judge.redact import redact_exception, url_secrets
 
-    secrets = url_secrets(address) if isinstance(address, str) else ()
+    target = _target(address)
+    secrets = url_secrets(target) if isinstance(target, str) else ()
     saved = os.environ.get(_GCS_WAIT_ENV)
     try:
-        if isinstance(address, str):
-            _probe(address, timeout)
+        if isinstance(target, str):
+            _probe(target, timeout)
             if saved is None:
                 os.environ[_GCS_WAIT_ENV] = "1"
         ray.init(address=address, include_dashboard=False, ignore_reinit_error=True,
@@ -647,8 +655,10 @@ def connect_ray(address: str | None, option: str = "--ray-address", *, ray: Any 
     except FastevalError:
         raise
     except Exception as exc:  # its text already masked by _ensure_ray
-        where = ("a local Ray" if address is None else
-                 f"the Ray cluster at {redact(address, url_secrets(address))!r} ({option})")
+        target = _target(address)
+        where = ("a local Ray" if target is None else
+                 f"the Ray cluster at {redact(target, url_secrets(target))!r} "
+                 f"({option if address is not None else '$RAY_ADDRESS'})")
         raise FastevalError(f"could not connect to {where}: {first_line(exc)}") from None
 
 

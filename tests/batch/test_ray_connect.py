@@ -98,9 +98,21 @@ def test_a_user_setting_of_the_gcs_wait_is_kept(monkeypatch):
 
 def test_a_local_ray_gets_no_probe_and_no_gcs_setting(monkeypatch):
     monkeypatch.delenv(WAIT_ENV, raising=False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
     seen: list = []
     assert connect_ray(None, ray=_fake_ray(seen)) is True
     assert seen == [(None, None)]
+
+
+def test_ray_address_in_the_environment_is_checked_and_named(monkeypatch):
+    port = _closed_port()
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
+    seen: list = []
+    with pytest.raises(FastevalError) as exc:
+        connect_ray(None, ray=_fake_ray(seen))
+    assert seen == []
+    assert str(exc.value).startswith(f"could not connect to the Ray cluster at '127.0.0.1:{port}' "
+                                     f"($RAY_ADDRESS): cannot open a connection to 127.0.0.1:{port}: ")
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "inf", "nan", "soon"])
