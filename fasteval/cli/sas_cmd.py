@@ -77,6 +77,27 @@ def _read(path: str):
     return read_table_file(path, text=True)
 
 
+def _check_output_name(path: str) -> None:
+    """Refuse an output whose suffix names a format other than parquet (``-o out.csv``
+    would hold parquet bytes under a CSV name); another suffix, or none, is written as parquet.
+
+    Examples
+    --------
+    >>> _check_output_name("scores.parquet"), _check_output_name("scores.out")
+    (None, None)
+    >>> _check_output_name("scores.csv")
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: -o/--output must be a parquet path (.parquet or .pq; fasteval sas writes parquet only), got 'scores.csv'
+    """
+    from fasteval.batch.sinks import format_from_path
+    from fasteval.errors import ParameterError
+
+    if format_from_path(path, default="parquet", param="-o/--output") != "parquet":
+        raise ParameterError("-o/--output", "a parquet path (.parquet or .pq; fasteval sas writes "
+                             "parquet only)", path)
+
+
 def require_backend() -> None:
     """Raise a one-line :class:`FastevalError` saying what to install when torch,
     transformers or sentence-transformers cannot be imported (instead of a traceback)."""
@@ -101,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
     if args.gold_sep == "":
         raise ParameterError("--gold-sep", "a non-empty separator", args.gold_sep)
     out_path = args.output or str(Path(args.input).with_suffix("")) + ".sas.parquet"
+    _check_output_name(out_path)
     check_outputs({"-o/--output": out_path}, [args.input])  # never over the input
     require_backend()
     if getattr(args, "engine", "local") == "ray":

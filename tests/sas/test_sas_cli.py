@@ -89,3 +89,14 @@ def test_cli_csv_line_with_more_fields_than_the_header(tiny_bi, tmp_path, capsys
                  "-o", str(tmp_path / "o.parquet")]) == 2
     assert capsys.readouterr().err == (f"fasteval: error: {src}, line 3: 3 fields where the header has 2; "
                                        "expected one field per header column\n")
+
+
+@pytest.mark.parametrize("name", ["o.csv", "o.jsonl", "o.txt", "o.trec", "o.parquet.gz"])
+def test_cli_output_named_for_another_format_is_refused(tmp_path, capsys, name):
+    # sas writes parquet only: parquet bytes under a CSV (or text) name would be misread
+    src = tmp_path / "in.csv"
+    pl.DataFrame(DATA).write_csv(src)
+    assert main(["sas", str(src), "--pred-col", "answer", "-o", str(tmp_path / name)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fasteval: error: -o/--output must be a ") and err.endswith(f"got {str(tmp_path / name)!r}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
