@@ -267,12 +267,19 @@ def run(args: argparse.Namespace) -> int:
 
     check_outputs({"-o/--output": args.output}, [args.input, args.examples])  # never over an input
     df = _read_table(args.input)
-    inputs: dict[str, Any] = {
-        "questions": _strings(df, args.question_col, args.input),
-        "contexts": _contexts(df, args.contexts_col, args.input),
-    }
-    if args.metric == "faithfulness":
-        inputs["predicted_answers"] = _strings(df, args.answer_col, args.input)
+    try:
+        inputs: dict[str, Any] = {
+            "questions": _strings(df, args.question_col, args.input),
+            "contexts": _contexts(df, args.contexts_col, args.input),
+        }
+        if args.metric == "faithfulness":
+            inputs["predicted_answers"] = _strings(df, args.answer_col, args.input)
+    except InputError as exc:  # a table row: the file's line for text files, as elsewhere
+        if exc.row is None:
+            raise
+        from fasteval.io.files import table_file_locator
+
+        raise exc.at(**{"row": None, **table_file_locator(args.input)(exc.row)}) from None
     evaluator = _build_evaluator(args)
     try:
         out = evaluator.run(**inputs)

@@ -108,6 +108,24 @@ def test_user_errors_exit_2(tmp_path, capsys):
     assert rc == 2 and "missing.parquet" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("name, text, where", [
+    # text files: the file's 1-based line (header counted), as the run and qrels readers name it
+    ("in.csv", 'question,contexts,answer\n"two\nlines",c,a\n,c,b\n', "line 4"),
+    ("in.jsonl", '{"question": "q", "contexts": ["c"], "answer": "a"}\n\n'
+                 '{"question": null, "contexts": ["c"], "answer": "b"}\n', "line 3"),
+    ("in.json", '[{"question": "q", "contexts": ["c"], "answer": "a"}, '
+                '{"question": null, "contexts": ["c"], "answer": "b"}]', "row 1"),
+])
+def test_a_row_error_names_the_line_of_a_text_file(tmp_path, capsys, name, text, where):
+    src = tmp_path / name
+    src.write_text(text)
+    rc = main(["judge", "faithfulness", str(src), "-o", str(tmp_path / "o.parquet"),
+               "--base-url", "http://127.0.0.1:9/v1", "--no-progress", "--no-cache"])
+    assert rc == 2  # checked before any request (nothing listens on port 9)
+    assert capsys.readouterr().err == (f"fasteval: error: {src}, {where}, column 'question': missing value "
+                                       "(null); every row needs one\n")
+
+
 def test_killed_job_resumes_without_repeating_cached_rows(fake_openai, tmp_path):
     def slow_reply(req, n):
         reply = faithfulness_reply(req, n)
