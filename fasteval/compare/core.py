@@ -321,7 +321,10 @@ def check_options(
     if mark_test is None:
         mark_test = test_list[0]
     else:
-        mark_test = _test_names([mark_test])[0]
+        key = str(mark_test).lower()
+        if key not in _TEST_ALIASES:
+            raise ParameterError("mark_test", f"one of the tests run ({test_list})", mark_test)
+        mark_test = _TEST_ALIASES[key]
         if mark_test not in test_list:
             raise ParameterError("mark_test", f"one of the tests run ({test_list})", mark_test)
     alternative, ci_method, _ = procedures.check_options(

@@ -28,6 +28,10 @@ RESULTS = {
     # an empty list was a TypeError from numpy ("Cannot cast array data from dtype('O')")
     ({"measures": []}, r"measures must be at least one measure name, or None for all \(\['map'\]\)"),
     ({"measures": ()}, "measures must be at least one measure name"),
+    # an unknown name is an error of mark_test, not of tests
+    ({"tests": ["t", "sign"], "mark_test": "foo"},
+     r"^mark_test must be one of the tests run \(\['t', 'sign'\]\), got 'foo'$"),
+    ({"tests": ["t"], "mark_test": "wilcoxon"}, r"^mark_test must be one of the tests run"),
 ])
 def test_bad_parameters_are_parameter_errors(kwargs, fragment):
     with pytest.raises(ParameterError, match=fragment):
