@@ -461,6 +461,7 @@ def _duplicate_at(first: InputError, source: str | io.BytesIO, row: dict) -> Inp
     """The reader's duplicate error ``first`` moved to ``row`` (a later copy of a pair,
     ``_row`` its data row in the file), with that row's file line."""
     from fasteval.io._common import _fmt as shown
+    from fasteval.io._common import fix_line_endings
     from fasteval.io.readers import _load_bytes
     from fasteval.io.trec import data_line_numbers
 
@@ -473,6 +474,7 @@ def _duplicate_at(first: InputError, source: str | io.BytesIO, row: dict) -> Inp
             data = gzip.decompress(data)
     else:
         data = _load_bytes(source, source)
+    data = fix_line_endings(data, str(first.source))  # old-Mac (CR-only) lines as the reader reads them
     line = int(data_line_numbers(data, "run", str(first.source))[row["_row"]])
     return InputError(what, advice=first.advice, source=first.source, line=line)
 

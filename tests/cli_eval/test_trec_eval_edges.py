@@ -261,6 +261,13 @@ def test_duplicate_in_a_topic_without_judgments_is_no_error(
     # below the -M cut the judged duplicate is no error either
     assert _trec_eval("-M", "2", "-m", "num_ret", str(tmp_path / "q"), path("r2")) == (
         "num_ret               \tall\t3\n")
+    # the line is counted as the reader counts lines: comments, blank lines, old-Mac
+    # (CR-only) line ends
+    (tmp_path / "r3").write_bytes(("# c\r\r" + run + "1 Q0 a 3 0.1 r\n").replace("\n", "\r")
+                                  .encode())
+    with pytest.raises(InputError, match=r", line 8: duplicate \(query_id, doc_id\) pair "
+                                         r"\('1', 'a'\)"):
+        _trec_eval("-m", "num_ret", str(tmp_path / "q"), path("r3"))
     # judgment groups (-R qrels_jg) follow the same rule (form_res_rels_jg.c)
     assert _trec_eval("-R", "qrels_jg", "-m", "num_q", str(tmp_path / "q"), path("r")) == (
         "num_q                 \tall\t2\n")
