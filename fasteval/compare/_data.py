@@ -73,11 +73,52 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
         sep = "\t" if kinds[suffix] == "tsv" else ","
         df = pl.read_csv(source, separator=sep, schema_overrides=dict.fromkeys(_TEXT_COLUMNS, pl.Utf8))
     except pl.exceptions.PolarsError as exc:
+        if kinds[suffix] in ("csv", "tsv"):
+            _check_records(_text_bytes(source), sep, None, str(p))
         raise InputError(f"cannot read the {kinds[suffix]} file ({first_line(exc)})",
                          source=str(p)) from exc
     if any("_duplicated_" in c for c in df.columns):  # polars renamed a repeated name
         _refuse_repeated_names(source, sep, str(p))
+    if df.null_count().sum_horizontal().item() or ("value" in df.columns and df.schema["value"] == pl.Utf8):
+        _check_records(_text_bytes(source), sep, df, str(p))
+        if "value" in df.columns and df.schema["value"] == pl.Utf8:  # numbers polars left as text
+            df = df.with_columns(pl.col("value").cast(pl.Float64))  # ('nan'): checked below
     return df
+
+
+def _text_bytes(source: Any) -> bytes:
+    """The text of a CSV/TSV results file (``source``: its path or its bytes), gunzipped."""
+    import gzip
+
+    data = source.getvalue() if isinstance(source, io.BytesIO) else Path(source).read_bytes()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def _check_records(data: bytes, sep: str, df: pl.DataFrame | None, source: str) -> None:
+    """Name the line of a CSV/TSV record that is not a results row: more fields than the
+    header (``df`` None: polars refused the file), fewer than it takes to reach the
+    columns read (polars reads the lacking fields as nulls: missing values, which would
+    be dropped without a word), or a value that is not a number."""
+    from fasteval.io.tables import _ragged_record, check_short_records, csv_line_locator
+
+    if df is None:
+        import csv
+
+        first = data.split(b"\n", 1)[0].decode("utf-8", "replace").removeprefix("\ufeff")
+        header = next(csv.reader([first], delimiter=sep), [])
+        where = _ragged_record(data, sep, len(header))
+        if where is not None:
+            raise InputError(f"{where[1]} fields where the header has {len(header)}; expected one field "
+                             "per header column", source=source, line=where[0])
+        return
+    check_short_records(data, sep, df.columns, df.columns, source)
+    if "value" in df.columns and df.schema["value"] == pl.Utf8:
+        text = df.get_column("value")
+        bad = text.is_not_null() & text.cast(pl.Float64, strict=False).is_null()
+        if bad.any():
+            i = int(bad.arg_max())
+            raise InputError(f"value is not a number: {text[i]!r}; expected a number", source=source,
+                             column="value", **csv_line_locator(data)(i))
 
 
 def _read_parquet_dir(p: Path) -> pl.DataFrame:

@@ -65,19 +65,20 @@ def test_unreadable_results_files_are_one_line_errors(tmp_path, capsys) -> None:
     cases = {
         "bad.parquet": (b"garbage\n", "cannot read the parquet file (parquet: File out of"),
         "bad.csv": (b"run_id,query_id,measure,value\nb,1,map,0.5,extra\n",
-                    "cannot read the csv file (found more fields than defined"),
+                    "line 2: 5 fields where the header has 4; expected one field per header column"),
         "bad.jsonl": (b'{"run_id": "b", "query_id": "1"\n', "cannot read the ndjson file ("),
     }
     for name, (data, message) in cases.items():
         bad = tmp_path / name
         bad.write_bytes(data)
-        with pytest.raises(InputError, match=f"{name}: " + message.replace("(", r"\(")):
+        with pytest.raises(InputError, match=f"{name}(: |, )" + message.replace("(", r"\(")):
             fasteval.compare([good, bad], tests="t")
         for argv in (["compare", "--results", str(good), str(bad), "--test", "t"],
                      ["power", "--results", str(good), str(bad), "--min-diff", "0.1"]):
             assert main(argv) == 2
             err = capsys.readouterr().err
-            assert err.startswith(f"fasteval: error: {bad}: {message}") and err.count("\n") == 1
+            sep = ", " if message.startswith("line ") else ": "
+            assert err.startswith(f"fasteval: error: {bad}{sep}{message}") and err.count("\n") == 1
     (tmp_path / "dir.csv").mkdir()
     with pytest.raises(InputError, match="dir.csv: is a directory without parquet parts; "
                                          "expected a results file"):
@@ -238,3 +239,32 @@ def test_a_table_in_a_list_is_named_by_its_place():
     with pytest.raises(InputError) as exc:
         load_results([a, b])
     assert (exc.value.source, exc.value.row, exc.value.column) == ("results[1]", 0, "map")
+
+
+@pytest.mark.parametrize("name, text, line, message", [
+    # a line short of a field: polars reads it as a missing value, which would be dropped
+    ("r.csv", "run_id,query_id,measure,value\na,1,map,0.5\nb,1,map\n", 3,
+     "3 fields where the header has 4 (run_id, query_id, measure, value); expected one field per header column"),
+    ("r.tsv", "run_id\tquery_id\tmap\na\t1\t0.5\nb\t1\n", 3,
+     "2 fields where the header has 3 (run_id, query_id, map); expected one field per header column"),
+    ("r.csv", "run_id,query_id,measure,value\na,1,map,0.5\nb,1,map,0.2,9\n", 3,
+     "5 fields where the header has 4; expected one field per header column"),
+    ("r.csv", 'run_id,query_id,measure,value\na,"x\ny",map,0.5\nb,1,map,abc\n', 4,
+     "value is not a number: 'abc'; expected a number"),
+])
+def test_a_malformed_csv_line_is_named(tmp_path, name, text, line, message) -> None:
+    from fasteval.compare._data import _read_file
+
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(InputError) as exc:
+        _read_file(path)
+    assert (exc.value.source, exc.value.line, exc.value.message) == (str(path), line, message)
+
+
+def test_an_empty_value_field_is_still_a_missing_value(tmp_path) -> None:
+    from fasteval.compare._data import _read_file
+
+    path = tmp_path / "r.csv"
+    path.write_text("run_id,query_id,measure,value\na,1,map,0.5\nb,1,map,\n")
+    assert _read_file(path).get_column("value").to_list() == [0.5, None]
