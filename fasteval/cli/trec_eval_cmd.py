@@ -267,6 +267,8 @@ _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+
 
 
 def _read_zscores(path: str) -> dict[tuple[str, str], tuple[float, float]]:
+    from fasteval.io._common import _fmt as _shown
+
     out: dict[tuple[str, str], tuple[float, float]] = {}
     try:
         with open(path, encoding="utf-8-sig") as fh:  # -sig: a byte order mark is dropped
@@ -283,7 +285,7 @@ def _read_zscores(path: str) -> dict[tuple[str, str], tuple[float, float]]:
                 # other scripts' digits, which atof reads in part
                 bad = [v for v in f[2:] if not _DECIMAL.fullmatch(v)]
                 if bad:
-                    raise InputError(f"mean and stddev must be numbers, got {bad[0]!r}",
+                    raise InputError(f"mean and stddev must be numbers, got {_shown(bad[0])}",
                                      source=path, line=lineno)
                 out[(f[0], f[1])] = (float(f[2]), float(f[3]))
     except FileNotFoundError:

@@ -25,6 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from fasteval.errors import InputError
+from fasteval.io._common import _fmt
 
 PREFS_COLUMNS = ("query_id", "jg", "jsg", "doc_id", "rel_level")
 
@@ -96,7 +97,7 @@ def _parse_rel(path: str, df: pl.DataFrame, column: str) -> pl.DataFrame:
     if bad.any():
         idx = int(bad.arg_true()[0])
         raise InputError(
-            f"rel_level is not a number: {df.get_column(column)[idx]!r}",
+            f"rel_level is not a number: {_fmt(df.get_column(column)[idx])}",
             source=path,
             line=int(df.get_column("lineno")[idx]),
             column=column,
@@ -209,7 +210,7 @@ def numeric_column(df: pl.DataFrame, column: str, source: str) -> pl.Expr:
         bad = cast.is_null() & col.is_not_null()
         if bad.any():
             row = int(bad.arg_true()[0])
-            raise InputError(f"{col[row]!r} is not a number", source=source, row=row,
+            raise InputError(f"{_fmt(col[row])} is not a number", source=source, row=row,
                              column=column)
     return pl.col(column).cast(pl.Float64)
 
@@ -315,7 +316,7 @@ def read_trec_run_minimal(path: str | os.PathLike[str]) -> tuple[pl.DataFrame, s
     if bad.any():
         idx = int(bad.arg_true()[0])
         raise InputError(
-            f"score is not a number: {out.get_column('score_text')[idx]!r}",
+            f"score is not a number: {_fmt(out.get_column('score_text')[idx])}",
             source=src,
             line=int(out.get_column("lineno")[idx]),
             column="score",

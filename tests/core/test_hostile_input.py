@@ -377,6 +377,25 @@ def test_errors_on_long_fields_quote_a_short_excerpt(small_trec, capsys, flags, 
     assert fragment in err and err.count("\n") == 1 and len(err) < 400, err[:300]
 
 
+@pytest.mark.parametrize("kind", ["prefs-level", "prefs-twice", "zscore"])
+def test_prefs_and_zscore_errors_on_long_fields_quote_a_short_excerpt(small_trec, capsys, kind):
+    long = "x" * 100_000
+    f = small_trec / "long"
+    if kind == "prefs-level":
+        f.write_text(f"1 g s a {long}\n")
+        args, fragment = ["-R", "prefs", "-m", "prefs_simp", str(f)], "rel_level is not a number: 'xxx"
+    elif kind == "prefs-twice":
+        f.write_text(f"1 g s {long} 1\n1 g s {long} 2\n")
+        args, fragment = ["-R", "prefs", "-m", "prefs_simp", str(f)], "document 'xxx"
+    else:
+        f.write_text(f"1 map 0.5 {long}\n")
+        args = ["-Z", str(f), "-m", "map", str(small_trec / "q")]
+        fragment = "mean and stddev must be numbers, got 'xxx"
+    rc, out, err = _trec_eval([*args, str(small_trec / "r")], capsys)
+    assert rc == 2 and out == "" and err.startswith(f"fasteval: error: {f}, line ")
+    assert fragment in err and err.count("\n") == 1 and len(err) < 400, err[:300]
+
+
 def test_empty_zscore_file_is_refused_not_read_as_zeros(small_trec, capsys):
     z = small_trec / "z"
     z.write_text("# nothing\n")
