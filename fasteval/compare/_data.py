@@ -237,7 +237,14 @@ def _normalize(df: pl.DataFrame, source: str, run_name: str | None) -> pl.DataFr
         raise InputError(
             f"values have type {value_dtype}, expected numbers", source=source, column="value"
         )
-    _check_cells(df, source, value_cols, long_form)
+    try:
+        _check_cells(df, source, value_cols, long_form)
+    except InputError as exc:  # a results text file: its line, as the file readers name it
+        if exc.row is None or not os.path.isfile(source):
+            raise
+        from fasteval.io.files import table_file_locator
+
+        raise exc.at(**{"row": None, **table_file_locator(source)(exc.row)}) from None
     qdt = long.schema["query_id"]
     qcast = pl.col("query_id").cast(pl.Int64 if qdt.is_integer() else pl.Utf8)
     return long.select(

@@ -132,13 +132,14 @@ def test_non_finite_values_are_refused_with_their_row(bad, word, test):
     assert (exc.value.source, exc.value.row, exc.value.column) == ("results['b']", 1, "map")
 
 
-def test_non_finite_values_in_files_are_refused_at_their_file_row_and_column(tmp_path, capsys):
+def test_non_finite_values_in_files_are_refused_at_their_file_line_and_column(tmp_path, capsys):
+    # a text file by its 1-based line (header counted), a parquet file by its 0-based row
     good, bad = tmp_path / "bm25.csv", tmp_path / "dense.csv"
     good.write_text("query_id,map,P_5\nq1,0.5,0.2\nq2,0.3,0.4\nq3,0.1,0.0\n")
     bad.write_text("query_id,map,P_5\nq1,0.5,0.2\nq2,0.3,0.4\nq3,0.2,NaN\n")
     rc, out, err = _cli(["compare", "--results", str(good), str(bad), "--test", "t"], capsys)
     assert (rc, out) == (2, "")
-    assert err == (f"fasteval: error: {bad}, row 2, column 'P_5': value is NaN for run 'dense', "
+    assert err == (f"fasteval: error: {bad}, line 4, column 'P_5': value is NaN for run 'dense', "
                    "query 'q3', measure 'P_5'; drop the row or use a finite number\n")
     long = tmp_path / "long.parquet"
     pl.DataFrame({"run_id": ["a", "b", "a", "b"], "query_id": ["1", "1", "2", "2"],

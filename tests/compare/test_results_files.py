@@ -268,3 +268,26 @@ def test_an_empty_value_field_is_still_a_missing_value(tmp_path) -> None:
     path = tmp_path / "r.csv"
     path.write_text("run_id,query_id,measure,value\na,1,map,0.5\nb,1,map,\n")
     assert _read_file(path).get_column("value").to_list() == [0.5, None]
+
+
+@pytest.mark.parametrize("name, text, where, message", [
+    ("r.csv", 'run_id,query_id,measure,value\na,"x\ny",map,0.5\nb,1,map,nan\n', {"line": 4},
+     "value is NaN for run 'b'"),
+    ("r.jsonl", '{"run_id": "a", "query_id": "1", "measure": "map", "value": 0.5}\n\n'
+                '{"run_id": null, "query_id": "1", "measure": "map", "value": 0.1}\n', {"line": 3},
+     "run_id is null"),
+    ("r.json", '[{"run_id": "a", "query_id": "1", "measure": "map", "value": 0.5}, '
+               '{"run_id": null, "query_id": "1", "measure": "map", "value": 0.1}]', {"row": 1},
+     "run_id is null"),
+])
+def test_a_bad_cell_names_the_line_of_a_text_file(tmp_path, name, text, where, message) -> None:
+    # text files are named by line (1-based, header counted), as the run and qrels readers
+    # name theirs; a JSON array by its 0-based row
+    from fasteval.compare._data import load_results
+
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(InputError, match=message) as exc:
+        load_results(str(path))
+    got = {"line": exc.value.line} if exc.value.line is not None else {"row": exc.value.row}
+    assert (exc.value.source, got) == (str(path), where)
