@@ -22,6 +22,7 @@ from fasteval.judge.redact import (
     redact,
     redact_http_logs,
     scrub_config,
+    setting_secrets,
     split_credentials,
     split_query_secrets,
     url_secrets,
@@ -400,11 +401,12 @@ class OpenAIChatClient:
         return headers
 
     def _secrets(self) -> list[str]:
-        """Values to mask in anything shown: the API key, the URL's credentials, and
-        sensitive header values."""
+        """Values to mask in anything shown: the API key, the URL's credentials, sensitive
+        header values, and credentials in ``generation_kwargs`` (sent in the request body)."""
         found = list(self._url_secrets)  # each spelling: as given, decoded, as sent
         if self.api_key_env:
             found.append(os.environ.get(self.api_key_env) or "")
+        found += setting_secrets("generation_kwargs", self.generation_kwargs)
         return [s for s in found + header_secrets(self.headers) if s]
 
     def _request_url(self) -> str:

@@ -54,6 +54,27 @@ def is_sensitive_header(name: str | bytes) -> bool:
     return any(word in lowered for word in _SENSITIVE_WORDS)
 
 
+_CREDENTIAL_FIELD = re.compile(
+    r"(?i)token|(?:.*[_-])?(?:api[_-]?key|access[_-]?key|secret(?:[_-]?key)?|password|passwd"
+    r"|credentials?|(?:access|api|auth|bearer|refresh|session)[_-]?token)")
+"""A request-body or settings field that holds a credential (``api_key``, ``openai_api_key``,
+``client_secret``, ``password``, ``access_token``); ``max_tokens``, ``prompt_cache_key`` are
+not."""
+
+
+def is_credential_field(name: str) -> bool:
+    """Whether a field of a request body or of settings holds a credential by its name.
+
+    Examples
+    --------
+    >>> [is_credential_field(n) for n in ("api_key", "x-api-key", "client_secret", "token")]
+    [True, True, True, True]
+    >>> [is_credential_field(n) for n in ("max_tokens", "prompt_cache_key", "eos_token", "tokenizer")]
+    [False, False, False, False]
+    """
+    return _CREDENTIAL_FIELD.fullmatch(str(name)) is not None
+
+
 def _is_sensitive_query(name: str) -> bool:
     return is_sensitive_header(name) or name.lower() in _SIGNATURES
 
@@ -223,8 +244,9 @@ def generator_secrets(generator: Any) -> list[str]:
 def setting_secrets(name: str, value: Any, depth: int = 2) -> list[str]:
     """The credentials in one setting of a client: the sensitive values of a header mapping
     (a name with "headers") or of a query-parameter mapping (a name with "query", or
-    ``params``), a URL's credentials (:func:`url_secrets`); other mappings are searched
-    ``depth`` levels down.
+    ``params``), a URL's credentials (:func:`url_secrets`), the text of fields named as
+    credentials (:func:`is_credential_field`); other mappings are searched ``depth`` levels
+    down.
 
     Examples
     --------
@@ -245,9 +267,11 @@ def setting_secrets(name: str, value: Any, depth: int = 2) -> list[str]:
         # as given, and URL-encoded as a client sends it (a server may echo either)
         return list(dict.fromkeys(x for v in plain
                                   for x in (v, urlencode({"": v})[1:], quote(v, safe=""))))
+    found = [str(v) for k, v in value.items()
+             if isinstance(v, str) and v and is_credential_field(str(k))]
     if depth <= 0:
-        return []
-    return [s for key, item in value.items() for s in setting_secrets(str(key), item, depth - 1)]
+        return found
+    return found + [s for key, item in value.items() for s in setting_secrets(str(key), item, depth - 1)]
 
 
 def header_secrets(headers: Mapping[str, Any]) -> list[str]:
@@ -399,7 +423,9 @@ def scrub_config(data: Any) -> Any:
     (``scheme://...``: a ``proxy``, say) cleaned by :func:`clean_url`, the sensitive entries
     of every header mapping (a key with "headers" in its name) and of every query-parameter
     mapping (a key with "query" in its name, or ``params``: the OpenAI SDK's ``extra_query``,
-    httpx's ``params``) left out, and an httpx ``auth`` (user and password) left out.
+    httpx's ``params``) left out, an httpx ``auth`` (user and password) left out, and any
+    text field named as a credential (:func:`is_credential_field`: ``api_key`` in
+    ``generation_kwargs`` or its ``extra_body``) left out.
     A ``Secret`` serialized by Haystack (``{"type": "env_var", ...}``) names variables
     only and stays.
 
@@ -427,6 +453,8 @@ def scrub_config(data: Any) -> Any:
             elif (name == "auth" and value is not None and not isinstance(value, bool)
                   and not _names_env_vars(value)):
                 continue  # httpx's (user, password) or an auth object's state
+            elif isinstance(value, (str, bytes)) and value and is_credential_field(name):
+                continue  # a key given in a request body (extra_body={"api_key": ...})
             else:
                 out[key] = scrub_config(value)
         return out
