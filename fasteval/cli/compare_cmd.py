@@ -32,7 +32,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "Compare runs with paired significance tests (t-test, Wilcoxon, sign, randomization, "
             "bootstrap, Tukey HSD), multiple-testing correction and effect sizes. Give QRELS "
             "and two or more RUNs to score them, or --results with per-query result files "
-            "from `fasteval eval -q` (long or --wide; parquet, CSV, JSON, JSONL)."
+            "from `fasteval eval -q` (long or --wide; parquet, CSV, JSON, JSONL, the text "
+            "table) or trec_eval -q output (.trec, .eval, .txt)."
         ),
     )
     p.add_argument(

@@ -5,8 +5,10 @@ Accepted inputs (all end up as one long table ``run_id, query_id, measure, value
 * a polars (or pandas) DataFrame in long form (``run_id, query_id, measure, value``) or wide
   form (``run_id, query_id`` and one column per measure, as ``fasteval eval --wide`` writes);
 * a path (parquet, CSV/TSV, JSON lines, or a directory of parquet parts such as
-  ``fasteval eval --engine ray -q`` writes) or a list of paths; a file without ``run_id`` takes
-  its file stem as the run name (its file name, or path, where stems repeat);
+  ``fasteval eval --engine ray -q`` writes; trec_eval ``-q`` output as ``.trec`` or ``.eval``,
+  and as ``.txt`` also the text table ``fasteval eval -q -o x.txt`` writes) or a list of
+  paths; a file without ``run_id`` takes its file stem as the run name (its file name, or
+  path, where stems repeat);
 * a mapping ``{run_name: per-query table or path}``; the key names the run.
 """
 
@@ -52,12 +54,17 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
         else p.suffix.lower()
     )
     kinds = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".csv.gz": "csv",
-             ".tsv": "tsv", ".tsv.gz": "tsv", ".jsonl": "ndjson", ".ndjson": "ndjson", ".json": "json"}
+             ".tsv": "tsv", ".tsv.gz": "tsv", ".jsonl": "ndjson", ".ndjson": "ndjson", ".json": "json",
+             ".trec": "text", ".trec.gz": "text", ".eval": "text", ".eval.gz": "text", ".txt": "text",
+             ".txt.gz": "text"}
     if suffix not in kinds:
         raise InputError(
-            f"unknown results format {p.suffix!r}; expected .parquet, .csv, .tsv, .json or .jsonl",
+            f"unknown results format {p.suffix!r}; expected .parquet, .csv, .tsv, .json, .jsonl, "
+            "or trec_eval -q output as .trec, .eval or .txt",
             source=str(p),
         )
+    if kinds[suffix] == "text":
+        return read_text_results(_text_bytes(io.BytesIO(p.read_bytes())), str(p))
     source: Any = p
     # polars maps files (ENODEV on a FIFO) and takes a name holding [, * or ? for a pattern
     if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or any(c in p.name for c in "*?["):
@@ -84,6 +91,98 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
         if "value" in df.columns and df.schema["value"] == pl.Utf8:  # numbers polars left as text
             df = df.with_columns(pl.col("value").cast(pl.Float64))  # ('nan'): checked below
     return df
+
+
+_TREC_LINE = r"^[ \t]*(\S+)[ \t]+(\S+)[ \t]+(\S+)[ \t\r]*$"
+"""A trec_eval output line: measure, query (``all`` on summary lines) and value, separated
+by blanks (trec_eval pads the measure name with spaces, then a tab)."""
+
+
+def read_text_results(data: bytes, source: str) -> pl.DataFrame:
+    r"""Per-query results from text: trec_eval ``-q`` output (``measure query value`` lines,
+    as ``trec_eval -q`` and ``fasteval eval -q --format trec`` print them) or the text table
+    of ``fasteval eval -q -o x.txt`` (a header line that starts with ``run_id`` or
+    ``query_id``, then blank-separated columns).
+
+    trec_eval output: the summary lines (query ``all``) and ``relstring`` lines are left
+    out; a ``runid all NAME`` line names the run of the per-query lines before it (trec_eval
+    prints it after them), back to the previous run's summary. Without such a line the
+    file has no ``run_id`` column and the run is named after the file. A file of summary
+    lines only (trec_eval without ``-q``) is an :class:`InputError`, as is a line of
+    another shape or a value that is not a number, naming the line. Both formats hold values
+    rounded to the printed digits (trec_eval: 4 decimals), so tests on them see the rounded
+    values; write ``-q -o x.parquet`` for full precision.
+
+    Examples
+    --------
+    >>> text = b"map\t1\t0.5\nP_5\t1\t0.4\nmap\t2\t0.25\nrunid\tall\tbm25\nmap\tall\t0.375\n"
+    >>> read_text_results(text, "bm25.trec").rows()
+    [('bm25', '1', 'map', 0.5), ('bm25', '1', 'P_5', 0.4), ('bm25', '2', 'map', 0.25)]
+    """
+    text = data.decode("utf-8", "replace").removeprefix("\ufeff")
+    lines = pl.Series("line", text.split("\n"), dtype=pl.Utf8)  # (a file's own lines)
+    frame = pl.DataFrame([lines]).with_row_index("lineno", offset=1).filter(
+        pl.col("line").str.strip_chars() != "")
+    if frame.height == 0:
+        raise InputError("no lines; expected per-query results (trec_eval -q output or the "
+                         "text table of fasteval eval -q)", source=source)
+    first = frame.get_column("line")[0].split()
+    if first and first[0] in ("run_id", "query_id"):
+        return _text_table(frame, first, source)
+    fields = frame.with_columns(pl.col("line").str.extract_groups(_TREC_LINE).alias("f")).unnest("f")
+    fields = fields.rename({"1": "measure", "2": "query_id", "3": "value"})
+    bad = fields.filter(pl.col("measure").is_null())
+    if bad.height:
+        lineno, line = bad.select("lineno", "line").row(0)
+        raise InputError(f"{len(line.split())} fields where trec_eval -q output has 3; expected "
+                         "'measure query value'", source=source, line=int(lineno))
+    is_runid = (pl.col("measure") == "runid") & (pl.col("query_id") == "all")
+    fields = fields.with_columns(
+        pl.when(is_runid).then(pl.col("value")).backward_fill().alias("run_id"))
+    rows = fields.filter((pl.col("query_id") != "all") & (pl.col("measure") != "relstring"))
+    if rows.height == 0:
+        raise InputError("holds summary lines only (query 'all'); expected per-query lines, as "
+                         "trec_eval -q prints them", source=source)
+    rows = rows.with_columns(pl.col("value").cast(pl.Float64, strict=False).alias("number"))
+    bad = rows.filter(pl.col("number").is_null())
+    if bad.height:
+        lineno, value = bad.select("lineno", "value").row(0)
+        raise InputError(f"value is not a number: {value[:80]!r}; expected a number",
+                         source=source, line=int(lineno), column="value")
+    if rows.get_column("run_id").null_count() == rows.height:
+        return rows.select("query_id", "measure", pl.col("number").alias("value"))
+    return rows.select(pl.col("run_id").fill_null(_run_stem(source)), "query_id", "measure",
+                       pl.col("number").alias("value"))
+
+
+def _text_table(frame: pl.DataFrame, header: list[str], source: str) -> pl.DataFrame:
+    """The rows of a blank-separated text table under ``header`` (see
+    :func:`read_text_results`)."""
+    if len(set(header)) != len(header):
+        repeated = next(n for i, n in enumerate(header) if n in header[:i])
+        raise InputError(f"the header names column {repeated!r} twice; expected each column once",
+                         source=source, line=1, column=repeated)
+    body = frame.slice(1).with_columns(
+        pl.col("line").str.strip_chars().str.split(" ").list.eval(
+            pl.element().filter(pl.element() != "")).alias("f"))
+    width = body.get_column("f").list.len()
+    wrong = body.filter(width != len(header))
+    if wrong.height:
+        lineno, f = wrong.select("lineno", "f").row(0)
+        raise InputError(f"{len(f)} fields where the header has {len(header)} ({', '.join(header)}); "
+                         "expected one field per header column", source=source, line=int(lineno))
+    cols = {}
+    for k, name in enumerate(header):
+        col = body.get_column("f").list.get(k)
+        if name not in _TEXT_COLUMNS:
+            number = col.cast(pl.Float64, strict=False)
+            if number.null_count():
+                i = int(number.is_null().arg_max())
+                raise InputError(f"value is not a number: {col[i][:80]!r}; expected a number",
+                                 source=source, line=int(body.get_column("lineno")[i]), column=name)
+            col = number
+        cols[name] = col
+    return pl.DataFrame(cols)
 
 
 def _text_bytes(source: Any) -> bytes:
@@ -330,7 +429,7 @@ def load_results(results: Any) -> pl.DataFrame:
             parts.append(_normalize(_as_frame(table, src), src, str(name)))
     elif isinstance(results, (str, os.PathLike)):
         df = _as_frame(results, str(results))
-        stem = None if "run_id" in df.columns else Path(results).stem
+        stem = None if "run_id" in df.columns else _run_stem(results)
         parts.append(_normalize(df, str(results), stem))
     elif (
         isinstance(results, Iterable)
@@ -407,11 +506,23 @@ def _file_run_names(paths: list[str | os.PathLike[str]]) -> dict[str, str]:
                              "file once", source=str(p))
         seen[key] = str(p)
     texts = [str(p) for p in paths]
-    for rule in (lambda t: Path(t).stem, lambda t: Path(t).name, str):
+    for rule in (_run_stem, lambda t: Path(t).name, str):
         names = [rule(t) for t in texts]
         if len(set(names)) == len(names):
             return dict(zip(texts, names, strict=True))
     return {t: t for t in texts}  # pragma: no cover - paths given once are distinct
+
+
+def _run_stem(path: str | os.PathLike[str]) -> str:
+    """The name of a run given by a results file: its stem, compression suffix left out.
+
+    Examples
+    --------
+    >>> _run_stem("out/bm25.csv.gz"), _run_stem("dense.trec")
+    ('bm25', 'dense')
+    """
+    p = Path(path)
+    return Path(p.stem).stem if p.suffix.lower() in (".gz", ".zst") else p.stem
 
 
 def _number_word(value: float) -> str:
