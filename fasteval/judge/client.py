@@ -64,8 +64,10 @@ class OpenAIChatClient:
         that OpenAI's own API requires it. A value that is no variable name (letters,
         digits, ``_``), such as the key itself, is refused without being shown.
     json_mode : bool
-        Send ``response_format={"type": "json_object"}``. When the server rejects it
-        (HTTP 400/404/422), the request is repeated without it and JSON mode stays off.
+        Send ``response_format={"type": "json_object"}`` (unless ``generation_kwargs`` has
+        its own ``response_format``). When the server rejects it (HTTP 400/404/422), the
+        request is repeated without it, and JSON mode stays off once such a request is
+        answered.
     generation_kwargs : dict, optional
         Extra request fields (``temperature``, ``seed``, ``max_tokens``, ...). Default ``{"seed": 42}``.
     timeout : float
@@ -221,7 +223,9 @@ class OpenAIChatClient:
         """
         http = self._client()
         payload: dict[str, Any] = {"model": self.model, "messages": messages, **self.generation_kwargs}
-        if self.json_mode and self._json_supported is not False and "response_format" not in payload:
+        added_json = (self.json_mode and self._json_supported is not False
+                      and "response_format" not in payload)  # a response_format of the user's stays
+        if added_json:
             payload["response_format"] = {"type": "json_object"}
         estimate = estimate_tokens(messages, payload.get("max_tokens") or payload.get("max_completion_tokens"))
         headers = self._headers()
@@ -260,17 +264,19 @@ class OpenAIChatClient:
             else:
                 if status == 200:
                     reply = self._read(body, status, attempts)
-                    if "response_format" in payload:
-                        self._json_supported = True
+                    if added_json:  # known once a reply came: with JSON mode, or only without
+                        self._json_supported = "response_format" in payload
                     total = reply.usage.get("total_tokens")
                     self.limiter.settle(estimate, total)
                     reply.meta["attempts"] = attempts
                     return reply
                 text = self._excerpt(body, 300)
-                if status in (400, 404, 422) and "response_format" in payload and self._json_supported is not True:
-                    # The server may not know JSON mode: try once without it.
+                if (status in (400, 404, 422) and added_json and "response_format" in payload
+                        and self._json_supported is not True):
+                    # The server may not know JSON mode: try once without it (JSON mode stays
+                    # off only if that request is answered: a 400 for this request's own
+                    # reason, such as a prompt too long, says nothing of JSON mode)
                     payload.pop("response_format")
-                    self._json_supported = False
                     continue
                 reason = f"HTTP {status} from {self.url}: {text}"
                 if status not in RETRY_STATUS:
