@@ -159,19 +159,22 @@ class OpenAISDKClient:
         return request
 
     def _json_on(self) -> bool:
-        return self.json_mode and self._json_supported is not False
+        """Whether fasteval adds JSON mode to the next request (never over the user's own
+        ``response_format``)."""
+        return (self.json_mode and self._json_supported is not False
+                and "response_format" not in self.generation_kwargs)
 
     def _rejected_json(self, exc: Exception, sent_json: bool) -> bool:
+        """Whether to repeat the request without JSON mode; JSON mode is turned off only when
+        that request is answered (:meth:`_reply`): a 400 for the request's own reason, such
+        as a prompt too long, says nothing of JSON mode."""
         status = getattr(exc, "status_code", None)
-        if sent_json and status in _JSON_REJECTED and self._json_supported is not True:
-            with self._lock:
-                self._json_supported = False
-            return True
-        return False
+        return bool(sent_json and status in _JSON_REJECTED and self._json_supported is not True)
 
-    def _reply(self, response: Any, sent_json: bool) -> ChatReply:
-        if sent_json:
-            self._json_supported = True
+    def _reply(self, response: Any, sent_json: bool, dropped_json: bool = False) -> ChatReply:
+        if sent_json or dropped_json:  # answered with JSON mode, or only without it
+            with self._lock:
+                self._json_supported = sent_json
         choices = _field(response, "choices") or []
         if not choices:
             from fasteval.judge.errors import RequestError
@@ -207,7 +210,7 @@ class OpenAISDKClient:
             except Exception as again:
                 redact_exception(again, self._secrets())
                 raise
-            sent_json = False
+            return self._reply(response, False, dropped_json=True)
         return self._reply(response, sent_json)
 
     async def run_async(self, messages: list[dict[str, str]]) -> ChatReply:
@@ -226,7 +229,7 @@ class OpenAISDKClient:
             except Exception as again:
                 redact_exception(again, self._secrets())
                 raise
-            sent_json = False
+            return self._reply(response, False, dropped_json=True)
         return self._reply(response, sent_json)
 
     def close(self) -> None:

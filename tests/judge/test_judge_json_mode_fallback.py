@@ -53,3 +53,57 @@ def test_the_users_response_format_is_never_dropped(fake_openai):
     with pytest.raises(RequestError, match="bad schema"):
         client.run([{"role": "user", "content": "hi"}])
     assert [r["response_format"] for r in server.requests] == [schema]
+
+
+class _Status(Exception):
+    def __init__(self, status_code: int) -> None:
+        super().__init__(f"HTTP {status_code}")
+        self.status_code = status_code
+
+
+class _FakeSDK:
+    """Stands in for openai.OpenAI: records requests, refuses as ``refuse(request)`` says."""
+
+    base_url, api_key = "http://127.0.0.1:9/v1", "sk-not-a-real-key"
+
+    def __init__(self, refuse) -> None:
+        from types import SimpleNamespace as NS
+
+        self.requests: list[dict] = []
+
+        def create(**request):
+            self.requests.append(request)
+            status = refuse(request)
+            if status:
+                raise _Status(status)
+            message = NS(content='{"ok": 1}')
+            return NS(model="m", usage=None, choices=[NS(message=message, finish_reason="stop")])
+
+        self.chat = NS(completions=NS(create=create))
+
+
+def test_sdk_client_keeps_json_mode_after_a_request_refused_for_its_own_reason():
+    from fasteval.judge.openai_sdk import OpenAISDKClient
+
+    sdk = _FakeSDK(lambda req: 400 if "too long" in req["messages"][0]["content"] else 0)
+    judge = OpenAISDKClient(sdk, model="m")
+    with pytest.raises(_Status):
+        judge.run([{"role": "user", "content": "too long"}])
+    assert judge.run([{"role": "user", "content": "short"}]).text == '{"ok": 1}'
+    assert ["response_format" in r for r in sdk.requests] == [True, False, True]
+
+
+def test_sdk_client_turns_json_mode_off_once_answered_and_keeps_the_users_format():
+    from fasteval.judge.openai_sdk import OpenAISDKClient
+
+    sdk = _FakeSDK(lambda req: 422 if req.get("response_format") == {"type": "json_object"} else 0)
+    judge = OpenAISDKClient(sdk, model="m")
+    for _ in range(2):
+        judge.run([{"role": "user", "content": "hi"}])
+    assert ["response_format" in r for r in sdk.requests] == [True, False, False]
+    schema = {"type": "json_schema", "json_schema": {"name": "s", "schema": {"type": "object"}}}
+    own = _FakeSDK(lambda req: 400)
+    with pytest.raises(_Status):
+        OpenAISDKClient(own, model="m", generation_kwargs={"response_format": schema}).run(
+            [{"role": "user", "content": "hi"}])
+    assert [r["response_format"] for r in own.requests] == [schema]
