@@ -7,6 +7,7 @@ import json
 import os
 import random
 import weakref
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
@@ -43,6 +44,11 @@ class _ReplyTooLarge(Exception):
         super().__init__(size)
 
 
+_SDK_OPTIONS = ("extra_headers", "extra_query", "extra_body")
+"""The OpenAI SDK's request options in ``generation_kwargs``: headers, query parameters and
+body fields sent as the SDK sends them, not as fields of the body."""
+
+
 class OpenAIChatClient:
     """Chat-completions client with retries, backoff, rate limits and JSON mode.
 
@@ -70,6 +76,9 @@ class OpenAIChatClient:
         answered.
     generation_kwargs : dict, optional
         Extra request fields (``temperature``, ``seed``, ``max_tokens``, ...). Default ``{"seed": 42}``.
+        The OpenAI SDK's request options are applied as the SDK applies them:
+        ``extra_headers`` (a dict) is sent as HTTP headers, ``extra_query`` (a dict) as query
+        parameters of the request URL, and ``extra_body`` (a dict) merged into the JSON body.
     timeout : float
         Seconds allowed per HTTP request, all of it: connecting, sending, and reading the
         whole reply (a server that trickles its reply cannot hold a request longer). A
@@ -165,6 +174,11 @@ class OpenAIChatClient:
         self.api_key_env = api_key_env
         self.json_mode = bool(json_mode)
         self.generation_kwargs = dict({"seed": 42} if generation_kwargs is None else generation_kwargs)
+        for option in _SDK_OPTIONS:
+            value = self.generation_kwargs.get(option)
+            if value is not None and not isinstance(value, Mapping):
+                raise ParameterError(f"generation_kwargs[{option!r}]", "a dict (or None), sent as the "
+                                     "OpenAI SDK sends it", type(value).__name__)
         self.timeout = float(timeout)
         self.max_retries = max_retries
         self.backoff_base = float(backoff_base)
@@ -204,7 +218,8 @@ class OpenAIChatClient:
         the part of the cache key besides the messages."""
         from fasteval.judge.cache import endpoint_key
 
-        params = {k: v for k, v in self.generation_kwargs.items() if k != "response_format"}
+        # without credentials (extra_headers' Authorization, ...): a rotated token keeps the cache
+        params = scrub_config({k: v for k, v in self.generation_kwargs.items() if k != "response_format"})
         return {"model": self.model, "params": json.loads(json.dumps(params, sort_keys=True, default=str)),
                 **endpoint_key(self.base_url)}
 
@@ -222,13 +237,16 @@ class OpenAIChatClient:
             On a non-retryable HTTP status, an unreadable body, or when retries are used up.
         """
         http = self._client()
-        payload: dict[str, Any] = {"model": self.model, "messages": messages, **self.generation_kwargs}
+        fields = dict(self.generation_kwargs)
+        extra_headers, extra_query, extra_body = (dict(fields.pop(k, None) or {}) for k in _SDK_OPTIONS)
+        payload: dict[str, Any] = {"model": self.model, "messages": messages, **fields, **extra_body}
         added_json = (self.json_mode and self._json_supported is not False
                       and "response_format" not in payload)  # a response_format of the user's stays
         if added_json:
             payload["response_format"] = {"type": "json_object"}
         estimate = estimate_tokens(messages, payload.get("max_tokens") or payload.get("max_completion_tokens"))
-        headers = self._headers()
+        headers = {**self._headers(), **extra_headers}
+        url = self._request_url(extra_query)
         attempts = 0
         retries = 0
         while True:
@@ -241,7 +259,7 @@ class OpenAIChatClient:
             try:
                 # the whole exchange, reply body included, within one deadline
                 status, reply_headers, body = await asyncio.wait_for(
-                    self._exchange(http, payload, headers), timeout=self.timeout)
+                    self._exchange(http, payload, headers, url), timeout=self.timeout)
             except _ReplyTooLarge as exc:
                 self.limiter.settle(estimate, 0)
                 size = f"{exc.size} bytes" if exc.declared else f"more than {self.max_reply_bytes} bytes"
@@ -415,12 +433,14 @@ class OpenAIChatClient:
         found += setting_secrets("generation_kwargs", self.generation_kwargs)
         return [s for s in found + header_secrets(self.headers) if s]
 
-    def _request_url(self) -> str:
-        """:attr:`url` with the query parameters that carry credentials added back."""
-        if not self._query:
+    def _request_url(self, extra_query: Mapping[str, Any] | None = None) -> str:
+        """:attr:`url` with the query parameters that carry credentials added back, then
+        ``extra_query`` (``generation_kwargs['extra_query']``)."""
+        if not self._query and not extra_query:
             return self.url
         parts = urlsplit(self.url)
-        query = "&".join(q for q in (parts.query, urlencode(self._query)) if q)
+        query = "&".join(q for q in (parts.query, urlencode(self._query or {}),
+                                     urlencode(dict(extra_query or {}), doseq=True)) if q)
         return urlunsplit(parts._replace(query=query))
 
     def _redact(self, text: str) -> str:
@@ -433,11 +453,11 @@ class OpenAIChatClient:
         window = limit + max((len(s.encode()) for s in secrets), default=0) + 256
         return redact(raw[:window].decode("utf-8", "replace"), secrets)[:limit]
 
-    async def _exchange(self, http: Any, payload: dict[str, Any],
-                        headers: dict[str, str]) -> tuple[int, Any, bytes]:
+    async def _exchange(self, http: Any, payload: dict[str, Any], headers: dict[str, str],
+                        url: str | None = None) -> tuple[int, Any, bytes]:
         """One HTTP request: ``(status, headers, body)``, reading at most
         ``max_reply_bytes`` of a reply (the start of an error reply)."""
-        async with http.stream("POST", self._request_url(), json=payload, headers=headers,
+        async with http.stream("POST", url or self._request_url(), json=payload, headers=headers,
                                auth=self._auth) as response:
             status = response.status_code
             limit = self.max_reply_bytes if status == 200 else _ERROR_BODY_BYTES
