@@ -69,6 +69,11 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
     # polars maps files (ENODEV on a FIFO) and takes a name holding [, * or ? for a pattern
     if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or any(c in p.name for c in "*?["):
         source = io.BytesIO(p.read_bytes())
+    if kinds[suffix] in ("ndjson", "json"):  # polars reads a lone surrogate escape as "\x00"
+        from fasteval.io._common import check_json_escapes
+
+        check_json_escapes(source.getvalue() if isinstance(source, io.BytesIO) else os.fspath(source),
+                           str(p), lines=kinds[suffix] == "ndjson")
     try:
         if kinds[suffix] == "parquet":
             return pl.read_parquet(source)

@@ -350,6 +350,115 @@ def _check_buffer(buf: bytes | mmap.mmap, source: str) -> None:
         )
 
 
+_SURROGATE_HINT = re.compile(rb"\\[uU][dD][89a-fA-F]")
+_ESCAPE = re.compile(rb'\\(?:u([0-9a-fA-F]{4})|.)', re.DOTALL)
+
+
+def check_json_escapes(data: str | bytes, source: str, *, lines: bool = False) -> None:
+    r"""Refuse JSON text holding a lone UTF-16 surrogate escape (``"\ud83d"`` without its
+    low half, or a low half alone).
+
+    Such an escape is no Unicode character: polars' JSON reader turns a lone high half
+    into ``"\x00"`` (two ids that differ there would be one) and Python's ``json`` keeps
+    it as text that no UTF-8 table can hold. The text is searched once for an escape in
+    ``\ud800``-``\udfff`` (rare); only then are its escapes read in order (a ``\\``
+    before ``u`` is an escaped backslash, not an escape) to find the first lone one.
+
+    Parameters
+    ----------
+    data : str or bytes
+        A path or the file's (decompressed) bytes.
+    source : str
+        Name used in the error message.
+    lines : bool
+        JSON Lines: the record of the line is parsed to name the key that holds the escape.
+
+    Raises
+    ------
+    InputError
+        Naming the file, the line, the key (JSON Lines) and the string holding the escape.
+
+    Examples
+    --------
+    >>> check_json_escapes(b'{"qid": "q \\ud83d\\ude00", "doc": "a\\\\ud83d"}', "r.jsonl")
+    >>> check_json_escapes(b'{"qid": "q1"}\n{"qid": "q \\ud83d"}\n', "r.jsonl", lines=True)
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.InputError: r.jsonl, line 2, column 'qid': the string "q \ud83d" holds the escape \ud83d (character 12 of the line), half of a UTF-16 surrogate pair without its other half, which is no character; expected valid Unicode (a character past U+FFFF is written as both halves, \ud83d\ude00)
+    """
+    if isinstance(data, bytes):
+        _check_escapes(data, source, lines)
+        return
+    with open(data, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            return
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            if _SURROGATE_HINT.search(mm) is not None:
+                _check_escapes(bytes(mm), source, lines)
+
+
+def _check_escapes(buf: bytes, source: str, lines: bool) -> None:
+    if _SURROGATE_HINT.search(buf) is None:
+        return
+    pending = None  # (offset, code) of a high half waiting for its low half
+    for m in _ESCAPE.finditer(buf):
+        code = int(m.group(1), 16) if m.group(1) is not None else None
+        if pending is not None:
+            if m.start() == pending[0] + 6 and code is not None and 0xDC00 <= code <= 0xDFFF:
+                pending = None
+                continue
+            _lone_surrogate(buf, pending[0], source, lines)
+        if code is not None and 0xD800 <= code <= 0xDBFF:
+            pending = (m.start(), code)
+        elif code is not None and 0xDC00 <= code <= 0xDFFF:
+            _lone_surrogate(buf, m.start(), source, lines)
+    if pending is not None:
+        _lone_surrogate(buf, pending[0], source, lines)
+
+
+def _lone_surrogate(buf: bytes, at: int, source: str, lines: bool) -> None:
+    import json
+
+    start = buf.rfind(b"\n", 0, at) + 1
+    end = buf.find(b"\n", at)
+    line = buf[start:len(buf) if end < 0 else end]
+    rel = at - start
+    # the string literal around the escape: from the quote before it to the one after
+    # it that no backslash escapes
+    quotes = [m.start() for m in re.finditer(rb'(?<!\\)(?:\\\\)*"', line)]
+    opens = [q for q in quotes if q < rel]
+    closes = [q for q in quotes if q > rel]
+    literal = line[opens[-1]:closes[0] + 1] if opens and closes else line[rel:rel + 6]
+    text = literal.decode("utf-8", "replace")
+    key = None
+    if lines:
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            record = None
+        if isinstance(record, dict):
+            key = next((k for k, v in record.items() if _lone_in(k) or _lone_in(v)), None)
+    escape = buf[at:at + 6].decode("ascii", "replace")
+    raise InputError(
+        f"the string {text} holds the escape {escape} (character {len(line[:rel].decode('utf-8', 'replace')) + 1} "
+        "of the line), half of a UTF-16 surrogate pair without its other half, which is no "
+        "character; expected valid Unicode (a character past U+FFFF is written as both "
+        r"halves, \ud83d\ude00)",
+        source=source, line=buf.count(b"\n", 0, at) + 1, column=key,
+    )
+
+
+def _lone_in(value: object) -> bool:
+    """Whether a parsed JSON value holds a surrogate code point (in a key or text)."""
+    if isinstance(value, str):
+        return any("\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, dict):
+        return any(_lone_in(k) or _lone_in(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(map(_lone_in, value))
+    return False
+
+
 def first_true(mask: pl.Series) -> int:
     """Index of the first ``True`` in a boolean series (which must hold one)."""
     return int(mask.arg_true()[0])

@@ -75,6 +75,11 @@ def read_table_file(path: str, *, text: bool = False, default: str | None = "csv
             source = io.BytesIO(gzip.decompress(source.getvalue()))
         except (OSError, EOFError) as exc:
             raise InputError(f"corrupt gzip file ({exc})", source=path) from exc
+    if kind in ("ndjson", "json"):  # polars reads a lone surrogate escape as "\x00"
+        from fasteval.io._common import check_json_escapes
+
+        check_json_escapes(source.getvalue() if isinstance(source, io.BytesIO) else os.fspath(source),
+                           path, lines=kind == "ndjson")
     try:
         if kind == "parquet":
             return pl.read_parquet(source)

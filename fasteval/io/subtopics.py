@@ -19,6 +19,7 @@ from fasteval.errors import InputError, ParameterError
 from fasteval.io._common import (
     Locator,
     check_duplicates_param,
+    check_json_escapes,
     check_text_encoding,
     find_column,
     first_true,
@@ -174,6 +175,8 @@ def _read_table(data: Any, fmt: str, name: str) -> pl.DataFrame:
         check_text_encoding(data, name)
         if fmt == "jsonl" and isinstance(data, bytes):
             data = data.removeprefix(b"\xef\xbb\xbf")  # polars' reader stops at the mark
+        if fmt == "jsonl":  # polars reads a lone surrogate escape as "\x00"
+            check_json_escapes(data, name, lines=True)
     try:
         if fmt == "parquet":
             return pl.read_parquet(data, glob=not os.path.isfile(data))  # a file is no pattern

@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 from fasteval.errors import InputError, first_line
-from fasteval.io._common import Kind, Locator, _fmt, resolve_columns, walk_error
+from fasteval.io._common import Kind, Locator, _fmt, check_json_escapes, resolve_columns, walk_error
 
 __all__ = [
     "read_parquet",
@@ -387,6 +387,7 @@ def lazy_ndjson(path: str, kind: Kind, explicit: dict[str, str | None], source: 
     """Lazy JSON Lines scan restricted to the needed keys; scores and grades are read as
     floats (the types are inferred from the first rows, where integers would refuse a later
     0.5 or 2.0; the readers check that grades are whole numbers)."""
+    check_json_escapes(path, source, lines=True)
     _, mapping = _select(pl.scan_ndjson(path, infer_schema_length=_INFER_ROWS), kind, explicit, source)
     overrides = {mapping["score" if kind == "run" else "relevance"]: pl.Float64}
     return _select(pl.scan_ndjson(path, infer_schema_length=_INFER_ROWS, schema_overrides=overrides),
@@ -411,6 +412,7 @@ def read_ndjson(data: str | bytes, kind: Kind, explicit: dict[str, str | None], 
     parsed and then searched for repeated keys (:func:`_check_keys_once`)."""
     if not isinstance(data, bytes):
         data = _read_all(data, source)
+    check_json_escapes(data, source, lines=True)
     try:
         try:
             df = pl.read_ndjson(data, infer_schema_length=_INFER_ROWS)
@@ -542,6 +544,7 @@ def read_json(data: bytes, kind: Kind, explicit: dict[str, str | None], source: 
     """Read a JSON document: ``{qid: {docid: value}}`` (pytrec_eval / ranx) or a list of records."""
     if not data.strip():
         raise InputError("the file is empty", source=source)
+    check_json_escapes(data, source)
     try:
         obj = json.loads(data, object_pairs_hook=_object)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -687,10 +690,18 @@ def _object(pairs: list[tuple[str, Any]]) -> dict | _Pairs:
 
 
 def _id_series(keys: list, name: str, source: str) -> pl.Series:
-    """Ids from dict keys: all ints -> Int64, all str -> Utf8, anything mixed -> Utf8 via str()."""
+    """Ids from dict keys: all ints -> Int64, all str -> Utf8, anything mixed -> Utf8 via str().
+
+    Text that is no valid Unicode (a lone surrogate, ``"q\\ud83d"``) is refused, naming the
+    key: no UTF-8 column holds it."""
     types = set(map(type, keys))
     if types <= {str}:
-        return pl.Series(name, keys, dtype=pl.String)
+        try:
+            return pl.Series(name, keys, dtype=pl.String)
+        except UnicodeEncodeError:
+            bad = next(k for k in keys if any("\ud800" <= c <= "\udfff" for c in k))
+            raise InputError(f"{name} {bad!r} holds a lone UTF-16 surrogate, which is no character; "
+                             "expected valid Unicode text", source=source, column=name) from None
     if all(issubclass(t, (int, np.integer)) and not issubclass(t, (bool, np.bool_)) for t in types):
         wide = next((k for k in keys if not -(2**63) <= int(k) < 2**63), None)
         if wide is not None:
@@ -699,7 +710,23 @@ def _id_series(keys: list, name: str, source: str) -> pl.Series:
         return pl.Series(name, keys, dtype=pl.Int64)
     if any(k is None for k in keys):
         raise InputError(f"{name} is None in a dict key", source=source, column=name)
-    return pl.Series(name, [str(k) for k in keys], dtype=pl.String)
+    return _id_series([str(k) for k in keys], name, source)
+
+
+def _check_spelled_apart(groups: list[list], name: str, source: str) -> None:
+    """Refuse keys of mixed types (``1`` and ``"1"``) in one mapping that read as the same
+    text id: :func:`_id_series` spells mixed keys with ``str()``, which would make two
+    keys one id."""
+    for keys in groups:
+        seen: dict[str, Any] = {}
+        for k in keys:
+            text = str(k)
+            if text in seen:
+                raise InputError(f"the {name}s {seen[text]!r} and {k!r} are both read as the "
+                                 f"text id {text!r} (keys of mixed types are read as text); "
+                                 "expected keys of one type, or distinct spellings",
+                                 source=source, column=name)
+            seen[text] = k
 
 
 def dict_to_frame(obj: Mapping, kind: Kind, source: str) -> pl.DataFrame:
@@ -723,8 +750,13 @@ def dict_to_frame(obj: Mapping, kind: Kind, source: str) -> pl.DataFrame:
         raise InputError(f"the {kind} dict is empty (no (query, doc) entries)", source=source)
     docs = list(chain.from_iterable(inner))
     values = list(chain.from_iterable(v.values() for v in inner))
-    q = _id_series(qkeys, "query_id", source).gather(np.repeat(np.arange(len(qkeys)), counts))
+    q = _id_series(qkeys, "query_id", source)
+    if q.dtype == pl.String and len(set(map(type, qkeys))) > 1:
+        _check_spelled_apart([qkeys], "query_id", source)
+    q = q.gather(np.repeat(np.arange(len(qkeys)), counts))
     d = _id_series(docs, "doc_id", source)
+    if d.dtype == pl.String and len(set(map(type, docs))) > 1:
+        _check_spelled_apart([list(v) for v in inner], "doc_id", source)
     name = "relevance" if kind == "qrels" else "score"
     odd = _other_kind(values)
     if odd is not None:
