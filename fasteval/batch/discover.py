@@ -140,15 +140,18 @@ def _refuse_skipped(skipped: list[Path], root: Path, why: str) -> None:
                          source=str(root))
 
 
-def check_parquet(path: Path, hive: dict[str, str] | None = None) -> tuple[int, pl.Schema, dict[str, str]]:
+def check_parquet(path: Path, hive: dict[str, str] | None = None, *,
+                  rows_needed: bool = True) -> tuple[int, pl.Schema, dict[str, str]]:
     """Validate one parquet file; return its row count, its polars schema and its run
     columns (:func:`column_map`; ``hive``: the ``key=value`` pairs of its folders).
+    ``rows_needed=False`` takes a file of no rows (one part of several: writers such as
+    Spark leave empty parts).
 
     Raises
     ------
     InputError
-        Naming the file: empty (0 bytes or 0 rows), unreadable/corrupt footer, or a missing
-        required column.
+        Naming the file: empty (0 bytes, or 0 rows where ``rows_needed``), unreadable or
+        corrupt footer, or a missing required column.
 
     Examples
     --------
@@ -167,7 +170,7 @@ def check_parquet(path: Path, hive: dict[str, str] | None = None) -> tuple[int, 
     except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
         raise InputError(f"not a readable parquet file ({first_line(exc)})", source=str(path)) from None
     columns = column_map(list(schema), hive or {}, source=str(path))
-    if num_rows == 0:
+    if num_rows == 0 and rows_needed:
         raise InputError("no rows (empty table)", source=str(path))
     return num_rows, schema, columns
 
@@ -308,7 +311,7 @@ def parquet_source(name: str, files: list[Path], root: Path | None = None) -> Ru
     schemas, maps, hive, runs = [], [], [], []
     for f in files:
         hv = _hive_parts(f, root) if root is not None else {}
-        n, schema, columns = check_parquet(f, hv)
+        n, schema, columns = check_parquet(f, hv, rows_needed=len(files) == 1)
         _check_types(f, schema, columns)
         col = columns.get("run_id")
         if col is not None and col not in schema:  # the run id of the folder (run_id=NAME/)
@@ -320,6 +323,8 @@ def parquet_source(name: str, files: list[Path], root: Path | None = None) -> Ru
         maps.append(columns)
         hive.append(hv)
         runs.append(col)
+    if rows == 0:
+        raise InputError(f"no rows: its {len(files)} parquet files are all empty", source=name)
     _check_same_schema(files, schemas, maps, runs)
     has_run_id = runs[0] is not None
     cols = list(dict.fromkeys([*maps[0], *(["run_id"] if "run_id" in hive[0] else [])]))
@@ -461,7 +466,7 @@ def discover(spec: str | os.PathLike[str]) -> list[RunSource]:
     direct = [f for f in files if f.parent == path]
     has_run_id = False
     if direct:
-        has_run_id = "run_id" in check_parquet(direct[0])[2]
+        has_run_id = "run_id" in check_parquet(direct[0], rows_needed=False)[2]
     if has_run_id:
         _refuse_skipped(others, path, "directory of parquet parts also holds other files")
         return [parquet_source(path.name, files)]

@@ -261,3 +261,52 @@ def test_symbolic_links_that_lead_nowhere_are_named(tmp_path):
         discover(tmp_path / "dangling")
     assert str(err.value) == (f"{tmp_path / 'dangling'}: file not found (a symbolic link to "
                               "'gone.parquet', which does not exist)")
+
+
+def _empty_part(path):
+    RUN.clear().write_parquet(path)
+
+
+@pytest.mark.parametrize("layout", ["parts", "hive", "subdir", "glob"])
+def test_empty_parts_among_parts_count_no_rows(tmp_path, layout):
+    """A part of no rows beside others (as Spark writes for an empty partition) adds no rows:
+    the run is scored as without it, as fasteval.evaluate scores the rows."""
+    import fasteval
+    from fasteval.batch.api import evaluate_files
+
+    qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "c"], "relevance": [1, 1]})
+    runs = tmp_path / "runs"
+    if layout == "hive":
+        folder = runs / "run_id=x"
+    elif layout == "subdir":
+        folder = runs / "x"
+    else:
+        folder = runs
+    folder.mkdir(parents=True)
+    table = RUN.with_columns(pl.lit("x").alias("run_id")) if layout in ("parts", "glob") else RUN
+    table.clear().write_parquet(folder / "part-0.parquet")
+    table.slice(0, 2).write_parquet(folder / "part-1.parquet")
+    table.clear().write_parquet(folder / "part-2.parquet")
+    table.slice(2).write_parquet(folder / "part-3.parquet")
+    spec = str(runs / "*.parquet") if layout == "glob" else str(runs)
+    (src,) = discover(spec)
+    assert src.rows == 3 and len(src.files) == 4
+    for chunk in (1, 2, None):
+        res = evaluate_files(qrels, spec, ["P@1", "num_ret"], max_rows_per_chunk=chunk)
+        ref = fasteval.evaluate(qrels, RUN, ["P@1", "num_ret"], run_id="x")
+        assert sorted(res.per_query.rows()) == sorted(ref.rows())
+
+
+@pytest.mark.parametrize("layout", ["parts", "one"])
+def test_runs_of_no_rows_are_refused(tmp_path, layout):
+    """One empty file is an empty run; parts that are all empty are one too."""
+    if layout == "one":
+        _empty_part(tmp_path / "r.parquet")
+        with pytest.raises(InputError, match=r"r\.parquet: no rows \(empty table\)"):
+            discover(tmp_path / "r.parquet")
+        return
+    (tmp_path / "x").mkdir()
+    _empty_part(tmp_path / "x" / "p0.parquet")
+    _empty_part(tmp_path / "x" / "p1.parquet")
+    with pytest.raises(InputError, match="x: no rows: its 2 parquet files are all empty"):
+        discover(tmp_path)
