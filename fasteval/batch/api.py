@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import time
 from dataclasses import dataclass
 
 import polars as pl
@@ -64,7 +65,7 @@ def make_evaluator(qrels, measures, *, after_read=None, sources=None, qrels_cach
         return fasteval.Evaluator(qrels, measures, **options)
     job = _warm_job(qrels, measures, sources, options)
     warming = warm_up(job)
-    cache = ident = parts = table = restored = None
+    cache = ident = parts = table = restored = taken_ns = None
     caught: list = []
     try:
         once = read_once(qrels)  # standard input, a FIFO: read once, kept for a second read
@@ -72,6 +73,7 @@ def make_evaluator(qrels, measures, *, after_read=None, sources=None, qrels_cach
         if qrels_cache and once is None and _file_size(qrels) >= QRELS_CACHE_MIN_BYTES:
             from fasteval.batch import qrels_cache as cache
 
+            taken_ns = time.time_ns()
             ident = cache.identity(qrels, fmt)  # before reading: a later change is seen
             parts = cache.load(qrels, fmt, ident=ident) if ident is not None else None
             # restored here, before the run is read: restoring needs polars' threads, which
@@ -100,7 +102,7 @@ def make_evaluator(qrels, measures, *, after_read=None, sources=None, qrels_cach
         fasteval.read_qrels(_again(once) if once is not None else qrels, format=fmt)
         raise
     if ident is not None and not caught:
-        cache.store_in_background(evaluator.qrels, ident)
+        cache.store_in_background(evaluator.qrels, ident, taken_ns=taken_ns)
     return evaluator
 
 

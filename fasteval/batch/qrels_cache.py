@@ -13,11 +13,13 @@ modification and status-change times in nanoseconds, with the format it was read
 digest of the code that reads and prepares qrels (another version of fasteval never reads an
 entry of this one). A file changed in any way gets a new status-change time, so its old
 entry is never found again. An entry is written only when the file did not change while it
-was read, and only when its last change is at least :data:`SETTLE_SECONDS` old (a file
+was read, and only when its last change was at least :data:`SETTLE_SECONDS` old when its
+identity was taken, before the reading (a file
 rewritten within one tick of the file system's clock could otherwise keep its times), and
 only when reading it raised no warning (a hit skips the reader, so it would skip the
 warning). The full identity is stored in the entry and compared on reading, and so is a
-CRC-32 of its arrays: an entry that cannot be read whole (truncated, another format) or
+CRC-32 of its arrays and of the header's description of them (types, shapes, the numbers
+kept beside them): an entry that cannot be read whole (truncated, another format) or
 whose bytes changed since it was written is ignored and replaced. Entries
 are written atomically (:func:`fasteval.io.atomic.atomic_path`); the oldest are removed
 once the folder holds more than :data:`MAX_TOTAL_BYTES`. An entry holds the qrels' ids and
@@ -152,9 +154,15 @@ def _decode(buf: np.ndarray, ident: dict) -> dict | None:
     if any(off < 0 or n < 0 or data + off + n > buf.shape[0] for off, n in blobs):
         return None
     parts = [buf[data + off:data + off + n] for off, n in blobs]
-    if _checksum(parts) != header.get("crc32"):
+    if _checksum([_layout(header["tree"], blobs), *parts]) != header.get("crc32"):
         return None  # bytes changed since it was written: a miss, never a wrong index
     return {"tree": header["tree"], "blobs": parts}
+
+
+def _layout(tree: dict, blobs: list) -> bytes:
+    """The header's description of the arrays (types, shapes, numbers, places) as the
+    checksum covers it: a changed number in the header is a miss like a changed array."""
+    return json.dumps([tree, blobs], sort_keys=True).encode()
 
 
 def _checksum(blobs: list) -> int:
@@ -197,17 +205,23 @@ def restore(parts: dict) -> Any:
     return PreparedQrels(**fields, index=QrelsIndex(**{k: value(v) for k, v in index.items()}))
 
 
-def store(pq: Any, ident: dict) -> bool:
+def store(pq: Any, ident: dict, *, taken_ns: int | None = None) -> bool:
     """Write the entry of prepared qrels ``pq`` read from the file of identity ``ident``
-    (taken before it was read), if the file is unchanged since and settled, and the entry
-    not too large (see the module notes). Returns whether it was written; a failure to
-    write (a full disk, no permission) is no error."""
+    (taken before it was read, at ``time.time_ns()`` ``taken_ns``; None: now), if the file
+    is unchanged since and was settled when the identity was taken, and the entry not too
+    large (see the module notes). Returns whether it was written; a failure to write (a
+    full disk, no permission) is no error.
+
+    Settled when taken, not when stored: a file changed just before its identity was taken
+    may change again, within the same tick of the file system's clock, while it is read;
+    its times would then not tell, however long the reading took."""
     if pq.index is None or pq.frame is not None:
         return False
     now = identity(ident["path"], ident["format"])
     if now != ident:
         return False
-    if time.time_ns() - max(ident["mtime_ns"], ident["ctime_ns"]) < SETTLE_SECONDS * 1e9:
+    taken = time.time_ns() if taken_ns is None else taken_ns
+    if taken - max(ident["mtime_ns"], ident["ctime_ns"]) < SETTLE_SECONDS * 1e9:
         return False
     if _array_bytes(pq) > MAX_ENTRY_BYTES:
         return False
@@ -239,10 +253,11 @@ def _array_bytes(pq: Any) -> int:
     return total + pq.query_ids.estimated_size() + pq.doc_ids.estimated_size()
 
 
-def store_in_background(pq: Any, ident: dict) -> threading.Thread:
+def store_in_background(pq: Any, ident: dict, *, taken_ns: int | None = None) -> threading.Thread:
     """:func:`store` on a thread (the job goes on meanwhile); :func:`wait` for it before
     the process ends."""
-    thread = threading.Thread(target=store, args=(pq, ident), name="fasteval-qrels-cache")
+    thread = threading.Thread(target=store, args=(pq, ident), kwargs={"taken_ns": taken_ns},
+                              name="fasteval-qrels-cache")
     thread.start()
     _PENDING.append(thread)
     return thread
@@ -316,7 +331,7 @@ def _write(entry: Path, ident: dict, tree: dict, blobs: list) -> None:
         offsets.append([pos, len(v)])
         pos += len(v)
     text = json.dumps({"identity": ident, "tree": tree, "blobs": offsets,
-                       "crc32": _checksum(views)}).encode()
+                       "crc32": _checksum([_layout(tree, offsets), *views])}).encode()
     head = MAGIC + struct.pack("<Q", len(text)) + text
     with atomic_path(entry) as tmp, open(tmp, "wb") as fh:
         fh.write(head + b"\0" * (-len(head) % _ALIGN))

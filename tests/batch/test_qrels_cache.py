@@ -327,3 +327,75 @@ def test_aliased_parquet_qrels_hit_and_rewrite(cache, tmp_path, monkeypatch):
     new = reference()
     assert new != ref
     assert _eval(q, r, tmp_path / "new.csv") == new
+
+
+def _header_edit(entry, edit) -> None:
+    """Rewrite the JSON header of ``entry`` through ``edit(header)``, keeping its length
+    (the arrays stay where the header says)."""
+    import json
+    import struct
+
+    data = entry.read_bytes()
+    (hlen,) = struct.unpack("<Q", data[len(C.MAGIC):len(C.MAGIC) + 8])
+    start = len(C.MAGIC) + 8
+    header = json.loads(data[start:start + hlen])
+    edit(header)
+    text = json.dumps(header).encode()
+    assert len(text) <= hlen
+    entry.write_bytes(data[:start] + text + b" " * (hlen - len(text)) + data[start + hlen:])
+
+
+@pytest.mark.parametrize("field", ["max_grade", "n_rows"])
+def test_header_numbers_changed_are_a_miss(cache, files, tmp_path, field):
+    """A number of the header changed (the largest grade, which checks ERR's gmax and counts
+    the levels; the row count), the arrays intact: the checksum covers the header too, and
+    the job reads the file again."""
+    q, run = files
+    good = _eval(q, run, tmp_path / "good.csv")
+    (entry,) = _entries(cache)
+    assert C.load(q) is not None
+
+    def edit(header):
+        header["tree"][field]["v"] += 1
+
+    _header_edit(entry, edit)
+    assert C.load(q) is None
+    assert _eval(q, run, tmp_path / "again.csv") == good
+    assert C.load(q) is not None  # written anew
+
+
+def test_settled_is_judged_when_the_identity_is_taken(cache, files, tmp_path, monkeypatch):
+    """A file changed just before its identity was taken is not kept, however long the
+    reading took: a second change within the same clock tick would keep its times, and the
+    entry would then hold what was read before it."""
+    import time
+
+    q, run = files
+    monkeypatch.setattr(C, "SETTLE_SECONDS", 0.5)
+    q.write_text(q.read_text())  # changed now
+    taken = time.time_ns()
+    ident = C.identity(q)
+    pq = fasteval.Evaluator(fasteval.read_qrels(q), M).qrels
+    time.sleep(0.6)  # a slow read: settled by now, not when the identity was taken
+    assert not C.store(pq, ident, taken_ns=taken)
+    assert not _entries(cache)
+    assert C.store(pq, ident, taken_ns=time.time_ns())  # settled when taken: kept
+    assert len(_entries(cache)) == 1
+
+
+def test_eval_passes_the_time_the_identity_was_taken(cache, files, tmp_path, monkeypatch):
+    """The job tells the writer when it took the file's identity (before reading it)."""
+    import time
+
+    q, run = files
+    seen = []
+    real = C.store
+
+    def spy(pq, ident, *, taken_ns=None):
+        seen.append(taken_ns)
+        return real(pq, ident, taken_ns=taken_ns)
+
+    monkeypatch.setattr(C, "store", spy)
+    before = time.time_ns()
+    _eval(q, run, tmp_path / "a.csv")
+    assert len(seen) == 1 and seen[0] is not None and before <= seen[0] <= time.time_ns()
