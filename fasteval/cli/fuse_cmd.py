@@ -122,9 +122,9 @@ def _run(args: argparse.Namespace) -> int:
                    phi=args.phi, gamma=args.gamma, sigma=args.sigma)  # before reading
     output = STDOUT if args.output is None else args.output
     fmt = args.format or ("trec" if output == STDOUT else None)
-    if output == STDOUT and fmt == "parquet":
-        raise ParameterError("--format parquet", "used with -o OUT (parquet is not printed)",
-                             STDOUT)
+    if args.output is None and fmt == "parquet":  # binary on a terminal; -o - writes it on purpose
+        raise ParameterError("--format parquet", "used with -o OUT or -o - (parquet is not printed "
+                             "unless asked for)", STDOUT)
     check_outputs({"-o/--output": output}, args.runs)
     if output != STDOUT and args.format is not None:
         from fasteval.cli import check_format_agrees

@@ -63,7 +63,7 @@ def test_rbc_and_params(runs, tmp_path) -> None:
     (["-m", "wsum", "-w", "1,2,"], "none empty, got '1,2,'"),
     (["-m", "rrf", "--phi", "0.5"], "phi must be used only by method 'rbc'"),
     (["-m", "rrf", "--norm", "borda"], "not 'borda'"),
-    (["-m", "rrf", "--format", "parquet"], "parquet is not printed"),
+    (["-m", "rrf", "--format", "parquet"], "used with -o OUT or -o - (parquet is not printed"),
     (["-m", "wsum", "-w", "-1,2"], "weights must be finite numbers >= 0, one per run, got -1.0"),
     (["-m", "wsum", "-w", "-0.5,1e-3"], "weights must be finite numbers >= 0, one per run, got -0.5"),
     (["-m", "rrf", "--k", "-1"], "error: --k must be a number > 0, got -1.0"),
@@ -201,3 +201,16 @@ def test_format_that_agrees_with_the_suffix_is_written(runs, tmp_path, name, fmt
     assert main(["fuse", *runs, "-o", str(out), "--format", fmt]) == 0
     read = pl.read_parquet(out) if fmt == "parquet" else pl.read_csv(out)
     assert read.height == 5
+
+
+def test_parquet_to_standard_output_when_asked_for(runs, capfdbinary) -> None:
+    """-o - --format parquet writes the parquet bytes to standard output (for a pipe), as
+    eval -o - --format parquet does; without -o, parquet is refused (binary on a terminal)."""
+    import io
+
+    import polars as pl
+
+    assert main(["fuse", *runs, "-o", "-", "--format", "parquet"]) == 0
+    out = capfdbinary.readouterr().out
+    fused = pl.read_parquet(io.BytesIO(out))
+    assert fused.columns == ["query_id", "doc_id", "score", "rank"] and fused.height > 0
