@@ -15,7 +15,7 @@ _KINDS = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "ndjson", ".ndjson"
           ".json": "json", ".tsv": "tsv", ".tab": "tsv", ".csv": "csv"}
 
 
-def read_table_file(path: str, *, text: bool = False, default: str | None = "csv") -> Any:
+def read_table_file(path: str, *, text: bool = True, default: str | None = "csv") -> Any:
     """A polars DataFrame of the table file ``path``.
 
     Parameters
@@ -24,7 +24,9 @@ def read_table_file(path: str, *, text: bool = False, default: str | None = "csv
         A parquet, JSON lines, JSON, TSV or CSV file, by its suffix (the text formats
         also gzip-compressed, ``.tsv.gz``). A FIFO (``<(cmd)``) or a device is read once, whole.
     text : bool
-        Read CSV/TSV columns as text (no type inference).
+        Read CSV/TSV columns as text (the default: CSV has no types, and inferred ones
+        would turn the answer ``007`` into ``7`` and ``1.50`` into ``1.5``, or a question
+        into ``7.0`` once a later row reads ``1e3``); False infers numbers from the text.
     default : str or None
         Format of an unknown suffix (None: refuse it).
 
