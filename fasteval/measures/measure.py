@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 from dataclasses import dataclass
 
 from fasteval.errors import ParameterError
@@ -123,6 +124,8 @@ class Measure:
             object.__setattr__(self, "cutoff", int(spec.default[0]))
         if self.options:
             object.__setattr__(self, "options", _normal_options(spec, self.options))
+        if spec.params in (VECTOR, GAINS, FLOAT, LENGTH):
+            _name_the_parameters(self, spec)
 
     def option(self, name: str) -> float:
         """The value of the family option ``name`` (its default when not given; NaN for a
@@ -160,6 +163,11 @@ class Measure:
         if missing:
             raise ParameterError(f"{self.name}'s {missing[0]}",
                                  "given (the top grade of the relevance scale)", None)
+        if self.family == "rbp" and self.rel is None and dict(self.options).get("residual"):
+            raise ParameterError(f"{self.name}'s residual",
+                                 "False without rel= (residual=True applies to binary gains, "
+                                 "RBP(rel=1, residual=True); trec_eval's residual is rbp_resid)",
+                                 True)
 
     @property
     def spec(self) -> Family:
@@ -276,6 +284,52 @@ def _num(x: float) -> str:
     """A number as it parses back (``5`` for 5.0, ``0.25``)."""
     text = repr(float(x))
     return text.removesuffix(".0") if "e" not in text else text
+
+
+_LEADING_NUMBER = re.compile(r"\s*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _leading(item: str) -> float | None:
+    """The number ``item`` starts with, as C's ``atof`` reads it (None: no number)."""
+    m = _LEADING_NUMBER.match(item)
+    return None if m is None else float(m.group(0))
+
+
+def _name_the_parameters(m: Measure, spec: Family) -> None:
+    """Give a member of a family named by its parameter text (``set_F_0.5``,
+    ``utility_1,-1,0,0``, ``ndcg_1=5``, ``rbp_p=0.5``, ``relstring_20``) the text of
+    parameters set without one, so that its name tells it from the family's default;
+    refuse a text that names other parameters than the member has."""
+    kind = spec.params
+    if m.text is None:
+        text = None
+        if kind == FLOAT and m.param != float(spec.default[0]):
+            text = _num(m.param)
+        elif kind == LENGTH and m.cutoff != int(spec.default[0]):
+            text = str(m.cutoff)
+        elif (kind == VECTOR and m.vector is not None
+              and tuple(m.vector) != tuple(float(v) for v in spec.default)):
+            text = ",".join(_num(v) for v in m.vector)
+        elif kind == GAINS and (m.gains or m.param is not None):
+            items = [f"p={_num(m.param)}"] if m.param is not None else []
+            items += [f"{lv}={_num(g)}" for lv, g in m.gains or ()]
+            text = ",".join(items)
+        if text is not None:
+            object.__setattr__(m, "text", text)
+        return
+    if kind == GAINS:
+        return
+    read = [_leading(t) for t in m.text.split(",")]
+    if kind == FLOAT:
+        agrees = read[0] is not None and read[0] == m.param
+    elif kind == LENGTH:
+        agrees = read[0] is not None and int(read[0]) == m.cutoff
+    else:
+        agrees = m.vector is not None and tuple(read) == tuple(m.vector)
+    if not agrees:
+        value = {FLOAT: m.param, LENGTH: m.cutoff}.get(kind, m.vector)
+        raise ParameterError(f"{m.family}'s text", "the parameters the measure has "
+                             f"({value!r})", m.text)
 
 
 def _normal_options(spec: Family, options) -> tuple[tuple[str, float], ...]:

@@ -384,3 +384,59 @@ def test_trec_eval_command_prints_saturated_cutoffs_and_short_fraction_names(cap
     names = [line.split("\t")[0].rstrip() for line in capsys.readouterr().out.splitlines()]
     assert names == ["iprec_at_recall_0.50", "iprec_at_recall_0.50", "P_9223372036854775807",
                      "Rprec_mult_123456.7"]
+
+
+_TEXT_NAMED = st.one_of(
+    st.builds(lambda b: Measure("set_F", param=b), st.floats(0.0, 1e6).filter(lambda b: b != 1)),
+    st.builds(lambda p: Measure("rbp_raw", param=p),
+              st.floats(0.01, 0.99).filter(lambda p: p != 0.9)),
+    st.builds(lambda p: Measure("rbp", param=p), st.floats(0.01, 0.99)),
+    st.builds(lambda v: Measure("utility", vector=tuple(v)),
+              st.lists(st.floats(-5, 5), min_size=4, max_size=4).filter(
+                  lambda v: tuple(v) != (1.0, -1.0, 0.0, 0.0))),
+    st.builds(lambda fam, g: Measure(fam, gains=tuple(g)),
+              st.sampled_from(["ndcg", "G", "ndcg_rel", "Rndcg", "rbp"]),
+              st.lists(st.tuples(st.integers(0, 4), st.floats(0, 100)), min_size=1, max_size=3)),
+)
+
+
+@given(_TEXT_NAMED)
+def test_parameters_set_without_text_are_named(m: Measure) -> None:
+    """A member built with parameters but no trec_eval text is named by them
+    (Measure("set_F", param=0.25) is set_F_0.25): its name is not the default member's
+    and parses back to it."""
+    assert m.name != m.family
+    assert parse_measure(m.name) == m
+
+
+def test_two_measures_of_one_family_have_two_names() -> None:
+    qrels = {"q1": {"a": 1, "b": 0, "c": 2}}
+    run = {"q1": {"a": 1.0, "b": 0.5, "c": 0.2, "d": 0.1}}
+    res = fasteval.evaluate(qrels, run, [Measure("set_F", param=0.25), Measure("set_F"),
+                                         Measure("rbp_raw", param=0.5), Measure("rbp_raw")])
+    got = dict(zip(res["measure"].to_list(), res["value"].to_list(), strict=True))
+    # set precision 2/4, recall 2/2; trec_eval's F_x = (x + 1) P R / (x P + R) (pytrec_eval:
+    # set_F.0.25 is 5/9 here)
+    assert got["set_F_0.25"] == pytest.approx(5 / 9)
+    assert got["set_F"] == pytest.approx(2 * 0.5 / 1.5)
+    # grades 1, 0, 2, unjudged: (1 - p) * sum of grade * p^(rank - 1)
+    assert got["rbp_raw_0.5"] == pytest.approx(0.5 * (1 + 2 * 0.25))
+    assert got["rbp_raw"] == pytest.approx(0.1 * (1 + 2 * 0.81))
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"family": "set_F", "param": 0.95, "text": "0.5"},
+    {"family": "relstring", "cutoff": 7, "text": "20"},
+    {"family": "utility", "vector": (1.0, 2.0, 3.0, 4.0), "text": "1,-1,0,0"},
+])
+def test_parameter_text_must_name_the_parameters(kwargs: dict) -> None:
+    with pytest.raises(ParameterError, match="text"):
+        Measure(**kwargs)
+
+
+def test_rbp_residual_without_rel_is_refused_when_built_directly() -> None:
+    """rbp(residual=True) without rel= is no name the parser reads; built by hand it was
+    scored as plain rbp under another name."""
+    with pytest.raises(ParameterError, match="residual"):
+        fasteval.evaluate({"q1": {"a": 1}}, {"q1": {"a": 1.0}},
+                          [Measure("rbp", options=(("residual", 1.0),))])
