@@ -8,7 +8,9 @@ Rules
 * A **directory** is
 
   - one table when it is hive-partitioned (``run_id=bm25/part-0.parquet``: the
-    ``key=value`` path components become columns) or when its files carry a ``run_id`` column;
+    ``key=value`` path components become columns, their values percent-decoded as polars
+    and pyarrow write them: ``run_id=bm25%2Fdense`` names ``bm25/dense``) or when its
+    files carry a ``run_id`` column;
   - otherwise a directory of runs: each parquet file directly inside is one run named
     after the file, each sub-directory one run (its files are parts) named after it, and
     each file of another run format (``.txt``, ``.run``, ``.trec``, ``.csv``, ``.jsonl``,
@@ -108,11 +110,22 @@ def _is_parquet(p: Path) -> bool:
 
 
 def _hive_parts(path: Path, root: Path) -> dict[str, str]:
+    """The ``key=value`` pairs of the folders of ``path`` below ``root``, percent-decoded as
+    polars, pyarrow and Spark write and read them (``run_id=bm25%2Fdense`` is the run
+    ``bm25/dense``).
+
+    Examples
+    --------
+    >>> _hive_parts(Path("d/run_id=x%3Ay/part=1/p.parquet"), Path("d"))
+    {'run_id': 'x:y', 'part': '1'}
+    """
+    from urllib.parse import unquote
+
     parts: dict[str, str] = {}
     for comp in path.relative_to(root).parts[:-1]:
         if "=" in comp:
             k, v = comp.split("=", 1)
-            parts[k] = v
+            parts[unquote(k)] = unquote(v)
     return parts
 
 

@@ -310,3 +310,33 @@ def test_runs_of_no_rows_are_refused(tmp_path, layout):
     _empty_part(tmp_path / "x" / "p1.parquet")
     with pytest.raises(InputError, match="x: no rows: its 2 parquet files are all empty"):
         discover(tmp_path)
+
+
+def test_hive_values_are_percent_decoded(tmp_path):
+    """Run names that cannot be folder names as they are, written by pyarrow's hive
+    partitioning (``run_id=bm25%2Fdense``), are named as the ``run_id`` column named them,
+    as polars reads them; a run_id column under such a folder agrees with it."""
+    import pyarrow.dataset as ds
+
+    import fasteval
+    from fasteval.batch.api import evaluate_files
+
+    names = ["bm25/dense", "a b%c", "x:y"]
+    table = pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"],
+                          "score": [3.0, 2.0, 1.0], "run_id": names})
+    ds.write_dataset(table.to_arrow(), tmp_path / "hive", format="parquet",
+                     partitioning=["run_id"], partitioning_flavor="hive")
+    assert sorted(p.name for p in (tmp_path / "hive").iterdir()) == \
+        ["run_id=a%20b%25c", "run_id=bm25%2Fdense", "run_id=x%3Ay"]
+    qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "c"], "relevance": [1, 1]})
+    res = evaluate_files(qrels, tmp_path / "hive", ["P@1"])
+    ref = fasteval.evaluate(qrels, table, ["P@1"])
+    assert sorted(res.per_query.rows()) == sorted(ref.rows())
+    assert sorted(res.per_query.get_column("run_id").to_list()) == sorted(names)
+    # the same files with their run_id column kept: the column and the folder agree
+    folders = {"run_id=a%20b%25c": "a b%c", "run_id=bm25%2Fdense": "bm25/dense", "run_id=x%3Ay": "x:y"}
+    for folder, name in folders.items():
+        (part,) = (tmp_path / "hive" / folder).iterdir()
+        pl.read_parquet(part).with_columns(pl.lit(name).alias("run_id")).write_parquet(part)
+    res = evaluate_files(qrels, tmp_path / "hive", ["P@1"])
+    assert sorted(res.per_query.rows()) == sorted(ref.rows())
