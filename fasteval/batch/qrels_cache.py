@@ -134,10 +134,19 @@ def load(path: Any, fmt: str | None = None, *, ident: dict | None = None) -> dic
         buf = np.frombuffer(mapped, dtype=np.uint8)
         parts = _decode(buf, ident)
         if parts is not None:
-            os.utime(entry)  # last use, for trimming
+            _touch(entry)
         return parts
     except Exception:  # noqa: BLE001 - a missing or damaged entry is a miss
         return None
+
+
+def _touch(entry: Path) -> None:
+    """Mark ``entry`` as used now, for trimming; a cache folder the job may not write (one
+    shared read-only) is still read."""
+    try:
+        os.utime(entry)
+    except OSError:
+        pass
 
 
 def _decode(buf: np.ndarray, ident: dict) -> dict | None:

@@ -399,3 +399,19 @@ def test_eval_passes_the_time_the_identity_was_taken(cache, files, tmp_path, mon
     before = time.time_ns()
     _eval(q, run, tmp_path / "a.csv")
     assert len(seen) == 1 and seen[0] is not None and before <= seen[0] <= time.time_ns()
+
+
+def test_read_only_cache_is_still_read(cache, files, tmp_path, monkeypatch):
+    """A cache folder the job may not write (shared read-only): its entries are used; the
+    mark of last use, which cannot be written, is left out."""
+    q, run = files
+    good = _eval(q, run, tmp_path / "good.csv")
+    assert len(_entries(cache)) == 1
+
+    def refuse(*a, **k):
+        raise PermissionError(13, "Read-only file system")
+
+    monkeypatch.setattr(C.os, "utime", refuse)
+    assert C.load(q) is not None
+    _no_reading(monkeypatch)
+    assert _eval(q, run, tmp_path / "hit.csv") == good
