@@ -51,6 +51,7 @@ import functools
 import math
 import re
 import sys
+import unicodedata
 import warnings
 from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
@@ -127,10 +128,24 @@ def _c_long(item: str, lenient: bool = False) -> int:
     m = _LONG.match(item)
     if m is None or not (lenient or m.end() == len(item)):
         raise _Bad(f"parameters must be integers, got {item!r}")
-    value = int(m.group(1))
+    digits = m.group(1).lstrip("+-").lstrip("0")
+    if lenient and len(digits) > 19:  # past any long: atol saturates
+        value = -_INT64_MAX - 1 if m.group(1).startswith("-") else _INT64_MAX
+    else:
+        value = _whole(m.group(1), "parameters")
     if lenient:  # atol saturates (glibc): 99999999999999999999 is LONG_MAX
         return min(max(value, -_INT64_MAX - 1), _INT64_MAX)
     return value
+
+
+def _whole(text: str, what: str) -> int:
+    """An integer written in ASCII digits; one too long for Python to convert (past 4300
+    digits) is refused as a name error, not raised as Python's ValueError."""
+    try:
+        return int(text)
+    except ValueError:
+        raise _Bad(f"{what} must be integers of at most 19 digits, got one of "
+                   f"{len(text.lstrip('+-'))} digits") from None
 
 
 def _c_double(item: str, lenient: bool = False) -> float:
@@ -242,7 +257,7 @@ def _gains(fam_key: str, text: str, name: str, sep: str) -> Measure:
         key, val = item.split("=", 1)
         value = _finite(_c_double(val))
         if _INT.fullmatch(key):
-            gains.append((int(key), value))
+            gains.append((_whole(key, "levels"), value))
         elif key == "p" and fam_key == "rbp":
             p = value  # the last one, as trec_eval
         else:
@@ -287,9 +302,9 @@ def _with_cutoff(fam_key: str, cut_text: str) -> Measure:
     """``family@cut``: a rank cutoff, or a fraction for iprec_at_recall / Rprec_mult."""
     if BY_KEY[fam_key].params == FLOAT_CUTS:
         return Measure(fam_key, param=_number(f"the cutoff of {fam_key}", cut_text))
-    if not re.fullmatch("[0-9]+", cut_text) or int(cut_text) <= 0:
+    if not re.fullmatch("[0-9]+", cut_text) or _whole(cut_text, "cutoffs") <= 0:
         raise _Bad(f"the cutoff must be a positive integer, got {cut_text!r}")
-    return Measure(fam_key, cutoff=int(cut_text))
+    return Measure(fam_key, cutoff=_whole(cut_text, "cutoffs"))
 
 
 _CUT_KINDS = (INT_CUTS, OPT_CUT, FLOAT_CUTS)
@@ -371,11 +386,11 @@ def _parse_name(name: str) -> list[Measure]:
         text = args.pop("rel")
         if not _INT.fullmatch(text):
             raise _Bad(f"rel must be an integer, got {text!r}")
-        rel = int(text)
+        rel = _whole(text, "relevance levels")
     if m.group("level") is not None:
         if rel is not None:
             raise _Bad("the relevance level is given twice (rel= and -l)")
-        rel = int(m.group("level"))
+        rel = _whole(m.group("level"), "relevance levels")
     dcg = args.pop("dcg", None)
     p = args.pop("p", None)
     beta = args.pop("beta", None)
@@ -479,7 +494,7 @@ def _gain_pairs(text: str) -> list[tuple[int, float]]:
         key, sep, val = item.partition(":")
         if not sep or not _INT.fullmatch(key.strip()):
             raise _Bad(f"gains must be {{grade: gain, ...}} with integer grades, got {item!r}")
-        pairs.append((int(key), _number("gain", val.strip())))
+        pairs.append((_whole(key.strip(), "grades"), _number("gain", val.strip())))
     if not pairs:
         raise _Bad("gains must not be empty")
     return pairs
@@ -548,13 +563,55 @@ def _with_p(x: Measure, p: str) -> Measure:
 
 
 def _unknown(name: str, why: str | None = None) -> UnknownMeasureError:
-    close = difflib.get_close_matches(name, known_names(), n=4, cutoff=0.6)
+    if not name:
+        return UnknownMeasureError("measure names must not be empty, got ''")
+    close = _suggest(name) if len(name) <= _LONG_NAME else []
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     if _is_diversity(name):
         hint = ("; it is a diversity measure, computed from subtopic judgments by "
                 "fasteval.evaluate_diversity")
-    why = f" ({why})" if why else ""
-    return UnknownMeasureError(f"measure {name!r} is not known{why}{hint}")
+    why = f" ({_QUOTED_LONG.sub(lambda m: _excerpt(m.group(1)), why)})" if why else ""
+    return UnknownMeasureError(f"measure {_excerpt(name)} is not known{why}{hint}")
+
+
+_LONG_NAME = 200
+"""Names longer than this get no suggestions (no known name is near one) and are quoted
+in part."""
+
+_QUOTED_LONG = re.compile("'([^']{" + str(_LONG_NAME + 1) + ",})'")
+
+
+def _excerpt(text: str) -> str:
+    """``text`` quoted, or for a long one its start and end quoted with its length."""
+    if len(text) <= _LONG_NAME:
+        return repr(text)
+    return f"{text[:60]!r}...{text[-20:]!r} ({len(text)} characters)"
+
+
+def _suggest(name: str) -> list[str]:
+    """Up to four known names close to ``name``: its compatibility form first when that
+    parses (``ndcg＠10``, fullwidth, is ``ndcg@10``), then names close to it in any case
+    (``GM_MAP``: ``gm_map``)."""
+    out = []
+    plain = unicodedata.normalize("NFKC", name).strip()
+    if plain != name and plain.isascii():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                _parse_name(plain)
+                out.append(plain)
+            except (_Bad, FastevalError):
+                pass
+    names = known_names()
+    lower: dict[str, str] = {}
+    for n in names:
+        lower.setdefault(n.lower(), n)
+    for n in (difflib.get_close_matches(name, names, n=4, cutoff=0.6)
+              + [lower[c] for c in difflib.get_close_matches(name.lower(), list(lower), n=4,
+                                                             cutoff=0.6)]):
+        if n not in out:
+            out.append(n)
+    return out[:4]
 
 
 def _is_diversity(name: str) -> bool:

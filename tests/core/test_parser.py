@@ -440,3 +440,54 @@ def test_rbp_residual_without_rel_is_refused_when_built_directly() -> None:
     with pytest.raises(ParameterError, match="residual"):
         fasteval.evaluate({"q1": {"a": 1}}, {"q1": {"a": 1.0}},
                           [Measure("rbp", options=(("residual", 1.0),))])
+
+
+@pytest.mark.parametrize(("name", "suggested"), [
+    ("ndcg＠10", "ndcg@10"),  # fullwidth commercial at
+    ("ｎDCG@10", "nDCG@10"),  # fullwidth n
+    ("P@５", "P@5"),  # fullwidth digit
+    ("GM_MAP", "gm_map"),  # case
+    ("NUM_Q", "num_q"),
+])
+def test_lookalike_and_case_names_suggest_the_name(name: str, suggested: str) -> None:
+    """A name written with Unicode compatibility characters, or in another case, is refused
+    (never read as another measure) with the name it looks like first among the hints."""
+    with pytest.raises(UnknownMeasureError) as info:
+        parse_measure(name)
+    assert _suggestions(str(info.value))[0] == suggested
+    assert parse_measures(suggested)
+
+
+@pytest.mark.parametrize("name", ["", "   ", "\t\n"])
+def test_an_empty_name_says_so(name: str) -> None:
+    with pytest.raises(UnknownMeasureError, match="must not be empty"):
+        parse_measure(name)
+
+
+@pytest.mark.parametrize(("name", "what"), [
+    ("P@" + "1" * 5000, "cutoffs"),
+    ("P." + "1" * 5000, "parameters"),
+    ("P(rel=" + "1" * 5000 + ")@5", "relevance levels"),
+    ("ndcg@10-l" + "2" * 5000, "relevance levels"),
+    ("nDCG(gains={" + "1" * 5000 + ": 2})", "grades"),
+    ("ndcg." + "1" * 5000 + "=2", "levels"),
+])
+def test_numbers_too_long_for_python_are_name_errors(name: str, what: str) -> None:
+    """Digits past Python's int conversion limit (4300) were its ValueError (a traceback in
+    the commands); now the name error, quoting an excerpt of the name."""
+    with pytest.raises(UnknownMeasureError, match=f"{what} must be integers of at most 19 "
+                                                  "digits, got one of 5000 digits") as info:
+        parse_measure(name)
+    assert len(str(info.value)) < 400 and f"({len(name)} characters)" in str(info.value)
+
+
+def test_trec_eval_syntax_saturates_any_number_of_digits() -> None:
+    assert parse_measures("P." + "9" * 5000, trec_eval_syntax=True) == [
+        Measure("P", cutoff=2**63 - 1)]
+
+
+def test_a_long_name_is_quoted_in_part() -> None:
+    with pytest.raises(UnknownMeasureError) as info:
+        parse_measure("x" * 100_000)
+    message = str(info.value)
+    assert len(message) < 200 and "(100000 characters)" in message
