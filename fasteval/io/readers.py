@@ -523,7 +523,7 @@ def read_run(
 def _lazy_integer(schema: pl.Schema, column: str, name: str, source: str) -> pl.Expr:
     """``column`` as Int64 when collected. A cast would truncate floats and decimals
     (relevance 1.5 read as 1): their values are checked, per batch, as the eager readers
-    check them (whole numbers pass)."""
+    check them (whole numbers pass); text is read as the eager readers read it."""
     e = pl.col(column)
     dt = schema[column]
     if dt.is_float() or dt.is_decimal():
@@ -537,6 +537,16 @@ def _lazy_integer(schema: pl.Schema, column: str, name: str, source: str) -> pl.
             return s.cast(pl.Int64)
 
         return e.map_batches(check, return_dtype=pl.Int64).alias(name)
+    if dt == pl.String:  # text (CSV/TSV grades): "2.0" is 2, as read_* reads it; "1e1", "true" fail
+        def parse(s: pl.Series, **_: object) -> pl.Series:
+            out = s.str.replace(r"^([+-]?[0-9]+)\.0*$", "${1}").cast(pl.Int64, strict=False)
+            bad = out.is_null() & s.is_not_null()
+            if bad.any():
+                raise InputError(f"{name} must be an integer, got {s[first_true(bad)]!r}",
+                                 source=source, column=column)
+            return out
+
+        return e.map_batches(parse, return_dtype=pl.Int64).alias(name)
     return e.cast(pl.Int64).alias(name)
 
 

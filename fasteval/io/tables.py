@@ -126,6 +126,8 @@ def _csv_overrides(columns: list[str], kind: Kind, explicit: dict[str, str | Non
     overrides = {mapping[c]: pl.String for c in _ID_CANONICAL}
     if kind == "run":  # inferred from the first rows, integer scores would refuse a later 0.5
         overrides[mapping["score"]] = pl.Float64
+    else:  # grades as text, read by the rule of every text format ('2.0' is 2; '1e1', 'true' refused)
+        overrides[mapping["relevance"]] = pl.String
     for c in ("run_id", "tag"):
         if c in mapping:
             overrides[mapping[c]] = pl.String
@@ -181,11 +183,6 @@ def read_delimited(data: str | bytes, sep: str, kind: Kind, explicit: dict[str, 
                                  "closing '\"' (and '\"\"' for a quote inside the field)",
                                  source=source, line=line) from exc
             raise InputError(f"cannot parse ({first_line(exc)})", source=source) from exc
-        if kind == "qrels":  # grades that are all numbers stay numbers ('2.0' is read as 2, as
-            col = mapping["relevance"]  # it is where the first rows make the column a float one)
-            grades = df.get_column(col).cast(pl.Float64, strict=False)
-            if grades.null_count() == df.get_column(col).null_count():
-                df = df.with_columns(grades)
     if df.null_count().sum_horizontal().item():  # a record short of fields reads as nulls
         check_short_records(data, sep, header, wanted, source)
     blank = _trailing_blank_lines(data)

@@ -92,4 +92,4 @@ def test_csv_whole_number_grades_are_read_past_the_inferred_rows(tmp_path) -> No
     path.write_text("query_id,doc_id,relevance\n" + rows + "q,last,2.5\n")
     with pytest.raises(InputError) as exc:
         read_qrels(path)
-    assert "relevance must be an integer, got 2.5" in str(exc.value) and exc.value.line == N + 2
+    assert "relevance must be an integer, got '2.5'" in str(exc.value) and exc.value.line == N + 2

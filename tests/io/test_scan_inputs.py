@@ -49,10 +49,10 @@ def test_scan_json_lines_with_a_byte_order_mark(tmp_path) -> None:
 
 def test_scan_refuses_fractional_grades_and_ranks_that_a_cast_would_truncate(tmp_path) -> None:
     csv = tmp_path / "q.csv"
-    csv.write_text("query_id,doc_id,relevance\nq,a,2.0\nq,b,1.5\n")  # read as floats
-    with pytest.raises(InputError, match="relevance must be an integer, got 1.5"):
+    csv.write_text("query_id,doc_id,relevance\nq,a,2.0\nq,b,1.5\n")  # grades read as text
+    with pytest.raises(InputError, match="relevance must be an integer, got '1.5'"):
         scan_qrels(csv).collect()
-    with pytest.raises(InputError, match="relevance must be an integer, got 1.5"):
+    with pytest.raises(InputError, match="relevance must be an integer, got '1.5'"):
         read_qrels(csv)
     run = tmp_path / "r.parquet"
     pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [2.0, 1.0],
