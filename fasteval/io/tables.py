@@ -384,6 +384,8 @@ def lazy_ndjson(path: str, kind: Kind, explicit: dict[str, str | None], source: 
     """Lazy JSON Lines scan restricted to the needed keys; scores and grades are read as
     floats (the types are inferred from the first rows, where integers would refuse a later
     0.5 or 2.0; the readers check that grades are whole numbers)."""
+    if _blank(path):  # (polars: "Cannot infer NDJSON types on empty reader")
+        raise InputError("the file is empty (no JSON records)", source=source)
     check_json_escapes(path, source, lines=True)
     _, mapping = _select(pl.scan_ndjson(path, infer_schema_length=_INFER_ROWS), kind, explicit, source)
     overrides = {mapping["score" if kind == "run" else "relevance"]: pl.Float64}

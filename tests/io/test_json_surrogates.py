@@ -116,3 +116,12 @@ def test_compare_results_files(tmp_path) -> None:
     with pytest.raises(InputError) as exc:
         _read_file(path)
     _expect(exc, "\\ud83d", 1, "query_id")
+
+
+@pytest.mark.parametrize("text", ["", "\n  \n"])
+def test_scan_of_an_empty_jsonl_file_says_so(tmp_path, text) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_text(text)
+    for read in (fasteval.read_qrels, lambda p: fasteval.scan_qrels(p).collect()):
+        with pytest.raises(InputError, match="the file is empty \\(no JSON records\\)$"):
+            read(path)
