@@ -294,7 +294,10 @@ def _parse_args(args: str) -> dict[str, str]:
         key = k.strip().lower()
         if key in out:
             raise _Bad(f"the argument {k.strip()} is given twice")
-        out[key] = v.strip().strip("'\"")
+        v = v.strip()
+        if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+            v = v[1:-1]
+        out[key] = v
     return out
 
 
@@ -378,6 +381,8 @@ def _parse_name(name: str) -> list[Measure]:
     base, args_text, cut_text = m.group("base").strip(), m.group("args"), m.group("cut")
     gains = None
     if args_text and _GAINS_ARG.search(args_text):  # ir_measures' nDCG(gains={0: 0, 2: 5})
+        if len(_GAINS_ARG.findall(args_text)) > 1:
+            raise _Bad("the argument gains is given twice")
         gains = _GAINS_ARG.search(args_text).group(1)
         args_text = _GAINS_ARG.sub("", args_text)
     args = _parse_args(args_text) if args_text else {}
@@ -486,18 +491,20 @@ def _with_gains(x: Measure, text: str) -> Measure:
 
 
 def _gain_pairs(text: str) -> list[tuple[int, float]]:
-    """ir_measures' ``{grade: gain, ...}`` as (grade, gain) pairs, in the order given."""
-    pairs = []
+    """ir_measures' ``{grade: gain, ...}`` as (grade, gain) pairs, in the order given; a
+    grade written twice is one pair, as in the Python dict ir_measures reads (where the
+    first place and the last gain count: ``{1: 2, 1: 5}`` is ``{1: 5}``)."""
+    pairs: dict[int, float] = {}
     for item in text.split(","):
         if not item.strip():
             continue
         key, sep, val = item.partition(":")
         if not sep or not _INT.fullmatch(key.strip()):
             raise _Bad(f"gains must be {{grade: gain, ...}} with integer grades, got {item!r}")
-        pairs.append((_whole(key.strip(), "grades"), _number("gain", val.strip())))
+        pairs[_whole(key.strip(), "grades")] = _number("gain", val.strip())
     if not pairs:
         raise _Bad("gains must not be empty")
-    return pairs
+    return list(pairs.items())
 
 
 def _with_named(x: Measure, key: str, text: str) -> Measure:

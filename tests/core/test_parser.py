@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import warnings
 
@@ -491,3 +492,32 @@ def test_a_long_name_is_quoted_in_part() -> None:
         parse_measure("x" * 100_000)
     message = str(info.value)
     assert len(message) < 200 and "(100000 characters)" in message
+
+
+def test_a_grade_written_twice_in_gains_is_the_dict_ir_measures_reads() -> None:
+    """nDCG(gains={1: 2, 1: 5}) is the Python dict {1: 5} in ir_measures; it was read as
+    trec_eval's ndcg.1=2,1=5 (ideal ranked by gain 2, documents scored with 2), another
+    measure."""
+    m = parse_measure("nDCG(gains={0: 0, 1: 2, 2: 3, 1: 5})")
+    assert m == parse_measure("ndcg.0=0,1=5,2=3") and m.name == "ndcg_0=0,1=5,2=3"
+    assert parse_measure("nDCG(gains={1: 2, 1: 5})@10").gains == ((1, 5.0),)
+    irm = pytest.importorskip("ir_measures")
+    qrels = {"q1": {"a": 1, "b": 2, "c": 0}}
+    run = {"q1": {"a": 0.1, "b": 0.9, "c": 0.5}}
+    # gains a = 5, b = 2, c = 0: DCG 2 + 5 / log2(4), ideal 5 + 2 / log2(3)
+    want = (2 + 5 / 2) / (5 + 2 / math.log2(3))
+    ours = fasteval.evaluate(qrels, run, ["nDCG(gains={1: 2, 1: 5})"])["value"][0]
+    peer = irm.calc_aggregate([irm.parse_measure("nDCG(gains={1: 2, 1: 5})")], qrels, run)
+    assert ours == pytest.approx(want) and float(next(iter(peer.values()))) == pytest.approx(want)
+
+
+@pytest.mark.parametrize(("name", "why"), [
+    ("nDCG(gains={0: 0}, gains={1: 1})", "the argument gains is given twice"),
+    ("P(rel=2')@5", "rel must be an integer"),
+    ("RBP(p='0.5)", "p must be a number"),
+])
+def test_repeated_gains_and_unmatched_quotes_are_refused(name: str, why: str) -> None:
+    """The second gains= was dropped without a word; a quote on one side only was
+    stripped."""
+    with pytest.raises(UnknownMeasureError, match=re.escape(why)):
+        parse_measure(name)
