@@ -544,6 +544,8 @@ def read_json(data: bytes, kind: Kind, explicit: dict[str, str | None], source: 
     if not data.strip():
         raise InputError("the file is empty", source=source)
     check_json_escapes(data, source)
+    if json.detect_encoding(data).startswith("utf-8"):
+        _check_utf8(data, source)  # json.loads would decode an encoded surrogate (b"\xed\xa0\xbd")
     try:
         obj = json.loads(data, object_pairs_hook=_object)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -125,3 +125,14 @@ def test_scan_of_an_empty_jsonl_file_says_so(tmp_path, text) -> None:
     for read in (fasteval.read_qrels, lambda p: fasteval.scan_qrels(p).collect()):
         with pytest.raises(InputError, match="the file is empty \\(no JSON records\\)$"):
             read(path)
+
+
+@pytest.mark.parametrize("name", ["q.json", "q.jsonl"])
+def test_an_encoded_surrogate_is_no_utf8_text(tmp_path, name) -> None:
+    # Python's json decodes the bytes of a surrogate (b"\xed\xa0\xbd") into one
+    path = tmp_path / name
+    record = b'{"query_id": "q1", "doc_id": "d\xed\xa0\xbd", "relevance": 1}'
+    path.write_bytes(b"[\n" + record + b"\n]" if name.endswith(".json") else b"\n" + record + b"\n")
+    with pytest.raises(InputError, match="not valid UTF-8 text") as exc:
+        fasteval.read_qrels(path)
+    assert exc.value.line == 2
