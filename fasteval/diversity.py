@@ -20,8 +20,9 @@ ndeval's. Definitions are in :mod:`fasteval.kernels.diversity`.
 As in ndeval, a document is relevant to a subtopic when its judgment reaches
 ``relevance_level`` (default 1: ndeval's "judgment > 0"); only subtopics with at least one
 relevant document count; the ideal ranking is ndeval's greedy approximation (ties: the
-larger document id). Rankings follow fasteval's order (score descending, ties by document id
-descending byte-wise, which is ndeval's ``-traditional`` order); queries of the run that the
+larger document id; a document's gains are summed over its subtopics in ndeval's order: by
+number, then ids that are not numbers by their text). Rankings follow fasteval's order
+(score descending, ties by document id descending byte-wise, which is ndeval's ``-traditional`` order); queries of the run that the
 judgments do not have are left out, and ``complete=True`` scores judged queries missing from
 the run as 0 (ndeval ``-c``). Where ndeval divides 0 by 0 (``nNRBP`` of a query none of
 whose documents is relevant, and of every query when alpha = 0 and beta = 1) the value is
@@ -264,8 +265,19 @@ def _prepare_subtopics(table: pl.DataFrame, relevance_level: int) -> _Subtopics:
         .join(docs, on=["query_id", "doc_id"], how="left")
         .join(codes, on="query_id", how="left")
     )
-    # subtopics numbered 0.. within each query, in ascending order of their ids
-    rel = rel.with_columns((pl.col("subtopic").rank("dense").over("code") - 1).cast(pl.Int64).alias("sub"))
+    # subtopics numbered 0.. within each query in ndeval's order: by number (ndeval's subtopics
+    # are natural numbers, "10" after "9"), then ids that are not numbers by their text. Gains
+    # are summed over a document's subtopics in this order, and at alpha other than 0.5 the
+    # rounding of those sums decides ties of the greedy ideal ranking.
+    subs = rel.select("code", "subtopic").unique()
+    number = (pl.col("subtopic") if subs.schema["subtopic"].is_integer()
+              else pl.col("subtopic").cast(pl.Utf8).str.strip_chars().cast(pl.Int64, strict=False))
+    subs = (subs.with_columns(number.alias("_number"),
+                              pl.col("subtopic").cast(pl.Utf8).alias("_text"))
+            .sort(["code", "_number", "_text"], nulls_last=True)
+            .with_columns(pl.int_range(pl.len()).over("code").cast(pl.Int64).alias("sub"))
+            .select("code", "subtopic", "sub"))
+    rel = rel.join(subs, on=["code", "subtopic"], how="left")
     rel = rel.unique(["doc", "sub"]).sort(["doc", "sub"])
     n_docs = docs.height
     doc_arr = rel.get_column("doc").to_numpy()

@@ -506,3 +506,44 @@ def test_duplicates_keep_best_applies_to_the_judgments():
     with pytest.warns(fasteval.errors.DataWarning):
         kept = read_subtopic_qrels(q, duplicates="keep_best")
     assert got == dict(evaluate_diversity(kept, r, names).select("measure", "value").rows())
+
+
+# Six documents over subtopics 1, 4, 5, 7, 10, 12: at alpha = 0.3 two documents' gains are
+# equal sums in exact arithmetic whose float values depend on the order the subtopics are
+# summed in, and that decides the greedy ideal ranking.
+_ORDER_CASE = [("q1", "7", "d0", 1), ("q1", "4", "d0", 1), ("q1", "1", "d0", 1),
+               ("q1", "7", "d1", 1), ("q1", "4", "d1", 1), ("q1", "10", "d1", 1),
+               ("q1", "7", "d2", 1), ("q1", "4", "d2", 1), ("q1", "12", "d2", 1),
+               ("q1", "5", "d3", 1), ("q1", "7", "d4", 1), ("q1", "4", "d4", 1),
+               ("q1", "1", "d4", 1), ("q1", "5", "d4", 1), ("q1", "12", "d4", 1),
+               ("q1", "5", "d5", 1), ("q1", "12", "d5", 1)]
+_ORDER_NAMES = ["alpha-nDCG(alpha=0.3)@5", "nERR-IA(alpha=0.3)@5", "nNRBP(alpha=0.3)", "MAP-IA"]
+
+
+def test_subtopics_are_summed_in_ndeval_numeric_order():
+    """ndeval numbers subtopics (natural numbers) and sums a document's gains in that
+    order, whether the ids are read as numbers or as text: summing in text order ("10"
+    before "4") picks another greedy ideal ranking (alpha-nDCG@5 0.8337, not 0.8336)."""
+    run = pl.DataFrame([("q1", f"d{d}", float(6 - d)) for d in range(6)],
+                       schema=["query_id", "doc_id", "score"], orient="row")
+    text = pl.DataFrame(_ORDER_CASE, schema=["query_id", "subtopic", "doc_id", "relevance"],
+                        orient="row")
+    numbers = text.with_columns(pl.col("subtopic").cast(pl.Int64))
+    as_text = evaluate_diversity(text, run, _ORDER_NAMES)
+    as_numbers = evaluate_diversity(numbers, run, _ORDER_NAMES)
+    assert as_text.get_column("value").to_list() == as_numbers.get_column("value").to_list()
+    assert as_text.get_column("value")[0] == pytest.approx(0.8336402689276875, rel=1e-12)
+
+
+def test_subtopic_order_matches_ndeval_via_pyndeval():
+    """pyndeval numbers subtopics in order of first appearance; a leading unjudged query
+    naming 1..12 makes that ndeval's numeric order, and the values then agree exactly."""
+    pyndeval = pytest.importorskip("pyndeval")
+    run = [("q1", f"d{d}", float(6 - d)) for d in range(6)]
+    numbering = [("zz", str(i), "dx", 0) for i in range(1, 13)]
+    plain = ["alpha-nDCG@5", "nERR-IA@5", "nNRBP", "MAP-IA"]
+    ref = pyndeval.RelevanceEvaluator(numbering + _ORDER_CASE, plain, alpha=0.3).evaluate(run)["q1"]
+    q, r = as_tables(_ORDER_CASE, run)
+    got = dict(evaluate_diversity(q, r, _ORDER_NAMES).select("measure", "value").rows())
+    for p, name in zip(plain, _ORDER_NAMES, strict=True):
+        assert got[parse_diversity_measures(name)[0].name] == pytest.approx(ref[p], rel=1e-14), p
