@@ -110,6 +110,11 @@ def read_subtopic_qrels(
 
             raw = (fix_line_endings(data, name), "," if fmt == "csv" else "\t")
             where = csv_line_locator(raw[0])
+        elif fmt == "jsonl":
+            from fasteval.io.tables import jsonl_line_locator
+
+            raw = (data if isinstance(data, bytes) else Path(data).read_bytes(), "jsonl")
+            where = jsonl_line_locator(raw[0])
         df, where = _normalize(frame, explicit, name, where, raw)
     return _duplicates(df, duplicates, name, where)
 
@@ -215,7 +220,9 @@ def _normalize(frame: pl.DataFrame, explicit: dict[str, str | None], name: str,
                where: Locator | None = None,
                raw: tuple[bytes, str] | None = None) -> tuple[pl.DataFrame, Locator]:
     """The four columns, checked; ``raw``: a CSV/TSV file's text and separator, whose
-    header may not name a column that is read twice."""
+    header may not name a column that is read twice, or a JSON Lines file's text and
+    ``"jsonl"``, whose records may neither repeat a key read nor mix kinds of values under
+    it (:func:`fasteval.io.tables.check_jsonl_values`)."""
     if frame.height == 0:
         raise InputError("the subtopic qrels table is empty (no rows)", source=name)
     columns = frame.columns
@@ -238,7 +245,11 @@ def _normalize(frame: pl.DataFrame, explicit: dict[str, str | None], name: str,
                           taken=frozenset(taken - {explicit[canonical]}))
         mapping[canonical] = str(col)  # required=True: never None
         taken.add(str(col))
-    if raw is not None:
+    if raw is not None and raw[1] == "jsonl":
+        from fasteval.io.tables import check_jsonl_values
+
+        check_jsonl_values(raw[0], frame, set(mapping.values()), name)
+    elif raw is not None:
         from fasteval.io.tables import _check_header
 
         _check_header(raw[0], raw[1], columns, mapping, name)

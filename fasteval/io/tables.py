@@ -35,6 +35,7 @@ __all__ = [
     "csv_line_locator",
     "jsonl_line_locator",
     "check_short_records",
+    "check_jsonl_values",
 ]
 
 _ID_CANONICAL = ("query_id", "doc_id")
@@ -433,12 +434,28 @@ def read_ndjson(data: str | bytes, kind: Kind, explicit: dict[str, str | None], 
         lines: list[int] = []
         return _records(_json_lines(raw, source, lines), kind, explicit, source, lines)
     mapping = resolve_columns(df.columns, kind, explicit, source=source)
-    keys = set(mapping.values())
+    check_jsonl_values(data, df, set(mapping.values()), source)
+    return df.select(list(dict.fromkeys(mapping.values()))), mapping
+
+
+def check_jsonl_values(data: bytes, df: pl.DataFrame, keys: set[str], source: str) -> None:
+    """Refuse what polars' JSON Lines reader (``df``, read from ``data``) would have read
+    wrong without a word in the columns ``keys``: a record that repeats one of them (the
+    first value kept), or values of different JSON kinds under one (an object read as its
+    JSON text, true as 1). Both are named by their line.
+
+    Examples
+    --------
+    >>> data = b'{"doc_id": "d1", "rel": 1}\\n{"doc_id": {"x": 1}, "rel": 0}\\n'
+    >>> check_jsonl_values(data, pl.read_ndjson(data), {"doc_id", "rel"}, "s.jsonl")
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.InputError: s.jsonl, line 2, column 'doc_id': doc_id is an object where other records hold a number or text; expected one kind of value per key (numbers or text for the table's columns)
+    """
     _check_keys_once(data, df.height, keys, source)
     if _mixed_kinds_suspected(df.select(list(keys)), data):
         lines: list[int] = []
         _check_one_kind(_json_lines(data, source, lines), keys, source, lines)
-    return df.select(list(dict.fromkeys(mapping.values()))), mapping
 
 
 def _mixed_kinds_suspected(df: pl.DataFrame, data: bytes) -> bool:

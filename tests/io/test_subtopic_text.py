@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import bz2
 import io
+import re
 
 import pytest
 
@@ -80,3 +81,23 @@ def test_csv_trailing_empty_lines_are_no_rows(tmp_path, end) -> None:
     p = tmp_path / "s.csv"
     p.write_bytes(("query_id,subtopic,doc_id,relevance\nq1,1,a,1\nq1,2,b,0" + end).encode())
     assert read_subtopic_qrels(p).rows() == [("q1", "1", "a", 1), ("q1", "2", "b", 0)]
+
+
+@pytest.mark.parametrize(("text", "line", "message"), [
+    # polars keeps the first of a repeated key: d, where the record also says e
+    ('{"query_id": "q", "subtopic": "1", "doc_id": "d", "doc_id": "e", "relevance": 1}\n', 1,
+     "the record repeats the key 'doc_id'"),
+    # polars reads an object among text as its JSON text: the id '{"a": 1}'
+    ('{"query_id": "q", "subtopic": "1", "doc_id": "d", "relevance": 1}\n\n'
+     '{"query_id": {"a": 1}, "subtopic": "1", "doc_id": "e", "relevance": 0}\n', 3,
+     "query_id is an object where other records hold a number or text"),
+    ('{"query_id": "q", "subtopic": "1", "doc_id": "d", "relevance": 1}\n\n'
+     '{"query_id": "q", "subtopic": "1", "doc_id": "e", "relevance": 1.5}\n', 3,
+     "relevance must be an integer, got 1.5"),
+])
+def test_jsonl_subtopics_are_checked_as_read_qrels_checks_them(tmp_path, text, line, message) -> None:
+    p = tmp_path / "s.jsonl"
+    p.write_text(text)
+    with pytest.raises(InputError, match=re.escape(message)) as exc:
+        read_subtopic_qrels(p)
+    assert exc.value.line == line
