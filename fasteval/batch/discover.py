@@ -4,7 +4,9 @@ Rules
 -----
 * A parquet **file** is one table. Its run name is the file name without ``.parquet``,
   unless the table has a ``run_id`` column (then it may hold several runs).
-* A quoted **glob** (``'dumps/bm25/part-*.parquet'``) is one table made of all matching files.
+* A quoted **glob** (``'dumps/bm25/part-*.parquet'``) is one table made of all matching files;
+  the ``key=value`` folders it matches below its fixed part (``'dumps/*/*.parquet'`` over
+  ``dumps/run_id=bm25/``) are hive partitions, as in a directory.
 * A **directory** is
 
   - one table when it is hive-partitioned (``run_id=bm25/part-0.parquet``: the
@@ -127,6 +129,14 @@ def _hive_parts(path: Path, root: Path) -> dict[str, str]:
             k, v = comp.split("=", 1)
             parts[unquote(k)] = unquote(v)
     return parts
+
+
+def _folders_below(path: Path, root: Path) -> tuple[str, ...]:
+    """The folders of ``path`` below ``root`` (none if it is not below it)."""
+    try:
+        return path.relative_to(root).parts[:-1]
+    except ValueError:
+        return ()
 
 
 def _walk_parquet(root: Path, others: list[Path] | None = None) -> list[Path]:
@@ -454,7 +464,9 @@ def discover(spec: str | os.PathLike[str]) -> list[RunSource]:
         prefix = re.split(r"[*?\[]", text, maxsplit=1)[0]
         base = Path(prefix) if prefix.endswith(("/", os.sep)) else Path(prefix).parent
         name = base.name if prefix else ""
-        return [parquet_source(name or text, files)]
+        # folders the pattern matched as run_id=NAME/ name their runs, as in a directory
+        hive = any("=" in comp for f in files for comp in _folders_below(f, base))
+        return [parquet_source(name or text, files, root=base if hive else None)]
     if not path.exists():
         raise missing_path(text)
     if not path.is_dir() and not path.is_file():  # a FIFO, /dev/stdin on a pipe: read once

@@ -340,3 +340,25 @@ def test_hive_values_are_percent_decoded(tmp_path):
         pl.read_parquet(part).with_columns(pl.lit(name).alias("run_id")).write_parquet(part)
     res = evaluate_files(qrels, tmp_path / "hive", ["P@1"])
     assert sorted(res.per_query.rows()) == sorted(ref.rows())
+
+
+@pytest.mark.parametrize("pattern", ["*/*.parquet", "**/*.parquet", "run_id=[ab]/*.parquet"])
+def test_glob_over_hive_folders_keeps_the_runs_apart(tmp_path, pattern):
+    """A glob matching run_id=NAME/ folders reads them as the directory does: two runs, not
+    one run holding both rankings."""
+    import fasteval
+    from fasteval.batch.api import evaluate_files
+
+    for name, docs in (("a", ["d1", "d2"]), ("b", ["d3", "d4"])):
+        (tmp_path / f"run_id={name}").mkdir()
+        pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": docs, "score": [2.0, 1.0]}).write_parquet(
+            tmp_path / f"run_id={name}" / "part-0.parquet")
+    qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["d3"], "relevance": [1]})
+    (src,) = discover(f"{tmp_path}/{pattern}")
+    assert src.has_run_id and src.hive == [{"run_id": "a"}, {"run_id": "b"}]
+    res = evaluate_files(qrels, f"{tmp_path}/{pattern}", ["num_ret", "P@1"])
+    ref = evaluate_files(qrels, tmp_path, ["num_ret", "P@1"])
+    assert sorted(res.per_query.rows()) == sorted(ref.per_query.rows()) == [
+        ("a", "q1", "P_1", 0.0), ("a", "q1", "num_ret", 2.0),
+        ("b", "q1", "P_1", 1.0), ("b", "q1", "num_ret", 2.0)]
+    assert fasteval.aggregate(res.per_query).height == 4
