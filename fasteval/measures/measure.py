@@ -120,6 +120,8 @@ class Measure:
             object.__setattr__(self, "param", None if value == spec.param.default else value)
         if spec.params == FLOAT and self.param is None:
             object.__setattr__(self, "param", float(spec.default[0]))
+        if spec.params == VECTOR and self.vector is None:
+            object.__setattr__(self, "vector", tuple(float(v) for v in spec.default))
         if spec.params == LENGTH and self.cutoff is None:
             object.__setattr__(self, "cutoff", int(spec.default[0]))
         if self.options:

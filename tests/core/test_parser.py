@@ -521,3 +521,65 @@ def test_repeated_gains_and_unmatched_quotes_are_refused(name: str, why: str) ->
     stripped."""
     with pytest.raises(UnknownMeasureError, match=re.escape(why)):
         parse_measure(name)
+
+
+def _in_range(spec) -> st.SearchStrategy[float]:
+    """Values a family's Param allows (flags True/False, integers, open or closed ranges)."""
+    if spec.flag:
+        return st.sampled_from([0.0, 1.0])
+    lo = spec.lo if spec.lo is not None else -1e6
+    hi = spec.hi if spec.hi is not None else 1e6
+    if spec.integer:
+        return st.integers(int(math.ceil(lo)), min(int(hi), 10**6)).map(float).filter(spec.ok)
+    return st.floats(lo, min(hi, 1e9), allow_nan=False).filter(spec.ok)
+
+
+@st.composite
+def _random_members(draw) -> Measure:
+    """A member of any family with random parameters: cutoff, rel, its named number and
+    its options, each drawn from what the registry allows."""
+    from fasteval.measures.registry import LENGTH, NONE
+
+    fam = draw(st.sampled_from([f for f in FAMILIES if f.params != LENGTH]))
+    kw: dict = {}
+    if fam.cutoff and (fam.params == INT_CUTS or draw(st.booleans())):
+        kw["cutoff"] = draw(st.integers(1, 2**63 - 1))
+    if fam.params == FLOAT_CUTS:
+        kw["param"] = draw(st.floats(-2, 2, allow_nan=False))
+    elif fam.param is not None and fam.params in (NONE, INT_CUTS, OPT_CUT) and draw(
+            st.booleans()):
+        kw["param"] = draw(_in_range(fam.param))
+    if fam.rel != REL_NONE and draw(st.booleans()):
+        kw["rel"] = draw(st.integers(0, 2**31 - 1))
+    options = []
+    for o in fam.options:
+        if o.required or draw(st.booleans()):
+            value = draw(_in_range(o))
+            if o.name == "max_rel":
+                low = int(dict(options).get("min_rel", 0)) + 1
+                value = float(draw(st.integers(low, low + 10**6)))
+            options.append((o.name, value))
+    try:
+        m = Measure(fam.key, options=tuple(options), **kw)
+        m.check_options()
+    except ParameterError:
+        from hypothesis import assume
+
+        assume(False)
+    return m
+
+
+@given(_random_members())
+def test_every_family_round_trips_with_random_parameters(m: Measure) -> None:
+    assert parse_measure(m.name) == m
+    assert parse_measure(str(m)) == m
+
+
+def test_a_vector_family_built_bare_is_its_default_member() -> None:
+    """Measure("utility") and the name "utility" are one measure (they were two, listed
+    twice under one name)."""
+    assert Measure("utility") == parse_measure("utility")
+    assert Measure("11pt_avg") == parse_measure("11pt_avg")
+    res = fasteval.evaluate({"q1": {"a": 1}}, {"q1": {"a": 1.0, "b": 0.5}},
+                            ["utility", Measure("utility")])
+    assert res["measure"].to_list() == ["utility"] and res["value"].to_list() == [0.0]
