@@ -269,8 +269,8 @@ def _read_stream(stream: Any, kind: Kind, format: str | None) -> tuple[bytes, st
     name = getattr(stream, "name", None)
     name = name if isinstance(name, str) else f"{kind} (stream)"
     content = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
-    if isinstance(content, str):
-        content = content.encode()
+    if isinstance(content, str):  # a lone surrogate stays bytes that the UTF-8 checks name
+        content = content.encode("utf-8", "surrogatepass")
     if content[:2] == b"\x1f\x8b":
         try:
             content = gzip.decompress(content)

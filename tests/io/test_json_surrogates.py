@@ -136,3 +136,14 @@ def test_an_encoded_surrogate_is_no_utf8_text(tmp_path, name) -> None:
     with pytest.raises(InputError, match="not valid UTF-8 text") as exc:
         fasteval.read_qrels(path)
     assert exc.value.line == 2
+
+
+@pytest.mark.parametrize(("text", "fmt", "line"), [
+    ("q1 0 d1 1\nq1 0 d\ud83d 1\n", None, 2),
+    ('{"query_id": "q1", "doc_id": "d", "relevance": 1}\n{"query_id": "q\ud83d", "doc_id": "d", "relevance": 1}\n', "jsonl", 2),
+    ("query_id,doc_id,relevance\nq1,d,1\nq1,d\ud83d,1\n", "csv", 3),
+])
+def test_a_text_stream_holding_a_lone_surrogate_is_named(text, fmt, line) -> None:
+    with pytest.raises(InputError, match="not valid UTF-8 text") as exc:  # was UnicodeEncodeError
+        fasteval.read_qrels(io.StringIO(text), format=fmt)
+    assert exc.value.line == line
