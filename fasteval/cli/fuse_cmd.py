@@ -25,6 +25,17 @@ from typing import Any
 from fasteval.cli import STDIN, add_command, input_source, stdin_once
 from fasteval.errors import options_named
 
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                     r"|[+-]?(?:inf|infinity|nan)", re.IGNORECASE)
+"""A decimal number as ``strtod`` reads one (``float`` would also read ``1_0`` or non-ASCII
+digits); inf and nan are read, for the range checks to name them."""
+
+
+def _decimal(text: str) -> float:
+    if not _NUMBER.fullmatch(text):
+        raise ValueError(text)
+    return float(text)
+
 
 def _weights(text: str) -> list[float]:
     from fasteval.errors import ParameterError
@@ -33,7 +44,7 @@ def _weights(text: str) -> list[float]:
     try:
         if "" in items:  # "0.3,,0.7" or a trailing comma: a weight left out
             raise ValueError(text)
-        return [float(x) for x in items]
+        return [_decimal(x) for x in items]
     except ValueError:
         raise ParameterError("weights", "numbers separated by commas (0.3,0.7), none "
                              "empty", text) from None
@@ -42,7 +53,7 @@ def _weights(text: str) -> list[float]:
 def _number(option: str):
     def parse(text: str) -> float:
         try:
-            return float(text)
+            return _decimal(text.strip())
         except ValueError:
             raise argparse.ArgumentTypeError(f"{option} must be a number, got {text!r}") from None
 

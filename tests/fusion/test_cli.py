@@ -61,6 +61,9 @@ def test_rbc_and_params(runs, tmp_path) -> None:
     (["-m", "wsum", "-w", "1,,2"], "error: -w/--weights must be numbers separated by commas "
      "(0.3,0.7), none empty, got '1,,2'"),
     (["-m", "wsum", "-w", "1,2,"], "none empty, got '1,2,'"),
+    # float() reads these (as 10 and 3); they are not decimal numbers
+    (["-m", "wsum", "-w", "1_0,1"], "numbers separated by commas (0.3,0.7), none empty, got '1_0,1'"),
+    (["-m", "wsum", "-w", "1,\u0663"], "numbers separated by commas (0.3,0.7), none empty"),
     (["-m", "rrf", "--phi", "0.5"], "phi must be used only by method 'rbc'"),
     (["-m", "rrf", "--norm", "borda"], "not 'borda'"),
     (["-m", "rrf", "--format", "parquet"], "used with -o OUT or -o - (parquet is not printed"),
@@ -214,3 +217,12 @@ def test_parquet_to_standard_output_when_asked_for(runs, capfdbinary) -> None:
     out = capfdbinary.readouterr().out
     fused = pl.read_parquet(io.BytesIO(out))
     assert fused.columns == ["query_id", "doc_id", "score", "rank"] and fused.height > 0
+
+
+def test_a_parameter_that_is_not_a_decimal_number_is_refused(runs, capfd) -> None:
+    """float() reads "1_0" as 10; --k takes decimal numbers only."""
+    with pytest.raises(SystemExit) as exc:
+        main(["fuse", *runs, "-m", "rrf", "--k", "1_0"])
+    assert exc.value.code == 2
+    err = capfd.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--k must be a number, got '1_0'" in err[0]
