@@ -114,6 +114,9 @@ class Measure:
             elif spec.rel == REL_NONE:
                 raise ParameterError(
                     "rel", f"unset: {self.family} has no relevance level", self.rel)
+        if self.gains is not None and not self.gains:
+            object.__setattr__(self, "gains", None)
+        _check_fields(self, spec)
         if spec.params in _NAMED and spec.param is not None and self.param is not None:
             # a named parameter (``ERR(gmax=5)@10``): its default is the same measure
             value = float(self.param)
@@ -286,6 +289,22 @@ def _num(x: float) -> str:
     """A number as it parses back (``5`` for 5.0, ``0.25``)."""
     text = repr(float(x))
     return text.removesuffix(".0") if "e" not in text else text
+
+
+def _check_fields(m: Measure, spec: Family) -> None:
+    """Refuse parameters that ``m``'s family does not take (``Measure("map", param=0.5)``
+    was named ``map`` and compared unequal to it)."""
+    kind = spec.params
+    unset = "unset: the family takes none"
+    if m.param is not None and kind not in (FLOAT_CUTS, FLOAT) and spec.param is None:
+        raise ParameterError(f"{m.family}'s parameter", unset, m.param)
+    if m.vector is not None and (kind != VECTOR or not m.vector):
+        raise ParameterError(f"{m.family}'s vector", "a non-empty list of numbers"
+                             if kind == VECTOR else unset, m.vector)
+    if m.gains is not None and kind != GAINS and m.family != "ndcg_cut":
+        raise ParameterError(f"{m.family}'s gains", unset, m.gains)
+    if m.text is not None and kind not in (VECTOR, GAINS, FLOAT, LENGTH):
+        raise ParameterError(f"{m.family}'s text", unset, m.text)
 
 
 _LEADING_NUMBER = re.compile(r"\s*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")

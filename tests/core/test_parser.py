@@ -583,3 +583,22 @@ def test_a_vector_family_built_bare_is_its_default_member() -> None:
     res = fasteval.evaluate({"q1": {"a": 1}}, {"q1": {"a": 1.0, "b": 0.5}},
                             ["utility", Measure("utility")])
     assert res["measure"].to_list() == ["utility"] and res["value"].to_list() == [0.0]
+
+
+@pytest.mark.parametrize(("kwargs", "what"), [
+    ({"family": "map", "param": 0.5}, "map's parameter"),
+    ({"family": "P", "cutoff": 5, "gains": ((1, 2.0),)}, "P's gains"),
+    ({"family": "P", "cutoff": 5, "vector": (1.0,)}, "P's vector"),
+    ({"family": "P", "cutoff": 5, "text": "x"}, "P's text"),
+    ({"family": "utility", "vector": ()}, "utility's vector"),
+])
+def test_parameters_a_family_does_not_take_are_refused(kwargs: dict, what: str) -> None:
+    """Measure("map", param=0.5) was a measure named map, unequal to map and scored as
+    it; a family's parameters are the ones it takes."""
+    with pytest.raises(ParameterError, match=re.escape(what)):
+        Measure(**kwargs)
+
+
+def test_empty_gains_are_no_gains() -> None:
+    assert Measure("ndcg_cut", cutoff=10, gains=()) == parse_measure("ndcg@10")
+    assert Measure("ndcg", gains=()) == parse_measure("ndcg")
