@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 import re
 from dataclasses import dataclass
@@ -95,6 +96,7 @@ class Measure:
         spec = BY_KEY.get(self.family)
         if spec is None:
             raise ParameterError("family", "a registered measure family", self.family)
+        _normal_numbers(self)
         if self.cutoff is not None:
             if spec.params not in (INT_CUTS, OPT_CUT, LENGTH):
                 raise ParameterError(f"{self.family}'s cutoff", "unset: the family takes none",
@@ -291,11 +293,48 @@ def _num(x: float) -> str:
     return text.removesuffix(".0") if "e" not in text else text
 
 
+def _number(value: object, what: str) -> float:
+    """``value`` as a finite float (a Python or numpy number; not text, not a bool)."""
+    if isinstance(value, (str, bytes, bool)) or not isinstance(value, numbers.Real):
+        raise ParameterError(what, "a finite number", value)
+    out = float(value)
+    if not math.isfinite(out):
+        raise ParameterError(what, "a finite number", value)
+    return out
+
+
+def _normal_numbers(m: Measure) -> None:
+    """``param``, ``vector`` and ``gains`` as the floats (and integer levels) the name and
+    the kernels use, in tuples (a list of gains made the measure unhashable)."""
+    if m.param is not None:
+        object.__setattr__(m, "param", _number(m.param, f"{m.family}'s parameter"))
+    if m.vector is not None:
+        if isinstance(m.vector, (str, bytes)):
+            raise ParameterError(f"{m.family}'s vector", "a list of numbers", m.vector)
+        object.__setattr__(m, "vector", tuple(_number(v, f"{m.family}'s vector")
+                                              for v in m.vector))
+    if m.gains is not None:
+        pairs = []
+        for pair in m.gains:
+            try:
+                level, gain = pair
+                level = None if isinstance(level, bool) else operator.index(level)
+            except (TypeError, ValueError):
+                level = None
+            if level is None:
+                raise ParameterError(f"{m.family}'s gains", "(integer level, number) pairs",
+                                     m.gains)
+            pairs.append((level, _number(gain, f"{m.family}'s gains")))
+        object.__setattr__(m, "gains", tuple(pairs))
+
+
 def _check_fields(m: Measure, spec: Family) -> None:
     """Refuse parameters that ``m``'s family does not take (``Measure("map", param=0.5)``
     was named ``map`` and compared unequal to it)."""
     kind = spec.params
     unset = "unset: the family takes none"
+    if kind == FLOAT_CUTS and m.param is None:
+        raise ParameterError(f"{m.family}'s fraction", f"a number ({m.family}@0.5)", None)
     if m.param is not None and kind not in (FLOAT_CUTS, FLOAT) and spec.param is None:
         raise ParameterError(f"{m.family}'s parameter", unset, m.param)
     if m.vector is not None and (kind != VECTOR or not m.vector):

@@ -602,3 +602,26 @@ def test_parameters_a_family_does_not_take_are_refused(kwargs: dict, what: str) 
 def test_empty_gains_are_no_gains() -> None:
     assert Measure("ndcg_cut", cutoff=10, gains=()) == parse_measure("ndcg@10")
     assert Measure("ndcg", gains=()) == parse_measure("ndcg")
+
+
+@pytest.mark.parametrize(("kwargs", "what"), [
+    ({"family": "set_F", "param": "0.5"}, "set_F's parameter must be a finite number"),
+    ({"family": "iprec_at_recall", "param": "0.5"}, "iprec_at_recall's parameter"),
+    ({"family": "rbp", "param": math.nan}, "rbp's parameter must be a finite number"),
+    ({"family": "utility", "vector": ("a", 1, 2, 3)}, "utility's vector"),
+    ({"family": "ndcg", "gains": (("a", 1.0),)}, "(integer level, number) pairs"),
+    ({"family": "iprec_at_recall"}, "iprec_at_recall's fraction must be a number"),
+])
+def test_measure_fields_of_the_wrong_type_are_parameter_errors(kwargs: dict, what: str) -> None:
+    """Text for a number was kept (set_F's beta '0.5'), crashed the name (a TypeError or
+    ValueError from formatting) or named a measure that no name parses to (rbp_p=nan)."""
+    with pytest.raises(ParameterError, match=re.escape(what)):
+        Measure(**kwargs)
+
+
+def test_measure_numbers_are_normalised() -> None:
+    import numpy as np
+
+    m = Measure("ndcg", gains=[(np.int64(1), 2)])
+    assert m == parse_measure("ndcg.1=2") and {m: 1}[parse_measure("ndcg_1=2")] == 1
+    assert Measure("set_F", param=np.float64(0.5)) == parse_measure("SetF(beta=0.5)")
