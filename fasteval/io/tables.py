@@ -72,11 +72,43 @@ def lazy_parquet(path: str, kind: Kind, explicit: dict[str, str | None], source:
 
         if not glob.glob(path, recursive=True):
             raise InputError("no file has this name or matches it as a pattern", source=source)
+    # polars reads a directory's hive folders (qid=01/) as columns of inferred types, where
+    # qid=01 and qid=1 would both be the integer 1: their values are read as written
+    hive = dict.fromkeys(_hive_keys(path), pl.String) if os.path.isdir(path) else {}
     try:
-        lf = pl.scan_parquet(path, glob=not os.path.isfile(path))  # a file is no pattern
+        lf = pl.scan_parquet(path, glob=not os.path.isfile(path),  # a file is no pattern
+                             hive_schema=hive or None)
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise InputError(f"cannot open parquet ({first_line(exc)})", source=source) from exc
     return _select(lf, kind, explicit, source)
+
+
+def _hive_keys(path: str) -> list[str]:
+    """The keys of the hive folders (``key=value``) under the directory ``path`` that its
+    first parquet file does not hold as a column (a column keeps its own type).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> os.makedirs(os.path.join(d, "run_id=bm25", "qid=01")); os.makedirs(os.path.join(d, "_tmp=1"))
+    >>> _hive_keys(d)
+    ['qid', 'run_id']
+    """
+    keys: set[str] = set()
+    first = None
+    for root, dirs, files in os.walk(path, onerror=walk_error):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+        keys.update(d.split("=", 1)[0] for d in dirs if "=" in d)
+        if first is None:
+            first = next((os.path.join(root, f) for f in sorted(files)
+                          if f.endswith(".parquet") and not f.startswith((".", "_"))), None)
+    if keys and first is not None:
+        try:
+            keys -= set(pl.read_parquet_schema(first))
+        except (pl.exceptions.PolarsError, OSError):
+            pass  # the scan names the file
+    return sorted(keys)
 
 
 def _check_parquet_directory(path: str, source: str) -> None:
