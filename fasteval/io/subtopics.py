@@ -183,8 +183,11 @@ def _read_table(data: Any, fmt: str, name: str) -> pl.DataFrame:
         if fmt == "jsonl":  # polars reads a lone surrogate escape as "\x00"
             check_json_escapes(data, name, lines=True)
     try:
-        if fmt == "parquet":
-            return pl.read_parquet(data, glob=not os.path.isfile(data))  # a file is no pattern
+        if fmt == "parquet":  # a file is no pattern; hive folders (subtopic=01/) are text
+            from fasteval.io.tables import _hive_keys
+
+            hive = dict.fromkeys(_hive_keys(data), pl.String) if os.path.isdir(data) else {}
+            return pl.read_parquet(data, glob=not os.path.isfile(data), hive_schema=hive or None)
         if fmt in ("csv", "tsv"):
             return _read_delimited(fix_line_endings(data, name), "," if fmt == "csv" else "\t", name)
         if fmt == "jsonl":

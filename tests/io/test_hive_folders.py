@@ -24,3 +24,14 @@ def test_a_column_of_the_files_keeps_its_type(tmp_path) -> None:
     pl.DataFrame({"qid": [1], "docno": ["a"], "rel": [2]}).write_parquet(part / "p.parquet")
     got = read_qrels(tmp_path / "qrels")
     assert got.rows() == [(1, "a", 2)] and got.schema["query_id"] == pl.Int64
+
+
+def test_subtopic_hive_folders_are_read_as_written(tmp_path) -> None:
+    from fasteval.io.subtopics import read_subtopic_qrels
+
+    for sub, doc in (("01", "a"), ("1", "b")):
+        part = tmp_path / "sub" / f"subtopic={sub}"
+        part.mkdir(parents=True)
+        pl.DataFrame({"query_id": ["q"], "doc_id": [doc], "relevance": [1]}).write_parquet(part / "p.parquet")
+    got = read_subtopic_qrels(tmp_path / "sub").select("subtopic", "doc_id").rows()
+    assert sorted(got) == [("01", "a"), ("1", "b")]  # one subtopic 1 with both before
