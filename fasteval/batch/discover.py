@@ -12,7 +12,9 @@ Rules
   - one table when it is hive-partitioned (``run_id=bm25/part-0.parquet``: the
     ``key=value`` path components become columns, their values percent-decoded as polars
     and pyarrow write them: ``run_id=bm25%2Fdense`` names ``bm25/dense``) or when its
-    files carry a ``run_id`` column;
+    files carry a ``run_id`` column; ``key=value`` folders that name no run, inside
+    folders that are not ``key=value`` ones (``bm25/lang=en/part-0.parquet``), leave
+    those folders runs of their own;
   - otherwise a directory of runs: each parquet file directly inside is one run named
     after the file, each sub-directory one run (its files are parts) named after it, and
     each file of another run format (``.txt``, ``.run``, ``.trec``, ``.csv``, ``.jsonl``,
@@ -137,6 +139,15 @@ def _folders_below(path: Path, root: Path) -> tuple[str, ...]:
         return path.relative_to(root).parts[:-1]
     except ValueError:
         return ()
+
+
+def _hive_run_key(files: list[Path], root: Path) -> bool:
+    """Whether a ``key=value`` folder of ``files`` below ``root`` names the run
+    (``run_id=``, or an alias of it such as ``system=``)."""
+    from fasteval.io._common import find_column
+
+    keys = list(dict.fromkeys(k for f in files for k in _hive_parts(f, root)))
+    return find_column(keys, "run_id", None, source=str(root), required=False) is not None
 
 
 def _walk_parquet(root: Path, others: list[Path] | None = None) -> list[Path]:
@@ -485,6 +496,9 @@ def discover(spec: str | os.PathLike[str]) -> list[RunSource]:
         _refuse_skipped(others, path, "directory holds no run file, only")
         raise InputError("directory holds no parquet file", source=text)
     hive = any("=" in comp for f in files for comp in f.relative_to(path).parts[:-1])
+    if hive and not _hive_run_key(files, path) and any(
+            "=" not in f.relative_to(path).parts[0] for f in files if f.parent != path):
+        hive = False  # key=value folders inside run folders (bm25/lang=en/): one run per folder
     if hive:
         _refuse_skipped(others, path, "hive-partitioned directory also holds non-parquet files")
         return [parquet_source(path.name, files, root=path)]

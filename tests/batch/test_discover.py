@@ -362,3 +362,27 @@ def test_glob_over_hive_folders_keeps_the_runs_apart(tmp_path, pattern):
         ("a", "q1", "P_1", 0.0), ("a", "q1", "num_ret", 2.0),
         ("b", "q1", "P_1", 1.0), ("b", "q1", "num_ret", 2.0)]
     assert fasteval.aggregate(res.per_query).height == 4
+
+
+def test_key_value_folders_inside_run_folders_keep_the_runs(tmp_path):
+    """bm25/lang=en/ and dense/lang=en/: the key=value folders name no run, so the folders
+    above them are runs, as without them (the two rankings were pooled into one run)."""
+    for name in ("bm25", "dense"):
+        (tmp_path / name / "lang=en").mkdir(parents=True)
+        RUN.write_parquet(tmp_path / name / "lang=en" / "part-0.parquet")
+    assert [(s.name, s.rows, s.has_run_id) for s in discover(tmp_path)] == \
+        [("bm25", 3, False), ("dense", 3, False)]
+
+
+def test_key_value_folders_at_the_top_stay_one_table(tmp_path):
+    """lang=en/, lang=fr/ directly inside: one table (its run named after the folder); a
+    run_id=NAME/ folder below a plain folder still names the runs."""
+    for lang in ("en", "fr"):
+        (tmp_path / "t" / f"lang={lang}").mkdir(parents=True)
+        RUN.write_parquet(tmp_path / "t" / f"lang={lang}" / "part-0.parquet")
+    assert [(s.name, s.rows, s.has_run_id) for s in discover(tmp_path / "t")] == [("t", 6, False)]
+    for name in ("x", "y"):
+        (tmp_path / "h" / "2024" / f"run_id={name}").mkdir(parents=True)
+        RUN.write_parquet(tmp_path / "h" / "2024" / f"run_id={name}" / "part-0.parquet")
+    (src,) = discover(tmp_path / "h")
+    assert src.has_run_id and src.hive == [{"run_id": "x"}, {"run_id": "y"}]
