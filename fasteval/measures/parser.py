@@ -574,6 +574,9 @@ def _unknown(name: str, why: str | None = None) -> UnknownMeasureError:
         return UnknownMeasureError("measure names must not be empty, got ''")
     close = _suggest(name) if len(name) <= _LONG_NAME else []
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    parts = _list_in_one(name)
+    if parts:
+        hint = f"; several measures are separate names: {parts!r}"
     if _is_diversity(name):
         hint = ("; it is a diversity measure, computed from subtopic judgments by "
                 "fasteval.evaluate_diversity")
@@ -593,6 +596,22 @@ def _excerpt(text: str) -> str:
     if len(text) <= _LONG_NAME:
         return repr(text)
     return f"{text[:60]!r}...{text[-20:]!r} ({len(text)} characters)"
+
+
+def _list_in_one(name: str) -> list[str] | None:
+    """The names of ``"P@5,P@10"`` (a comma-separated list given as one name) when each
+    of them parses; else None."""
+    parts = [t.strip() for t in name.split(",")]
+    if len(parts) < 2 or len(name) > _LONG_NAME:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for part in parts:
+            try:
+                _parse_name(part)
+            except (_Bad, FastevalError):
+                return None
+    return parts
 
 
 def _suggest(name: str) -> list[str]:

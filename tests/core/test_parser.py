@@ -625,3 +625,14 @@ def test_measure_numbers_are_normalised() -> None:
     m = Measure("ndcg", gains=[(np.int64(1), 2)])
     assert m == parse_measure("ndcg.1=2") and {m: 1}[parse_measure("ndcg_1=2")] == 1
     assert Measure("set_F", param=np.float64(0.5)) == parse_measure("SetF(beta=0.5)")
+
+
+@pytest.mark.parametrize(("name", "parts"), [
+    ("P@5,P@10", ["P@5", "P@10"]),
+    ("ndcg@10, map", ["ndcg@10", "map"]),
+])
+def test_a_list_in_one_name_says_so(name: str, parts: list[str]) -> None:
+    with pytest.raises(UnknownMeasureError,
+                       match=re.escape(f"several measures are separate names: {parts!r}")):
+        parse_measure(name)
+    assert parse_measures(parts)
