@@ -215,6 +215,12 @@ def read_delimited(data: str | bytes, sep: str, kind: Kind, explicit: dict[str, 
                 raise InputError("a quoted field opened on this line is never closed; expected a "
                                  "closing '\"' (and '\"\"' for a quote inside the field)",
                                  source=source, line=line) from exc
+            found = _quoting_error(data, sep)
+            if found is not None:
+                line, what = found
+                raise InputError(f"broken quoting ({what}); expected a quoted field to end at its "
+                                 "closing quote (and '\"\"' for a quote inside it)",
+                                 source=source, line=line) from exc
             raise InputError(f"cannot parse ({first_line(exc)})", source=source) from exc
     if df.null_count().sum_horizontal().item():  # a record short of fields reads as nulls
         check_short_records(data, sep, header, wanted, source)
@@ -300,6 +306,34 @@ def _unclosed_quote(data: str | bytes) -> int | None:
     if raw.count(b'"') % 2 == 0:
         return None
     return raw.count(b"\n", 0, raw.rindex(b'"')) + 1
+
+
+def _quoting_error(data: str | bytes, sep: str) -> tuple[int, str] | None:
+    r"""(1-based line, Python's csv message) of the first record whose quoting is broken
+    (text after a closing quote, ``"q1"x``), or None (looked for only after the reader
+    failed).
+
+    Examples
+    --------
+    >>> _quoting_error(b'qid\tdocno\nq1\td\n"q1"x\td\n', "\t")
+    (3, 'expected \\t after a closing quote')
+    >>> _quoting_error(b'qid,docno\n"a,b",c\n', ",") is None
+    True
+    """
+    import csv
+
+    raw = data if isinstance(data, bytes) else _read_all(data, "")
+    text = io.StringIO(raw.decode("utf-8", "replace").removeprefix("\ufeff"), newline="")
+    reader = csv.reader(text, delimiter=sep, strict=True)
+    try:
+        for _ in reader:
+            pass
+    except csv.Error as exc:
+        what = str(exc)
+        if what == f"'{sep}' expected after '\"'":
+            what = f"expected {sep!r} after a closing quote".replace("'", "")
+        return reader.line_num, what
+    return None
 
 
 def _ragged_record(data: str | bytes, sep: str, width: int, need: int = 0) -> tuple[int, int] | None:

@@ -30,3 +30,17 @@ def test_whole_numbers_and_signs_are_read(tmp_path) -> None:
     expected = [("q1", "d1", 2), ("q1", "d2", 1), ("q1", "d3", -1), ("q1", "d4", 3), ("q1", "d5", 7)]
     assert read_qrels(p).rows() == expected
     assert scan_qrels(p).collect().rows() == expected
+
+
+@pytest.mark.parametrize(("name", "text", "line", "sep"), [
+    ("q.csv", 'qid,docno,rel\nq1,d,1\n"q1"x,d,1\n', 3, ","),
+    ("q.csv", 'qid,docno,rel\n"q1" ,d,1\n', 2, ","),
+    ("q.tsv", 'qid\tdocno\trel\nq1\t"d"1\t1\n', 2, "\\t"),
+])
+def test_text_after_a_closing_quote_is_named_by_its_line(tmp_path, name, text, line, sep) -> None:
+    p = tmp_path / name
+    p.write_text(text)
+    with pytest.raises(InputError) as exc:  # polars' message named neither line nor record
+        read_qrels(p)
+    assert exc.value.line == line
+    assert f"broken quoting (expected {sep} after a closing quote)" in str(exc.value)
