@@ -292,6 +292,8 @@ def _parse_args(args: str) -> dict[str, str]:
             raise _Bad(f"arguments must be key=value, got {item!r}")
         k, v = item.split("=", 1)
         key = k.strip().lower()
+        if not key:
+            raise _Bad(f"arguments must be key=value, got {item!r}")
         if key in out:
             raise _Bad(f"the argument {k.strip()} is given twice")
         v = v.strip()
@@ -414,6 +416,8 @@ def _parse_name(name: str) -> list[Measure]:
         if cut_text is not None:
             raise _Bad("the recall level is given twice (recall= and @)")
         cut_text = recall_arg
+    if "gains" in args:  # not a {grade: gain} dict (that was taken out above)
+        raise _Bad(f"gains must be {{grade: gain, ...}}, got {args['gains']!r}")
     unknown = sorted(k for k in args if k not in _NAMED_ARGS)
     if unknown:
         raise _Bad(f"unsupported argument(s) {', '.join(unknown)}")

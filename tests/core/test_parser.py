@@ -636,3 +636,15 @@ def test_a_list_in_one_name_says_so(name: str, parts: list[str]) -> None:
                        match=re.escape(f"several measures are separate names: {parts!r}")):
         parse_measure(name)
     assert parse_measures(parts)
+
+
+@pytest.mark.parametrize(("name", "why"), [
+    ("nDCG(gains=)", "gains must be {grade: gain, ...}, got ''"),
+    ("nDCG(gains=5)", "gains must be {grade: gain, ...}, got '5'"),
+    ("P(=2)@5", "arguments must be key=value, got '=2'"),
+])
+def test_malformed_arguments_say_what_is_wrong(name: str, why: str) -> None:
+    """gains= without a {...} was an 'unsupported argument', an argument without a key
+    'unsupported argument(s) ' (an empty name)."""
+    with pytest.raises(UnknownMeasureError, match=re.escape(why)):
+        parse_measure(name)
