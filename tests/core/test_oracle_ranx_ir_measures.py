@@ -212,3 +212,35 @@ def test_ir_measures_scores_missing_queries_as_zero() -> None:
             assert fasteval.aggregate(filled)["value"][0] == pytest.approx(want), name
     with pytest.raises(AssertionError, match="make_comparable"):
         ranx.evaluate(ranx.Qrels(qd), ranx.Run(rd), "map")
+
+
+IR_TREC_NAMES = [
+    "nDCG@10", "nDCG", "AP", "AP@10", "AP(rel=2)", "AP(rel=2)@10", "RR", "RR(rel=2)", "P@5",
+    "P(rel=2)@5", "P(rel=3)@10", "R@10", "R(rel=2)@10", "Rprec", "Rprec(rel=2)", "Bpref",
+    "Bpref(rel=2)", "infAP", "infAP(rel=2)", "Success@5", "Success(rel=2)@10", "SetP",
+    "SetP(rel=2)", "SetR(rel=2)", "SetF(beta=0.5)", "SetAP(rel=2)", "SetRelP(rel=2)",
+    "NumRet(rel=2)", "NumRelRet(rel=2)", "IPrec@0.3", "IPrec(rel=2)@0.7", "P(judged_only=True)@5",
+    "P(judged_only=True, rel=2)@10", "nDCG(gains={0: 0, 1: 5, 2: 1, 3: 2})",
+    "nDCG(gains={0: 0, 1: 2, 1: 5})@10", "MAP", "MRR", "NDCG@10", "BPref", "RPrec",
+    "Precision@5", "Recall@10",
+]
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_pytrec_eval_backed_names_agree_on_tied_runs_with_negative_grades(seed: int) -> None:
+    """ir_measures' names that its pytrec_eval provider computes order ties as trec_eval
+    does (doc id descending) and treat a negative grade as unjudged, so they agree on runs
+    with many ties too; pytrec_eval is trec_eval 9 (compat=9: its recall points) and scores
+    a qrels query missing from the run as 0 (complete=True)."""
+    irm = pytest.importorskip("ir_measures")
+    qrels, run = random_case(seed, ties=True, negative=True)
+    qd, rd = to_dicts(qrels, run)
+    ours = fasteval.evaluate(qrels, run, IR_TREC_NAMES, complete=True, compat=9)
+    got = {(str(q), m): v for q, m, v in ours.select("query_id", "measure", "value").iter_rows()}
+    checked = 0
+    for name in IR_TREC_NAMES:
+        canon = fasteval.parse_measure(name).name
+        for m in irm.iter_calc([irm.parse_measure(name)], qd, rd):
+            assert math.isclose(got[(m.query_id, canon)], m.value, abs_tol=1e-9), (name, m)
+            checked += 1
+    assert checked > 900
