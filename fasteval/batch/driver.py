@@ -623,12 +623,16 @@ def run_job(
             total = source.rows if source.rows > 0 else max_rows
             n_parts = max(2, math.ceil(total * 1.25 / max_rows))
             first_met: dict[str, None] = {}  # the runs in input order (parts come in hash order)
-            outs, seen, rows, queries, chunks = _score(
-                evaluator,
-                partition_chunks(_note_runs(iter_frames(source, batch_rows), first_met), n_parts, tmp_dir),
-                source, measure_names, check_grouped=False, progress=progress, emit=emit_timed, stats=stats,
-                max_rows=max_rows, kinds=kinds,
-            )
+            parts = partition_chunks(_note_runs(iter_frames(source, batch_rows), first_met), n_parts, tmp_dir)
+            try:
+                outs, seen, rows, queries, chunks = _score(
+                    evaluator, parts, source, measure_names, check_grouped=False, progress=progress,
+                    emit=emit_timed, stats=stats, max_rows=max_rows, kinds=kinds,
+                )
+            finally:
+                # its folder of part files is removed now, also when a part fails: the
+                # command ends its process without running finalizers
+                parts.close()
             seen = {r: seen[r] for r in [*first_met, *seen] if r in seen}
         for rep in outs:  # per-chunk counts that add up; "missing" ones are per run, below
             if rep:

@@ -410,3 +410,27 @@ def test_max_docs_expected_checked_on_whole_queries_of_ungrouped_input(tmp_path)
     with pytest.raises(ParameterError, match="query 'q1' has equal scores across rank 4"):
         evaluate_files(tmp_path / "qrels.parquet", tmp_path / "run.parquet", ["P@2"], tie_break="expected",
                        max_docs=4, max_rows_per_chunk=3)
+
+
+def test_partition_folder_is_removed_when_a_part_fails(tmp_path):
+    """An error while scoring a part (a duplicate document) removes the folder of part
+    files at once, while the error is still being handled: the command ends its process
+    without finalizers (os._exit), which left the folder behind."""
+    import fasteval
+
+    qrels = pl.DataFrame({"query_id": [f"q{i}" for i in range(30)], "doc_id": ["d0"] * 30,
+                          "relevance": [1] * 30})
+    rows = [(f"q{q}", f"d{d}", float(q * 10 + d)) for q in range(30) for d in range(6)]
+    rows.append(("q7", "d3", 0.5))  # a duplicate pair
+    run = pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row").sample(
+        fraction=1.0, shuffle=True, seed=2)
+    path = tmp_path / "run.parquet"
+    run.write_parquet(path)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    ev = fasteval.Evaluator(qrels, ["P@1"])
+    with pytest.raises(fasteval.errors.InputError, match="appears more than once") as info:
+        run_job(ev, discover_all([str(path)]), MemorySink(["P_1"]), max_rows_per_chunk=20,
+                tmp_dir=str(parts))
+    assert info.value is not None  # the traceback (and the job's frames) still held here
+    assert list(parts.iterdir()) == []
