@@ -97,6 +97,11 @@ def read_table_file(path: str, *, text: bool = True, default: str | None = "csv"
             _check_ragged(source, "\t" if kind == "tsv" else ",", path)
         raise InputError(f"cannot read the file ({first_line(exc)})", source=path) from exc
     _check_json_kinds(frame, source, kind, path)
+    if kind == "ndjson":  # a repeated key (polars keeps its first value), true among text
+        from fasteval.io.tables import check_jsonl_values
+
+        data = source.getvalue() if isinstance(source, io.BytesIO) else Path(source).read_bytes()
+        check_jsonl_values(data, frame, set(frame.columns), path)
     return frame
 
 

@@ -31,3 +31,17 @@ def test_rag_exact_match_compares_the_written_answers(tmp_path) -> None:
     report = evaluate_rag(str(p), retrieved_col=None, ground_truth_col=None, answer_col="a", gold_col="g")
     assert report.per_question.get_column("exact_match").to_list() == [0, 0, 0, 1]
     assert report.scores == {"exact_match": 0.25}
+
+
+def test_jsonl_table_files_refuse_a_repeated_key(tmp_path) -> None:
+    import pytest
+
+    from fasteval.errors import InputError
+
+    p = tmp_path / "judge.jsonl"
+    p.write_text('{"question": "a", "contexts": ["x"]}\n{"question": "b", "contexts": ["y"], "question": "c"}\n')
+    with pytest.raises(InputError, match="the record repeats the key 'question'") as exc:  # polars kept "b"
+        read_table_file(str(p))
+    assert exc.value.line == 2
+    p.write_text('{"question": "a", "contexts": ["x"]}\n{"question": "b", "contexts": []}\n')
+    assert read_table_file(str(p)).rows() == [("a", ["x"]), ("b", [])]
