@@ -269,15 +269,23 @@ def _prepare_subtopics(table: pl.DataFrame, relevance_level: int) -> _Subtopics:
     # are natural numbers, "10" after "9"), then ids that are not numbers by their text. Gains
     # are summed over a document's subtopics in this order, and at alpha other than 0.5 the
     # rounding of those sums decides ties of the greedy ideal ranking.
-    subs = rel.select("code", "subtopic").unique()
-    number = (pl.col("subtopic") if subs.schema["subtopic"].is_integer()
-              else pl.col("subtopic").cast(pl.Utf8).str.strip_chars().cast(pl.Int64, strict=False))
-    subs = (subs.with_columns(number.alias("_number"),
-                              pl.col("subtopic").cast(pl.Utf8).alias("_text"))
-            .sort(["code", "_number", "_text"], nulls_last=True)
-            .with_columns(pl.int_range(pl.len()).over("code").cast(pl.Int64).alias("sub"))
-            .select("code", "subtopic", "sub"))
-    rel = rel.join(subs, on=["code", "subtopic"], how="left")
+    if rel.schema["subtopic"].is_integer():
+        key = pl.col("subtopic")
+    else:
+        number = pl.col("subtopic").cast(pl.Utf8).str.strip_chars().cast(pl.Int64, strict=False)
+        counts = rel.select(number.null_count().alias("nulls"), number.n_unique().alias("numbers"),
+                            pl.col("subtopic").n_unique().alias("ids"))
+        key = number if (counts["nulls"][0] == 0
+                         and counts["numbers"][0] == counts["ids"][0]) else None
+    if key is not None:  # one number per id: ranked by number
+        rel = rel.with_columns((key.rank("dense").over("code") - 1).cast(pl.Int64).alias("sub"))
+    else:  # ids that are not numbers, or two spellings of one ("1", "01"): then by text
+        subs = (rel.select("code", "subtopic").unique()
+                .with_columns(number.alias("_number"), pl.col("subtopic").cast(pl.Utf8).alias("_text"))
+                .sort(["code", "_number", "_text"], nulls_last=True)
+                .with_columns(pl.int_range(pl.len()).over("code").cast(pl.Int64).alias("sub"))
+                .select("code", "subtopic", "sub"))
+        rel = rel.join(subs, on=["code", "subtopic"], how="left")
     rel = rel.unique(["doc", "sub"]).sort(["doc", "sub"])
     n_docs = docs.height
     doc_arr = rel.get_column("doc").to_numpy()

@@ -547,3 +547,18 @@ def test_subtopic_order_matches_ndeval_via_pyndeval():
     got = dict(evaluate_diversity(q, r, _ORDER_NAMES).select("measure", "value").rows())
     for p, name in zip(plain, _ORDER_NAMES, strict=True):
         assert got[parse_diversity_measures(name)[0].name] == pytest.approx(ref[p], rel=1e-14), p
+
+
+@pytest.mark.parametrize(("ids", "order"), [
+    (["10", "9", "2"], ["2", "9", "10"]),  # numbers: by value
+    (["a", "10", "01", "9", "1"], ["01", "1", "9", "10", "a"]),  # then text, ids that are not numbers last
+])
+def test_subtopics_are_numbered_by_value_then_text(ids, order):
+    """Subtopic i of ``ids`` has i + 1 relevant documents, so the per-subtopic counts in
+    numbering order show the order."""
+    from fasteval.diversity import _prepare_subtopics
+
+    rows = [("q1", s, f"d{j}", 1) for i, s in enumerate(ids) for j in range(i + 1)]
+    table = pl.DataFrame(rows, schema=["query_id", "subtopic", "doc_id", "relevance"], orient="row")
+    counts = _prepare_subtopics(table, 1).nrel_sub.tolist()
+    assert counts == [ids.index(s) + 1 for s in order]
