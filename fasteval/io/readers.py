@@ -172,7 +172,7 @@ def _sniff_bytes(head: bytes) -> str:
     delimited = _delimited_header(head)
     if delimited is not None:
         return delimited
-    text = head.lstrip()
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()  # a UTF-8 byte order mark opens no TREC line
     if text[:1] == b"[":
         return "json"
     if text[:1] == b"{":
