@@ -151,10 +151,13 @@ def _hive_run_key(files: list[Path], root: Path) -> bool:
 
 
 def _walk_parquet(root: Path, others: list[Path] | None = None) -> list[Path]:
-    """Parquet files under ``root``, in order; the other files go to ``others``."""
+    """Parquet files under ``root``, in order; the other files go to ``others``. Folders
+    reached through symbolic links are walked too; a link to a folder that holds it (a
+    loop) is an error naming it."""
     found = []
-    for dirpath, dirnames, filenames in os.walk(root, onerror=walk_error):
+    for dirpath, dirnames, filenames in os.walk(root, onerror=walk_error, followlinks=True):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
+        _refuse_loops(dirpath, dirnames)
         for f in sorted(filenames):
             if f.startswith((".", "_")):
                 continue
@@ -164,6 +167,20 @@ def _walk_parquet(root: Path, others: list[Path] | None = None) -> list[Path]:
             elif others is not None:
                 others.append(p)
     return found
+
+
+def _refuse_loops(dirpath: str, dirnames: list[str]) -> None:
+    """Refuse a symbolic link among ``dirnames`` (the folders in ``dirpath``) that leads to
+    ``dirpath`` itself or a folder holding it: walking it would never end."""
+    here = os.path.realpath(dirpath)
+    for d in dirnames:
+        full = os.path.join(dirpath, d)
+        if not os.path.islink(full):
+            continue
+        target = os.path.realpath(full)
+        if here == target or here.startswith(target.rstrip(os.sep) + os.sep):
+            raise InputError(f"a symbolic link to a folder that holds it ({target}); expected "
+                             "folders of runs or parts without loops", source=full)
 
 
 def _refuse_skipped(skipped: list[Path], root: Path, why: str) -> None:

@@ -386,3 +386,22 @@ def test_key_value_folders_at_the_top_stay_one_table(tmp_path):
         RUN.write_parquet(tmp_path / "h" / "2024" / f"run_id={name}" / "part-0.parquet")
     (src,) = discover(tmp_path / "h")
     assert src.has_run_id and src.hive == [{"run_id": "x"}, {"run_id": "y"}]
+
+
+def test_linked_run_folders_are_runs(tmp_path):
+    """A run folder that is a symbolic link (to parts kept elsewhere) is a run, as a real
+    folder is (it was skipped without a word); a link to a folder above it is refused."""
+    import os
+
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "store" / "dense").mkdir(parents=True)
+    RUN.write_parquet(tmp_path / "runs" / "bm25.parquet")
+    RUN.write_parquet(tmp_path / "store" / "dense" / "p0.parquet")
+    (tmp_path / "runs" / "dense").symlink_to(tmp_path / "store" / "dense")
+    assert [(s.name, s.rows) for s in discover(tmp_path / "runs")] == [("bm25", 3), ("dense", 3)]
+    (tmp_path / "store" / "dense" / "up").symlink_to(tmp_path / "store")
+    with pytest.raises(InputError) as err:
+        discover(tmp_path / "runs")
+    assert str(err.value) == (
+        f"{tmp_path / 'runs' / 'dense' / 'up'}: a symbolic link to a folder that holds it "
+        f"({os.path.realpath(tmp_path / 'store')}); expected folders of runs or parts without loops")
