@@ -61,7 +61,9 @@ class Measure:
         ``num_ret`` with ``rel`` is ``num_rel_ret`` at that level (ir_measures'
         ``NumRet(rel=k)``); families without a relevance level refuse it.
     text : str, optional
-        Parameter text as written in trec_eval's ``-m name.params`` (part of the name).
+        Parameter text as written in trec_eval's ``-m name.params`` (part of the name);
+        left out, it is written from the parameters (``Measure("set_F", param=0.5)`` is
+        ``set_F_0.5``). A text must name the parameters the measure has.
     options : tuple of (str, float) pairs, optional
         The family's further named numbers (:attr:`Family.options`): the C/W/L gain scale
         ``min_rel`` / ``max_rel`` and ``residual`` (1.0 for True). Only values that differ
