@@ -311,7 +311,8 @@ def _json_output(wide_res: pl.DataFrame, names: list[str], *, wide: bool, path):
         if json_lines(path):
             table.write_ndjson(output.tmp)
         else:
-            table.write_json(output.tmp)
+            with open(output.tmp, "w") as fh:  # a JSON array, ended by a newline (text file)
+                fh.write(table.write_json() + "\n")
     except Exception as exc:
         failure = output.failure(exc)
         output.abort()
@@ -370,7 +371,7 @@ def write_table_atomic(df: pl.DataFrame, path: str | os.PathLike[str], fmt: str 
 
         check_json_numbers(df, source=os.fspath(path))  # NaN would be written as null: a missing value
         with atomic_open(path, "w") as fh:
-            fh.write(df.write_ndjson() if json_lines(path) else df.write_json())
+            fh.write(df.write_ndjson() if json_lines(path) else df.write_json() + "\n")
     elif fmt == "trec":
         with atomic_open(path, "w") as fh:
             fh.write(trec_lines(df, per_query="query_id" in df.columns, agg_kind=agg_kind))

@@ -474,7 +474,7 @@ def _emit(table, fmt: str, output, *, per_query: bool, agg_kind: dict[str, str],
         from fasteval.io.writers import check_json_numbers
 
         check_json_numbers(table, source="standard output")  # NaN would be written as null
-        text = table.write_json()
+        text = table.write_json() + "\n"
     if output is None:
         from fasteval.io.atomic import write_stdout
 

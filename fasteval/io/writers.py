@@ -209,8 +209,12 @@ def _write_text_to(df: pl.DataFrame, target: Path | IO[bytes], fmt: str) -> None
         df.write_csv(target, separator="," if fmt == "csv" else "\t")
     elif fmt == "jsonl":
         df.write_ndjson(target)
-    else:
-        df.write_json(target)
+    else:  # a JSON array, ended by a newline as a text file's last line is
+        data = df.write_json().encode() + b"\n"
+        if isinstance(target, Path):
+            target.write_bytes(data)
+        else:
+            target.write(data)
 
 
 def check_json_numbers(df: pl.DataFrame, *, instead: str = "parquet or CSV", source: str | None = None) -> None:
