@@ -13,8 +13,8 @@ Rules
     ``key=value`` path components become columns, their values percent-decoded as polars
     and pyarrow write them: ``run_id=bm25%2Fdense`` names ``bm25/dense``) or when its
     files carry a ``run_id`` column; ``key=value`` folders that name no run, inside
-    folders that are not ``key=value`` ones (``bm25/lang=en/part-0.parquet``), leave
-    those folders runs of their own;
+    folders that are not ``key=value`` ones (``bm25/lang=en/part-0.parquet``), in files
+    without a ``run_id`` column, leave those folders runs of their own;
   - otherwise a directory of runs: each parquet file directly inside is one run named
     after the file, each sub-directory one run (its files are parts) named after it, and
     each file of another run format (``.txt``, ``.run``, ``.trec``, ``.csv``, ``.jsonl``,
@@ -514,7 +514,8 @@ def discover(spec: str | os.PathLike[str]) -> list[RunSource]:
         raise InputError("directory holds no parquet file", source=text)
     hive = any("=" in comp for f in files for comp in f.relative_to(path).parts[:-1])
     if hive and not _hive_run_key(files, path) and any(
-            "=" not in f.relative_to(path).parts[0] for f in files if f.parent != path):
+            "=" not in f.relative_to(path).parts[0] for f in files if f.parent != path) \
+            and "run_id" not in check_parquet(files[0], rows_needed=False)[2]:
         hive = False  # key=value folders inside run folders (bm25/lang=en/): one run per folder
     if hive:
         _refuse_skipped(others, path, "hive-partitioned directory also holds non-parquet files")

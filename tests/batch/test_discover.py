@@ -405,3 +405,14 @@ def test_linked_run_folders_are_runs(tmp_path):
     assert str(err.value) == (
         f"{tmp_path / 'runs' / 'dense' / 'up'}: a symbolic link to a folder that holds it "
         f"({os.path.realpath(tmp_path / 'store')}); expected folders of runs or parts without loops")
+
+
+def test_key_value_folders_with_a_run_id_column_stay_one_table(tmp_path):
+    """Files with a run_id column below plain folders with key=value folders inside: one
+    table, its runs named by the column (a run may span the folders)."""
+    for batch in ("b1", "b2"):
+        (tmp_path / batch / "lang=en").mkdir(parents=True)
+        RUN.with_columns(pl.lit("bm25").alias("run_id")).write_parquet(
+            tmp_path / batch / "lang=en" / "part-0.parquet")
+    (src,) = discover(tmp_path)
+    assert src.has_run_id and src.rows == 6 and len(src.files) == 2
