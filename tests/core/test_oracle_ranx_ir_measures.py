@@ -244,3 +244,42 @@ def test_pytrec_eval_backed_names_agree_on_tied_runs_with_negative_grades(seed: 
             assert math.isclose(got[(m.query_id, canon)], m.value, abs_tol=1e-9), (name, m)
             checked += 1
     assert checked > 900
+
+
+@pytest.mark.parametrize(("names", "order"), [
+    (["RR@5", "RR(rel=2)@10", "Judged@5", "Judged@10"], "doc id ascending"),
+    (["INST(max_rel=3)", "NERR10(max_rel=3)", "BPM(max_rel=3)@10", "RBP(rel=2)"], "row order"),
+])
+def test_ir_measures_other_providers_tie_orders(names: list[str], order: str) -> None:
+    """README: msmarco (RR@k) and judged (Judged@k) order tied documents by doc id
+    ascending, cwl_eval (C/W/L, RBP(rel=k)) in the run's row order; with the run's rows
+    sorted so, tie_break="input" gives their values on a tied run whose rows are shuffled."""
+    irm = pytest.importorskip("ir_measures")
+    qrels, run = _common_tied(1)
+    shuffled = run.sample(fraction=1.0, shuffle=True, seed=7)
+    qd, rd = to_dicts(qrels, shuffled)
+    if order == "doc id ascending":
+        ranked = shuffled.sort(["query_id", "score", "doc_id"], descending=[False, True, False])
+    else:  # by score, ties kept in row order
+        ranked = (shuffled.with_row_index("row")
+                  .sort(["query_id", "score", "row"], descending=[False, True, False])
+                  .drop("row"))
+    ours = fasteval.evaluate(qrels, ranked, names, tie_break="input")
+    trec = fasteval.evaluate(qrels, ranked, names)
+    got = {(str(q), m): v for q, m, v in ours.select("query_id", "measure", "value").iter_rows()}
+    differs = 0
+    for name in names:
+        canon = fasteval.parse_measure(name).name
+        for m in irm.iter_calc([irm.parse_measure(name)], qd, rd):
+            assert math.isclose(got[(m.query_id, canon)], m.value, abs_tol=1e-9), (name, m)
+        sub = trec.filter(pl.col("measure") == canon)
+        differs += sum(not math.isclose(got[(str(q), canon)], v, abs_tol=1e-9)
+                       for q, v in sub.select("query_id", "value").iter_rows())
+    assert differs > 10  # the ties matter: trec_eval's order gives other values
+
+
+def _common_tied(seed: int):
+    qrels, run = random_case(seed, ties=True, negative=False)
+    common = set(qrels["query_id"].to_list()) & set(run["query_id"].to_list())
+    return (qrels.filter(pl.col("query_id").is_in(list(common))),
+            run.filter(pl.col("query_id").is_in(list(common))))
