@@ -95,7 +95,8 @@ _SPELLINGS: dict[str, int] = {
     "strec": K.STREC, "strecall": K.STREC, "s-recall": K.STREC, "subtopic-recall": K.STREC,
     "map-ia": K.MAP_IA, "ap-ia": K.MAP_IA,
 }
-_NAME = re.compile(r"^\s*(?P<base>[A-Za-z][A-Za-z_\-]*)\s*(?:\((?P<params>[^()]*)\))?\s*(?:@\s*(?P<cut>[^\s]+))?\s*$")
+_NAME = re.compile(r"^\s*(?P<base>[A-Za-z][A-Za-z_\-]*)\s*(?:\((?P<params>[^()]*)\)\s*)?"
+                   r"(?:@\s*(?P<cut>[^\s]+)\s*)?$")
 DEFAULT_ALPHA = 0.5
 DEFAULT_BETA = 0.5
 MAX_CUTOFF = 2**31 - 1

@@ -348,7 +348,7 @@ def _check_fields(m: Measure, spec: Family) -> None:
         raise ParameterError(f"{m.family}'s text", unset, m.text)
 
 
-_LEADING_NUMBER = re.compile(r"\s*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_LEADING_NUMBER = re.compile(r"\s*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def _leading(item: str) -> float | None:

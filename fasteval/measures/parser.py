@@ -73,9 +73,12 @@ from fasteval.measures.registry import (
 )
 
 _FORM = re.compile(
-    r"^(?P<base>[^()@]+?)\s*(?:\((?P<args>[^()]*)\))?\s*(?:@\s*(?P<cut>[^()@\s]+?))?"
-    r"(?:-l(?P<level>[0-9]+))?$"
+    r"^(?P<base>[^()@\s](?:[^()@]*?[^()@\s])?)\s*(?:\((?P<args>[^()]*)\)\s*)?"
+    r"(?:@\s*(?P<cut>[^()@\s]+?))?(?:-l(?P<level>[0-9]+))?$"
 )
+"""base [(args)] [@cut] [-lN], spaces around the parts. Written so that a name has one way
+to match (the base ends with a non-space, no two spans of spaces meet): a name that does
+not match fails in linear time (spaces between two spans took cubic time to refuse)."""
 
 def _alias_table() -> tuple[dict[str, tuple[str | None, str | None]], dict[str, float],
                             set[tuple[str, bool]]]:
@@ -108,7 +111,7 @@ class _Bad(Exception):
 
 
 _LONG = re.compile(r"\s*([+-]?[0-9]+)")
-_DOUBLE = re.compile(r"\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
+_DOUBLE = re.compile(r"\s*([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
 _INT = re.compile(r"[+-]?[0-9]+")
 """An integer as a name writes it: ASCII digits only (no ``1_0``, no other scripts)."""
 _INT64_MAX = 2**63 - 1
