@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from fasteval import _stop
 from fasteval.batch.discover import RunSource
 from fasteval.batch.sinks import Sink, empty_wide, to_wide
 from fasteval.errors import InputError, ParameterError, first_line
@@ -757,6 +758,7 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
     rows = queries = n = 0
     clock = time.perf_counter()
     for chunk in chunks:
+        _stop.check()  # a SIGTERM that compiled code swallowed stops the job here
         now = time.perf_counter()
         if stats is not None:
             stats.add_time("read", now - clock)

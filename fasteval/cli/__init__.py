@@ -140,7 +140,19 @@ def console_main() -> NoReturn:
     except KeyboardInterrupt:  # Ctrl-C while the process starts, before any command runs
         print("fasteval: interrupted", file=sys.stderr)
         _exit_now(130)
-    _exit_now(main())
+    try:
+        status = main()
+    finally:  # (a stopped job: outputs whose own cleanup did not run)
+        _abort_open_outputs()
+    _exit_now(status)
+
+
+def _abort_open_outputs() -> None:
+    """Drop the outputs the command neither committed nor dropped
+    (:func:`fasteval.io.atomic.abort_open`), if it made any."""
+    atomic = sys.modules.get("fasteval.io.atomic")
+    if atomic is not None:
+        atomic.abort_open()
 
 
 def abort_on_sigterm() -> None:
@@ -154,7 +166,10 @@ def abort_on_sigterm() -> None:
     if threading.current_thread() is not threading.main_thread():
         return
 
+    from fasteval import _stop
+
     def handler(signum, frame):
+        _stop.request(signum)  # raised again by the long loops if this one is lost
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, handler)

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from fasteval import _stop
 from fasteval.errors import ParameterError, check_flag
 
 COMPRESSIONS = ("zstd", "snappy", "lz4", "gzip", "brotli", "none")
@@ -429,6 +430,7 @@ def write_synth(
 
         done = 0
         for qrels, runs in iter_blocks(spec):
+            _stop.check()  # a SIGTERM that compiled code swallowed stops the job here
             parts = {"qrels": qrels, **dict(zip(spec.run_names(), runs, strict=True))}
             for key, df in parts.items():
                 buffers[key].append(df)

@@ -312,6 +312,18 @@ class AtomicOutput:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.target = os.fspath(path)
+        self.closed = False
+        self.tmp: Path | None = None
+        self._created: list[Path] = []
+        _OPEN.add(self)  # before anything is made: an interrupted start is undone too
+        try:
+            self._start()
+        except BaseException:
+            self.abort()
+            raise
+
+    def _start(self) -> None:
+        """Make the folders and the temporary file (see the class notes)."""
         self.kind = output_kind(self.target)
         if self.kind == "file":
             dest = Path(os.path.realpath(self.target))  # through symbolic links: the link stays
@@ -335,9 +347,8 @@ class AtomicOutput:
         except OSError as exc:
             self._remove_created()
             raise OutputError(self.target, f"cannot be written: {describe_os_error(exc)}") from None
-        os.close(fd)
         self.tmp = Path(tmp)
-        self.closed = False
+        os.close(fd)
 
     def commit(self) -> None:
         """Put the output in place: rename the temporary file onto a regular destination, or
@@ -346,6 +357,7 @@ class AtomicOutput:
         if self.closed:
             return
         self.closed = True
+        _OPEN.discard(self)
         try:
             if self.kind == "file":
                 # mkstemp made it 0600: give it the mode a plain open() leaves, the existing
@@ -400,8 +412,10 @@ class AtomicOutput:
         if self.closed:
             return
         self.closed = True
-        with contextlib.suppress(FileNotFoundError):
-            self.tmp.unlink()
+        _OPEN.discard(self)
+        if self.tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.tmp.unlink()
         self._remove_created()
 
     def _remove_created(self) -> None:
@@ -437,6 +451,34 @@ def _missing_folders(folder: Path) -> list[Path]:
         missing.append(folder)
         folder = folder.parent
     return missing
+
+
+_OPEN: set[AtomicOutput] = set()
+"""The outputs of this process neither committed nor dropped yet (see :func:`abort_open`)."""
+
+
+def abort_open() -> int:
+    """Drop every output of this process that is neither committed nor dropped (its
+    temporary file and the folders made for it removed); return how many.
+
+    The ``fasteval`` command calls it as it ends: a signal that stops a job can arrive
+    between the making of an output and the ``with`` block that would drop it (or inside
+    code that loses the exception), and the process ends without running the block's
+    cleanup. A library caller that stops a job its own way may call it too.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> out = AtomicOutput(d / "new" / "res.txt")
+    >>> abort_open(), sorted(p.name for p in d.iterdir())
+    (1, [])
+    """
+    left = list(_OPEN)
+    for out in left:
+        with contextlib.suppress(OSError):
+            out.abort()
+    return len(left)
 
 
 @contextlib.contextmanager
