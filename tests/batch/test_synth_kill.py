@@ -22,12 +22,17 @@ def _stop_while_writing(out: Path) -> subprocess.Popen:
         [sys.executable, "-m", "fasteval", "datasets", "synth", "--queries", "3000000",
          "--depth", "100", "--runs", "3", "--out", str(out), "--quiet"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None and not list(out.glob("runs/.run_2*.tmp")):
-        time.sleep(0.02)
-    assert proc.poll() is None, proc.stderr.read().decode()[-500:]
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=60)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None and not list(out.glob("runs/.run_2*.tmp")):
+            time.sleep(0.02)
+        assert proc.poll() is None, proc.stderr.read().decode()[-500:]
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:  # a job that did not stop is not left running (it would write for minutes)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     assert proc.returncode == 128 + signal.SIGTERM
     return proc
 
