@@ -15,8 +15,10 @@ tqdm is imported at the first draw, so a short job never loads it.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 LOG_INTERVAL = 10.0
@@ -205,3 +207,75 @@ class Progress:
         if not self.terminal and self._shown == (self.n, self.queries):
             bar.leave = False  # a log already holds the last state: no second line
         bar.close()
+
+
+QUIET_ENV = "FASTEVAL_QUIET"
+"""Environment variable that, set to anything but ``""`` or ``"0"``, silences
+:func:`note` for the whole process (the compile notice of
+:mod:`fasteval.kernels._jit`)."""
+
+_quiet_depth = 0
+"""How many :func:`quiet` blocks are open (a command run with ``--quiet``)."""
+
+
+def is_quiet() -> bool:
+    """Whether one-line notes on stderr (:func:`note`) are silenced: inside a
+    :func:`quiet` block or with ``FASTEVAL_QUIET`` set (not ``0``).
+
+    Examples
+    --------
+    >>> with quiet():
+    ...     is_quiet()
+    True
+    """
+    import os
+
+    return _quiet_depth > 0 or os.environ.get(QUIET_ENV, "") not in ("", "0")
+
+
+@contextlib.contextmanager
+def quiet(enabled: bool = True) -> Iterator[None]:
+    """Silence :func:`note` inside the block when ``enabled`` (a command's ``--quiet``).
+
+    Examples
+    --------
+    >>> import io
+    >>> err = io.StringIO()
+    >>> with quiet():
+    ...     note("compiling", stream=err)
+    >>> err.getvalue()
+    ''
+    """
+    global _quiet_depth
+    if not enabled:
+        yield
+        return
+    _quiet_depth += 1
+    try:
+        yield
+    finally:
+        _quiet_depth -= 1
+
+
+def note(text: str, stream: TextIO | None = None) -> None:
+    """Write ``text`` as one line on stderr (or ``stream``), flushed, unless
+    :func:`is_quiet`. Line breaks and other control characters in ``text`` are escaped,
+    so the note stays one line; a closed or missing stream is ignored.
+
+    Examples
+    --------
+    >>> import io
+    >>> err = io.StringIO()
+    >>> note("fasteval: two\\nlines", stream=err)
+    >>> err.getvalue()
+    'fasteval: two\\\\nlines\\n'
+    """
+    if is_quiet():
+        return
+    line = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+    out = sys.stderr if stream is None else stream
+    try:
+        out.write(line + "\n")
+        out.flush()
+    except (AttributeError, OSError, ValueError):  # no stderr, or closed: nowhere to say it
+        pass

@@ -297,7 +297,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    return _guard(lambda: _load(args.command).run(args), command=args.command)
+    from fasteval.progress import quiet
+
+    with quiet(bool(getattr(args, "quiet", False))):  # --quiet: no compile notice either
+        return _guard(lambda: _load(args.command).run(args), command=args.command)
 
 
 _MEMORY_ADVICE = {"eval": " (try --memory-limit or --max-rows-per-chunk)"}

@@ -39,6 +39,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run ``fasteval warmup``."""
     from fasteval._warmup import compile_kernels
+    from fasteval.progress import quiet
 
     t0 = time.perf_counter()
 
@@ -46,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"fasteval warmup: {name}: {seconds:.1f}s", file=sys.stderr, flush=True)
 
-    done = compile_kernels(report)
+    with quiet():  # (its own report says what it compiles, not the first-run notice)
+        done = compile_kernels(report)
     if not args.quiet:
         print(f"fasteval warmup: {len(done)} jobs in {time.perf_counter() - t0:.1f}s; "
               "kernels are in numba's cache", file=sys.stderr)

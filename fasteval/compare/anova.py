@@ -27,9 +27,10 @@ sums run over topics in order, so p-values do not depend on the number of thread
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from fasteval.compare.kernels import _GOLDEN, _LOW32, _S32, _mix
+from fasteval.kernels._jit import njit
 
 #: fixed resample blocks of the kernel (results do not depend on the thread count)
 _N_BLOCKS = 16

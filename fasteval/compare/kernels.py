@@ -35,7 +35,9 @@ from __future__ import annotations
 import contextlib
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from fasteval.kernels._jit import njit
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)

@@ -17,9 +17,10 @@ that used it imports that module, some 40 ms of every job's start.
 
 from __future__ import annotations
 
-from numba import njit
 from numba.core import types
 from numba.extending import intrinsic
+
+from fasteval.kernels._jit import njit
 
 
 @intrinsic

@@ -24,11 +24,18 @@ Two more one-off costs of the first load are deferred the same way:
   globals, which only object-mode code reads (the constants, which compiled code does read,
   are restored as numba restores them). An environment of any other module is rebuilt as
   numba does it.
+
+A kernel made here that numba compiles (not in the cache yet) is recorded
+(:func:`compiled`), and the first one in a process prints one line on stderr saying that
+kernels are being compiled, once (:func:`fasteval.progress.note`: not under a command's
+``--quiet`` nor with ``FASTEVAL_QUIET=1``): a first run that compiles for seconds does not
+wait in silence.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -37,6 +44,7 @@ from typing import Any
 import numba
 from numba.core import entrypoints
 from numba.core import environment as nbenv
+from numba.core import event as nbevent
 from numba.core import types as nbtypes
 from numba.core.runtime import rtsys
 
@@ -141,9 +149,72 @@ def one_signature(dispatcher: Any) -> Any:
     return dispatcher
 
 
+_COMPILED: list[str] = []
+"""The kernels made here that this process compiled, one entry per signature."""
+
+NOTICE = ("fasteval: compiling numba kernels ({name} first); this happens once: later runs "
+          "load them from numba's cache ('fasteval warmup' compiles them all ahead)")
+"""The line printed on stderr when a process compiles its first kernel."""
+
+
+def compiled() -> list[str]:
+    """Names (``module.function``) of the kernels made by :func:`njit` that this process
+    compiled rather than loaded from numba's cache, in order, one per signature: empty
+    after ``fasteval warmup`` for any command.
+
+    Examples
+    --------
+    >>> @njit
+    ... def plus_one(x):
+    ...     return x + 1
+    >>> before = len(compiled())
+    >>> plus_one(1), [n.rsplit(".", 1)[-1] for n in compiled()[before:]]
+    (2, ['plus_one'])
+    """
+    return list(_COMPILED)
+
+
+def _kernel_name(dispatcher: Any) -> str:
+    """``module.qualname`` of a dispatcher's function, letters, digits, ``_ . < >`` only."""
+    func = getattr(dispatcher, "py_func", None)
+    name = f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', '?')}"
+    return re.sub(r"[^\w.<>]", "?", name, flags=re.ASCII)[:200]
+
+
+class _CompileListener(nbevent.Listener):
+    """Records the compilations of kernels made by :func:`njit` (numba's ``numba:compile``
+    event, which fires on a cache miss only) and prints :data:`NOTICE` at the first."""
+
+    def on_start(self, event: Any) -> None:
+        dispatcher = (event.data or {}).get("dispatcher")
+        if not getattr(dispatcher, "_fasteval_kernel", False):
+            return  # another library's function
+        name = _kernel_name(dispatcher)
+        _COMPILED.append(name)
+        if len(_COMPILED) == 1:
+            from fasteval.progress import note
+
+            note(NOTICE.format(name=name))
+
+    def on_end(self, event: Any) -> None:
+        """Nothing to do when it ends."""
+
+
+if hasattr(nbevent, "register") and hasattr(nbevent, "Listener"):
+    nbevent.register("numba:compile", _CompileListener())
+
+
+def _ours(dispatcher: Any) -> Any:
+    """``dispatcher`` marked as one of fasteval's kernels (see :func:`compiled`)."""
+    with contextlib.suppress(AttributeError, TypeError):
+        dispatcher._fasteval_kernel = True
+    return one_signature(quick_loading(dispatcher))
+
+
 def njit(*args: Any, **options: Any) -> Any:
     """``numba.njit`` (same arguments), with :func:`quick_loading` and
-    :func:`one_signature` applied to the result.
+    :func:`one_signature` applied to the result, whose compilations are recorded
+    (:func:`compiled`).
 
     Examples
     --------
@@ -154,10 +225,10 @@ def njit(*args: Any, **options: Any) -> Any:
     42
     """
     if len(args) == 1 and callable(args[0]) and not options:
-        return one_signature(quick_loading(numba.njit(args[0])))
+        return _ours(numba.njit(args[0]))
     wrap = numba.njit(*args, **options)
 
     def decorate(func: Callable) -> Any:
-        return one_signature(quick_loading(wrap(func)))
+        return _ours(wrap(func))
 
     return decorate
