@@ -7,7 +7,7 @@ column or parameter) and *what was expected* / *what was received*.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 ADVICE = {
@@ -253,3 +253,110 @@ class DataWarning(UserWarning):
     >>> caught[0].category.__name__
     'DataWarning'
     """
+
+
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "plot": ("matplotlib",),
+    "sas": ("torch", "transformers", "sentence_transformers"),
+    "llm": ("httpx",),
+    "ray": ("ray", "ray.data"),
+    "haystack": ("haystack",),
+    "pandas": ("pandas",),
+}
+"""The modules each optional part (an extra of ``pyproject.toml``) needs. Everything else
+(scoring, ``trec-eval``, ``compare`` with its tests and corrections, ``fuse``, ``power``)
+runs on the base install."""
+
+_PACKAGE_NAMES = {"sentence_transformers": "sentence-transformers", "haystack": "haystack-ai",
+                  "ray.data": "Ray Data"}
+"""How a module's package is named where it differs from the module (what pip installs)."""
+
+
+class MissingExtraError(FastevalError, ImportError):
+    """An optional part of fasteval was asked for, but a package of its extra is not
+    installed. Raised before any work (nothing read, sent or written); also an
+    ``ImportError``, so ``except ImportError`` code keeps catching it. A command prints it
+    as one line and exits with status 2.
+
+    Parameters
+    ----------
+    who : str
+        What needs the packages (``"--plot"``, ``"fasteval judge"``, ``'engine="ray"'``).
+    extra : str
+        The extra that installs them (a key of :data:`EXTRAS`).
+    missing : sequence of str
+        The modules that could not be found.
+    first : str, optional
+        What to install before the extra (torch's build, for ``sas``).
+
+    Examples
+    --------
+    >>> err = MissingExtraError("fasteval judge", "llm", ["httpx"])
+    >>> print(err)
+    fasteval judge needs httpx: pip install ".[llm]"
+    >>> isinstance(err, ImportError), err.extra, err.name
+    (True, 'llm', 'httpx')
+    """
+
+    def __init__(self, who: str, extra: str, missing: Sequence[str], first: str = "") -> None:
+        self.who = who
+        self.extra = extra
+        self.missing = tuple(missing)
+        names = ", ".join(_PACKAGE_NAMES.get(m, m) for m in self.missing)
+        super().__init__(f'{who} needs {names}: {first}pip install ".[{extra}]"')
+        self.name = self.missing[0] if self.missing else None  # as ModuleNotFoundError's
+
+
+def _found(module: str, load: bool) -> bool:
+    """Whether ``module`` can be imported (is imported, when ``load``)."""
+    import importlib
+    import importlib.util
+
+    try:
+        if load:
+            importlib.import_module(module)
+            return True
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # ValueError: a module in sys.modules as None
+        return False
+
+
+def require_extra(extra: str, who: str, modules: Sequence[str] | None = None, *,
+                  load: bool = False, first: str = "") -> None:
+    """Refuse up front when an optional part's packages are missing: raise
+    :class:`MissingExtraError` naming them and the extra's install line
+    (``pip install ".[plot]"``, as from a clone of the repository).
+
+    Call it where a command or function starts, before any input is read, request sent or
+    output created, so that a missing package is one line, not a traceback or a failure
+    per row.
+
+    Parameters
+    ----------
+    extra : str
+        A key of :data:`EXTRAS` (``"plot"``, ``"sas"``, ``"llm"``, ``"ray"``,
+        ``"haystack"``, ``"pandas"``).
+    who : str
+        What needs them, the subject of the message (``"--plot"``, ``"fasteval judge"``).
+    modules : sequence of str, optional
+        The modules to look for; default: all of the extra's (:data:`EXTRAS`).
+    load : bool
+        Import them rather than only look them up (a package that is present but fails to
+        import counts as missing); the default only finds them, which imports nothing.
+    first : str, optional
+        Advice put before the install line (what to install first).
+
+    Examples
+    --------
+    >>> require_extra("pandas", "a pandas table", ["json"])  # present: nothing happens
+    >>> require_extra("plot", "--plot", ["no_such_module_here"])
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.MissingExtraError: --plot needs no_such_module_here: pip install ".[plot]"
+    """
+    if extra not in EXTRAS:
+        raise ParameterError("extra", f"one of {', '.join(EXTRAS)}", extra)
+    wanted = EXTRAS[extra] if modules is None else tuple(modules)
+    missing = [m for m in wanted if not _found(m, load)]
+    if missing:
+        raise MissingExtraError(who, extra, missing, first)

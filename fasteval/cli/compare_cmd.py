@@ -3,7 +3,18 @@
 Scores the runs (or reads per-query results written by ``fasteval eval -q`` with
 ``--results``, so nothing is scored twice), then prints a paper-style table of means with
 significance marks and a list of the comparisons, or writes it (``-o``, atomically) as
-Markdown, LaTeX (booktabs), HTML, CSV or parquet.
+Markdown, LaTeX (booktabs), HTML, CSV or parquet. Runs on the base install (scipy is a
+dependency); only ``--plot`` needs an extra (matplotlib: ``pip install ".[plot]"``), and is
+refused up front without it.
+
+Plots never change the statistics: the tested family (what the multiple-testing correction
+counts) is the ``-m`` measures (with ``--results``: ``-m``, else every measure of the files),
+whatever is plotted. Scoring runs, ``--plot cutoffs`` draws each ``-m`` measure that has a
+rank cutoff at k = 1 to 1000 (:data:`fasteval.compare.plots.PLOT_CUTOFFS`) and ``--plot pr``
+draws ``iprec_at_recall_0.00 .. 1.00``, both evaluated for the plot alone; ``--plot
+cutoffs`` without such a measure (``-m map`` alone) is refused before anything is read,
+naming what it needs (``-m ndcg@10``). With ``--results`` the two plots draw the measures
+the files hold, and files without them are refused before the comparison.
 
 Examples
 --------
@@ -174,8 +185,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KIND=PATH",
-        help="write a plot (PNG/SVG): differences, distributions, cutoffs (measure@k curves) or "
-        "pr (interpolated precision-recall); repeatable, e.g. --plot differences=diff.png",
+        help="write a plot (PNG/SVG/PDF; needs matplotlib: pip install \".[plot]\"): "
+        "differences, distributions, cutoffs (measure@k curves) or pr (interpolated "
+        "precision-recall); repeatable, e.g. --plot differences=diff.png. A plot never changes "
+        "the statistics: scoring runs, cutoffs draws each -m measure with a cutoff at k = 1 to "
+        "1000 and pr draws iprec_at_recall, both evaluated for the plot alone (not tested, not "
+        "in the correction); with --results they draw the measures the files hold",
     )
     p.add_argument(
         "-l",
@@ -211,13 +226,13 @@ def _ci_level(text: str) -> float | None:
 
 
 def _plots(specs: list[str]) -> list[tuple[str, str]]:
-    """``(kind, path)`` of each ``--plot``, checked (kind, image suffix, matplotlib) before
+    """``(kind, path)`` of each ``--plot``, checked (matplotlib, kind, image suffix) before
     anything is read or written."""
-    import importlib.util
-
-    from fasteval.compare.plots import PLOTS, check_path
+    from fasteval.compare.plots import PLOTS, check_path, require_plotting
     from fasteval.errors import ParameterError
 
+    if specs:
+        require_plotting("--plot")
     out = []
     for spec in specs:
         kind, sep, path = spec.partition("=")
@@ -225,10 +240,51 @@ def _plots(specs: list[str]) -> list[tuple[str, str]]:
             raise ParameterError("--plot", f"KIND=PATH with KIND one of {', '.join(PLOTS)}", spec)
         check_path(path, f"--plot {kind}")
         out.append((kind, path))
-    if out and importlib.util.find_spec("matplotlib") is None:
-        raise ParameterError("--plot", "used with matplotlib installed (pip install "
-                             "'fasteval[plot]')", specs[0])
     return out
+
+
+_PLOT_NEEDS = {
+    "cutoffs": "--results files holding one measure at two or more cutoffs (e.g. ndcg_cut_5 "
+               "and ndcg_cut_10, from fasteval eval -q -m ndcg@5 -m ndcg@10)",
+    "pr": "--results files holding iprec_at_recall_0.00 .. iprec_at_recall_1.00 (from "
+          "fasteval eval -q -m iprec_at_recall)",
+}
+
+
+def _check_plot_data(plots: list[tuple[str, str]], names: list[str]) -> None:
+    """Refuse, before the comparison, a plot of ``--results`` files that do not hold what it
+    draws (a plot of scored runs evaluates its own measures: :func:`_plot_results`).
+
+    Examples
+    --------
+    >>> _check_plot_data([("cutoffs", "c.png")], ["map", "P_5"])
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: --plot cutoffs must be used with --results files holding one measure at two or more cutoffs (e.g. ndcg_cut_5 and ndcg_cut_10, from fasteval eval -q -m ndcg@5 -m ndcg@10), got ['map', 'P_5']
+    """
+    from fasteval.compare.plots import check_data
+    from fasteval.errors import InputError, ParameterError
+
+    for kind, _ in plots:
+        try:
+            check_data(kind, names)
+        except InputError:
+            shown = names if len(names) <= 12 else [*names[:12], "..."]
+            raise ParameterError(f"--plot {kind}", f"used with {_PLOT_NEEDS[kind]}",
+                                 shown) from None
+
+
+def _plot_results(plots: list[tuple[str, str]], measures: list[str], score_more):
+    """The per-query results the ``cutoffs`` and ``pr`` plots of scored runs draw: their
+    own measures (:func:`fasteval.compare.plots.plot_measures`), evaluated apart from the
+    compared ones, so that a plot never enters the tested family; None when no plot needs
+    any. ``score_more(measures)`` evaluates the runs again."""
+    from fasteval.compare.plots import plot_measures
+
+    wanted: dict[str, None] = {}
+    for kind, _ in plots:
+        wanted.update(dict.fromkeys(plot_measures(kind, measures)))
+    return score_more(list(wanted)) if wanted else None
 
 
 def _count(option: str, text: str) -> int:
@@ -310,7 +366,9 @@ def _run_names(paths: list[str]) -> list[str]:
     return list(paths)  # pragma: no cover - a path given twice is refused before
 
 
-def _score(args: argparse.Namespace):
+def _score(args: argparse.Namespace, plots: list[tuple[str, str]]):
+    """The runs scored with ``-m``, and a function that scores them with other measures
+    (for the plots). A plot that cannot be drawn is refused before anything is read."""
     import polars as pl
 
     import fasteval
@@ -326,8 +384,11 @@ def _score(args: argparse.Namespace):
         raise ParameterError(
             "-m/--measure", "given at least once when scoring runs (e.g. -m ndcg@10)", None
         )
+    from fasteval.compare.plots import plot_measures
     from fasteval.errors import InputError
 
+    for kind, _ in plots:  # a plot without the measures it needs: refused before any read
+        plot_measures(kind, args.measure)
     stdin_once(args.inputs, "QRELS RUN")
     qrels = fasteval.read_qrels(input_source(args.inputs[0]))
     run_paths = args.inputs[1:]
@@ -363,7 +424,7 @@ def _score(args: argparse.Namespace):
         options["judged_only"] = True
     results = fasteval.evaluate(qrels, runs, args.measure, **options)
     _refuse_undefined(results, files, args.judged_only)
-    return results
+    return results, lambda measures: fasteval.evaluate(qrels, runs, measures, **options)
 
 
 def _refuse_undefined(results, files: dict[str, str], judged_only: bool) -> None:
@@ -436,18 +497,57 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from fasteval.compare import compare
     from fasteval.compare._data import load_results
-    from fasteval.compare.plots import PLOTS
-    from fasteval.compare.report import SUFFIX_FORMATS, render, write
     from fasteval.errors import ParameterError
+    from fasteval.io.atomic import check_outputs
 
     plots = _plots(args.plot)
-    from fasteval.io.atomic import check_outputs, write_stdout
-
     outputs = {"-o/--output": args.output, "--details": args.details}
     outputs.update({f"--plot {kind}": path for kind, path in plots})
     check_outputs(outputs, [*args.inputs, *(args.results or [])])  # before anything is read
     n_resamples = _count("--resamples", args.resamples)
     _check_options(args, n_resamples)
+    fmt = _report_format(args)
+    details_fmt = _details_format(args.details) if args.details else None
+    if args.results:
+        if args.inputs:
+            raise ParameterError("QRELS RUN", "omitted when --results is given", args.inputs)
+        results = load_results(
+            [str(p) for p in args.results] if len(args.results) > 1 else str(args.results[0])
+        )
+        measures = args.measure or None
+        _check_plot_data(plots, results.get_column("measure").unique(maintain_order=True).to_list())
+        score_more = None
+    else:
+        try:
+            results, score_more = _score(args, plots)
+        except ParameterError as exc:  # evaluate()'s names, as on the command line
+            raise _as_option(exc) from None
+        measures = None  # everything evaluated was asked for with -m
+    try:
+        cmp = _compare(compare, results, measures, n_resamples, args)
+    except ParameterError as exc:  # named as on the command line
+        raise _as_option(exc) from None
+    # what the cutoffs and pr plots draw: every measure of --results files; for scored runs
+    # their own measures, evaluated apart (never in the tested family)
+    drawn = results if score_more is None else _plot_results(plots, args.measure, score_more)
+    _write_report(cmp, fmt, args)
+    if args.details:
+        from fasteval.compare.report import write
+
+        write(cmp, args.details, details_fmt)
+    from fasteval.compare.plots import PLOTS
+
+    for kind, path in plots:
+        PLOTS[kind](drawn if kind in ("cutoffs", "pr") else cmp, path)
+    return 0
+
+
+def _report_format(args: argparse.Namespace) -> str:
+    """The report's format: ``--format``, else from the ``-o`` suffix, else the text table;
+    checked against ``-o`` before anything is read."""
+    from fasteval.compare.report import SUFFIX_FORMATS
+    from fasteval.errors import ParameterError
+
     fmt = args.format
     if fmt is not None and args.output and args.output != "-":
         from fasteval.cli import check_format_agrees
@@ -461,31 +561,16 @@ def _run(args: argparse.Namespace) -> int:
                                  "--format to choose the format", args.output)
         by_suffix = SUFFIX_FORMATS.get(suffix)
         fmt = "table" if by_suffix in (None, "text") else by_suffix
-    details_fmt = _details_format(args.details) if args.details else None
     if fmt == "parquet" and not args.output:
         raise ParameterError("--format", "used with -o FILE for parquet output", fmt)
-    if args.results:
-        if args.inputs:
-            raise ParameterError("QRELS RUN", "omitted when --results is given", args.inputs)
-        results = load_results(
-            [str(p) for p in args.results] if len(args.results) > 1 else str(args.results[0])
-        )
-        measures = args.measure or None
-    else:
-        try:
-            results = _score(args)
-        except ParameterError as exc:  # evaluate()'s names, as on the command line
-            raise _as_option(exc) from None
-        measures = None  # everything evaluated was asked for with -m
-    try:
-        cmp = _compare(compare, results, measures, n_resamples, args)
-    except ParameterError as exc:  # named as on the command line
-        raise _as_option(exc) from None
-    from fasteval.compare.plots import check_data
+    return fmt
 
-    names = results.get_column("measure").unique().to_list()
-    for kind, _ in plots:  # a plot without its measures fails before any output is written
-        check_data(kind, names)
+
+def _write_report(cmp, fmt: str, args: argparse.Namespace) -> None:
+    """Write the report (``-o``, atomically) or print it."""
+    from fasteval.compare.report import details_text, render, write
+    from fasteval.io.atomic import write_stdout
+
     options = {
         "marks": args.marks,
         "digits": args.digits,
@@ -501,17 +586,9 @@ def _run(args: argparse.Namespace) -> int:
     elif fmt == "csv":
         write_stdout(cmp.to_frame().write_csv())
     elif fmt == "table":
-        from fasteval.compare.report import details_text
-
         write_stdout(render(cmp, "text", **options) + "\n" + details_text(cmp))
     else:
         write_stdout(render(cmp, fmt, **options))
-    if args.details:
-        write(cmp, args.details, details_fmt)
-    for kind, path in plots:
-        source = results if kind in ("cutoffs", "pr") else cmp
-        PLOTS[kind](source, path)
-    return 0
 
 
 def _details_format(path: str) -> str:

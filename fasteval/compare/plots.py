@@ -17,15 +17,16 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from fasteval.errors import InputError, ParameterError
+from fasteval.errors import InputError, ParameterError, require_extra
 
-_CUTOFF = re.compile(r"^(?P<family>.+?)[_@](?P<k>\d+)$")
+_CUTOFF = re.compile(r"^(?P<family>.+?)[_@](?P<k>\d+)(?P<options>\(.*\))?$")
 _RECALL = re.compile(r"^(?P<family>.*iprec.*?)[_@](?P<level>\d*\.\d+|[01])$", re.IGNORECASE)
 
 
@@ -36,6 +37,8 @@ def cutoff_families(names: list[str]) -> dict[str, list[tuple[int, str]]]:
     --------
     >>> cutoff_families(["ndcg_cut_5", "ndcg_cut_10", "P@5", "P@10", "map", "P@20"])
     {'ndcg_cut': [(5, 'ndcg_cut_5'), (10, 'ndcg_cut_10')], 'P': [(5, 'P@5'), (10, 'P@10'), (20, 'P@20')]}
+    >>> cutoff_families(["P_5(rel=2)", "P_10(rel=2)", "P_10"])
+    {'P(rel=2)': [(5, 'P_5(rel=2)'), (10, 'P_10(rel=2)')]}
     """
     fams: dict[str, list[tuple[int, str]]] = {}
     for name in names:
@@ -43,7 +46,7 @@ def cutoff_families(names: list[str]) -> dict[str, list[tuple[int, str]]]:
             continue
         m = _CUTOFF.match(name)
         if m:
-            fams.setdefault(m["family"], []).append((int(m["k"]), name))
+            fams.setdefault(m["family"] + (m["options"] or ""), []).append((int(m["k"]), name))
     return {f: sorted(v) for f, v in fams.items() if len(v) >= 2}
 
 
@@ -77,6 +80,68 @@ def check_path(path: str | os.PathLike[str], name: str = "path") -> str:
     return fmt
 
 
+PLOT_CUTOFFS = (1, 3, 5, 10, 15, 20, 30, 50, 100, 200, 500, 1000)
+"""The cutoffs at which a ``cutoffs`` plot of scored runs draws each measure with a cutoff
+(besides the measure's own)."""
+
+
+def plot_measures(kind: str, measures: Sequence[str]) -> list[str]:
+    """What plot ``kind`` draws for runs scored with ``measures``: the measures to evaluate
+    for the plot alone, never compared nor counted in a multiple-testing correction.
+
+    * ``differences`` and ``distributions`` draw the compared measures: none.
+    * ``pr`` draws ``iprec_at_recall_0.00 .. 1.00``, whatever the compared measures.
+    * ``cutoffs`` draws each measure that has a rank cutoff (``ndcg@10``, ``P_5``) at
+      :data:`PLOT_CUTOFFS` and its own cutoff; with no such measure it is refused: a
+      :class:`~fasteval.errors.ParameterError` naming the measures it needs.
+
+    Parameters
+    ----------
+    kind : str
+        A key of :data:`PLOTS`.
+    measures : sequence of str
+        The compared measures, in any spelling the measure parser knows.
+
+    Returns
+    -------
+    list of str
+        Canonical measure names (empty: the plot draws the comparison itself).
+
+    Examples
+    --------
+    >>> plot_measures("cutoffs", ["map", "ndcg@10"])[:4]
+    ['ndcg_cut_1', 'ndcg_cut_3', 'ndcg_cut_5', 'ndcg_cut_10']
+    >>> len(plot_measures("pr", ["map"])), plot_measures("differences", ["map"])
+    (11, [])
+    >>> plot_measures("cutoffs", ["map"])
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: --plot cutoffs must be drawn from a compared measure that has a rank cutoff (e.g. -m ndcg@10 or -m P@10; the plot evaluates it at cutoffs 1 to 1000 for itself), got ['map']
+    """
+    import dataclasses
+
+    from fasteval.measures import parse_measures
+
+    if kind not in PLOTS:
+        raise ParameterError("kind", f"one of {', '.join(PLOTS)}", kind)
+    if kind == "pr":
+        return [m.name for m in parse_measures(["iprec_at_recall"])]
+    if kind != "cutoffs":
+        return []
+    out: dict[str, None] = {}
+    for m in parse_measures(list(measures)):
+        if m.cutoff is None or not _CUTOFF.match(m.name):
+            continue
+        for k in sorted({*PLOT_CUTOFFS, m.cutoff}):
+            out[dataclasses.replace(m, cutoff=k, text=None).name] = None
+    if not out:
+        raise ParameterError(
+            "--plot cutoffs", "drawn from a compared measure that has a rank cutoff (e.g. "
+            f"-m ndcg@10 or -m P@10; the plot evaluates it at cutoffs {PLOT_CUTOFFS[0]} to "
+            f"{PLOT_CUTOFFS[-1]} for itself)", list(measures))
+    return list(out)
+
+
 def check_data(kind: str, names: list[str]) -> None:
     """Raise the :class:`InputError` that plot ``kind`` would raise for results holding the
     measures ``names`` (``cutoffs`` needs a cutoff family, ``pr`` two recall levels), so that
@@ -91,6 +156,18 @@ def check_data(kind: str, names: list[str]) -> None:
             "no interpolated precision measures (iprec_at_recall_0.00 .. 1.00) in the results",
             source="results",
         )
+
+
+def require_plotting(who: str = "plotting") -> None:
+    """Refuse a plot up front where matplotlib (the ``plot`` extra) is not installed: a
+    :class:`~fasteval.errors.MissingExtraError` (also an ``ImportError``) saying
+    ``pip install ".[plot]"``, before anything is computed or written.
+
+    Examples
+    --------
+    >>> require_plotting()  # doctest: +SKIP
+    """
+    require_extra("plot", who)
 
 
 def _literal(text: object) -> str:
@@ -115,10 +192,9 @@ def _figure(**options: Any) -> Any:
     """A bare :class:`matplotlib.figure.Figure`: drawn straight to its file, outside pyplot,
     so that plotting neither imports pyplot nor chooses matplotlib's backend for the
     process (a notebook's inline plots keep working) nor leaves a figure open."""
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("plots need matplotlib: pip install 'fasteval[plot]'") from exc
+    require_plotting()
+    from matplotlib.figure import Figure
+
     return Figure(**options)
 
 
@@ -198,6 +274,7 @@ def plot_differences(cmp: Any, path: str | os.PathLike[str], measure: str | None
     >>> out.stat().st_size > 0
     True
     """
+    require_plotting()
     measure = _pick_measure(cmp, measure)
     pm = cmp.paired[measure]
     eff = cmp.effects.filter(pl.col("measure") == measure)
@@ -236,6 +313,7 @@ def plot_distributions(
     cmp: Any, path: str | os.PathLike[str], measures: list[str] | None = None
 ) -> Path:
     """Box plots (with the mean as a diamond) of per-query scores per run, one panel per measure."""
+    require_plotting()
     chosen = list(cmp.measures) if measures is None else [_pick_measure(cmp, m) for m in measures]
     fig, axes = _grid(len(chosen), width=max(4.0, 0.9 * len(cmp.systems) + 1.5))
     for ax, m in zip(axes, chosen, strict=True):
@@ -255,6 +333,7 @@ def plot_cutoff_curves(
     source: Any, path: str | os.PathLike[str], families: list[str] | None = None
 ) -> Path:
     """Mean measure at each cutoff, one line per run, one panel per cutoff family."""
+    require_plotting()
     means = _means(source)
     fams = cutoff_families(means["measure"].unique(maintain_order=True).to_list())
     if families is not None:
@@ -288,6 +367,7 @@ def plot_cutoff_curves(
 
 def plot_pr_curves(source: Any, path: str | os.PathLike[str]) -> Path:
     """Interpolated precision-recall curves (mean over queries), one line per run."""
+    require_plotting()
     means = _means(source)
     levels = recall_levels(means["measure"].unique(maintain_order=True).to_list())
     if len(levels) < 2:

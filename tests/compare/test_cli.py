@@ -292,8 +292,8 @@ def test_output_formats_from_the_suffix_or_format(trec_files, tmp_path, capsys):
     "plot, message",
     [
         ("differences=d.xyz", "--plot differences must be a .png, .svg or .pdf file, got"),
-        ("cutoffs=c.png", "results: no cutoff family with two or more cutoffs"),
-        ("pr=p.png", "results: no interpolated precision measures"),
+        ("cutoffs=c.png", "--plot cutoffs must be drawn from a compared measure that has a "
+                          "rank cutoff (e.g. -m ndcg@10 or -m P@10;"),
     ],
 )
 def test_plot_errors_come_before_any_output(trec_files, tmp_path, capsys, plot, message):
