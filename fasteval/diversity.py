@@ -310,6 +310,25 @@ def _prepare_subtopics(table: pl.DataFrame, relevance_level: int) -> _Subtopics:
     return _Subtopics(pq, doc_sub_off, doc_sub, q_nsub, q_sub_base, nrel_sub, rel_docs, rel_off)
 
 
+def _labelled(measures: str | DiversityMeasure | Iterable[str | DiversityMeasure],
+              ) -> tuple[list[DiversityMeasure], list[str]]:
+    """The measures and their labels (the names as asked, by the rules of
+    :func:`fasteval.measures.parse_labelled`: ``a-ndcg@10`` stays ``a-ndcg@10``; two
+    spellings of one measure are a :class:`ParameterError`).
+
+    Examples
+    --------
+    >>> _labelled(["a-ndcg@10", "ERR_IA@20", "a-ndcg@10"])[1]
+    ['a-ndcg@10', 'ERR_IA@20']
+    """
+    from fasteval.measures.parser import label_measures
+
+    items = [measures] if isinstance(measures, (str, DiversityMeasure)) else list(measures)
+    parse_diversity_measures(items)  # its checks and errors (at least one name)
+    pairs = label_measures(items, lambda x: [x if isinstance(x, DiversityMeasure) else _parse_one(x)])
+    return [m for _, m in pairs], [label for label, _ in pairs]
+
+
 class DiversityEvaluator:
     """Prepare subtopic judgments once; evaluate many runs against them.
 
@@ -319,7 +338,11 @@ class DiversityEvaluator:
         Subtopic judgments: anything :func:`fasteval.read_subtopic_qrels` reads (a
         ``query_id, subtopic, doc_id, relevance`` table, a TREC Web-track file, a nested dict).
     measures
-        Diversity measure names (see :mod:`fasteval.diversity`).
+        Diversity measure names (see :mod:`fasteval.diversity`). The results name each as
+        it was asked for (``a-ndcg@10`` stays ``a-ndcg@10``; a :class:`DiversityMeasure`
+        given itself carries its canonical name); two spellings of one measure are a
+        :class:`~fasteval.errors.ParameterError` (the rules of
+        :func:`fasteval.measures.parse_labelled`).
     relevance_level : int, default 1
         A document is relevant to a subtopic when its judgment is at least this.
     max_docs : int, optional
@@ -356,7 +379,7 @@ class DiversityEvaluator:
     ) -> None:
         from fasteval.io.subtopics import read_subtopic_qrels
 
-        self.measures = parse_diversity_measures(measures)
+        self.measures, self.labels = _labelled(measures)
         if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)):
             raise ParameterError("relevance_level", "an integer", relevance_level)
         if tie_break not in ("trec", "rank", "input"):
@@ -377,8 +400,9 @@ class DiversityEvaluator:
 
     @property
     def measure_names(self) -> list[str]:
-        """Canonical names, in output order."""
-        return [m.name for m in self.measures]
+        """The names in the results' ``measure`` column, in output order: each as it was
+        asked for (:attr:`labels`; ``m.name`` of :attr:`measures` is the canonical one)."""
+        return list(self.labels)
 
     def _ideal_for(self, alpha: float, depth: int) -> tuple[np.ndarray, np.ndarray]:
         """Greedy ideal gains of every query to ``depth`` ranks (0: all its relevant documents)."""

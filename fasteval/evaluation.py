@@ -7,7 +7,7 @@ Examples
 >>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.8}}
 >>> res = fasteval.evaluate(qrels, run, ["P@2", "ndcg", "map"])
 >>> res.select("measure", "value").rows()
-[('P_2', 1.0), ('ndcg', 1.0), ('map', 1.0)]
+[('P@2', 1.0), ('ndcg', 1.0), ('map', 1.0)]
 
 Ties: ``d2`` and ``d3`` score 0.8; trec_eval's rule (doc id descending) ranks ``d3``
 first. ``tie_break="input"`` keeps the order given instead:
@@ -35,7 +35,7 @@ import polars as pl
 
 from fasteval.errors import DataWarning, InputError, ParameterError, check_flag
 from fasteval.kernels.ranking import MIN_GEO_MEAN, score_queries
-from fasteval.measures import Measure, parse_measure, parse_measures
+from fasteval.measures import Measure, parse_labelled, parse_measure, parse_measures
 from fasteval.measures.plan import needs, plan_slots
 from fasteval.measures.registry import BY_KEY, INT_CUTS, LENGTH, NEEDS_LEVELS, NEEDS_MAX_GRADE
 from fasteval.prepare import (
@@ -309,6 +309,13 @@ class Evaluator:
         (a :class:`fasteval.prepare.PreparedQrels`).
     measures : str or list of str / Measure
         Measure names in any dialect (``"ndcg@10"``, ``"ndcg_cut_10"``, ``"nDCG@10"``).
+        The results name each measure as it was asked for (:attr:`labels`): ``ndcg@10``
+        stays ``ndcg@10`` (stripped; blanks inside written as one space); a
+        :class:`~fasteval.measures.Measure` and the members of a name that gives several
+        (``P``, ``P.5,10``, ``official``, ``all_trec``) carry their canonical names. Two
+        names of one measure (``ndcg@10`` and ``ndcg_cut_10``) are a
+        :class:`~fasteval.errors.ParameterError`; see
+        :func:`fasteval.measures.parse_labelled` for the rules.
     relevance_level : int, default 1
         Minimum grade counted as relevant (trec_eval ``-l``). The graded measures (nDCG,
         DCG, ERR, ``rbp``, the C/W/L measures) take every grade as gain and ignore it;
@@ -345,6 +352,10 @@ class Evaluator:
 
     Attributes
     ----------
+    measures : list of Measure
+        The measures scored, in output order (canonical names: ``m.name``).
+    labels : list of str
+        The name of each in the results' ``measure`` column (also :attr:`measure_names`).
     report : fasteval.prepare.Report
         What the last :meth:`evaluate` did with the queries and rows of its runs (summed
         over them); empty after a call that raised. One evaluator may serve several
@@ -356,7 +367,9 @@ class Evaluator:
     >>> import fasteval
     >>> ev = fasteval.Evaluator({"q1": {"a": 1, "b": 0}}, ["P@1", "recip_rank"])
     >>> ev.evaluate({"q1": {"a": 0.1, "b": 0.2}}, run_id="r1").rows()
-    [('r1', 'q1', 'P_1', 0.0), ('r1', 'q1', 'recip_rank', 0.5)]
+    [('r1', 'q1', 'P@1', 0.0), ('r1', 'q1', 'recip_rank', 0.5)]
+    >>> ev.labels, [m.name for m in ev.measures]
+    (['P@1', 'recip_rank'], ['P_1', 'recip_rank'])
     """
 
     def __init__(
@@ -377,7 +390,8 @@ class Evaluator:
         if (isinstance(measures, Iterable)
                 and not isinstance(measures, (str, bytes, Measure, Mapping, list, tuple))):
             measures = list(measures)  # an iterator, read twice: here and by _named_text_measures
-        parsed = parse_measures(measures)
+        pairs = parse_labelled(measures)
+        parsed = [m for _, m in pairs]
         if not parsed:
             raise ParameterError("measures", "at least one measure name", measures)
         check_measure_values(parsed)
@@ -392,8 +406,9 @@ class Evaluator:
                 text_only,
             )
         # a measure set (all_trec) gives its numeric members: its relstring is trec-eval's
-        parsed = [m for m in parsed if BY_KEY[m.family].params != LENGTH]
-        self.measures: list[Measure] = parsed
+        pairs = [(label, m) for label, m in pairs if BY_KEY[m.family].params != LENGTH]
+        self.measures: list[Measure] = [m for _, m in pairs]
+        self.labels: list[str] = [label for label, _ in pairs]
         self.relevance_level = int(relevance_level)
         self.max_docs = max_docs
         self.complete = check_flag("complete", complete)
@@ -414,8 +429,10 @@ class Evaluator:
 
     @property
     def measure_names(self) -> list[str]:
-        """Canonical names, in output order."""
-        return [m.name for m in self.measures]
+        """The names in the results' ``measure`` column, in output order: each measure
+        labelled as it was asked for (:attr:`labels`; ``[m.name for m in ev.measures]``
+        gives the canonical names)."""
+        return list(self.labels)
 
     def prepare(self, run: pl.DataFrame, *, complete: bool | None = None,
                 check_scores: bool = True, source: str = "run") -> Batch:
@@ -651,7 +668,13 @@ def evaluate(
         key whose ``run_id`` column names several runs is refused) or have a ``run_id``
         column.
     measures
-        Measure names in trec_eval, ir_measures or ranx spelling.
+        Measure names in trec_eval, ir_measures or ranx spelling. Each is labelled in the
+        results as it was asked for (``"mrr"`` gives rows named ``mrr``, ``"nDCG@10"``
+        rows named ``nDCG@10``); a :class:`~fasteval.measures.Measure` object, and the
+        members of a name that gives several (``"P"``, ``"P.5,10"``, ``"official"``), carry
+        their canonical names (``P_5``). Two different names of one measure in one call
+        (``"ndcg@10"`` and ``"ndcg_cut_10"``) raise :class:`~fasteval.errors.ParameterError`;
+        a name repeated as written is scored once. See :class:`Evaluator`.
     run_id : str, optional
         Name for a single run without a ``run_id`` column (default ``"run"``); it renames
         the run of a ``run_id`` column naming one, and is refused for one naming several.
@@ -677,7 +700,12 @@ def evaluate(
     >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
     >>> runs = {"bm25": {"q1": {"a": 1.0}, "q2": {"c": 1.0, "b": 0.5}}}
     >>> fasteval.aggregate(fasteval.evaluate(qrels, runs, "mrr")).rows()
-    [('bm25', 'recip_rank', 0.75)]
+    [('bm25', 'mrr', 0.75)]
+    >>> fasteval.evaluate(qrels, runs, ["P@1", "P_1"])
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: measures must be one name per measure (both are P_1; \
+results carry the name asked for), got ['P@1', 'P_1']
     """
     if engine != "local":
         from fasteval.batch.ray_engine import evaluate_ray
@@ -721,7 +749,9 @@ def aggregate(results: pl.DataFrame) -> pl.DataFrame:
 
     The mean over queries, except counts (``num_ret``, ``num_rel``, ``num_rel_ret``,
     ``num_nonrel_judged_ret``, ``num_q``), which are summed, and ``gm_map`` /
-    ``gm_bpref``, which use the geometric mean of ``max(value, 1e-5)``.
+    ``gm_bpref``, which use the geometric mean of ``max(value, 1e-5)``. A ``measure`` may
+    be named in any dialect (the names :func:`evaluate` was asked for): each is aggregated
+    as the measure it names, under that name.
 
     Examples
     --------
@@ -784,7 +814,10 @@ def aggregate(results: pl.DataFrame) -> pl.DataFrame:
 
 
 def _aggregation_of(name: str) -> str:
+    """How the measure ``name`` (a label in any dialect: ``mrr``, ``gm_map``) aggregates."""
     try:
-        return parse_measure(name).aggregation
+        with warnings.catch_warnings():  # parsed once already: its warnings were given then
+            warnings.simplefilter("ignore")
+            return parse_measure(name).aggregation
     except Exception:  # noqa: BLE001 - unknown names (e.g. evaluator outputs) average
         return "mean"

@@ -1,4 +1,10 @@
-"""``fasteval eval QRELS RUN [RUN ...] -m MEASURE ...``: score runs, print or write the results.
+"""``fasteval eval QRELS RUN [RUN ...] [-m MEASURE ...]``: score runs, print or write the results.
+
+Results name each measure as ``-m`` gave it (``-m ndcg@10 -m mrr``: ``ndcg@10``, ``mrr``);
+the members of a name that gives several (``-m P``, ``-m official``) carry trec_eval's
+names, and two spellings of one measure (``-m ndcg@10 -m ndcg_cut_10``) are refused (see
+:func:`fasteval.measures.parse_labelled`). Without ``-m``, trec_eval's default set
+(``official``: ``num_q``, ``map``, ``P_5``...), as ``trec_eval`` prints without ``-m``.
 
 Runs may be TREC/CSV/JSONL files, parquet files, quoted globs, directories of runs or
 hive-partitioned directories (see :mod:`fasteval.batch.discover`); columns are found by the
@@ -15,7 +21,7 @@ Examples
 >>> main(["eval", "datasets/trec/qrels.test", "datasets/trec/results.test",
 ...       "-m", "P@5", "--quiet"])  # doctest: +SKIP
 measure  results.test
-P_5      ...
+P@5      ...
 0
 """
 
@@ -72,7 +78,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("runs", metavar="RUN", nargs="+", help="run file(s), glob(s) or directory(ies)")
     p.add_argument(
         "-m", "--measure", action="append", default=[], metavar="MEASURE",
-        help="measure in trec_eval, ir_measures or ranx spelling (repeatable): ndcg@10, map, P_5, nDCG@10",
+        help="measure in trec_eval, ir_measures or ranx spelling (repeatable): ndcg@10, map, P_5, "
+             "nDCG@10. Results name each as written (-m ndcg@10 -m mrr: ndcg@10, mrr); names that "
+             "give several (P, P.5,10, official, all_trec) give trec_eval's names; two spellings of "
+             "one measure are refused. Default: trec_eval's default set (official: num_q, num_ret, "
+             "num_rel, num_rel_ret, map, gm_map, Rprec, bpref, recip_rank, iprec_at_recall_*, P_*)",
     )
     p.add_argument("-q", "--per-query", action="store_true", help="per-query values instead of aggregates")
     p.add_argument("--format", choices=FORMATS, default=None, help="output format (default: from -o suffix, else table; must agree with a suffix that names one)")
@@ -128,8 +138,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def _check_args(args: argparse.Namespace) -> None:
     from fasteval.errors import ParameterError
 
-    if not args.measure:
-        raise ParameterError("-m/--measure", "given at least once (e.g. -m ndcg@10)", None)
     on_stdin = [a for a in [args.qrels, *args.runs] if a == "-"]
     if len(on_stdin) > 1:
         raise ParameterError("QRELS and RUN", "at most one of them read from standard input ('-')",
@@ -164,6 +172,7 @@ _OPTION_NAMES = {
     "relevance_level": "-l/--relevance-level",
     "tie_break": "--tie-break",
     "max_rows_per_chunk": "--max-rows-per-chunk",
+    "measures": "-m/--measure",
 }
 """The library's parameter names (in its errors) -> this command's options."""
 
@@ -203,12 +212,12 @@ def _replaces_ray_output(args: argparse.Namespace) -> bool:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import fasteval
     from fasteval.batch.api import job_progress, make_evaluator, write_table_atomic
     from fasteval.batch.discover import discover_all
     from fasteval.batch.driver import DEFAULT_MAX_ROWS, aggregate_wide, run_job, start_reading
     from fasteval.batch.sinks import format_from_path, make_sink, to_long
     from fasteval.io.atomic import STDOUT, check_outputs
+    from fasteval.measures import parse_labelled
 
     _check_args(args)
     if getattr(args, "engine", "local") == "ray":
@@ -236,7 +245,12 @@ def _run(args: argparse.Namespace) -> int:
                              "output (a table after the parquet bytes would corrupt them)", STDOUT)
     t_prep = time.perf_counter()
     duplicates = "keep_best" if args.keep_best_duplicates else "error"
-    measures = fasteval.parse_measures(args.measure)
+    if not args.measure:  # as trec_eval without -m
+        from fasteval.measures.parser import DEFAULT_SET
+
+        args.measure = [DEFAULT_SET]
+    # labelled as asked (refused here, before any reading, when a measure is named twice)
+    measures = parse_labelled(args.measure)
     sources = discover_all(args.runs)
     check_outputs(outputs, [f for s in sources for f in s.files])  # files found in directories, globs
     if outputs["-o/--output"] is None and args.output is not None and args.output != STDOUT:
@@ -274,7 +288,7 @@ def _run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
     t_prep = time.perf_counter() - t_prep
     names = list(evaluator.measure_names)
-    agg_kind = {m.name: m.aggregation for m in measures}
+    agg_kind = {label: m.aggregation for label, m in measures}
     for s in sources:
         s.duplicates = duplicates
 

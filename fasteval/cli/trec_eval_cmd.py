@@ -37,6 +37,7 @@ from fasteval.cli import add_command, worded
 from fasteval.errors import FastevalError, InputError, ParameterError, UnknownMeasureError
 from fasteval.kernels.ranking import MIN_GEO_MEAN
 from fasteval.measures import Measure, parse_measures, trec_order
+from fasteval.measures.parser import DEFAULT_SET
 from fasteval.measures.registry import BY_KEY
 
 USAGE = __doc__.split("Usage::", 1)[1].strip("\n")
@@ -168,7 +169,7 @@ def _fmt(name: str, qid: str, value: float, integer: bool) -> str:
 
 def _plan(o: Options) -> tuple[list[Measure], bool, list[tuple[str, Measure]]]:
     """(trec measures in output order, print runid?, avgjg measures as (name, base))."""
-    names = o.measures or ["official"]
+    names = o.measures or [DEFAULT_SET]  # trec_eval without -m
     runid = False
     avgjg: list[tuple[str, Measure]] = []
     jg_parts: list[tuple[str, str]] = []  # (key, -m text) of the judgment-group averages

@@ -102,6 +102,10 @@ _TREC_LINE = r"^[ \t]*(\S+)[ \t]+(\S+)[ \t]+(\S+)[ \t\r]*$"
 """A trec_eval output line: measure, query (``all`` on summary lines) and value, separated
 by blanks (trec_eval pads the measure name with spaces, then a tab)."""
 
+_TREC_TAB_LINE = r"^ *([^\t ](?:[^\t]*[^\t ])?) *\t[ \t]*(\S+)[ \t]+(\S+)[ \t\r]*$"
+"""The same line with a tab after the measure, whose name may hold blanks (``fasteval eval
+-m 'RBP(rel=2, p=0.5)' --format trec`` writes it as asked)."""
+
 
 def read_text_results(data: bytes, source: str) -> pl.DataFrame:
     r"""Per-query results from text: trec_eval ``-q`` output (``measure query value`` lines,
@@ -123,6 +127,8 @@ def read_text_results(data: bytes, source: str) -> pl.DataFrame:
     >>> text = b"map\t1\t0.5\nP_5\t1\t0.4\nmap\t2\t0.25\nrunid\tall\tbm25\nmap\tall\t0.375\n"
     >>> read_text_results(text, "bm25.trec").rows()
     [('bm25', '1', 'map', 0.5), ('bm25', '1', 'P_5', 0.4), ('bm25', '2', 'map', 0.25)]
+    >>> read_text_results(b"RBP(rel=2, p=0.5)     \t1\t0.5\n", "r.trec").rows()
+    [('1', 'RBP(rel=2, p=0.5)', 0.5)]
     """
     text = data.decode("utf-8", "replace").removeprefix("\ufeff")
     lines = pl.Series("line", text.split("\n"), dtype=pl.Utf8)  # (a file's own lines)
@@ -134,7 +140,10 @@ def read_text_results(data: bytes, source: str) -> pl.DataFrame:
     first = frame.get_column("line")[0].split()
     if first and first[0] in ("run_id", "query_id"):
         return _text_table(frame, first, source)
-    fields = frame.with_columns(pl.col("line").str.extract_groups(_TREC_LINE).alias("f")).unnest("f")
+    tabbed = pl.col("line").str.extract_groups(_TREC_TAB_LINE)
+    fields = frame.with_columns(pl.when(tabbed.struct.field("1").is_not_null()).then(tabbed)
+                                .otherwise(pl.col("line").str.extract_groups(_TREC_LINE))
+                                .alias("f")).unnest("f")
     fields = fields.rename({"1": "measure", "2": "query_id", "3": "value"})
     bad = fields.filter(pl.col("measure").is_null())
     if bad.height:
@@ -167,9 +176,13 @@ def _text_table(frame: pl.DataFrame, header: list[str], source: str) -> pl.DataF
         repeated = next(n for i, n in enumerate(header) if n in header[:i])
         raise InputError(f"the header names column {repeated!r} twice; expected each column once",
                          source=source, line=1, column=repeated)
-    body = frame.slice(1).with_columns(
-        pl.col("line").str.strip_chars().str.split(" ").list.eval(
-            pl.element().filter(pl.element() != "")).alias("f"))
+    body = _aligned_cells(frame, header)
+    if body is None:
+        body = frame.slice(1).with_columns(
+            pl.col("line").str.strip_chars().str.split(" ").list.eval(
+                pl.element().filter(pl.element() != "")).alias("f"))
+    else:
+        body, header = body
     width = body.get_column("f").list.len()
     wrong = body.filter(width != len(header))
     if wrong.height:
@@ -188,6 +201,28 @@ def _text_table(frame: pl.DataFrame, header: list[str], source: str) -> pl.DataF
             col = number
         cols[name] = col
     return pl.DataFrame(cols)
+
+
+def _aligned_cells(frame: pl.DataFrame, header: list[str]) -> tuple[pl.DataFrame, list[str]] | None:
+    """The body's cells and the header of a table whose columns are two or more blanks
+    apart (the text table of ``fasteval eval``), when a cell holds a blank (a measure asked
+    for as ``'RBP(rel=2, p=0.5)'``); None for any other table (split at every blank).
+
+    Examples
+    --------
+    >>> lines = ["run_id  query_id  measure            value", "r       q1        RBP(rel=2, p=0.5)  0.5"]
+    >>> body, header = _aligned_cells(pl.DataFrame({"line": lines}), [])
+    >>> header, body.get_column("f").to_list()
+    (['run_id', 'query_id', 'measure', 'value'], [['r', 'q1', 'RBP(rel=2, p=0.5)', '0.5']])
+    """
+    cells = frame.with_columns(pl.col("line").str.strip_chars().str.replace_all(
+        r"\t| {2,}", "\t").str.split("\t").alias("f"))
+    spaced = cells.get_column("f")[0].to_list()
+    body = cells.slice(1)
+    if (len(spaced) < 2 or (spaced == header and not body.get_column("line").str.contains(
+            r"[^ \t] [^ \t]").any()) or (body.get_column("f").list.len() != len(spaced)).any()):
+        return None
+    return body, spaced
 
 
 def _text_bytes(source: Any) -> bytes:

@@ -73,6 +73,34 @@ def _test_names(tests: str | Sequence[str]) -> list[str]:
     return out
 
 
+def _same_measure(name: str, available: list[str]) -> str | None:
+    """The name in ``available`` of the measure ``name`` spells in any dialect the parser
+    knows (``ndcg@10`` finds ``ndcg_cut_10``, and ``nDCG@10`` the ``ndcg@10`` that
+    ``fasteval eval -m ndcg@10`` wrote); None when none.
+
+    Examples
+    --------
+    >>> _same_measure("nDCG@10", ["map", "ndcg@10"]), _same_measure("P@5", ["map"])
+    ('ndcg@10', None)
+    """
+    import warnings
+
+    from fasteval.measures import parse_measure
+
+    def parsed(text: str):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return parse_measure(text)
+        except Exception:  # noqa: BLE001 - a name unknown to the parser matches nothing
+            return None
+
+    wanted = parsed(name)
+    if wanted is None:
+        return None
+    return next((a for a in available if parsed(a) == wanted), None)
+
+
 def _resolve_measures(requested: Sequence[str] | str | None, available: list[str]) -> list[str]:
     if requested is None:
         return available
@@ -89,16 +117,10 @@ def _resolve_measures(requested: Sequence[str] | str | None, available: list[str
         if name in available:
             out.append(name)
             continue
-        canonical = None
-        try:  # accept any dialect the measure parser knows ("ndcg@10" for "ndcg_cut_10")
-            from fasteval.measures import parse_measure
-
-            canonical = parse_measure(name).name
-        except Exception:  # parser missing or name unknown to it: fall through
-            canonical = None
-        if canonical in available:
-            if canonical not in out:
-                out.append(canonical)
+        same = _same_measure(name, available)
+        if same is not None:
+            if same not in out:
+                out.append(same)
             continue
         raise ParameterError("measures", f"measures present in the results ({available})", name)
     return out

@@ -53,10 +53,11 @@ import re
 import sys
 import unicodedata
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
+from typing import Any, TypeVar
 
-from fasteval.errors import FastevalError, UnknownMeasureError
+from fasteval.errors import FastevalError, ParameterError, UnknownMeasureError
 from fasteval.measures.measure import Measure
 from fasteval.measures.registry import (
     BY_KEY,
@@ -100,6 +101,10 @@ def _alias_table() -> tuple[dict[str, tuple[str | None, str | None]], dict[str, 
 _ALIASES, _ALIAS_P, _WRITTEN = _alias_table()
 
 SETS = ("all_trec", "official")
+
+DEFAULT_SET = "official"
+"""The measures trec_eval prints when none is named (``trec_eval`` without ``-m``): the
+default of ``fasteval trec-eval`` and ``fasteval eval``."""
 
 
 class _Bad(Exception):
@@ -716,12 +721,7 @@ def parse_measures(names: str | Measure | Iterable[str | Measure], *,
     >>> [m.name for m in parse_measures(["precision", "hits@10-l2", "NumRet(rel=2)"])]
     ['set_P', 'hits_10(rel=2)', 'num_rel_ret(rel=2)']
     """
-    if isinstance(names, (str, Measure)):
-        names = [names]
-    elif isinstance(names, (bytes, Mapping)) or not isinstance(names, Iterable):
-        # bytes would be read as numbers, a mapping as its keys
-        raise UnknownMeasureError(
-            f"measures must be a name, a Measure or a list of them, got {type(names).__name__}")
+    names = _items(names)
     out: list[Measure] = []
     seen: set[Measure] = set()
     token = _C_NUMBERS.set(trec_eval_syntax)
@@ -734,6 +734,93 @@ def parse_measures(names: str | Measure | Iterable[str | Measure], *,
     finally:
         _C_NUMBERS.reset(token)
     return out
+
+
+def _items(names: str | Measure | Iterable[str | Measure]) -> list[str | Measure]:
+    """The names asked for, as a list (one name or Measure is a list of one)."""
+    if isinstance(names, (str, Measure)):
+        return [names]
+    if isinstance(names, (bytes, Mapping)) or not isinstance(names, Iterable):
+        # bytes would be read as numbers, a mapping as its keys
+        raise UnknownMeasureError(
+            f"measures must be a name, a Measure or a list of them, got {type(names).__name__}")
+    return list(names)
+
+
+def parse_labelled(names: str | Measure | Iterable[str | Measure], *,
+                   trec_eval_syntax: bool = False) -> list[tuple[str, Measure]]:
+    """Parse measure names into ``(label, measure)`` pairs: the label is the name as asked.
+
+    The label of a name that gives one measure is that name as written (stripped, each run
+    of blanks inside it written as one space, so that it fits on one line and in one field
+    of trec_eval's tab-separated lines): ``ndcg@10`` stays ``ndcg@10``, ``nDCG@10``
+    ``nDCG@10``. A :class:`Measure` given itself is labelled by its canonical name, as
+    are the members of a name that gives several (``P``, ``P.5,10``, ``official``,
+    ``all_trec``). The pairs keep the order of first appearance, one per measure:
+
+    * the same name twice is asked once;
+    * a member of a list or set also named by its own spelling takes that spelling as its
+      label (``official`` with ``P@10``: ``P@10`` among ``P_5``, ``P_15``...);
+    * two different names of one measure (``ndcg@10`` and ``ndcg_cut_10``) are a
+      :class:`~fasteval.errors.ParameterError` naming both: the results would carry one
+      of them only.
+
+    Examples
+    --------
+    >>> [(label, m.name) for label, m in parse_labelled(["ndcg@10", " mrr ", "P.5,10"])]
+    [('ndcg@10', 'ndcg_cut_10'), ('mrr', 'recip_rank'), ('P_5', 'P_5'), ('P_10', 'P_10')]
+    >>> [label for label, _ in parse_labelled(["P.5,10", "P@10", "P@10"])]
+    ['P_5', 'P@10']
+    >>> parse_labelled(["ndcg@10", "ndcg_cut_10"])
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: measures must be one name per measure (both are ndcg_cut_10; results carry the name asked for), got ['ndcg@10', 'ndcg_cut_10']
+    """
+    items = _items(names)
+    token = _C_NUMBERS.set(trec_eval_syntax)
+    try:
+        return label_measures(items, _parse_one)
+    finally:
+        _C_NUMBERS.reset(token)
+
+
+_M = TypeVar("_M")
+_BLANKS = re.compile(r"\s+")
+
+
+def label_measures(items: Iterable[Any], parse_one: Callable[[Any], list[_M]],
+                   canonical: Callable[[_M], str] = lambda m: m.name) -> list[tuple[str, _M]]:
+    """``(label, measure)`` pairs of ``items`` by the rules of :func:`parse_labelled`;
+    ``parse_one`` gives the measures of one item, ``canonical`` a measure's own name (the
+    label of a measure given as an object, and what tells two measures apart). Diversity
+    measures (:mod:`fasteval.diversity`) are labelled by the same rules.
+
+    Examples
+    --------
+    >>> label_measures(["a ", "A", "b"], lambda x: [x.strip().lower()], str)
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: measures must be one name per measure (both are a; results carry the name asked for), got ['a', 'A']
+    """
+    found: dict[str, list] = {}  # canonical name -> [label, measure, named by itself]
+    for item in items:
+        ms = parse_one(item)
+        if len(ms) != 1:
+            for m in ms:
+                found.setdefault(canonical(m), [canonical(m), m, False])
+            continue
+        m = ms[0]
+        key = canonical(m)
+        label = _BLANKS.sub(" ", item.strip()) if isinstance(item, str) else key
+        entry = found.get(key)
+        if entry is None:
+            found[key] = [label, m, True]
+        elif not entry[2]:
+            entry[0], entry[2] = label, True
+        elif entry[0] != label:
+            raise ParameterError("measures", f"one name per measure (both are {key}; results "
+                                 "carry the name asked for)", [entry[0], label])
+    return [(label, m) for label, m, _ in found.values()]
 
 
 def parse_measure(name: str | Measure) -> Measure:
@@ -774,4 +861,5 @@ def trec_order(measures: Iterable[Measure]) -> list[Measure]:
 
 
 # FLOAT_CUTS members are named with %.2f; GAINS and VECTOR keep their text.
-__all__ = ["parse_measure", "parse_measures", "trec_order", "known_names", "SETS", "GAINS"]
+__all__ = ["parse_measure", "parse_measures", "parse_labelled", "label_measures", "trec_order",
+           "known_names", "SETS", "DEFAULT_SET", "GAINS"]
