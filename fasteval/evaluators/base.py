@@ -100,7 +100,12 @@ def register_with_haystack(*classes: type) -> None:
 
     Each class is registered under its module path and under the legacy
     ``fasteval.evaluators.haystack.<Class>``, so ``Pipeline.from_dict`` finds it either way.
+    Without haystack-ai: a :class:`~fasteval.errors.MissingExtraError` (an ``ImportError``)
+    saying ``pip install ".[haystack]"``, before any class is registered.
     """
+    from fasteval.errors import require_extra
+
+    require_extra("haystack", "registering evaluators with Haystack")
     from haystack.core.component.component import component
 
     _register_in(component.registry, classes)

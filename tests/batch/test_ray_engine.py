@@ -33,7 +33,7 @@ def test_missing_ray_is_one_line(monkeypatch):
     from fasteval.errors import FastevalError
 
     monkeypatch.setitem(sys.modules, "ray", None)
-    with pytest.raises(FastevalError, match=r'pip install "fasteval\[ray\]"'):
+    with pytest.raises(FastevalError, match=r'pip install "\.\[ray\]"'):
         ray_engine.require_ray()
 
 

@@ -22,6 +22,6 @@ def test_sas_without_its_backend_says_what_to_install(tmp_path, capsys, monkeypa
     err = capsys.readouterr().err
     assert rc == 2
     assert err.count("\n") == 1 and err.startswith("fasteval: error:")
-    assert named in err and "pip install 'fasteval[sas]'" in err
+    assert named in err and 'pip install ".[sas]"' in err
     assert ("pip install torch" in err) == (missing == "torch")
     assert not (tmp_path / "out.parquet").exists()
