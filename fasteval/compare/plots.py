@@ -165,7 +165,7 @@ def require_plotting(who: str = "plotting") -> None:
 
     Examples
     --------
-    >>> require_plotting()  # doctest: +SKIP
+    >>> require_plotting()  # matplotlib installed: nothing happens
     """
     require_extra("plot", who)
 
