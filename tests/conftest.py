@@ -16,3 +16,31 @@ if "FASTEVAL_CACHE_DIR" not in os.environ:  # set before any test starts a subpr
     _CACHE = tempfile.mkdtemp(prefix="fasteval-test-cache-")
     os.environ["FASTEVAL_CACHE_DIR"] = _CACHE
     atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+from tests._profile import FULL  # noqa: E402
+
+# quick: the README's test command; full: FASTEVAL_TESTS=full (tests/_profile.py). A test's
+# own max_examples comes from tests._profile.examples, so it follows the profile too.
+settings.register_profile("quick", max_examples=20, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("full", max_examples=100, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("full" if FULL else "quick")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "deep: sized by the profile (tests/_profile.py); "
+                                       "FASTEVAL_TESTS=full runs it at full size")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark property tests ``deep``; in the quick profile, skip the ``slow`` ones."""
+    skip = pytest.mark.skip(reason="slow: runs in the full profile (FASTEVAL_TESTS=full)")
+    for item in items:
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.deep)
+        if not FULL and item.get_closest_marker("slow") is not None:
+            item.add_marker(skip)

@@ -12,6 +12,7 @@ from fasteval.compare import compare
 from fasteval.compare.sign import sign_test, smallest_p
 from fasteval.compare.ties import differences
 from fasteval.errors import ParameterError
+from tests._profile import examples
 
 stats = pytest.importorskip("scipy.stats")
 
@@ -24,7 +25,7 @@ def _frame(scores: dict[str, np.ndarray]) -> pl.DataFrame:
     ])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.integers(0, 400), st.integers(0, 400),
        st.sampled_from(["two-sided", "greater", "less"]))
 def test_p_value_equals_scipy_binomtest(wins, losses, alternative):

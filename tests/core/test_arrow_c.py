@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from fasteval.prepare.arrow_c import string_view_batches
 from fasteval.prepare.views import id_column
+from tests._profile import examples
 
 
 def _pyarrow_views(chunk: pl.Series) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -24,7 +25,7 @@ def _pyarrow_views(chunk: pl.Series) -> tuple[np.ndarray, list[np.ndarray]]:
     return views, [np.frombuffer(b, dtype=np.uint8) for b in bufs[2:] if b is not None]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(values=st.lists(st.one_of(st.none(), st.text(max_size=40)), max_size=60),
        cut=st.tuples(st.integers(0, 60), st.integers(0, 60)), split=st.integers(0, 60))
 def test_views_are_pyarrows(values, cut, split):

@@ -21,6 +21,7 @@ import fasteval
 from fasteval.diversity import DiversityEvaluator, evaluate_diversity, parse_diversity_measures
 from fasteval.errors import InputError, ParameterError, UnknownMeasureError
 from fasteval.io.subtopics import read_subtopic_qrels
+from tests._profile import examples
 
 LOG2_3 = math.log2(3)
 
@@ -343,7 +344,7 @@ _NDEVAL = ["alpha-nDCG@2", "alpha-nDCG@5", "alpha-nDCG@20", "alpha-DCG@3", "alph
            "strec@20", "MAP-IA"]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), n_queries=st.integers(1, 12),
        alpha=st.sampled_from([0.0, 0.25, 0.5, 0.9, 1.0]), beta=st.sampled_from([0.0, 0.5, 0.8]))
 def test_differential_against_pyndeval(seed, n_queries, alpha, beta):
@@ -370,7 +371,7 @@ def test_differential_against_pyndeval(seed, n_queries, alpha, beta):
 
 
 # ------------------------------------------------------------------ properties
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_the_greedy_ideal_ranking_scores_one(seed):
     """Ranking the judged documents in the greedy ideal order gives alpha-nDCG, nERR-IA and
@@ -397,7 +398,7 @@ def test_the_greedy_ideal_ranking_scores_one(seed):
     assert res["value"].to_list() == [1.0] * res.height
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_bounds_and_monotone_cutoffs(seed):
     q, r = as_tables(*make_case(seed, 8))

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import fasteval
 from fasteval.kernels import expected as E
 from fasteval.measures import parse_measures
+from tests._profile import examples
 
 MEASURES = [
     "P_1", "P_2", "P_3", "P_5", "P_10", "recall_1", "recall_3", "recall_5", "recip_rank", "map",
@@ -100,7 +101,7 @@ def tied_query(draw):
     return groups, extra
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(case=tied_query(), level=st.sampled_from([1, 1, 2]))
 def test_expected_equals_mean_over_orderings(case, level):
     groups, extra = case
@@ -337,7 +338,7 @@ def _api_brute(qrels, run, measures, **opts) -> dict[tuple[str, str], float]:
     return {(q, m): v for q, m, v in mean.iter_rows()}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(case=tied_runs(), judged_only=st.booleans(), complete=st.booleans(),
        level=st.sampled_from([1, 2]))
 def test_evaluate_expected_equals_brute_force(case, judged_only, complete, level):

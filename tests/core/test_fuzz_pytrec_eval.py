@@ -36,6 +36,7 @@ from hypothesis import strategies as st
 
 import fasteval
 from fasteval.cli.trec_eval_cmd import parse_args, run_trec_eval
+from tests._profile import examples
 from tests.core._gen import (
     PYTREC_FAMILIES,
     FuzzCase,
@@ -132,7 +133,7 @@ INT_IDS = FuzzCase(  # ties on the decimal spelling: "9" > "100" > "10" > "1" > 
     True)
 
 
-@settings(max_examples=250, deadline=None,
+@settings(max_examples=examples(250), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=multi_query_cases(), options=OPTIONS)
 @example(case=J_EMPTIES_A_QUERY, options=(1, True, None, False))
@@ -215,7 +216,7 @@ def _check_cli(case: FuzzCase, level: int, judged_only: bool, max_docs: int | No
         assert _printed_as(got[(name, "all")], w, False), (flags, name, got[(name, "all")], w)
 
 
-@settings(max_examples=80, deadline=None,
+@settings(max_examples=examples(80), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=multi_query_cases(), options=OPTIONS)
 @example(case=J_EMPTIES_A_QUERY, options=(1, True, None, True))

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import fasteval
 from fasteval.errors import UnknownMeasureError
 from fasteval.measures import FAMILIES, parse_measure, parse_measures
+from tests._profile import examples
 
 # q1: grades 1, 0, unjudged, 2, 3, unpooled, unpooled (max grade 3: trec_eval's rbp
 # rescales the gains to g / 3); q2: 2, unpooled, 1 (gains g / 2)
@@ -187,7 +188,7 @@ def test_every_alias_round_trips(name: str) -> None:
 _SPELLING = st.sampled_from(_alias_spellings())
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(_SPELLING, st.sampled_from(["", "(rel=2)", "(p=0.5)", "(cutoff=3)", "-l1"]))
 def test_alias_with_arguments_round_trips_or_is_refused(name: str, extra: str) -> None:
     """An alias with one more argument either parses to measures whose names parse back

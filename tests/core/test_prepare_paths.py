@@ -14,6 +14,7 @@ import fasteval
 import fasteval.prepare as P
 from fasteval.errors import InputError
 from fasteval.kernels import prepare as K
+from tests._profile import examples
 from tests.core._gen import random_case
 
 
@@ -147,7 +148,7 @@ def test_ties_broken_by_bytes_descending_long_and_short():
 ascii_or_not = st.text(alphabet=st.sampled_from(list("ab\u00e9\u4e2d0-")), max_size=20)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(ascii_or_not, min_size=2, max_size=30))
 def test_view_comparisons_match_bytes(texts):
     col = P.id_column(pl.Series(texts, dtype=pl.Utf8))

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import fasteval
 import fasteval.prepare as P
 from fasteval.errors import FastevalError
+from tests._profile import examples
 from tests.core._gen import random_case
 
 TEXT_DOCS = ["a", "b", "B", "d1", "d10", "d2", "9", "10", "z", "\u00e9", "x#1", "ab",
@@ -87,7 +88,7 @@ def cases(draw):
     return qrels, run, opts
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(cases())
 def test_polars_path_equals_kernels(case):
     qrels, run, opts = case

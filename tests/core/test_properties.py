@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 import fasteval
 from fasteval.measures import FAMILIES, parse_measures
 from fasteval.measures.registry import LENGTH
+from tests._profile import examples
 
 # every numeric family of the registry with its default parameters, and at a small cutoff
 ALL = parse_measures(
@@ -45,7 +46,7 @@ def _values(qrels, run, measures=ALL, **kw):
     return dict(zip(res["measure"].to_list(), res["value"].to_list(), strict=True))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(), st.randoms(use_true_random=False))
 def test_row_order_does_not_matter(case, rnd) -> None:
     qrels, run = case
@@ -59,7 +60,7 @@ def test_row_order_does_not_matter(case, rnd) -> None:
         assert a[k] == b[k] or (np.isnan(a[k]) and np.isnan(b[k])), k
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
 def test_values_in_range(case) -> None:
     qrels, run = case
@@ -71,7 +72,7 @@ def test_values_in_range(case) -> None:
             assert v >= 0 and v == int(v)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(), st.integers(1, 5))
 def test_unjudged_docs_below_cutoff_do_not_change_cutoff_measures(case, k) -> None:
     qrels, run = case
@@ -87,7 +88,7 @@ def test_unjudged_docs_below_cutoff_do_not_change_cutoff_measures(case, k) -> No
         assert base == more
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(), st.booleans(), st.sampled_from([9, 10]), st.integers(0, 2))
 def test_filled_query_is_zero_in_every_measure(case, judged_only, compat, level) -> None:
     """complete=True: a qrels query the run lacks is 0 in every family (residuals too),

@@ -25,6 +25,7 @@ from fasteval.measures.gains import (
     results_gains,
     trec_gain_list,
 )
+from tests._profile import examples
 
 L3 = math.log2(3)
 # topic 1: a=2, b=1, c=0, d=1; the run ranks b, a, d (c not retrieved)
@@ -106,7 +107,7 @@ def test_consistent_gains_keep_one_order() -> None:
     assert results_gains([(1, 2.0), (1, 2.0)], [0, 1]) == {1: 2.0}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 4), st.integers(-3, 12)), max_size=4),
        st.integers(0, 4))
 def test_whole_number_gains_sort_by_gain(pairs, top) -> None:

@@ -22,6 +22,7 @@ from fasteval.evaluators import (
     evaluate_documents,
 )
 from fasteval.evaluators.documents import normalize_text
+from tests._profile import examples
 
 
 def docs(*contents, scores=None):
@@ -187,7 +188,7 @@ def _oracle_map(gt, ret):
 values = st.sampled_from(["a", "b", "c", "d", None])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.tuples(st.lists(values, max_size=6), st.lists(values, max_size=10)), min_size=1, max_size=8))
 def test_map_property_against_oracle(questions):
     gt = [docs(*g) for g, _ in questions]

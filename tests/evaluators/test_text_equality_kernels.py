@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fasteval.kernels import documents as D
+from tests._profile import examples
 
 # few letters, so that equal texts, shared prefixes and equal lengths are frequent
 TEXTS = st.lists(st.text(alphabet="ab\u00e9", max_size=30), min_size=1, max_size=12)
@@ -50,7 +51,7 @@ def _views(texts: list[str]):
     return views, base, data[: data.shape[0] // 8 * 8].view(np.uint64), data
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(a=TEXTS, b=TEXTS)
 def test_each_kernel_is_string_equality(a, b):
     pa_, pb_ = _packed(a), _packed(b)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import fasteval
 from fasteval.errors import InputError, ParameterError
+from tests._profile import examples
 
 A = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "q2": {"d4": 1.0}}
 B = {"q1": {"d3": 0.9, "d4": 0.5}, "q2": {"d4": 2.0, "d5": 1.0}}
@@ -275,7 +276,7 @@ _run_st = st.dictionaries(
     min_size=1, max_size=3)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(runs=st.lists(_run_st, min_size=2, max_size=4),
        method=st.sampled_from(["sum", "mnz", "rrf", "isr", "bordafuse", "condorcet", "med"]),
        norm=st.sampled_from(["none", "min-max", "zmuv", "rank"]))

@@ -43,6 +43,7 @@ import fasteval
 from fasteval.cli import main as cli_main
 from fasteval.errors import InputError
 from fasteval.io import read_qrels, read_run, scan_qrels, scan_run
+from tests._profile import examples
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*so it has no results:fasteval.errors.DataWarning")
 
@@ -307,7 +308,7 @@ def check_formats(qrels: list, run: list, style: dict, names: list[str], cross: 
         _check_scores(written[a]["qrels"], written[b]["run"], reference, tmp)
 
 
-SETTINGS = settings(max_examples=25, deadline=None,
+SETTINGS = settings(max_examples=examples(25), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 _STYLE = {"bom": False, "crlf": False, "no_final_newline": False, "ascii": True, "trec_sep": " ",
           "parquet_ids": "string"}

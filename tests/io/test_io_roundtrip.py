@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from fasteval.errors import InputError, OutputError
 from fasteval.io.readers import read_qrels, read_run
 from fasteval.io.writers import write_table
+from tests._profile import examples
 
 # Ids as TREC text allows them: no whitespace or control characters; '#' is fine inside.
 _chars = st.characters(blacklist_categories=("Zs", "Zl", "Zp", "Cc", "Cs", "Cf", "Co", "Cn"))
@@ -37,7 +38,7 @@ def tables(draw, qid, did, value, name: str) -> pl.DataFrame:
     )
 
 
-SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _roundtrip(df: pl.DataFrame, name: str, reader, **kw) -> pl.DataFrame:

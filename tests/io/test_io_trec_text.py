@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from fasteval.errors import InputError
 from fasteval.io import trec
 from fasteval.io.readers import read_qrels, read_run
+from tests._profile import examples
 
 _tok = st.text(st.characters(min_codepoint=33, max_codepoint=0x2FF, blacklist_characters="#"), min_size=1, max_size=8)
 _doc = st.text(st.characters(min_codepoint=33, max_codepoint=0x2FF), min_size=1, max_size=8)  # '#' allowed inside
@@ -56,7 +57,7 @@ def run_text(draw) -> str:
     return "\n".join(lines) + draw(st.sampled_from(["", "\n"]))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(run_text(), st.booleans())
 @example("\r0 Q0 00 0 0.0 0", False)  # a CR before the first field is whitespace, not the id's
 @example("q\tQ0 d 1 1.0 t\r\n\rq2 Q0 e\r2 1.0 t", True)
@@ -86,7 +87,7 @@ def regular_run_text(draw) -> str:
     return "\n".join(lines)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(regular_run_text())
 def test_fast_path_matches_oracle_and_careful_path(text: str) -> None:
     raw = text.encode()
@@ -136,7 +137,7 @@ def test_large_ids_and_many_lines(tmp_path: Path) -> None:
     assert df.schema["rank"] == pl.Int64
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(run_text())
 def test_scan_run_matches_oracle(text: str) -> None:
     from fasteval.io.readers import scan_run

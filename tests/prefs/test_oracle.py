@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fasteval.prefs import evaluate_prefs
+from tests._profile import examples
 
 DOCS = [f"d{i}" for i in range(7)]
 
@@ -123,7 +124,7 @@ def frames(rows, run, qid="q"):
     return j, r
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(topic())
 def test_matches_reference(t):
     rows, run = t
@@ -134,7 +135,7 @@ def test_matches_reference(t):
         assert got[m] == pytest.approx(v, rel=1e-12, abs=1e-12), m
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(topic(), st.randoms(use_true_random=False))
 def test_row_order_does_not_matter(t, rnd):
     rows, run = t
@@ -145,7 +146,7 @@ def test_row_order_does_not_matter(t, rnd):
     assert evaluate_prefs(perm_j, perm_r) == base
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(topic())
 def test_values_in_range(t):
     rows, run = t
