@@ -35,7 +35,7 @@ def test_polars_rank_alias_is_the_rank():
     run = pl.DataFrame({"query_id": [1, 1], "doc_id": [10, 11], "score": [1.0, 2.0],
                         "position": [1, 2]})
     res = fasteval.evaluate(QRELS, run, "P@1", tie_break="rank")
-    assert res.rows() == [("run", 1, "P_1", 1.0)]
+    assert res.rows() == [("run", 1, "P@1", 1.0)]
 
 
 @pytest.mark.parametrize("dtype", [pl.Int32, pl.UInt8, pl.UInt64, pl.Int16])
@@ -66,7 +66,7 @@ def test_mapping_of_ranx_runs():
     qrels = ranx.Qrels({"q1": {"a": 1, "b": 0}})
     runs = {"bm25": ranx.Run({"q1": {"a": 1.0, "b": 0.5}}),
             "dense": ranx.Run({"q1": {"a": 0.5, "b": 1.0}})}
-    expected = [("bm25", "q1", "P_1", 1.0), ("dense", "q1", "P_1", 0.0)]
+    expected = [("bm25", "q1", "P@1", 1.0), ("dense", "q1", "P@1", 0.0)]
     assert fasteval.evaluate(qrels, runs, "P@1").rows() == expected
     assert evaluate_files(qrels, runs, ["P@1"]).per_query.rows() == expected
 
@@ -110,8 +110,8 @@ def test_mapping_of_open_run_files():
     qrels = {"q1": {"a": 1, "b": 0}}
     runs = {"bm25": io.BytesIO(b"q1 Q0 a 1 2.0 x\nq1 Q0 b 2 1.0 x\n"),
             "dense": io.StringIO("q1 Q0 b 1 2.0 x\nq1 Q0 a 2 1.0 x\n")}
-    assert fasteval.evaluate(qrels, runs, "P@1").rows() == [("bm25", "q1", "P_1", 1.0),
-                                                           ("dense", "q1", "P_1", 0.0)]
+    assert fasteval.evaluate(qrels, runs, "P@1").rows() == [("bm25", "q1", "P@1", 1.0),
+                                                           ("dense", "q1", "P@1", 0.0)]
 
 
 @pytest.mark.parametrize("dtype", [pl.Float32, pl.Float64])
@@ -139,7 +139,7 @@ def test_report_after_a_failed_call_is_empty():
         with pytest.raises(fasteval.errors.InputError):
             ev.evaluate(bad)
         assert ev.report == Report()  # not the counts of the call before
-    assert ev.evaluate({"q2": {"b": 1.0}}).rows() == [("run", "q2", "P_1", 1.0)]
+    assert ev.evaluate({"q2": {"b": 1.0}}).rows() == [("run", "q2", "P@1", 1.0)]
     assert (ev.report.run_queries, ev.report.evaluated, ev.report.missing_from_run) == (1, 1, 1)
 
 

@@ -337,7 +337,9 @@ def test_two_fractions_alike_to_two_decimals_are_two_rows() -> None:
                             {"q": {"a": 3.0, "x": 2.0, "y": 1.0, "b": 0.5}},
                             ["iprec_at_recall@0.75", "iprec_at_recall@0.749"])
     assert out.select("measure", "value").rows() == [
-        ("iprec_at_recall_0.75", 0.5), ("iprec_at_recall_0.749", 1.0)]
+        ("iprec_at_recall@0.75", 0.5), ("iprec_at_recall@0.749", 1.0)]
+    assert [parse_measure(m).name for m in out["measure"]] == [
+        "iprec_at_recall_0.75", "iprec_at_recall_0.749"]
 
 
 def test_rbp_gains_are_part_of_the_name() -> None:

@@ -35,7 +35,9 @@ def test_profile_values_by_hand():
                         "score": [5.0, 4.0, 3.0, 2.0, 1.0]})
     res = fasteval.evaluate(qrels, run, ["map", "P@2", "recall@4", "RR", "Rprec", "AP(rel=2)",
                                          "P(rel=2)@5", "ndcg_cut_2", "num_rel_ret"])
-    got = dict(zip(res["measure"], res["value"], strict=True))
+    assert res["measure"].unique(maintain_order=True).to_list()[:3] == ["map", "P@2", "recall@4"]
+    canonical = [fasteval.parse_measure(m).name for m in res["measure"]]
+    got = dict(zip(canonical, res["value"], strict=True))
     assert got["map"] == pytest.approx((1 / 1 + 2 / 4 + 3 / 5) / 4)
     assert got["P_2"] == 0.5
     assert got["recall_4"] == 0.5

@@ -110,7 +110,7 @@ def test_api_gives_the_same_nan() -> None:
     values = dict(zip(keys, res["value"], strict=True))
     assert values[("q1", "iprec_at_recall_0.00")] == 1.0
     assert math.isnan(values[("q2", "iprec_at_recall_0.00")])
-    assert values[("q2", "P_1")] == 0.0
+    assert values[("q2", "P@1")] == 0.0
 
 
 def test_filled_query_c_and_J(tmp_path: Path) -> None:
@@ -151,7 +151,7 @@ def test_compat9_api_zeroes_filled_queries() -> None:
                             relevance_level=0)
     q2 = res.filter(res["query_id"] == "q2")
     assert dict(zip(q2["measure"], q2["value"], strict=True)) == {
-        "Rndcg": 0.0, "num_rel": 1.0, "num_q": 1.0, "P_1": 0.0}
+        "Rndcg": 0.0, "num_rel": 1.0, "num_q": 1.0, "P@1": 0.0}
 
 
 def test_complete_parameterised_relstring_and_utility_keep_placeholder(tmp_path: Path) -> None:
