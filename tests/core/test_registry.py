@@ -15,15 +15,16 @@ from fasteval.measures import BY_KEY, FAMILIES, Measure, known_names, parse_meas
 from fasteval.measures.plan import plan_slots
 from fasteval.measures.registry import FLOAT_CUTS, LENGTH, Code, by_code, measure_table
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+MEASURES_PAGE = Path(__file__).resolve().parents[2] / "docs" / "measures.md"
 
 
-def test_readme_measure_table_is_the_registry() -> None:
-    text = README.read_text(encoding="utf-8")
-    m = re.search(r"<!-- measure-table:begin -->\n(.*?)\n<!-- measure-table:end -->", text, re.S)
-    assert m is not None, "README lacks the measure table markers"
+def test_docs_measure_table_is_the_registry() -> None:
+    text = MEASURES_PAGE.read_text(encoding="utf-8")
+    m = re.search(r"<!-- BEGIN GENERATED: measures -->\n(.*?)\n<!-- END GENERATED: measures -->",
+                  text, re.S)
+    assert m is not None, "docs/measures.md lacks the measure table markers"
     assert m.group(1) == measure_table(), (
-        "README's measure table is stale: paste fasteval.measures.registry.measure_table()")
+        "docs/measures.md's measure table is stale: run `python -m fasteval._docs`")
 
 
 def test_every_family_has_a_kernel() -> None:
