@@ -6,7 +6,7 @@ registry drives everything else: the parser (canonical names, ``@k`` for every c
 family, the aliases of every dialect, named parameters and their defaults), the plan
 handed to the kernels (family codes, profiles, what a family needs from the qrels),
 the checks of parameter values, output order (trec_eval's internal table order),
-aggregation, the "did you mean" suggestions, the README's measure table and the
+aggregation, the "did you mean" suggestions, the docs' measures table and the
 parametrised tests.
 
 Adding a measure takes three touches:
@@ -591,10 +591,10 @@ def _member(f: Family) -> str:
 
 
 def measure_table() -> str:
-    """The README's measure table (Markdown), one row per family, from this registry.
+    """The measures table of docs/measures.md (Markdown), one row per family, from this registry.
 
     Columns: canonical members, the ir_measures and ranx spellings (and fasteval's own
-    extra ones), how queries aggregate, and the definition. A test keeps the README's
+    extra ones), how queries aggregate, and the definition. A test keeps the docs'
     copy equal to it.
 
     Examples

@@ -431,7 +431,7 @@ def test_cli_chunked_parquet_equals_in_memory(tmp_path, capsys):
 
 
 def test_every_set_measure_has_an_expected_value():
-    # the README lists every count and set measure (num_*, set_*), Judged (set_judged) and
+    # docs/measures.md lists every count and set measure (num_*, set_*), Judged (set_judged) and
     # SetP@k (set_P_cut) included
     families = {f.key for f in fasteval.measures.FAMILIES
                 if f.key.startswith(("num_", "set_"))}

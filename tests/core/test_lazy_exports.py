@@ -1,5 +1,5 @@
 """``fasteval.compare`` and ``fasteval.sas`` are callable modules: after ``import fasteval``
-alone, ``fasteval.compare.topic_set_size`` (as the README writes it) resolves, and
+alone, ``fasteval.compare.topic_set_size`` (as docs/statistics.md writes it) resolves, and
 ``fasteval.compare(...)`` still calls the function."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 
 @pytest.mark.parametrize("code", [
-    # the README's spelling, in a fresh process where nothing imported fasteval.compare
+    # the docs' spelling, in a fresh process where nothing imported fasteval.compare
     "import fasteval\nassert fasteval.compare.topic_set_size(0.05, 0.2) == 128\n"
     "assert callable(fasteval.compare.pilot_variance)\n",
     # the function first, then the module's other names

@@ -85,7 +85,7 @@ def test_scores_equal_in_float32_tie_under_compat_9(seed: int) -> None:
 def test_gm_per_query_is_the_value_where_pytrec_eval_gives_its_log() -> None:
     """Per query, pytrec_eval reports gm_map / gm_bpref as trec_eval keeps them inside,
     ln(max(value, 1e-5)); fasteval's per-query value is AP (bpref) itself, and the
-    aggregate is trec_eval's geometric mean of the floored values (README, *Results*)."""
+    aggregate is trec_eval's geometric mean of the floored values (docs/evaluate.md, *Results out*)."""
     qd = {"q": {"a": 1, "b": 1, "c": 0}, "r": {"x": 1}}
     rd = {"q": {"a": 1.0, "b": 0.5, "c": 0.7, "d": 2.0}, "r": {"y": 1.0}}
     theirs = pytrec_eval.RelevanceEvaluator(qd, {"gm_map", "gm_bpref", "map", "bpref"}).evaluate(rd)

@@ -121,7 +121,7 @@ RANX_NAMES = [
 def test_every_shared_name_agrees_on_untied_runs() -> None:
     """Per-query values under each name both libraries accept with fasteval's meaning, on
     untied runs with graded labels, unjudged documents and no negative grades (ties and
-    negative grades are the differences README's *Measure names* notes)."""
+    negative grades are the differences docs/trec_eval.md's *Where the peers disagree* notes)."""
     irm = pytest.importorskip("ir_measures")
     ranx = pytest.importorskip("ranx")
     qrels, run = _common(104, n_queries=60)
@@ -173,7 +173,7 @@ def test_ir_measures_compat_ideal_ties_unretrieved_with_score_zero() -> None:
     """ir_measures' Compat ranks unretrieved relevant documents as if scored 0, keeping
     the qrels' order among equal scores: a relevant document retrieved at score 0 (or
     below) can fall behind an unretrieved one in its ideal ranking. fasteval's ideal lists
-    retrieved documents of a grade first, in ranking order (README, *Measure names*)."""
+    retrieved documents of a grade first, in ranking order (docs/measures.md, *Compatibility*)."""
     irm = pytest.importorskip("ir_measures")
     qd = {"q": {"u": 1, "r": 1}}
     # ranking [r]; fasteval's ideal [r, u]: RBO to depth 2 = (1 + 0.95 * 1/2) / norm
@@ -251,7 +251,7 @@ def test_pytrec_eval_backed_names_agree_on_tied_runs_with_negative_grades(seed: 
     (["INST(max_rel=3)", "NERR10(max_rel=3)", "BPM(max_rel=3)@10", "RBP(rel=2)"], "row order"),
 ])
 def test_ir_measures_other_providers_tie_orders(names: list[str], order: str) -> None:
-    """README: msmarco (RR@k) and judged (Judged@k) order tied documents by doc id
+    """docs/trec_eval.md: msmarco (RR@k) and judged (Judged@k) order tied documents by doc id
     ascending, cwl_eval (C/W/L, RBP(rel=k)) in the run's row order; with the run's rows
     sorted so, tie_break="input" gives their values on a tied run whose rows are shuffled."""
     irm = pytest.importorskip("ir_measures")
