@@ -55,7 +55,7 @@ def test_rbp_at_k_names() -> None:
 def test_rbp_at_k_agrees_with_ir_measures_trectools_on_binary_judgments() -> None:
     """ir_measures computes RBP@k only with its trectools provider: on binary judgments
     without ties it equals fasteval's; on graded ones it scores the grade itself (the
-    docs/measures.md, *Measure names*)."""
+    docs/trec_eval.md, *Where the peers disagree*)."""
     irm = pytest.importorskip("ir_measures")
     pytest.importorskip("trectools")
     binary = {q: {d: int(g > 0) for d, g in docs.items()} for q, docs in QRELS.items()}
