@@ -679,7 +679,7 @@ def evaluate(
         Name for a single run without a ``run_id`` column (default ``"run"``); it renames
         the run of a ``run_id`` column naming one, and is refused for one naming several.
     engine : {"local", "ray"}
-        ``"ray"`` scores on Ray Data (``pip install "fasteval[ray]"``): ``run`` is then a
+        ``"ray"`` scores on Ray Data (``pip install ".[ray]"``): ``run`` is then a
         table, a mapping ``{name: table}``, or parquet paths / globs / directories (the rules
         of :mod:`fasteval.batch.discover`); the results equal the local ones bit for bit.
     **options

@@ -115,7 +115,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="memory budget, e.g. 1GiB: sets the chunk size; the prepared qrels and the "
                         "per-query results come on top (a note says when the peak went past it)")
     p.add_argument("--engine", choices=("local", "ray"), default="local",
-                   help="local (default) or ray: score on Ray Data (pip install 'fasteval[ray]'); "
+                   help="local (default) or ray: score on Ray Data (pip install \".[ray]\"); "
                         "with -q -o OUT.parquet, OUT is a parquet directory written by Ray")
     p.add_argument("--ray-address", default=None, metavar="ADDR",
                    help="Ray cluster to connect to with --engine ray (default: a local Ray)")
