@@ -22,7 +22,9 @@ CRC-32 of its arrays and of the header's description of them (types, shapes, the
 kept beside them): an entry that cannot be read whole (truncated, another format) or
 whose bytes changed since it was written is ignored and replaced. Entries
 are written atomically (:func:`fasteval.io.atomic.atomic_path`); the oldest are removed
-once the folder holds more than :data:`MAX_TOTAL_BYTES`. An entry holds the qrels' ids and
+once they take more than :data:`MAX_TOTAL_BYTES`. Only files this cache wrote are ever
+removed (its own names, a regular file starting with its header, never a link): the folder
+may be one a user keeps other files in. An entry holds the qrels' ids and
 grades only: nothing else of the environment.
 
 Examples
@@ -39,6 +41,7 @@ import hashlib
 import json
 import mmap
 import os
+import re
 import struct
 import threading
 import time
@@ -55,6 +58,8 @@ MAX_TOTAL_BYTES = 2 * 2**30
 SETTLE_SECONDS = 2.0
 """A file changed more recently than this is read but not cached."""
 _ALIGN = 64
+_ENTRY_NAME = re.compile(r"[0-9a-f]{32}\.qrels")
+"""The name :func:`_entry_path` gives an entry; the only files :func:`_trim` considers."""
 _FINGERPRINT: str | None = None
 _PENDING: list[threading.Thread] = []
 
@@ -144,8 +149,8 @@ def _touch(entry: Path) -> None:
     """Mark ``entry`` as used now, for trimming; a cache folder the job may not write (one
     shared read-only) is still read."""
     try:
-        os.utime(entry)
-    except OSError:
+        os.utime(entry, follow_symlinks=False)
+    except (OSError, NotImplementedError):
         pass
 
 
@@ -333,6 +338,8 @@ def _write(entry: Path, ident: dict, tree: dict, blobs: list) -> None:
     from fasteval.io.atomic import atomic_path
 
     entry.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if entry.is_symlink():  # atomic_path writes through links: never out of the folder
+        return
     views = [memoryview(b).cast("B") for b in blobs]
     offsets, pos = [], 0
     for v in views:
@@ -351,16 +358,51 @@ def _write(entry: Path, ident: dict, tree: dict, blobs: list) -> None:
             pos = off + n
 
 
-def _trim() -> None:
-    """Remove the oldest entries (by last use) until the folder holds at most
-    :data:`MAX_TOTAL_BYTES`."""
-    entries = []
-    for p in cache_dir().glob("*.qrels"):
+def _own_entries(folder: Path) -> list[tuple[float, int, Path]]:
+    """``(last use, size, path)`` of the entries in ``folder`` that this cache wrote: a
+    regular file (not a link) named as :func:`_entry_path` names one and starting with
+    :data:`MAGIC`. Anything else there (a user's own ``dl19.qrels`` in a folder that
+    ``FASTEVAL_CACHE_DIR`` points into, a link out of the folder) is never listed, so
+    never removed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "dl19.qrels").write_text("19335 0 doc 1\\n")      # the user's own file
+    >>> _ = (d / ("0" * 32 + ".qrels")).write_bytes(b"not an entry")  # our name, not our header
+    >>> _ = (d / ("1" * 32 + ".qrels")).write_bytes(MAGIC + b"\\0" * 8)
+    >>> [p.name[:4] for _, _, p in _own_entries(d)]
+    ['1111']
+    """
+    found = []
+    try:
+        listing = list(os.scandir(folder))
+    except OSError:
+        return found
+    for entry in listing:
+        if _ENTRY_NAME.fullmatch(entry.name) is None:
+            continue
         try:
-            st = p.stat()
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            st = entry.stat(follow_symlinks=False)
+            fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            try:
+                head = os.read(fd, len(MAGIC))
+            finally:
+                os.close(fd)
         except OSError:
             continue
-        entries.append((st.st_mtime, st.st_size, p))
+        if head == MAGIC:
+            found.append((st.st_mtime, st.st_size, Path(entry.path)))
+    return found
+
+
+def _trim() -> None:
+    """Remove this cache's oldest entries (by last use, :func:`_own_entries` only) until
+    they take at most :data:`MAX_TOTAL_BYTES`."""
+    entries = _own_entries(cache_dir())
     total = sum(s for _, s, _ in entries)
     for _, size, p in sorted(entries, key=lambda e: e[0]):
         if total <= MAX_TOTAL_BYTES:

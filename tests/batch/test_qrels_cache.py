@@ -415,3 +415,43 @@ def test_read_only_cache_is_still_read(cache, files, tmp_path, monkeypatch):
     assert C.load(q) is not None
     _no_reading(monkeypatch)
     assert _eval(q, run, tmp_path / "hit.csv") == good
+
+
+def test_trim_removes_only_its_own_entries(cache, files, tmp_path, monkeypatch):
+    """``FASTEVAL_CACHE_DIR`` pointing at a project folder: trimming removes entries this
+    cache wrote, never the user's files there (a ``.qrels`` of their own, a file named like
+    an entry without its header) nor anything behind a link out of the folder."""
+    q, run = files
+    cache.mkdir(parents=True)
+    mine = cache / "dl19.qrels"
+    mine.write_text(q.read_text())
+    lookalike = cache / ("ab" * 16 + ".qrels")
+    lookalike.write_text("not written by fasteval\n")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    target = outside / "precious.qrels"
+    target.write_bytes(C.MAGIC + b"\0" * 64)  # even with the header: reached through a link
+    link = cache / ("cd" * 16 + ".qrels")
+    link.symlink_to(target)
+    for p in (mine, lookalike):
+        os.utime(p, (1, 1))  # older than any entry
+    os.utime(target, (1, 1))
+    monkeypatch.setattr(C, "MAX_TOTAL_BYTES", 0)  # trim everything it may
+    _eval(q, run, tmp_path / "a.csv")
+    assert mine.read_text() == q.read_text() and lookalike.exists()
+    assert link.is_symlink() and target.read_bytes().startswith(C.MAGIC)
+    assert sorted(p.name for p in cache.iterdir()) == sorted([mine.name, lookalike.name, link.name])
+
+
+def test_entry_is_never_written_through_a_link(cache, files, tmp_path):
+    """A link in the cache folder under an entry's name is left as it is, and the file it
+    points to untouched."""
+    q, run = files
+    target = tmp_path / "user-file"
+    target.write_text("mine\n")
+    cache.mkdir(parents=True)
+    link = C._entry_path(C.identity(q))  # where eval would write its entry
+    link.symlink_to(target)
+    _eval(q, run, tmp_path / "a.csv")
+    C.wait()
+    assert link.is_symlink() and target.read_text() == "mine\n" and list(cache.iterdir()) == [link]
