@@ -144,7 +144,7 @@ def cli_part() -> str:
     out = ["| command | what it does |", "|---|---|"]
     for name, (_, help_text) in cli.SUBCOMMANDS.items():
         anchor = f"fasteval-{name}"
-        out.append(f"| [`fasteval {name}`](#{anchor}) | {help_text} |")
+        out.append(f"| [`fasteval {name}`](#{anchor}) | {_md(help_text).replace('|', chr(92) + '|')} |")
     out.append("")
     parsers = _parsers()
     for name in cli.SUBCOMMANDS:
