@@ -378,5 +378,7 @@ def optimize_fusion(
         "params": [repr(s.params[param]) for s in specs],
         "score": scores,
     })
-    return FusionSearch(method=m, norm=n, metric=measure, params=spec.params, score=best,
+    # the results name the measure as asked (measure); the search reports its canonical name
+    return FusionSearch(method=m, norm=n, metric=evaluator.measures[0].name, params=spec.params,
+                        score=best,
                         run=prepared.table(prepared.combine(spec)), trials=trials)

@@ -37,8 +37,7 @@ def test_matches_ranx_without_ties(seed: int) -> None:
     ours = fasteval.evaluate(qrels, run, RANX_METRICS)
     checked = 0
     for metric in RANX_METRICS:
-        name = fasteval.parse_measure(metric).name
-        sub = ours.filter(pl.col("measure") == name)
+        sub = ours.filter(pl.col("measure") == metric)  # named as asked
         got = dict(zip(sub["query_id"].to_list(), sub["value"].to_list(), strict=True))
         for qid, v in zip(rrun.keys(), want[metric], strict=True):
             assert math.isclose(got[qid], float(v), abs_tol=1e-9), (metric, qid, got[qid], v)
@@ -72,7 +71,7 @@ def test_matches_ir_measures(seed: int) -> None:
     got = {(str(q), m): v for q, m, v in ours.select("query_id", "measure", "value").iter_rows()}
     checked = 0
     for name in names:
-        canon = fasteval.parse_measure(name).name
+        canon = name  # the results name each measure as asked
         for m in irm.iter_calc([irm.parse_measure(name)], qd, rd):
             if m.query_id not in rd:
                 # ir_measures reports qrels queries absent from the run (as 0); fasteval
@@ -126,7 +125,9 @@ def test_every_shared_name_agrees_on_untied_runs() -> None:
     ranx = pytest.importorskip("ranx")
     qrels, run = _common(104, n_queries=60)
     qd, rd = to_dicts(qrels, run)
-    ours = fasteval.evaluate(qrels, run, IR_NAMES + RANX_NAMES)
+    # two spellings of one measure in one call are refused: the parsed (canonical) measures,
+    # each spelling then looked up under its canonical name
+    ours = fasteval.evaluate(qrels, run, fasteval.parse_measures(IR_NAMES + RANX_NAMES))
     got = {(str(q), m): v for q, m, v in ours.select("query_id", "measure", "value").iter_rows()}
     checked = 0
     for name in IR_NAMES:  # one at a time: pytrec_eval's provider mixes up nDCG with gains=
@@ -235,7 +236,9 @@ def test_pytrec_eval_backed_names_agree_on_tied_runs_with_negative_grades(seed: 
     irm = pytest.importorskip("ir_measures")
     qrels, run = random_case(seed, ties=True, negative=True)
     qd, rd = to_dicts(qrels, run)
-    ours = fasteval.evaluate(qrels, run, IR_TREC_NAMES, complete=True, compat=9)
+    # several spellings of one measure (AP, MAP): the parsed, canonically named measures
+    ours = fasteval.evaluate(qrels, run, fasteval.parse_measures(IR_TREC_NAMES), complete=True,
+                             compat=9)
     got = {(str(q), m): v for q, m, v in ours.select("query_id", "measure", "value").iter_rows()}
     checked = 0
     for name in IR_TREC_NAMES:
@@ -269,7 +272,7 @@ def test_ir_measures_other_providers_tie_orders(names: list[str], order: str) ->
     got = {(str(q), m): v for q, m, v in ours.select("query_id", "measure", "value").iter_rows()}
     differs = 0
     for name in names:
-        canon = fasteval.parse_measure(name).name
+        canon = name  # the results name each measure as asked
         for m in irm.iter_calc([irm.parse_measure(name)], qd, rd):
             assert math.isclose(got[(m.query_id, canon)], m.value, abs_tol=1e-9), (name, m)
         sub = trec.filter(pl.col("measure") == canon)
