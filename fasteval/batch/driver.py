@@ -400,7 +400,7 @@ def partition_chunks(
 
     fan = open_parts_limit() if max_open is None else max(2, int(max_open))
     # a job killed hard leaves its folder; the next partitioned job removes it (dead writer)
-    remove_stale(tmp_dir or tempfile.gettempdir(), _PARTS_STEM)
+    remove_stale(tmp_dir or tempfile.gettempdir(), _PARTS_STEM, holds=("*.arrow",))
     with tempfile.TemporaryDirectory(prefix=temp_prefix(_PARTS_STEM), dir=tmp_dir) as tmp:
         yield from _split(_hashed(frames), max(1, int(n_parts)), Path(tmp), fan, 1, "")
 

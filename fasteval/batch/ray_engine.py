@@ -1043,7 +1043,7 @@ def _write_dir(ray, scored_parts: list[list], fills: pl.DataFrame | None, out, n
     final = Path(out)
     final.parent.mkdir(parents=True, exist_ok=True)
     stem = temp_stem(final.name, final.parent)  # cut to fit the name limit beside the tail
-    remove_stale(final.parent, stem, ".tmp")
+    remove_stale(final.parent, stem, ".tmp", holds=("*.parquet", OUTPUT_MARK))  # what this writes
     tmp = final.parent / f"{temp_prefix(stem)}{uuid.uuid4().hex[:8]}.tmp"
     try:
         for refs in scored_parts:

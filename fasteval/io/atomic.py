@@ -24,9 +24,11 @@ with ``kill(pid, 0)``) and that were last written before the current process loa
 this module. A concurrent job's temporary file is never touched: its process is alive.
 The host tag (a hash of the host name) keeps a job from judging the files of another
 machine on a shared file system. Temporary files named in the older way
-(``.<name>.<random>.tmp``, no process id) are left alone. The same rule removes the
-folders of partitioned jobs (``fasteval-parts-<host>-<pid>-<random>`` in the temporary
-directory, see :func:`fasteval.batch.driver.partition_chunks`).
+(``.<name>.<random>.tmp``, no process id) are left alone, and so is anything not provably
+a temporary of fasteval: another user's file, a symbolic link, a folder holding anything but
+the files its writer puts there. The same rule removes the folders of partitioned jobs
+(``fasteval-parts-<host>-<pid>-<random>`` in the temporary directory, ``*.arrow`` files
+only, see :func:`fasteval.batch.driver.partition_chunks`).
 """
 
 from __future__ import annotations
@@ -132,9 +134,15 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def remove_stale(directory: str | os.PathLike[str], stem: str, suffix: str = "") -> list[Path]:
+def remove_stale(directory: str | os.PathLike[str], stem: str, suffix: str = "", *,
+                 holds: tuple[str, ...] = ()) -> list[Path]:
     """Remove the temporary files (or folders) ``<stem><host>-<pid>-<random><suffix>`` in
     ``directory`` that a dead process of this host left before this module was imported.
+
+    Only what is provably a fasteval temporary is removed: a name of that exact pattern
+    with this host's tag, owned by this user, never a symbolic link (nor anything through
+    one), and a folder only when every entry in it is a regular file whose name matches
+    one of ``holds`` (what the writer puts there), so a folder of anything else is left.
 
     Parameters
     ----------
@@ -142,6 +150,9 @@ def remove_stale(directory: str | os.PathLike[str], stem: str, suffix: str = "")
         Where to look (not recursively).
     stem, suffix
         The fixed parts of the names (:func:`temp_prefix` gives ``stem`` + host + pid).
+    holds
+        Shell patterns (``"*.arrow"``) of the files a temporary folder of this kind holds;
+        none: folders are never removed.
 
     Returns
     -------
@@ -157,6 +168,11 @@ def remove_stale(directory: str | os.PathLike[str], stem: str, suffix: str = "")
     >>> os.utime(left, (0, 0))                                   # written long ago
     >>> [p.name == left.name for p in remove_stale(d, ".out.csv.", ".tmp")], left.exists()
     ([True], False)
+    >>> kept = d / f".out.csv.{_HOST}-999999999-ijklmnop.tmp"    # a folder of other things
+    >>> kept.mkdir(); _ = (kept / "notes.txt").write_text("mine")
+    >>> os.utime(kept, (0, 0))
+    >>> remove_stale(d, ".out.csv.", ".tmp", holds=("*.parquet",)), kept.exists()
+    ([], True)
     """
     pattern = re.compile(re.escape(stem) + r"([0-9a-f]{6})-(\d+)-[a-z0-9_]{8}" + re.escape(suffix))
     removed: list[Path] = []
@@ -175,14 +191,36 @@ def remove_stale(directory: str | os.PathLike[str], stem: str, suffix: str = "")
             continue
         if st.st_mtime >= _STARTED or (pid != os.getpid() and _alive(pid)):
             continue
+        if not _provably_temporary(entry, st, holds):
+            continue
         path = Path(entry.path)
         with contextlib.suppress(OSError):
-            if entry.is_dir(follow_symlinks=False):
+            if stat.S_ISDIR(st.st_mode):
                 shutil.rmtree(path)
             else:
                 path.unlink()
             removed.append(path)
     return removed
+
+
+def _provably_temporary(entry: os.DirEntry, st: os.stat_result, holds: tuple[str, ...]) -> bool:
+    """Whether ``entry`` (named as a temporary of a dead writer) is one that fasteval
+    wrote: this user's, a regular file, or a folder of regular files named as ``holds``
+    says (no link, no subfolder)."""
+    import fnmatch
+
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return False
+    if stat.S_ISREG(st.st_mode):
+        return True
+    if not stat.S_ISDIR(st.st_mode) or not holds:
+        return False
+    try:
+        inside = list(os.scandir(entry.path))
+    except OSError:
+        return False
+    return all(e.is_file(follow_symlinks=False) and any(fnmatch.fnmatchcase(e.name, h) for h in holds)
+               for e in inside)
 
 
 def _fd_of(text: str) -> int | None:

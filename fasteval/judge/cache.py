@@ -96,9 +96,32 @@ class ReplyCache:
             tmp.write_text(json.dumps(data), encoding="ascii")
 
     def discard(self, key: str) -> None:
-        """Remove an entry if present."""
+        """Remove the entry of ``key`` if present and provably this cache's: a regular file
+        (not a link) inside the cache folder (no linked subfolder), holding the record of
+        ``key``. Anything else at that path is left as it is.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> cache = ReplyCache(tempfile.mkdtemp())
+        >>> key = cache.key({}, [])
+        >>> cache.put(key, {"text": "{}"})
+        >>> cache.discard(key); cache.path(key).exists()
+        False
+        >>> _ = cache.path(key).write_text("a file of the user's")
+        >>> cache.discard(key); cache.path(key).exists()
+        True
+        """
+        target = self.path(key)
+        try:
+            if target.is_symlink() or target.parent.is_symlink():
+                return
+        except OSError:
+            return
+        if self.get(key) is None:  # not a record of this cache under this key
+            return
         with contextlib.suppress(FileNotFoundError):
-            self.path(key).unlink()
+            target.unlink()
 
     def __len__(self) -> int:
         if not self.directory.is_dir():
