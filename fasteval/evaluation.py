@@ -311,8 +311,9 @@ class Evaluator:
         Measure names in any dialect (``"ndcg@10"``, ``"ndcg_cut_10"``, ``"nDCG@10"``).
         The results name each measure as it was asked for (:attr:`labels`): ``ndcg@10``
         stays ``ndcg@10`` (stripped; blanks inside written as one space); a
-        :class:`~fasteval.measures.Measure` and the members of a name that gives several
-        (``P``, ``P.5,10``, ``official``, ``all_trec``) carry their canonical names. Two
+        :class:`~fasteval.measures.Measure`, trec_eval's ``name.params`` lists (``P.10``,
+        ``P.5,10``) and names that give several (``P``, ``official``, ``all_trec``) carry
+        their canonical names, as trec_eval prints them. Two
         names of one measure (``ndcg@10`` and ``ndcg_cut_10``) are a
         :class:`~fasteval.errors.ParameterError`; see
         :func:`fasteval.measures.parse_labelled` for the rules.
@@ -670,9 +671,9 @@ def evaluate(
     measures
         Measure names in trec_eval, ir_measures or ranx spelling. Each is labelled in the
         results as it was asked for (``"mrr"`` gives rows named ``mrr``, ``"nDCG@10"``
-        rows named ``nDCG@10``); a :class:`~fasteval.measures.Measure` object, and the
-        members of a name that gives several (``"P"``, ``"P.5,10"``, ``"official"``), carry
-        their canonical names (``P_5``). Two different names of one measure in one call
+        rows named ``nDCG@10``); a :class:`~fasteval.measures.Measure` object, trec_eval's
+        ``name.params`` lists (``"P.10"``, ``"P.5,10"``) and names that give several
+        (``"P"``, ``"official"``) carry their canonical names (``P_10``, as trec_eval prints). Two different names of one measure in one call
         (``"ndcg@10"`` and ``"ndcg_cut_10"``) raise :class:`~fasteval.errors.ParameterError`;
         a name repeated as written is scored once. See :class:`Evaluator`.
     run_id : str, optional

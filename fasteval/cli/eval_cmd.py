@@ -1,8 +1,8 @@
 """``fasteval eval QRELS RUN [RUN ...] [-m MEASURE ...]``: score runs, print or write the results.
 
 Results name each measure as ``-m`` gave it (``-m ndcg@10 -m mrr``: ``ndcg@10``, ``mrr``);
-the members of a name that gives several (``-m P``, ``-m official``) carry trec_eval's
-names, and two spellings of one measure (``-m ndcg@10 -m ndcg_cut_10``) are refused (see
+trec_eval's lists and the names that give several (``-m P.10``, ``-m P``, ``-m official``)
+carry trec_eval's names, and two spellings of one measure (``-m ndcg@10 -m ndcg_cut_10``) are refused (see
 :func:`fasteval.measures.parse_labelled`). Without ``-m``, trec_eval's default set
 (``official``: ``num_q``, ``map``, ``P_5``...), as ``trec_eval`` prints without ``-m``.
 
@@ -79,8 +79,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument(
         "-m", "--measure", action="append", default=[], metavar="MEASURE",
         help="measure in trec_eval, ir_measures or ranx spelling (repeatable): ndcg@10, map, P_5, "
-             "nDCG@10. Results name each as written (-m ndcg@10 -m mrr: ndcg@10, mrr); names that "
-             "give several (P, P.5,10, official, all_trec) give trec_eval's names; two spellings of "
+             "nDCG@10. Results name each as written (-m ndcg@10 -m mrr: ndcg@10, mrr); trec_eval's "
+             "lists and sets (P.10, P.5,10, P, official, all_trec) give trec_eval's names; two spellings of "
              "one measure are refused. Default: trec_eval's default set (official: num_q, num_ret, "
              "num_rel, num_rel_ret, map, gm_map, Rprec, bpref, recip_rank, iprec_at_recall_*, P_*)",
     )

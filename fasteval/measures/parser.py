@@ -754,9 +754,11 @@ def parse_labelled(names: str | Measure | Iterable[str | Measure], *,
     The label of a name that gives one measure is that name as written (stripped, each run
     of blanks inside it written as one space, so that it fits on one line and in one field
     of trec_eval's tab-separated lines): ``ndcg@10`` stays ``ndcg@10``, ``nDCG@10``
-    ``nDCG@10``. A :class:`Measure` given itself is labelled by its canonical name, as
-    are the members of a name that gives several (``P``, ``P.5,10``, ``official``,
-    ``all_trec``). The pairs keep the order of first appearance, one per measure:
+    ``nDCG@10``, ``mrr`` ``mrr``. A :class:`Measure` given itself is labelled by its
+    canonical name, as are the members of trec_eval's ``-m`` lists and of names that give
+    several: ``P.10`` and ``ndcg_cut.5,10`` (``name.params``: ``P_10``, ``ndcg_cut_5``...,
+    as trec_eval prints them), ``P``, ``official``, ``all_trec``. The pairs keep the order
+    of first appearance, one per measure:
 
     * the same name twice is asked once;
     * a member of a list or set also named by its own spelling takes that spelling as its
@@ -769,8 +771,8 @@ def parse_labelled(names: str | Measure | Iterable[str | Measure], *,
     --------
     >>> [(label, m.name) for label, m in parse_labelled(["ndcg@10", " mrr ", "P.5,10"])]
     [('ndcg@10', 'ndcg_cut_10'), ('mrr', 'recip_rank'), ('P_5', 'P_5'), ('P_10', 'P_10')]
-    >>> [label for label, _ in parse_labelled(["P.5,10", "P@10", "P@10"])]
-    ['P_5', 'P@10']
+    >>> [label for label, _ in parse_labelled(["P.5,10", "P@10", "P@10", "ndcg_cut.3", "rbp.95"])]
+    ['P_5', 'P@10', 'ndcg_cut_3', 'rbp.95']
     >>> parse_labelled(["ndcg@10", "ndcg_cut_10"])
     Traceback (most recent call last):
     ...
@@ -779,9 +781,25 @@ def parse_labelled(names: str | Measure | Iterable[str | Measure], *,
     items = _items(names)
     token = _C_NUMBERS.set(trec_eval_syntax)
     try:
-        return label_measures(items, _parse_one)
+        return label_measures(items, _parse_one, as_written=lambda item: not _trec_list(item))
     finally:
         _C_NUMBERS.reset(token)
+
+
+def _trec_list(name: str | Measure) -> bool:
+    """Whether ``name`` is trec_eval's ``-m name.params`` (``P.10``, ``map.5``, ``official.5``),
+    whose members carry trec_eval's names (ranx's ``rbp.95`` is a name of its own).
+
+    Examples
+    --------
+    >>> [_trec_list(n) for n in ("P.10", " ndcg_cut.5,10", "rbp.95", "IPrec@0.5", "P@10")]
+    [True, True, False, False, False]
+    """
+    if not isinstance(name, str):
+        return False
+    head, dot, params = name.strip().partition(".")
+    return bool(dot) and (head in BY_KEY or head in SETS) and not (
+        head == "rbp" and params.isdigit())
 
 
 _M = TypeVar("_M")
@@ -789,11 +807,15 @@ _BLANKS = re.compile(r"\s+")
 
 
 def label_measures(items: Iterable[Any], parse_one: Callable[[Any], list[_M]],
-                   canonical: Callable[[_M], str] = lambda m: m.name) -> list[tuple[str, _M]]:
+                   canonical: Callable[[_M], str] = lambda m: m.name,
+                   as_written: Callable[[Any], bool] = lambda item: True,
+                   ) -> list[tuple[str, _M]]:
     """``(label, measure)`` pairs of ``items`` by the rules of :func:`parse_labelled`;
     ``parse_one`` gives the measures of one item, ``canonical`` a measure's own name (the
-    label of a measure given as an object, and what tells two measures apart). Diversity
-    measures (:mod:`fasteval.diversity`) are labelled by the same rules.
+    label of a measure given as an object, and what tells two measures apart);
+    ``as_written(item)`` False: the item's measures carry their canonical names, as the
+    members of a list do. Diversity measures (:mod:`fasteval.diversity`) are labelled by
+    the same rules.
 
     Examples
     --------
@@ -805,7 +827,7 @@ def label_measures(items: Iterable[Any], parse_one: Callable[[Any], list[_M]],
     found: dict[str, list] = {}  # canonical name -> [label, measure, named by itself]
     for item in items:
         ms = parse_one(item)
-        if len(ms) != 1:
+        if len(ms) != 1 or not as_written(item):
             for m in ms:
                 found.setdefault(canonical(m), [canonical(m), m, False])
             continue

@@ -47,7 +47,7 @@ def test_trec_sample_table_matches_api(capsys):
     agg = aggregate(evaluate(fasteval.read_qrels(f"{TREC}/qrels.test"),
                                                fasteval.read_run(f"{TREC}/results.test"), ["ndcg@10", "map"]))
     vals = dict(zip(agg["measure"], agg["value"], strict=True))
-    assert out[1].split() == ["ndcg_cut_10", f"{vals['ndcg_cut_10']:.4f}"]
+    assert out[1].split() == ["ndcg@10", f"{vals['ndcg@10']:.4f}"]  # named as asked
     assert out[2].split() == ["map", f"{vals['map']:.4f}"]
 
 
@@ -158,8 +158,7 @@ def test_wide_and_aggregate_out(tmp_path, synth):
                "--aggregate-out", str(agg), "--max-rows-per-chunk", "400", "--quiet"])
     assert rc == 0
     wide = pl.read_parquet(out)
-    names = [m.name for m in fasteval.parse_measures(M)]
-    assert wide.columns == ["run_id", "query_id", *names]
+    assert wide.columns == ["run_id", "query_id", *M]  # the names asked for
     exp = _expected(qrels, runs)
     long = wide.unpivot(index=["run_id", "query_id"], variable_name="measure", value_name="value")
     assert _canon(long) == _canon(exp)
@@ -184,7 +183,7 @@ def test_csv_to_stdout_and_trec_format(capsys, synth):
     vals = dict(zip(agg["measure"], agg["value"], strict=True))
     assert lines == [
         f"{'runid':<22}\tall\trun_1",
-        f"{'P_5':<22}\tall\t{vals['P_5']:.4f}",
+        f"{'P@5':<22}\tall\t{vals['P@5']:.4f}",
         f"{'num_ret':<22}\tall\t{int(vals['num_ret'])}",
     ]
 
@@ -287,7 +286,9 @@ def test_duplicate_judgment_in_qrels_file_names_file_and_line(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
-        (["eval", f"{TREC}/qrels.test", f"{TREC}/results.test"], "-m/--measure"),
+        (["eval", f"{TREC}/qrels.test", f"{TREC}/results.test", "-m", "ndcg@10", "-m", "ndcg_cut_10"],
+         "-m/--measure must be one name per measure (both are ndcg_cut_10; results carry the name "
+         "asked for), got ['ndcg@10', 'ndcg_cut_10']"),
         (["eval", f"{TREC}/qrels.test", f"{TREC}/results.test", "-m", "ndgc@10"], "ndgc@10"),
         (["eval", f"{TREC}/qrels.test", "nope.parquet", "-m", "map"], "nope.parquet"),
         (["eval", f"{TREC}/qrels.test", f"{TREC}/results.test", "-m", "map", "--memory-limit", "lots"], "memory-limit"),

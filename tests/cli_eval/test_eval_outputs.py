@@ -102,11 +102,11 @@ def test_per_query_trec_text_of_several_runs_names_each_run(tmp_path, capsys):
     assert main(args) == 0
     one = [[c.strip() for c in ln.split("\t")] for ln in capsys.readouterr().out.splitlines()]
     # one run: trec_eval -q's lines (per query, then the runid and summary lines)
-    assert one == [["P_1", "q1", "1.0000"], ["runid", "all", "r1"], ["P_1", "all", "1.0000"]]
+    assert one == [["P@1", "q1", "1.0000"], ["runid", "all", "r1"], ["P@1", "all", "1.0000"]]
     assert main([*args[:3], str(tmp_path / "r2"), *args[3:]]) == 0
     two = [[c.strip() for c in ln.split("\t")] for ln in capsys.readouterr().out.splitlines()]
-    assert two == [["P_1", "q1", "1.0000"], ["runid", "all", "r1"], ["P_1", "all", "1.0000"],
-                   ["P_1", "q1", "0.0000"], ["runid", "all", "r2"], ["P_1", "all", "0.0000"]]
+    assert two == [["P@1", "q1", "1.0000"], ["runid", "all", "r1"], ["P@1", "all", "1.0000"],
+                   ["P@1", "q1", "0.0000"], ["runid", "all", "r2"], ["P@1", "all", "0.0000"]]
 
 
 def test_per_query_trec_text_is_trec_eval_q_output(tmp_path, capsys):
@@ -188,7 +188,7 @@ def test_trec_lines_keep_a_space_inside_an_id(tmp_path, capsys):
     assert main(["eval", str(tmp_path / "q.csv"), str(tmp_path / "r.csv"), "-m", "P@1", "-q", "--format",
                  "trec", "--quiet"]) == 0
     assert [ln.split("\t") for ln in capsys.readouterr().out.splitlines()][0] == [
-        "P_1                   ", "q 1", "1.0000"]
+        "P@1                   ", "q 1", "1.0000"]
 
 
 @pytest.mark.parametrize("name", ["agg", "agg.out"])
