@@ -27,9 +27,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         subparsers,
         "warmup",
         (
-            "Compile every kernel variant that 'fasteval eval' and 'fasteval trec-eval' use "
-            "into numba's cache: text and integer ids, small and large runs, all measure "
-            "families. Takes a minute or two once; later jobs load the compiled code."
+            "Compile every kernel variant the commands and the Python API use into numba's "
+            "cache: eval and trec-eval (text and integer ids, small and large runs, all "
+            "measure families, expected values over ties, preference measures), compare, "
+            "fuse, diversity and the Haystack evaluators. Takes a few minutes once; later "
+            "jobs load the compiled code. Without it, a job that compiles says so in one "
+            "line on stderr."
         ),
     )
     p.add_argument("--quiet", action="store_true", help="print nothing")
