@@ -405,7 +405,7 @@ def test_max_docs_expected_checked_on_whole_queries_of_ungrouped_input(tmp_path)
     assert res.per_query.drop("run_id").equals(mem.drop("run_id"))
     # by hand: q1's top 2 is g and h (h relevant): P@2 = 1/2, one relevant retrieved
     got = {(q, m): v for _, q, m, v in res.per_query.iter_rows()}
-    assert got[("q1", "P_2")] == 0.5 and got[("q1", "num_rel_ret")] == 1
+    assert got[("q1", "P@2")] == 0.5 and got[("q1", "num_rel_ret")] == 1
     assert got[("q2", "num_rel_ret")] == 1
     with pytest.raises(ParameterError, match="query 'q1' has equal scores across rank 4"):
         evaluate_files(tmp_path / "qrels.parquet", tmp_path / "run.parquet", ["P@2"], tie_break="expected",

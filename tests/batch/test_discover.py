@@ -359,8 +359,8 @@ def test_glob_over_hive_folders_keeps_the_runs_apart(tmp_path, pattern):
     res = evaluate_files(qrels, f"{tmp_path}/{pattern}", ["num_ret", "P@1"])
     ref = evaluate_files(qrels, tmp_path, ["num_ret", "P@1"])
     assert sorted(res.per_query.rows()) == sorted(ref.per_query.rows()) == [
-        ("a", "q1", "P_1", 0.0), ("a", "q1", "num_ret", 2.0),
-        ("b", "q1", "P_1", 1.0), ("b", "q1", "num_ret", 2.0)]
+        ("a", "q1", "P@1", 0.0), ("a", "q1", "num_ret", 2.0),
+        ("b", "q1", "P@1", 1.0), ("b", "q1", "num_ret", 2.0)]
     assert fasteval.aggregate(res.per_query).height == 4
 
 

@@ -21,4 +21,4 @@ def test_eval_reads_parquet_runs_named_like_patterns(tmp_path, capsys) -> None:
     assert main(["eval", str(tmp_path / "q.qrels"), str(tmp_path / "bm25[k1=0.9].parquet"),
                  str(tmp_path / "bm25[k1=1.2].parquet"), str(runs), "-m", "P@1", "--quiet"]) == 0
     lines = [ln.split() for ln in capsys.readouterr().out.splitlines()]
-    assert lines == [["measure", "bm25[k1=0.9]", "bm25[k1=1.2]", "dense[v2]"], ["P_1", "1.0000", "0.5000", "0.5000"]]
+    assert lines == [["measure", "bm25[k1=0.9]", "bm25[k1=1.2]", "dense[v2]"], ["P@1", "1.0000", "0.5000", "0.5000"]]

@@ -51,8 +51,8 @@ def test_a_directory_of_runs_reads_every_run_format(tmp_path):
     assert [(s.name, s.kind) for s in discover(tmp_path)] == [("bm25.txt", "file"), ("dense", "parquet")]
     res = evaluate_files(QRELS, tmp_path, ["P@1", "num_ret"])
     got = {(r, m): v for r, m, v in res.aggregate.rows()}
-    assert got == {("bm25.txt", "P_1"): 0.0, ("bm25.txt", "num_ret"): 3.0,
-                   ("dense", "P_1"): 1.0, ("dense", "num_ret"): 3.0}
+    assert got == {("bm25.txt", "P@1"): 0.0, ("bm25.txt", "num_ret"): 3.0,
+                   ("dense", "P@1"): 1.0, ("dense", "num_ret"): 3.0}
 
 
 def test_files_of_no_run_format_are_listed_not_skipped(tmp_path):
