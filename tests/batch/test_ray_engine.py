@@ -477,7 +477,7 @@ def test_cli_output_dir_of_an_earlier_job_is_replaced(ray_local, data, tmp_path,
     keys = ["run_id", "query_id", "measure"]
     again = pl.read_parquet(out).sort(keys)
     assert again.filter(pl.col("measure") == "map").equals(first.sort(keys))
-    assert again.filter(pl.col("measure") == "P_5").height == first.height
+    assert again.filter(pl.col("measure") == "P@5").height == first.height
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pq.parquet"]
     (out / "notes.txt").write_text("mine")
     capsys.readouterr()
