@@ -2,7 +2,9 @@
 the same report, with the qrels shared or co-partitioned; tie rules, errors (file, row) and
 CLI outputs as on one machine; a worker that dies once is replaced without losing or
 duplicating a row. One local Ray (2 CPUs) for the module; every job scores several runs
-at once (a Ray job costs seconds here)."""
+at once (a Ray job costs seconds here, so the quick profile keeps one job per path: the
+API with shared and co-partitioned qrels, the CLI's outputs, errors; the rest are ``slow``
+and run in the full profile, tests/_profile.py)."""
 
 from __future__ import annotations
 
@@ -109,6 +111,7 @@ def test_batch_api_equals_local(ray_local, data, limit, mode):
     assert res.stats.report["deduplicated_rows"] == 1
 
 
+@pytest.mark.slow
 def test_cli_output_dir_and_injected_fault(ray_local, data, tmp_path, monkeypatch, capsys):
     marker = tmp_path / "fault-marker"
     monkeypatch.setenv("FASTEVAL_RAY_FAULT", str(marker))
@@ -128,6 +131,7 @@ def test_cli_output_dir_and_injected_fault(ray_local, data, tmp_path, monkeypatc
     assert got.sort(keys).equals(ref.sort(keys))
 
 
+@pytest.mark.slow
 def test_evaluate_engine_ray_on_tables(ray_local, data):
     qrels = pl.read_parquet(data / "qrels.parquet")
     two = pl.read_parquet(data / "runs" / "two.parquet")
@@ -145,6 +149,7 @@ def test_evaluate_engine_ray_on_tables(ray_local, data):
     assert fasteval.evaluate(qrels, named, MEASURES, engine="ray").equals(local)
 
 
+@pytest.mark.slow
 def test_integer_ids_and_tie_rules(ray_local):
     """Integer qrels against an integer run with a rank column and a text run (ids spelled
     as text), unsorted; tie_break input and rank keep each query's input order across the
@@ -224,6 +229,7 @@ def test_cli_outputs_equal_local(ray_local, data, tmp_path, capsys):
         assert outs[0][0]
 
 
+@pytest.mark.slow
 def test_cli_run_prints_no_ray_logs(data):
     """A whole command with its own Ray: stderr ends with the summary line (which names the
     qrels mode); no Ray log line or warning."""
@@ -237,6 +243,7 @@ def test_cli_run_prints_no_ray_logs(data):
     assert "map" in proc.stdout
 
 
+@pytest.mark.slow
 def test_aliased_columns_equal_local_and_read_run(ray_local, tmp_path):
     """Parquet runs and qrels named as PyTerrier names them (qid, docno, score, rank; label),
     parts of one table spelled differently (Query_ID/DOCID/sim, `runid` and `run` run ids,
@@ -278,6 +285,7 @@ def test_aliased_columns_equal_local_and_read_run(ray_local, tmp_path):
         _same(res, local)
 
 
+@pytest.mark.slow
 def test_converted_types_equal_local(ray_local, tmp_path):
     """Float query ids, decimal doc ids, text scores, float ranks (types read_run converts),
     in parts of a glob beside plain ones: Ray's values are the local ones; a value that
@@ -307,6 +315,7 @@ def test_converted_types_equal_local(ray_local, tmp_path):
     assert _error_of(lambda: evaluate_files(tmp_path / "qrels.parquet", spec, measures, engine="ray")) == local_err
 
 
+@pytest.mark.slow
 def test_one_run_in_memory_named_as_locally(ray_local):
     """A run dict or a pandas table given alone is named ``run_id`` (default ``"run"``) on
     Ray as locally; Ray called them ``run_0``."""
@@ -323,6 +332,7 @@ def test_one_run_in_memory_named_as_locally(ray_local):
             assert res.rows() == [(name, "q1", "map", q1_map), (name, "q2", "map", 1.0)]
 
 
+@pytest.mark.slow
 def test_run_id_argument_with_a_run_id_column_as_locally(ray_local):
     qrels = {"q1": {"a": 1, "b": 0}}
     one = pl.DataFrame({"run_id": ["x", "x"], "query_id": ["q1", "q1"], "doc_id": ["a", "b"],
@@ -347,6 +357,7 @@ def test_mapping_key_over_several_runs_refused_as_locally(ray_local):
     assert str(on_ray.value) == str(local.value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("wide", [False, True])
 def test_cli_output_dir_without_results_is_an_empty_table(ray_local, tmp_path, wide):
     # no query of the run is in the qrels: the output directory holds an empty table with
@@ -363,6 +374,7 @@ def test_cli_output_dir_without_results_is_an_empty_table(ray_local, tmp_path, w
     assert got.height == 0 and got.schema == ref.schema
 
 
+@pytest.mark.slow
 def test_cli_output_dir_with_a_name_near_the_length_limit(ray_local, data, tmp_path):
     """The hidden folder Ray writes into beside the output is named from the output's name,
     cut to fit the 255-byte limit (a 240-byte name failed: 'File name too long')."""
@@ -376,6 +388,7 @@ def test_cli_output_dir_with_a_name_near_the_length_limit(ray_local, data, tmp_p
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([out.name, ref.name])
 
 
+@pytest.mark.slow
 def test_a_run_table_without_rows_as_locally(ray_local):
     """An empty run table is refused by fasteval.evaluate(engine="ray") with the local
     error, and gives no results from evaluate_files(engine="ray"), as locally: neither
@@ -420,6 +433,7 @@ def test_cli_a_ray_that_cannot_be_reached_is_one_line(tmp_path, capsys, monkeypa
                                        "to connect to GCS at None\n")
 
 
+@pytest.mark.slow
 def test_cli_output_dir_that_cannot_be_written_names_it(ray_local, data, tmp_path, capsys, monkeypatch):
     """A per-query parquet output Ray's writer cannot write (a full disk, a place such as
     /proc) is one line naming the output and the cause, as on one machine, not the operating
@@ -441,6 +455,7 @@ def test_cli_output_dir_that_cannot_be_written_names_it(ray_local, data, tmp_pat
     assert list(out.parent.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_cli_output_dir_removes_what_a_killed_job_left(ray_local, data, tmp_path):
     """The hidden folders a killed Ray job leaves beside its per-query output are removed
     by the next job writing that output, as on one machine."""
@@ -462,6 +477,7 @@ def test_cli_output_dir_removes_what_a_killed_job_left(ray_local, data, tmp_path
     assert pl.read_parquet(out).sort(keys).equals(pl.read_csv(ref).sort(keys))
 
 
+@pytest.mark.slow
 def test_cli_output_dir_of_an_earlier_job_is_replaced(ray_local, data, tmp_path, capsys):
     """Running `eval --engine ray -q -o OUT.parquet` again replaces the folder of parquet
     parts the first run wrote (its mark tells it from the user's folders); a folder holding
