@@ -211,13 +211,32 @@ def _replaces_ray_output(args: argparse.Namespace) -> bool:
     return fmt == "parquet" and earlier_output(args.output)
 
 
+def _labelled_measures(args: argparse.Namespace) -> list:
+    """The ``(label, Measure)`` pairs of ``-m`` (see :func:`fasteval.measures.parse_labelled`),
+    refused before anything is read when two spellings name one measure; without ``-m``,
+    trec_eval's default set (``args.measure`` is set to it, as the job then asks for it).
+
+    Examples
+    --------
+    >>> args = argparse.Namespace(measure=[])
+    >>> len(_labelled_measures(args)), args.measure
+    (29, ['official'])
+    >>> [label for label, _ in _labelled_measures(argparse.Namespace(measure=["ndcg@10"]))]
+    ['ndcg@10']
+    """
+    from fasteval.measures.parser import DEFAULT_SET, parse_labelled
+
+    if not args.measure:  # as trec_eval without -m
+        args.measure = [DEFAULT_SET]
+    return parse_labelled(args.measure)
+
+
 def _run(args: argparse.Namespace) -> int:
     from fasteval.batch.api import job_progress, make_evaluator, write_table_atomic
     from fasteval.batch.discover import discover_all
     from fasteval.batch.driver import DEFAULT_MAX_ROWS, aggregate_wide, run_job, start_reading
     from fasteval.batch.sinks import format_from_path, make_sink, to_long
     from fasteval.io.atomic import STDOUT, check_outputs
-    from fasteval.measures import parse_labelled
 
     _check_args(args)
     if getattr(args, "engine", "local") == "ray":
@@ -245,12 +264,7 @@ def _run(args: argparse.Namespace) -> int:
                              "output (a table after the parquet bytes would corrupt them)", STDOUT)
     t_prep = time.perf_counter()
     duplicates = "keep_best" if args.keep_best_duplicates else "error"
-    if not args.measure:  # as trec_eval without -m
-        from fasteval.measures.parser import DEFAULT_SET
-
-        args.measure = [DEFAULT_SET]
-    # labelled as asked (refused here, before any reading, when a measure is named twice)
-    measures = parse_labelled(args.measure)
+    measures = _labelled_measures(args)
     sources = discover_all(args.runs)
     check_outputs(outputs, [f for s in sources for f in s.files])  # files found in directories, globs
     if outputs["-o/--output"] is None and args.output is not None and args.output != STDOUT:

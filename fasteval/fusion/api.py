@@ -378,7 +378,5 @@ def optimize_fusion(
         "params": [repr(s.params[param]) for s in specs],
         "score": scores,
     })
-    # the results name the measure as asked (measure); the search reports its canonical name
-    return FusionSearch(method=m, norm=n, metric=evaluator.measures[0].name, params=spec.params,
-                        score=best,
-                        run=prepared.table(prepared.combine(spec)), trials=trials)
+    return FusionSearch(method=m, norm=n, metric=evaluator.measures[0].name, params=spec.params,  # canonical
+                        score=best, run=prepared.table(prepared.combine(spec)), trials=trials)
