@@ -31,6 +31,7 @@ from typing import Any
 
 from fasteval.cli import add_command
 from fasteval.errors import InputError, ParameterError
+from fasteval.io import _json
 
 DEFAULT_MAX_REPLY_BYTES = 8 * 2**20  # fasteval.judge.client.DEFAULT_MAX_REPLY_BYTES (not imported: httpx-free help)
 
@@ -121,7 +122,7 @@ def _contexts(df: Any, column: str, source: str) -> list[list[str]]:
             out.append([])
         elif isinstance(value, str):
             try:
-                decoded = json.loads(value)
+                decoded = _json.loads(value)
             except ValueError:
                 decoded = [value]
             if isinstance(decoded, str):
@@ -164,7 +165,9 @@ def _build_evaluator(args: argparse.Namespace) -> Any:
     examples = None
     if args.examples:
         try:
-            examples = json.loads(Path(args.examples).read_text(encoding="utf-8"))
+            examples = _json.loads(Path(args.examples).read_text(encoding="utf-8"))
+        except _json.JsonDepthError as exc:
+            raise _json.input_error(exc, args.examples) from None
         except ValueError as exc:
             raise InputError(f"not valid JSON: {exc}", source=args.examples) from exc
     cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())

@@ -419,6 +419,8 @@ def _check_escapes(buf: bytes, source: str, lines: bool) -> None:
 def _lone_surrogate(buf: bytes, at: int, source: str, lines: bool) -> None:
     import json
 
+    from fasteval.io import _json
+
     start = buf.rfind(b"\n", 0, at) + 1
     end = buf.find(b"\n", at)
     line = buf[start:len(buf) if end < 0 else end]
@@ -433,7 +435,7 @@ def _lone_surrogate(buf: bytes, at: int, source: str, lines: bool) -> None:
     key = None
     if lines:
         try:
-            record = json.loads(line)
+            record = _json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError):
             record = None
         if isinstance(record, dict):

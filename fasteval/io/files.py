@@ -165,6 +165,8 @@ def _check_json_kinds(frame: Any, source: Any, kind: str, path: str) -> None:
 
     import polars as pl
 
+    from fasteval.io import _json
+
     suspects = [c for c, dt in frame.schema.items() if dt == pl.String
                 and frame.get_column(c).str.contains(r"^[\[{]").any()]
     if not suspects:
@@ -172,6 +174,10 @@ def _check_json_kinds(frame: Any, source: Any, kind: str, path: str) -> None:
     data = source.getvalue() if isinstance(source, io.BytesIO) else Path(source).read_bytes()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
+    try:  # (polars reads 1,024 levels of nesting, Python's json fewer)
+        _json.check_depth(data, lines=kind == "ndjson")
+    except _json.JsonDepthError as exc:
+        raise _json.input_error(exc, path) from None
     if kind == "ndjson":
         lines = data.decode("utf-8-sig").splitlines()
         records = [(i + 1, json.loads(s)) for i, s in enumerate(lines) if s.strip()]

@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from fasteval.errors import InputError, ParameterError
-from fasteval.io import tables, trec
+from fasteval.io import _json, tables, trec
 from fasteval.io._common import (
     ALIASES,
     Kind,
@@ -178,7 +178,7 @@ def _sniff_bytes(head: bytes) -> str:
     if text[:1] == b"{":
         first = text.split(b"\n", 1)[0]
         try:
-            obj = json.loads(first)
+            obj = _json.loads(first)  # (one nested too deep is read as JSON, and refused there)
         except (json.JSONDecodeError, UnicodeDecodeError):
             return "json"
         if isinstance(obj, dict) and not any(isinstance(v, (dict, list)) for v in obj.values()):

@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 
 from fasteval.errors import InputError, first_line
+from fasteval.io import _json
 from fasteval.io._common import Kind, Locator, _fmt, check_json_escapes, resolve_columns, walk_error
 
 __all__ = [
@@ -577,7 +578,9 @@ def _check_keys_once(data: str | bytes, records: int, keys: set[str], source: st
         if not any(name in line for name in names.values()):
             continue
         try:
-            record = json.loads(line, object_pairs_hook=_object)
+            record = _json.loads(line, object_pairs_hook=_object)
+        except _json.JsonDepthError as exc:  # polars reads 1,024 levels, Python's json fewer
+            raise _json.input_error(exc, source, n) from None
         except (json.JSONDecodeError, UnicodeDecodeError):
             continue  # polars read it; a line Python reads differently is not this check's
         if isinstance(record, _Pairs):
@@ -590,7 +593,12 @@ def _check_keys_once(data: str | bytes, records: int, keys: set[str], source: st
 
 def _json_lines(raw: bytes, source: str, lines: list[int] | None = None) -> list:
     """The records of JSON Lines text, parsed line by line (blank lines skipped); the first
-    line that is no JSON is named. ``lines`` receives each record's line number."""
+    line that is no JSON is named (one nested too deep too: :func:`fasteval.io._json.check_depth`,
+    all lines at once). ``lines`` receives each record's line number."""
+    try:
+        _json.check_depth(raw, lines=True)
+    except _json.JsonDepthError as exc:
+        raise _json.input_error(exc, source) from None
     records = []
     for n, line in enumerate(raw.split(b"\n"), start=1):
         if line.strip():
@@ -630,7 +638,9 @@ def read_json(data: bytes, kind: Kind, explicit: dict[str, str | None], source: 
     if json.detect_encoding(data).startswith("utf-8"):
         _check_utf8(data, source)  # json.loads would decode an encoded surrogate (b"\xed\xa0\xbd")
     try:
-        obj = json.loads(data, object_pairs_hook=_object)
+        obj = _json.loads(data, object_pairs_hook=_object)
+    except _json.JsonDepthError as exc:
+        raise _json.input_error(exc, source) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         hint = ""
         if isinstance(exc, json.JSONDecodeError) and exc.msg == "Extra data" and data.lstrip()[:1] == b"{":

@@ -9,6 +9,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from fasteval.io import _json
+
 CACHE_VERSION = 1
 
 
@@ -79,7 +81,7 @@ class ReplyCache:
         """The stored record, or ``None`` when missing or corrupt."""
         try:
             with open(self.path(key), encoding="utf-8") as fh:
-                record = json.load(fh)
+                record = _json.loads(fh.read())
         except (OSError, ValueError, UnicodeDecodeError):
             return None
         if not isinstance(record, dict) or record.get("key") != key or not isinstance(record.get("text"), str):

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from fasteval.errors import ParameterError, require_extra
+from fasteval.io import _json
 from fasteval.judge.aio import run_sync
 from fasteval.judge.errors import MissingAPIKeyError, RequestError
 from fasteval.judge.protocol import ChatReply
@@ -501,7 +502,7 @@ class OpenAIChatClient:
 
     def _read(self, raw: bytes, status: int, attempts: int) -> ChatReply:
         try:
-            body = json.loads(raw)
+            body = _json.loads(raw)  # (a body nested 100,000 deep is unreadable, no crash)
             choice = body["choices"][0]
             message = choice.get("message") or {}
             text = message.get("content")
