@@ -587,7 +587,7 @@ def _one(plan, j, lab, s, e, grades, gs, ge):
     if code == Code.RBP_CUT:  # trec_eval's rbp of the top k (ir_measures' RBP@k)
         return _rbp(lab, s, _top_end(s, e, k), p, grades, gs, ge, cl, cv, cs, ce)
     if code == Code.RBP_RESID:
-        return _rbp_resid(lab, s, e, 0.9)
+        return _rbp_resid(lab, s, e, p)
     if code == Code.UNJ:
         return _count_below(lab, s, e, k, -2, -1) / k
     if code == Code.NDCG_BURGES:

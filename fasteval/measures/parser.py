@@ -29,10 +29,11 @@ trec_eval's parameter lists, by kind of family (what trec_eval 10 does with ``-m
 * number lists (``utility.1,-1,0,0``, ``11pt_avg.0.2,0.5``, ``set_F.0.5``,
   ``relstring.20``): numbers; ``set_F`` and ``relstring`` use the first, ``utility``
   needs four; the name keeps the text as written (``utility_1,-1,0,0``);
-* ``level=value`` pairs (``ndcg.1=3,2=9``, ``rbp.p=0.5``): integer levels set gains,
-  ``p`` sets rbp's persistence; other names are ignored (with a warning), as trec_eval
-  ignores them;
-* families without parameters (``rbp_resid.p=0.5``, ``map.5``) and the sets
+* ``level=value`` pairs (``ndcg.1=3,2=9``, ``rbp.p=0.5``, ``rbp_resid.p=0.5``): integer
+  levels set gains (not of ``rbp_resid``, which has none), ``p`` sets rbp's and
+  rbp_resid's persistence; other names are ignored (with a warning), as trec_eval ignores
+  them; the name keeps the text as written (``rbp_resid_p=0.5``);
+* families without parameters (``map.5``) and the sets
   (``official.5``): trec_eval accepts the list and ignores it, and so does fasteval (with
   a warning): the measure is the plain family (or the set), named as trec_eval prints it.
 
@@ -264,9 +265,9 @@ def _gains(fam_key: str, text: str, name: str, sep: str) -> Measure:
     for item in text.split(","):
         key, val = item.split("=", 1)
         value = _finite(_c_double(val))
-        if _INT.fullmatch(key):
+        if _INT.fullmatch(key) and fam_key != "rbp_resid":  # (a residual has no gains)
             gains.append((_whole(key, "levels"), value))
-        elif key == "p" and fam_key == "rbp":
+        elif key == "p" and fam_key in ("rbp", "rbp_resid"):
             p = value  # the last one, as trec_eval
         else:
             ignored.append(key)

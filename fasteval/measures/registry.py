@@ -432,8 +432,9 @@ FAMILIES: tuple[Family, ...] = (
                "RBP(rel=k)); residual=True (with rel): the rise when unjudged and missing "
                "ranks gain 1.",
            aliases=ir("RBP", p=0.8), options=(_RESIDUAL,)),
-    Family("rbp_resid", 34, NONE, sets=_V10, doc="RBP residual due to unjudged documents (p = 0.9).",
-           rel=REL_NONE),
+    Family("rbp_resid", 34, GAINS, sets=_V10, param=_P01, rel=REL_NONE,
+           doc="RBP residual due to unjudged documents, p = 0.9 (trec_eval's rbp_resid.p=0.5 "
+               "sets p, named rbp_resid_p=0.5; grades play no part)."),
     Family("unj", 35, INT_CUTS, (5, 10, 20), sets=_V10,
            doc="Fraction of the top k that is unjudged or not in the pool.", rel=REL_NONE,
            aliases=fe("unj@k")),

@@ -22,7 +22,11 @@ from tests._data import REALRUNS, data_file, read_bytes
 
 INDEX = json.loads((REALRUNS / "expected" / "index.json").read_text())
 OUTPUTS = INDEX["outputs"]
-IDS = [f"{o['pair']}-{'c' if '-c' in o['flags'] else 'plain'}" for o in OUTPUTS]
+IDS = [f"{o['pair']}-{'c' if '-c' in o['flags'] else 'plain'}"
+       + ("" if "all_trec" in o["flags"] else "-" + o["flags"][-1]) for o in OUTPUTS]
+#: flag sets run on one pair only: trec_eval's name.param=value syntax on a measure that
+#: takes a parameter (rbp_resid.p=0.5 prints rbp_resid_p=0.5, computed at p = 0.5)
+ONE_PAIR = {"e7e693e7": "cacm-bm25"}
 
 
 def _argv(case: dict) -> list[str]:
@@ -44,7 +48,7 @@ def test_index_covers_every_pair_and_flag_set() -> None:
     pairs = {p["id"] for p in json.loads((REALRUNS / "MANIFEST.json").read_text())["pairs"]}
     assert pairs == {"cacm-bm25", "cedr-wt12", "cast2021-bm25"}
     assert {(o["pair"], o["flag_set"]) for o in OUTPUTS} == {
-        (p, f) for p in pairs for f in INDEX["flag_sets"]
+        (p, f) for p in pairs for f in INDEX["flag_sets"] if ONE_PAIR.get(f, p) == p
     }
     assert all(o["version"] == "10.0" for o in OUTPUTS)
 

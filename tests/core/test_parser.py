@@ -187,14 +187,25 @@ def test_trec_eval_parameter_syntax(spelling: str, names: list[str], first: tupl
         assert parse_measure(x.name) == x
 
 
-@pytest.mark.parametrize(("spelling", "family"), [
-    ("rbp_resid.p=0.5", "rbp_resid"), ("map.5", "map"), ("num_q.1", "num_q"),
-])
+@pytest.mark.parametrize(("spelling", "family"), [("map.5", "map"), ("num_q.1", "num_q")])
 def test_parameters_of_a_family_without_any_are_ignored(spelling: str, family: str) -> None:
-    """trec_eval 10 accepts `-m rbp_resid.p=0.5` and ignores the list (rbp_resid keeps
-    p = 0.9 and prints as `rbp_resid`); fasteval does the same, and says so."""
+    """trec_eval 10 accepts `-m map.5` and ignores the list; fasteval does the same, and
+    says so."""
     with pytest.warns(UserWarning, match="trec_eval ignores"):
         assert parse_measures(spelling) == [Measure(family)]
+
+
+def test_rbp_resid_takes_p_as_trec_eval_10() -> None:
+    """trec_eval 10 reads `-m rbp_resid.p=0.5` as p = 0.5 and prints `rbp_resid_p=0.5`
+    (tests/data/realruns/expected/cacm-bm25.v10.e7e693e7.out.gz); a level=gain pair is
+    ignored (a residual has no gains), with a warning."""
+    (m,) = parse_measures("rbp_resid.p=0.5")
+    assert (m.name, m.param, m.gains) == ("rbp_resid_p=0.5", 0.5, None)
+    assert parse_measure(m.name) == m
+    assert parse_measures("rbp_resid") == [Measure("rbp_resid")]
+    with pytest.warns(UserWarning, match="'1' of rbp_resid"):
+        (g,) = parse_measures("rbp_resid.1=3")
+    assert (g.name, g.param, g.gains) == ("rbp_resid_1=3", None, None)
 
 
 @pytest.mark.parametrize("name", ["official", "all_trec"])

@@ -155,12 +155,24 @@ def _trec_eval(*flags: str) -> str:
     return buf.getvalue()
 
 
-def test_trec_eval_command_accepts_rbp_resid_parameters() -> None:
-    """trec_eval 10 accepts -m rbp_resid.p=0.5 and computes rbp_resid as ever (p = 0.9)."""
-    with pytest.warns(UserWarning, match="rbp_resid"):
-        got = _trec_eval("-q", "-m", "rbp_resid.p=0.5")
-    assert got == _trec_eval("-q", "-m", "rbp_resid")
-    assert got.splitlines()[-1].startswith("rbp_resid             \tall\t")
+def test_trec_eval_command_computes_rbp_resid_at_the_given_p() -> None:
+    """trec_eval 10 reads -m rbp_resid.p=0.5 as p = 0.5 and prints rbp_resid_p=0.5."""
+    got = [line.split("\t") for line in _trec_eval("-q", "-m", "rbp_resid.p=0.5").splitlines()]
+    base = [line.split("\t") for line in _trec_eval("-q", "-m", "rbp_resid").splitlines()]
+    assert {name for name, _, _ in got} == {"rbp_resid_p=0.5       "}
+    assert [q for _, q, _ in got] == [q for _, q, _ in base]
+    assert got[-1][2] != base[-1][2]  # computed at p = 0.5, not 0.9
+
+
+@pytest.mark.parametrize(("name", "p"), [("rbp_resid", 0.9), ("rbp_resid.p=0.5", 0.5),
+                                         ("rbp_resid.p=0.25", 0.25)])
+def test_rbp_resid_hand_worked_at_p(name: str, p: float) -> None:
+    """Ranks 1-3: judged relevant, outside the pool, judged nonrelevant. trec_eval's
+    residual: p^3 (the ranks past the ranking) + (1 - p) * p (the unjudged rank 2)."""
+    qrels = pl.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "c"], "relevance": [1, 0]})
+    run = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+    got = fasteval.evaluate(qrels, run, [name])["value"][0]
+    assert got == pytest.approx(p**3 + (1 - p) * p, abs=1e-15)
 
 
 @pytest.mark.parametrize(("flag", "first"), [
