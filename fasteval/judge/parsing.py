@@ -11,9 +11,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from fasteval.io import _json
 from fasteval.judge.errors import ReplyParseError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n?(.*?)```", re.DOTALL)
 
@@ -23,20 +27,117 @@ def _snippet(text: str, limit: int = 120) -> str:
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
-def _objects_in(text: str) -> list[Any]:
-    """Every JSON value that decodes starting at some ``{`` of ``text``, left to right."""
-    decoder = json.JSONDecoder()
-    found: list[Any] = []
-    pos = text.find("{")
-    while pos != -1:
+class _Search:
+    """What a search of a reply found: its JSON values in the order they are tried, and
+    whether a value was passed over for nesting too deep. Stops at the first object
+    holding every expected key (the one :func:`extract_json_object` would choose)."""
+
+    def __init__(self, expected_keys: Sequence[str]) -> None:
+        self.keys = list(expected_keys)
+        self.found: list[Any] = []
+        self.too_deep = False
+        self.done = False
+        self.an_object = False
+
+    def add(self, value: Any) -> None:
+        self.found.append(value)
+        self.an_object |= isinstance(value, dict)
+        self.done = isinstance(value, dict) and all(k in value for k in self.keys)
+
+    def whole(self, text: str) -> bool:
+        """Try ``text`` as one JSON value; whether it was one."""
         try:
-            value, end = decoder.raw_decode(text, pos)
+            self.add(_json.loads(text))
+        except _json.JsonDepthError:
+            self.too_deep = True
+            return False
         except json.JSONDecodeError:
-            pos = text.find("{", pos + 1)
+            return False
+        return True
+
+
+def _spans(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """For every ``{`` of ``text``: its offset, where the object it opens would end, read
+    as JSON from there (-1: never closed), and whether it nests more than
+    :data:`fasteval.io._json.MAX_DEPTH` levels first; None when there is no ``{``.
+
+    A ``{`` opens a string-aware reading of its own: a quote before it may be prose. Both
+    readings (an even or odd number of quotes before) are made once over the whole reply
+    (:func:`fasteval.io._json.levels`), and each ``{`` takes the one in which it is a
+    bracket; its end is the next byte at which that reading's level is back to the level
+    before it, found for all at once by sorting (level, offset) keys: linear but for the
+    sort, never one decode per ``{``."""
+    import numpy as np
+
+    data = text.encode("utf-8", "surrogatepass")
+    a = np.frombuffer(data, dtype=np.uint8)
+    opens = np.flatnonzero(a == 123)
+    if not opens.size:
+        return None
+    n = a.shape[0]
+    ends = np.full(opens.shape[0], -1, dtype=np.int64)
+    deep = np.zeros(opens.shape[0], dtype=bool)
+    for odd in (False, True):
+        level = _json.levels(data, in_string=odd)
+        before = np.where(opens > 0, level[np.maximum(opens - 1, 0)], 0)
+        mine = level[opens] == before + 1  # a bracket in this reading, not in a string
+        if not mine.any():
             continue
-        found.append(value)
-        pos = text.find("{", end)
-    return found
+        keys = np.sort(level * (n + 1) + np.arange(n, dtype=np.int64))
+        base = before[mine]
+        end = _next_at(keys, n, base, opens[mine])
+        over = _next_at(keys, n, base + _json.MAX_DEPTH + 1, opens[mine])
+        ends[mine] = end
+        deep[mine] = (over >= 0) & ((end < 0) | (over < end))
+    if n != len(text):  # byte offsets to character offsets
+        chars = np.cumsum((a & 0xC0) != 0x80) - 1
+        opens = chars[opens]
+        ends = np.where(ends >= 0, chars[np.maximum(ends, 0)], -1)
+    return opens, ends, deep
+
+
+def _next_at(keys: np.ndarray, n: int, level: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """The first offset past each of ``after`` at which the reading of sorted ``keys``
+    (level * (n + 1) + offset) is at ``level``; -1 where there is none."""
+    import numpy as np
+
+    j = np.searchsorted(keys, level * (n + 1) + after + 1)
+    at = keys[np.minimum(j, n - 1)]
+    hit = (j < n) & (at // (n + 1) == level)
+    return np.where(hit, at - level * (n + 1), -1)
+
+
+def _objects_in(text: str, search: _Search) -> None:
+    """Add to ``search`` every JSON object that decodes starting at some ``{`` of
+    ``text``, left to right (past the end of each one found), until one holds every
+    expected key. Linear in the text (see :func:`_spans`): a ``{`` whose object never
+    closes is not decoded, nor one nesting too deep, and a failed decode passes over the
+    ``{`` inside it whose objects hold the place it failed at (they fail there too); a
+    decode reads only the object's own characters."""
+    spans = _spans(text)
+    if spans is None:
+        return
+    opens, ends, deep = spans
+    search.too_deep |= bool(deep.any())
+    ok = (ends >= 0) & ~deep
+    # an object holding every expected key is at least this long: shorter ones are
+    # decoded only while no object was found (a flood of {} costs one decode)
+    shortest = 2 + sum(len(json.dumps(k, ensure_ascii=False)) + 2 for k in search.keys)
+    resume, failed_at = 0, -1
+    for start, end in zip(opens[ok].tolist(), ends[ok].tolist(), strict=True):
+        if start < resume or start <= failed_at <= end:
+            continue
+        if search.an_object and end - start + 1 < shortest:
+            continue
+        try:
+            value = json.loads(text[start:end + 1])
+        except json.JSONDecodeError as exc:
+            failed_at = start + exc.pos
+            continue
+        search.add(value)
+        if search.done:
+            return
+        resume = end + 1
 
 
 def extract_json_object(text: str | None, expected_keys: Sequence[str] = ()) -> dict[str, Any]:
@@ -53,10 +154,14 @@ def extract_json_object(text: str | None, expected_keys: Sequence[str] = ()) -> 
     expected_keys : sequence of str
         Keys used to choose between several candidate objects (not checked here).
 
+    The search is linear in the reply's length (a server's 8 MiB of ``{`` cost a fraction
+    of a second, not hours), and JSON nested more than
+    :data:`fasteval.io._json.MAX_DEPTH` levels is passed over, never decoded.
+
     Raises
     ------
     ReplyParseError
-        No JSON object was found.
+        No JSON object was found (nested at most that deep).
 
     Examples
     --------
@@ -68,24 +173,23 @@ def extract_json_object(text: str | None, expected_keys: Sequence[str] = ()) -> 
     if text is None or not str(text).strip():
         raise ReplyParseError("reply is empty")
     text = str(text)
-    stripped = text.strip()
-    candidates: list[Any] = []
-    try:
-        candidates.append(json.loads(stripped))
-    except json.JSONDecodeError:
-        pass
-    if not candidates or not isinstance(candidates[0], dict):
+    search = _Search(expected_keys)
+    if not search.whole(text.strip()) or not isinstance(search.found[0], dict):
         for match in _FENCE.finditer(text):
+            if search.done:
+                break
             body = match.group(2).strip()
-            try:
-                candidates.append(json.loads(body))
-            except json.JSONDecodeError:
-                candidates.extend(_objects_in(body))
-        candidates.extend(_objects_in(text))
-    objects = [c for c in candidates if isinstance(c, dict)]
+            if not search.whole(body):
+                _objects_in(body, search)
+        if not search.done:
+            _objects_in(text, search)
+    objects = [c for c in search.found if isinstance(c, dict)]
     if not objects:
-        if candidates:
-            kind = type(candidates[0]).__name__
+        if search.too_deep:
+            raise ReplyParseError(f"reply contains no JSON object nested at most {_json.MAX_DEPTH} "
+                                  f"levels deep (arrays and objects): {_snippet(text)}")
+        if search.found:
+            kind = type(search.found[0]).__name__
             raise ReplyParseError(f"reply is JSON of type {kind}, expected an object: {_snippet(text)}")
         raise ReplyParseError(f"reply contains no JSON object: {_snippet(text)}")
     for obj in objects:
