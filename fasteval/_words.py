@@ -1,4 +1,5 @@
-"""Counts in messages, with the noun in the number the count asks for."""
+"""Words in messages: counts with the noun in the number the count asks for, and names
+as one line of plain text (:func:`one_line`)."""
 
 from __future__ import annotations
 
@@ -12,3 +13,32 @@ def counted(count: int, one: str, many: str | None = None) -> str:
     ('1 query', '0 queries', '2 rows')
     """
     return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def one_line(text: str) -> str:
+    """``text`` as it may be printed on one line of a terminal or a text table: control
+    characters (an escape sequence's ESC, a line break, a tab, C1 controls), line and
+    paragraph separators (U+2028, U+2029) and lone surrogates (a file name that is not
+    valid UTF-8, as Python decodes it) written as escapes (``\\n``, ``\\x1b``, ``\\u2028``,
+    ``\\udce9``); any other text, backslashes included, unchanged. Every text output of
+    the package (tables, trec_eval lines, notes, errors, progress) prints names through it.
+
+    Examples
+    --------
+    >>> print(one_line("bm25\\nrm3\\tv2\\x1b]0;pwned\\x07"))
+    bm25\\nrm3\\tv2\\x1b]0;pwned\\x07
+    >>> one_line("r\\udce9.txt"), one_line("q 1 é")
+    ('r\\\\udce9.txt', 'q 1 é')
+    """
+    if text.isprintable():  # (a space is printable; the usual case: one C pass)
+        return text
+    import unicodedata
+
+    return "".join(
+        _ESCAPES.get(ch, f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}")
+        if unicodedata.category(ch) in ("Cc", "Zl", "Zp", "Cs") else ch
+        for ch in text
+    )

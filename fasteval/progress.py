@@ -21,6 +21,8 @@ import time
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from fasteval._words import one_line
+
 LOG_INTERVAL = 10.0
 """Seconds between two lines when stderr is not a terminal."""
 
@@ -132,7 +134,7 @@ class Progress:
         terminal: bool | None = None,
     ) -> None:
         self.total = int(total) if total else None
-        self.desc = desc
+        self.desc = None if desc is None else one_line(desc)  # (a name: one line, no escape codes)
         self.unit = unit
         self.enabled = enabled is not False
         self.stream = stream if stream is not None else sys.stderr
@@ -272,7 +274,7 @@ def note(text: str, stream: TextIO | None = None) -> None:
     """
     if is_quiet():
         return
-    line = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+    line = one_line(text)
     out = sys.stderr if stream is None else stream
     try:
         out.write(line + "\n")

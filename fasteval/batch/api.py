@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from fasteval._words import one_line
 from fasteval.batch.discover import discover_all, read_once, stream_format
 from fasteval.batch.driver import JobStats, aggregate_wide, run_job
 from fasteval.batch.sinks import MemorySink, Sink, make_sink
@@ -381,16 +382,21 @@ def write_table_atomic(df: pl.DataFrame, path: str | os.PathLike[str], fmt: str 
 
 
 def render_table(df: pl.DataFrame) -> str:
-    """A plain aligned text table (every row, no truncation).
+    """A plain aligned text table (every row, no truncation); names and ids are printed
+    through :func:`fasteval._words.one_line`: a control character or line break in a run
+    id, query id or measure label is written as an escape, never sent to the terminal.
 
     Examples
     --------
     >>> print(render_table(pl.DataFrame({"measure": ["map"], "value": [0.25]})), end="")
     measure  value
     map      0.2500
+    >>> print(render_table(pl.DataFrame({"measure": ["map"], "r\\x1b[2J\\n1": [0.25]})), end="")
+    measure  r\\x1b[2J\\n1
+    map      0.2500
     """
-    cols = df.columns
-    cells = [[_fmt(v) for v in df.get_column(c).to_list()] for c in cols]
+    cols = [one_line(c) for c in df.columns]  # run ids and measure labels as column names
+    cells = [[one_line(_fmt(v)) for v in df.get_column(c).to_list()] for c in df.columns]
     widths = [max([len(c), *(len(x) for x in col)]) for c, col in zip(cols, cells, strict=True)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip()]
     for i in range(df.height):

@@ -199,14 +199,17 @@ def trec_lines(table: pl.DataFrame, *, per_query: bool, agg_kind: dict[str, str]
     for col in ("run_id", "query_id"):
         if col in table.columns:
             _check_line_field(table.get_column(col), col)
+    from fasteval._words import one_line  # (other control characters: escaped, not printed)
+
     lines = []
     blocks = table.partition_by("run_id", as_dict=True, maintain_order=True)
     for (rid,), block in blocks.items():
         if not per_query or len(blocks) > 1:  # per query: the runs' blocks told apart
-            lines.append(f"{'runid':<22}\tall\t{rid}")
-        q = block.get_column("query_id").cast(pl.Utf8) if "query_id" in block.columns else None
+            lines.append(f"{'runid':<22}\tall\t{one_line(str(rid))}")
+        q = ([one_line(x) for x in block.get_column("query_id").cast(pl.Utf8).to_list()]
+             if "query_id" in block.columns else None)
         for i, (m, v) in enumerate(zip(block.get_column("measure"), block.get_column("value"), strict=True)):
-            lines.append(f"{m:<22}\t{q[i] if q is not None else 'all'}\t{fmt(m, v)}")
+            lines.append(f"{one_line(m):<22}\t{q[i] if q is not None else 'all'}\t{fmt(m, v)}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 

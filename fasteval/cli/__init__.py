@@ -330,7 +330,9 @@ check the same input (a measure name is parsed by the command and by the evaluat
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """``warnings.showwarning`` of the commands: the message alone, on one line, once."""
-    text = " ".join(str(message).split())
+    from fasteval._words import one_line
+
+    text = one_line(" ".join(str(message).split()))
     if text in _WARNED:
         return
     _WARNED.add(text)
@@ -370,7 +372,10 @@ def _run_guarded(fn, memory_advice: str = "") -> int:
 
 
 def _fail(message: str) -> int:
-    print(f"fasteval: error: {message}", file=sys.stderr)
+    """Print ``message`` as the one error line (names in it escaped: :func:`fasteval._words.one_line`)."""
+    from fasteval._words import one_line
+
+    print(f"fasteval: error: {one_line(message)}", file=sys.stderr)
     return 2
 
 

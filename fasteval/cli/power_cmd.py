@@ -167,8 +167,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.format == "csv":
         write_stdout(table.write_csv())
         return 0
+    from fasteval._words import one_line
+
     cells = [
-        [m, f"{sd:.4g}", f"{d:g}", f"{a:g}", f"{pw:.3f}", str(n)]
+        [one_line(m), f"{sd:.4g}", f"{d:g}", f"{a:g}", f"{pw:.3f}", str(n)]
         for m, sd, d, a, pw, n in table.iter_rows()
     ]
     header = list(table.columns)

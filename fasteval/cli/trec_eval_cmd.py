@@ -33,6 +33,7 @@ from typing import TextIO
 import numpy as np
 import polars as pl
 
+from fasteval._words import one_line
 from fasteval.cli import add_command, worded
 from fasteval.errors import FastevalError, InputError, ParameterError, UnknownMeasureError
 from fasteval.kernels.ranking import MIN_GEO_MEAN
@@ -157,6 +158,16 @@ def _print_usage() -> int:
 
 
 def _fmt(name: str, qid: str, value: float, integer: bool) -> str:
+    """One line of trec_eval's output (``%-22s\\t%s\\t%6.4f``, or the integer); a control
+    character or line break in the name or the query id is written as an escape
+    (:func:`fasteval._words.one_line`), so that no id forges lines or drives the terminal.
+
+    Examples
+    --------
+    >>> _fmt("map", "q1", 0.25, False), _fmt("num_ret", "q\\x1b[2J", 3.0, True)
+    ('map                   \\tq1\\t0.2500', 'num_ret               \\tq\\\\x1b[2J\\t3')
+    """
+    name, qid = one_line(name), one_line(qid)
     if integer:
         return f"{name:<22}\t{qid}\t{int(value)}"
     if math.isnan(value):
@@ -518,7 +529,7 @@ def _topic_stop(o: Options, qids: list[str], present: np.ndarray) -> int:
     or not (the check counts the topics evaluated, before -c widens the average)."""
     if o.compat == 10 and not o.complete and not present.all():
         missing = qids[int(np.argmax(~present))]
-        print(f"trec_eval: result qid '{missing}' not found in qrels", file=sys.stderr)
+        print(f"trec_eval: result qid '{one_line(missing)}' not found in qrels", file=sys.stderr)
         return 4
     if o.compat == 9 and not present.any():
         print("trec_eval: No queries with both results and relevance info", file=sys.stderr)
@@ -580,7 +591,7 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
                 summary=o.summary,
             )
         _put(out, "".join(
-            f"{name:<22}\t{qid}\t{value}\n" if isinstance(value, str)
+            f"{one_line(name):<22}\t{one_line(qid)}\t{one_line(value)}\n" if isinstance(value, str)
             else _fmt(name, qid, value, isinstance(value, (int, np.integer))) + "\n"
             for name, qid, value in lines))
         return 0
@@ -596,7 +607,7 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
         return qrels_table[0]
 
     run = _read_trec_run(o, run_path, judged=lambda: qrels().get_column("query_id"))
-    runid = str(run.get_column("tag")[-1]) if "tag" in run.columns and run.height else ""
+    runid = one_line(str(run.get_column("tag")[-1])) if "tag" in run.columns and run.height else ""
     opts = dict(
         relevance_level=o.level, max_docs=o.max_docs, judged_only=o.judged_only,
         num_docs=o.num_docs, compat=o.compat,
@@ -657,7 +668,7 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
                         # trec_eval 10 clears the placeholder's string (-c) only when the
                         # measure is named exactly "relstring": relstring.N keeps its "-"
                         rs = ""
-                    lines.append(f"{m.base_name:<22}\t{qid}\t'{rs}'")
+                    lines.append(f"{one_line(m.base_name):<22}\t{one_line(qid)}\t'{rs}'")
                     continue
                 j = numeric.index(m)
                 v = z_values[qi, j]

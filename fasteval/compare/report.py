@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from fasteval._words import one_line
 from fasteval.errors import ParameterError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -326,28 +327,6 @@ def display_width(s: str) -> int:
     return width
 
 
-_CONTROL_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _plain(s: str) -> str:
-    """A name as one line of plain text: control characters and line separators (a line
-    break, a tab, U+2028) written as escapes (``\\n``, ``\\t``, ``\\x1b``, ``\\u2028``),
-    which would otherwise break the table's rows.
-
-    Examples
-    --------
-    >>> print(_plain("bm25\\nrm3\\tv2"))
-    bm25\\nrm3\\tv2
-    """
-    if all(ch.isprintable() or ch == " " for ch in s):
-        return s
-    return "".join(
-        _CONTROL_ESCAPES.get(ch, f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}")
-        if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch
-        for ch in s
-    )
-
-
 def _pad(s: str, width: int, right: bool) -> str:
     """``s`` padded with spaces to ``width`` display columns (:func:`display_width`)."""
     fill = " " * max(0, width - display_width(s))
@@ -355,10 +334,10 @@ def _pad(s: str, width: int, right: bool) -> str:
 
 
 def _text(c: dict) -> str:
-    header = ["run", *map(_plain, c["columns"])]
+    header = ["run", *map(one_line, c["columns"])]
     body = []
     for label, row in zip(c["labels"], c["grid"], strict=False):
-        out = [_plain(label)]
+        out = [one_line(label)]
         for v, best, mk in row:
             sup = mk if c["marks"] == "dagger" else f"^{mk}" if mk else ""
             out.append(v + ("*" if best else "") + sup)
@@ -371,7 +350,7 @@ def _text(c: dict) -> str:
         ).rstrip()
 
     rule = "-" * display_width(line(header))
-    notes = [_plain(n.replace("in bold", "marked *")) for n in c["notes"]]
+    notes = [one_line(n.replace("in bold", "marked *")) for n in c["notes"]]
     return "\n".join([line(header), rule, *map(line, body), rule, *notes]) + "\n"
 
 
@@ -641,7 +620,7 @@ def details_text(cmp: Comparison, digits: int = 4) -> str:
     for r in wide.iter_rows(named=True):
         m = r["measure"]
         ci = "-" if r["ci_low"] is None else f"[{num(r['ci_low'], m)}, {num(r['ci_high'], m)}]"
-        row = [_plain(m), _plain(r["run_id"]), _plain(r["versus"]),
+        row = [one_line(m), one_line(r["run_id"]), one_line(r["versus"]),
                format(r["mean_diff"], "+" + fmt[m]), *([ci] if with_ci else [])]
         for k, _ in effect_cols:
             v = r[k]
@@ -664,6 +643,6 @@ def details_text(cmp: Comparison, digits: int = 4) -> str:
     ]
     if "note" in cmp.tests.columns:
         for r in cmp.tests.filter(pl.col("note").is_not_null()).iter_rows(named=True):
-            legend.append(_plain(f"{r['measure']} {r['run_id']} vs {r['versus']}, {r['test']}: "
+            legend.append(one_line(f"{r['measure']} {r['run_id']} vs {r['versus']}, {r['test']}: "
                                  f"{r['note']}"))
     return "\n".join(lines + [""] + legend) + "\n"
