@@ -259,6 +259,23 @@ def _write(df: Any, path: str) -> None:
             df.write_ndjson(tmp)
 
 
+def _check_cache(args: argparse.Namespace) -> None:
+    """Refuse a reply cache folder that cannot be written (``--cache-dir`` or the default),
+    before any request: a job that cannot keep its replies would pay for them again on
+    every rerun. ``--no-cache`` judges without one."""
+    if args.no_cache:
+        return
+    from fasteval.errors import OutputError
+    from fasteval.judge.cache import ReplyCache, default_cache_dir
+
+    folder = args.cache_dir or default_cache_dir()
+    try:
+        ReplyCache(folder).check_writable()
+    except OutputError as exc:
+        raise ParameterError("--cache-dir", f"a folder the judge can write ({exc.problem}; pass "
+                             "--no-cache to judge without the reply cache)", str(folder)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     """Judge the table and write the results; returns the exit status."""
     import polars as pl
@@ -271,6 +288,7 @@ def run(args: argparse.Namespace) -> int:
     from fasteval.io.atomic import check_outputs
 
     check_outputs({"-o/--output": args.output}, [args.input, args.examples])  # never over an input
+    _check_cache(args)  # like the output: before a row is read or a request is paid for
     df = _read_table(args.input)
     try:
         inputs: dict[str, Any] = {

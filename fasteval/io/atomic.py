@@ -56,6 +56,7 @@ __all__ = [
     "atomic_open",
     "atomic_path",
     "check_outputs",
+    "check_writable",
     "describe_os_error",
     "output_kind",
     "remove_stale",
@@ -619,7 +620,8 @@ def check_outputs(
         An output is the same file as an input (same path, ``./`` spelling, symbolic or
         hard link) or as another output (two tables would overwrite each other).
     OutputError
-        An output is a directory, a socket or lies below a regular file.
+        An output is a directory, a socket or lies below a regular file, or cannot be
+        written (:func:`check_writable`: no permission, a read-only file system).
 
     Examples
     --------
@@ -657,6 +659,37 @@ def check_outputs(
                     text,
                 )
         outs.append((option, text, ident))
+    for _, text, _ in outs:
+        check_writable(text)
+
+
+def check_writable(path: str | os.PathLike[str]) -> None:
+    """Make sure that ``path`` can be written, before the work whose result it takes: the
+    temporary file an :class:`AtomicOutput` writes is made beside it (and the folders
+    above it that are missing), then removed again, so nothing is left. A device, a FIFO
+    or standard output is not opened (a FIFO would wait for its reader).
+
+    Raises
+    ------
+    OutputError
+        The output cannot be created there (no permission, a read-only file system, a
+        full disk, a path below a file, a directory).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> check_writable(d / "new" / "out.csv"); sorted(d.iterdir())
+    []
+    >>> try:
+    ...     check_writable("/proc/fasteval-out.csv")
+    ... except OutputError as exc:
+    ...     print(exc.target)
+    /proc/fasteval-out.csv
+    """
+    if output_kind(path) != "file":
+        return
+    AtomicOutput(path).abort()
 
 
 def _umask() -> int:

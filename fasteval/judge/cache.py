@@ -97,6 +97,27 @@ class ReplyCache:
         with atomic_path(target) as tmp:  # ASCII: a reply holding a lone surrogate is stored too
             tmp.write_text(json.dumps(data), encoding="ascii")
 
+    def check_writable(self) -> None:
+        """Make sure entries can be written here, before the first request: the folder is
+        made if missing and a temporary file written in it, then both removed again
+        (:func:`fasteval.io.atomic.check_writable`).
+
+        Raises
+        ------
+        OutputError
+            The folder cannot be made or written (no permission, a read-only file system).
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> ReplyCache(root / "judge").check_writable(); list(root.iterdir())
+        []
+        """
+        from fasteval.io.atomic import check_writable
+
+        check_writable(self.directory / "write-check")
+
     def discard(self, key: str) -> None:
         """Remove the entry of ``key`` if present and provably this cache's: a regular file
         (not a link) inside the cache folder (no linked subfolder), holding the record of

@@ -174,6 +174,13 @@ async def judge_prompts_async(
     in_flight: dict[str, asyncio.Future] = {}  # cache key -> the accepted record of its first row
     accepted: dict[str, dict[str, Any]] = {}  # cache key -> the record its first row accepted
     redact_http_logs(secrets)  # the generator's HTTP client may log its URLs
+    if cache is not None:  # said before the first request, not after the first reply
+        try:
+            cache.check_writable()
+        except (OSError, OutputError) as exc:
+            unwritable.append(exc)
+            logger.warning("the reply cache in %s cannot be written (%s): replies are "
+                           "not cached", cache.directory, exc)
 
     def failure(text: str) -> str:
         return redact(text, secrets)
