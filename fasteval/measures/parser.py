@@ -793,14 +793,18 @@ def _trec_list(name: str | Measure) -> bool:
 
     Examples
     --------
-    >>> [_trec_list(n) for n in ("P.10", " ndcg_cut.5,10", "rbp.95", "IPrec@0.5", "P@10")]
+    >>> [_trec_list(n) for n in ("P.10", " ndcg_cut.5,10", "rbp.95", "rbp.8-l2", "P@10")]
     [True, True, False, False, False]
     """
     if not isinstance(name, str):
         return False
     head, dot, params = name.strip().partition(".")
     return bool(dot) and (head in BY_KEY or head in SETS) and not (
-        head == "rbp" and params.isdigit())
+        head == "rbp" and _RANX_RBP.fullmatch(params.strip()) is not None)
+
+
+_RANX_RBP = re.compile(r"[0-9]+(-l[0-9]+)?")
+"""The part after ``rbp.`` of ranx's RBP names (``rbp.95``, ``rbp.8-l2``)."""
 
 
 _M = TypeVar("_M")

@@ -12,6 +12,7 @@ import pytest
 import fasteval
 from fasteval.cli.trec_eval_cmd import parse_args, run_trec_eval
 from fasteval.errors import FastevalError, InputError, ParameterError
+from fasteval.measures import parse_measure
 from tests._data import trec_eval_file
 
 TIES = json.loads(trec_eval_file("tie_cases.json").read_text())["cases"]
@@ -41,7 +42,11 @@ def run_of(docs: list[str], scores: list[float], **extra) -> pl.DataFrame:
 
 
 def value(res: pl.DataFrame, measure: str) -> float:
-    return res.filter(pl.col("measure") == measure)["value"][0]
+    """The value of ``measure`` (any spelling): results name measures as asked."""
+    want = parse_measure(measure).name
+    (got,) = [v for m, v in zip(res["measure"], res["value"], strict=True)
+              if parse_measure(m).name == want]
+    return got
 
 
 def test_labels_judged_unjudged_and_absent() -> None:
