@@ -94,7 +94,8 @@ def _same(ray_res, local_res):
         local_res.stats.rows, local_res.stats.queries, local_res.stats.runs)
 
 
-@pytest.mark.parametrize("limit, mode", [(None, "shared"), (0, "co-partitioned")])
+@pytest.mark.parametrize("limit, mode", [(None, "shared"),
+                                         pytest.param(0, "co-partitioned", marks=pytest.mark.slow)])
 def test_batch_api_equals_local(ray_local, data, limit, mode):
     # one job for many options: -c -J -M -l, keep_best duplicates; the qrels shared whole, or
     # co-partitioned with the runs (forced by a limit of 0 bytes)
@@ -186,6 +187,7 @@ def _error_of(fn):
     return str(info.value)
 
 
+@pytest.mark.slow
 def test_errors_name_file_and_row(ray_local, tmp_path, data):
     """An error in the input names the same file, row and column as on one machine."""
     qrels = data / "qrels.parquet"

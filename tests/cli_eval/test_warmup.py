@@ -9,6 +9,7 @@ from fasteval.cli import main
 from tests._data import SHIPPED_TREC
 
 
+@pytest.mark.slow
 def test_warmup_loads_every_score_pass_variant(capsys):
     from fasteval.kernels import prepare as K
     from fasteval.kernels import ranking

@@ -37,6 +37,7 @@ def _pairs(out):
     return out.get_column("score").to_numpy(), vec("pred_embedding"), vec("gold_embedding")
 
 
+@pytest.mark.slow
 def test_ray_equals_local_and_honours_cache(ray_local, tiny_bi, tmp_path):
     golds = [[g, "the capital is " + g] for g in GOLDS]
     local, lstats = sas(PREDS, golds, model=tiny_bi, device="cpu", per="pair", embeddings=True,
@@ -60,6 +61,7 @@ def test_ray_equals_local_and_honours_cache(ray_local, tiny_bi, tmp_path):
     np.testing.assert_allclose(again.get_column("score").to_numpy(), _pairs(got)[0], atol=TOL, rtol=0)
 
 
+@pytest.mark.slow
 def test_cli_engine_ray(ray_local, tiny_bi, tmp_path):
     src = tmp_path / "answers.parquet"
     pl.DataFrame({"prediction": PREDS, "gold": GOLDS}).write_parquet(src)
