@@ -47,8 +47,8 @@ class ReplyParseError(FastevalError):
 
     Examples
     --------
-    >>> str(ReplyParseError("missing keys ['score']"))
-    "missing keys ['score']"
+    >>> str(ReplyParseError("Missing expected keys in JSON: ['score']. Got keys: []"))
+    "Missing expected keys in JSON: ['score']. Got keys: []"
     """
 
 

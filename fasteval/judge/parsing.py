@@ -190,7 +190,8 @@ def extract_json_object(text: str | None, expected_keys: Sequence[str] = ()) -> 
                                   f"levels deep (arrays and objects): {_snippet(text)}")
         if search.found:
             kind = type(search.found[0]).__name__
-            raise ReplyParseError(f"reply is JSON of type {kind}, expected an object: {_snippet(text)}")
+            raise ReplyParseError(f"Expected a JSON object containing a dictionary but got {kind}: "
+                                  f"{_snippet(text)}")  # (Haystack's words)
         raise ReplyParseError(f"reply contains no JSON object: {_snippet(text)}")
     for obj in objects:
         if all(k in obj for k in expected_keys):
@@ -199,7 +200,9 @@ def extract_json_object(text: str | None, expected_keys: Sequence[str] = ()) -> 
 
 
 def check_keys(obj: dict[str, Any], expected_keys: Sequence[str]) -> None:
-    """Raise :class:`ReplyParseError` when some expected key is missing.
+    """Raise :class:`ReplyParseError` when some expected key is missing, in the words of
+    Haystack's LLM evaluators (``Missing expected keys in JSON: [...]. Got keys: [...]``),
+    so that a test written against Haystack's error passes against fasteval's.
 
     Examples
     --------
@@ -207,11 +210,11 @@ def check_keys(obj: dict[str, Any], expected_keys: Sequence[str]) -> None:
     >>> check_keys({"a": 1}, ["a", "b"])
     Traceback (most recent call last):
     ...
-    fasteval.judge.errors.ReplyParseError: missing keys ['b'] in the reply (got keys ['a'])
+    fasteval.judge.errors.ReplyParseError: Missing expected keys in JSON: ['b']. Got keys: ['a']
     """
     missing = [k for k in expected_keys if k not in obj]
     if missing:
-        raise ReplyParseError(f"missing keys {missing} in the reply (got keys {list(obj)})")
+        raise ReplyParseError(f"Missing expected keys in JSON: {missing}. Got keys: {list(obj)}")
 
 
 def string_list(value: Any, key: str) -> list[str]:

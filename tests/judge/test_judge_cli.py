@@ -58,7 +58,7 @@ def test_faithfulness_parquet(fake_openai, tmp_path, capsys):
     assert df["statement_scores"].to_list() == [[1, 0], [1, 1, 1], []]
     assert df["score"].to_list()[:2] == [0.5, 1.0] and math.isnan(df["score"][2])
     assert df["status"].to_list() == ["evaluated", "evaluated", "error"]
-    assert df["error"][0] is None and "missing keys" in df["error"][2]
+    assert df["error"][0] is None and "Missing expected keys in JSON" in df["error"][2]
     err = capsys.readouterr().err
     assert "3 rows, 2 evaluated, 1 failed; mean score 0.7500" in err
     assert "requests 4" in err and "cache hits 0" in err

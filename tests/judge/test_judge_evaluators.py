@@ -196,7 +196,7 @@ def test_faithfulness_modes_and_failures(fake_openai):
             assert res["statement_scores"] == [int(c) for c in s]
             assert meta["error"] is None and meta["cached"] is False
     errors = {ROWS[i][0]: m["error"] for i, m in enumerate(out["meta"]) if m["error"]}
-    assert "missing keys ['statement_scores']" in errors["missing"]
+    assert "Missing expected keys in JSON: ['statement_scores']" in errors["missing"]
     assert "0/1 scores" in errors["types"]
     assert "HTTP 500" in errors["http500"] and "request failed" in errors["http500"]
     assert out["meta"][3]["corrected"] is True
@@ -213,7 +213,7 @@ def test_raise_on_failure_raises_value_error(fake_openai):
     server = fake_openai(faithfulness_responder)
     ev = FaithfulnessEvaluator(chat_generator=client(server), progress_bar=False, max_concurrency=1)
     rows = [("plain", "1", 1.0, 1), ("missing", "1", None, 2), ("plain", "1", 1.0, 1)]
-    with pytest.raises(JudgeError, match=r"row 1: unusable reply.*missing keys") as info:
+    with pytest.raises(JudgeError, match=r"row 1: unusable reply.*Missing expected keys in JSON") as info:
         ev.run(**faithfulness_inputs(rows))
     assert isinstance(info.value, ValueError)
 

@@ -46,8 +46,8 @@ def test_object_found(reply):
         (None, "empty"),
         ("I cannot judge this.", "no JSON object"),
         ('{"statements": ["a", }', "no JSON object"),
-        ("[1, 0]", "type list"),
-        ("```json\n[1]\n```", "type list"),
+        ("[1, 0]", "Expected a JSON object containing a dictionary but got list"),
+        ("```json\n[1]\n```", "Expected a JSON object containing a dictionary but got list"),
     ],
 )
 def test_no_object(reply, match):
@@ -56,7 +56,8 @@ def test_no_object(reply, match):
 
 
 def test_key_and_type_checks():
-    with pytest.raises(ReplyParseError, match=r"missing keys \['statement_scores'\]"):
+    with pytest.raises(ReplyParseError, match=r"Missing expected keys in JSON: \['statement_scores'\]\. "
+                                              r"Got keys: \['statements'\]"):
         check_keys({"statements": []}, ["statements", "statement_scores"])
     assert string_list([], "k") == []
     with pytest.raises(ReplyParseError, match="list of strings"):
@@ -72,7 +73,7 @@ def test_key_and_type_checks():
 def test_make_parser_runs_validation():
     parse = make_parser(["score"], lambda o: {**o, "score": binary_scores(o["score"], "score")})
     assert parse('noise ```{"score": [true]}``` noise') == {"score": [1]}
-    with pytest.raises(ReplyParseError, match="missing keys"):
+    with pytest.raises(ReplyParseError, match="Missing expected keys in JSON"):
         parse('{"scores": [1]}')
 
 
