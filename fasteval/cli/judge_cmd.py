@@ -259,10 +259,16 @@ def _write(df: Any, path: str) -> None:
             df.write_ndjson(tmp)
 
 
-def _check_cache(args: argparse.Namespace) -> None:
-    """Refuse a reply cache folder that cannot be written (``--cache-dir`` or the default),
-    before any request: a job that cannot keep its replies would pay for them again on
-    every rerun. ``--no-cache`` judges without one."""
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Check every place the job writes before a row is read or a request paid for: the
+    output (its format, never over an input, writable: :func:`check_outputs`) and the
+    reply cache folder (``--cache-dir`` or the default), refused when it cannot be
+    written: a job that cannot keep its replies would pay for them again on every rerun.
+    ``--no-cache`` judges without one."""
+    from fasteval.io.atomic import check_outputs
+
+    _check_output(args.output)
+    check_outputs({"-o/--output": args.output}, [args.input, args.examples])
     if args.no_cache:
         return
     from fasteval.errors import OutputError
@@ -284,11 +290,7 @@ def run(args: argparse.Namespace) -> int:
     from fasteval.judge.errors import JudgeError
 
     require_extra("llm", "fasteval judge", load=True)  # before any row is read or sent
-    _check_output(args.output)
-    from fasteval.io.atomic import check_outputs
-
-    check_outputs({"-o/--output": args.output}, [args.input, args.examples])  # never over an input
-    _check_cache(args)  # like the output: before a row is read or a request is paid for
+    _check_outputs(args)
     df = _read_table(args.input)
     try:
         inputs: dict[str, Any] = {

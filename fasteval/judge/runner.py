@@ -87,6 +87,18 @@ class JobReport:
         }
 
 
+def _probe_cache(cache: ReplyCache, unwritable: list[BaseException]) -> None:
+    """Warn, before the first request, that replies will not be kept when ``cache``'s
+    folder cannot be written (the job goes on without it); ``unwritable`` records it, so
+    that the warning is not repeated at the first reply."""
+    try:
+        cache.check_writable()
+    except (OSError, OutputError) as exc:
+        unwritable.append(exc)
+        logger.warning("the reply cache in %s cannot be written (%s): replies are not cached",
+                       cache.directory, exc)
+
+
 async def judge_prompts_async(
     generator: Any,
     prompts: Sequence[str],
@@ -175,12 +187,7 @@ async def judge_prompts_async(
     accepted: dict[str, dict[str, Any]] = {}  # cache key -> the record its first row accepted
     redact_http_logs(secrets)  # the generator's HTTP client may log its URLs
     if cache is not None:  # said before the first request, not after the first reply
-        try:
-            cache.check_writable()
-        except (OSError, OutputError) as exc:
-            unwritable.append(exc)
-            logger.warning("the reply cache in %s cannot be written (%s): replies are "
-                           "not cached", cache.directory, exc)
+        _probe_cache(cache, unwritable)
 
     def failure(text: str) -> str:
         return redact(text, secrets)
