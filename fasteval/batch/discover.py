@@ -56,8 +56,9 @@ from pathlib import Path
 
 import polars as pl
 
+from fasteval._words import text_name
 from fasteval.errors import InputError, first_line
-from fasteval.io._common import missing_path, walk_error
+from fasteval.io._common import missing_path, undecodable_name, walk_error
 
 PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
 RUN_COLUMNS = ("query_id", "doc_id", "score")
@@ -383,6 +384,32 @@ def parquet_source(name: str, files: list[Path], root: Path | None = None) -> Ru
                      rows=rows, columns=cols)
 
 
+def _undecodable_apart(files: list[Path], folder: Path, others: list[Path]) -> list[Path]:
+    """``files`` (parquet, found in ``folder``) without those whose names are not UTF-8,
+    which polars cannot scan: one directly in ``folder`` joins ``others`` (a run of its
+    own, read whole by the readers, which open it themselves); a part deeper down, of a run
+    read in parts, is an error naming it.
+
+    Examples
+    --------
+    >>> others = []
+    >>> _undecodable_apart([Path("d/a.parquet"), Path(os.fsdecode(b"d/\\xe9.parquet"))], Path("d"), others)
+    [PosixPath('d/a.parquet')]
+    >>> others
+    [PosixPath('d/\\udce9.parquet')]
+    """
+    kept = [f for f in files if not undecodable_name(f)]
+    for f in files:
+        if f in kept:
+            continue
+        if f.parent != folder:
+            raise InputError("a parquet part whose name is not valid UTF-8 (polars cannot open "
+                             "it by name); expected UTF-8 names for the parts of a run: rename it",
+                             source=os.fspath(f))
+        others.append(f)
+    return kept
+
+
 def _run_name(path: Path) -> str:
     name = path.name
     for suf in (".gz",):
@@ -500,14 +527,14 @@ def discover(spec: str | os.PathLike[str]) -> list[RunSource]:
     if not path.is_dir() and not path.is_file():  # a FIFO, /dev/stdin on a pipe: read once
         return [RunSource(name=_run_name(path), kind="file", files=[path])]
     if path.is_file():
-        if _is_parquet(path):
-            return [parquet_source(_run_name(path), [path])]
+        if _is_parquet(path) and not undecodable_name(text):  # (polars cannot scan such a
+            return [parquet_source(_run_name(path), [path])]   # name: the reader opens it)
         return [RunSource(name=_run_name(path), kind="file", files=[path])]
     # a directory
     from fasteval.io.readers import format_from_name
 
     others: list[Path] = []
-    files = _walk_parquet(path, others)
+    files = _undecodable_apart(_walk_parquet(path, others), path, others)
     runs = [f for f in others if f.parent == path and format_from_name(f) is not None]
     if not files and not runs:
         _refuse_skipped(others, path, "directory holds no run file, only")
@@ -530,7 +557,7 @@ def discover(spec: str | os.PathLike[str]) -> list[RunSource]:
     _refuse_skipped([f for f in others if f not in runs], path,
                     "files of no run format (or not parquet among parquet parts)")
     sources = [
-        parquet_source(_run_name(f), [f]) if _is_parquet(f)
+        parquet_source(_run_name(f), [f]) if _is_parquet(f) and not undecodable_name(f)
         else RunSource(name=_run_name(f), kind="file", files=[f])
         for f in sorted(direct + runs)
     ]
@@ -610,6 +637,7 @@ def discover_all(specs: list) -> list[RunSource]:
     for s in sources:
         if seen[s.name] > 1 and s.files:
             s.name = os.fspath(s.files[0]) if len(s.files) == 1 else os.fspath(s.files[0].parent)
+        s.name = text_name(s.name)  # a run named after a file whose name is not UTF-8
     owner: dict[Path, str] = {}
     names: set[str] = set()
     for s in sources:

@@ -359,11 +359,13 @@ def _run_names(paths: list[str]) -> list[str]:
     >>> _run_names(["a/run.txt", "b/run.txt", "-"])
     ['a/run.txt', 'b/run.txt', 'stdin']
     """
+    from fasteval._words import text_name  # (a name that is not UTF-8: its bytes as \xNN)
+
     for rule in (lambda p: Path(p).stem, lambda p: Path(p).name, str):
-        names = ["stdin" if p == STDIN else rule(p) for p in paths]
+        names = ["stdin" if p == STDIN else text_name(rule(p)) for p in paths]
         if len(set(names)) == len(names):
             return names
-    return list(paths)  # pragma: no cover - a path given twice is refused before
+    return [text_name(p) for p in paths]  # pragma: no cover - a path given twice is refused before
 
 
 def _score(args: argparse.Namespace, plots: list[tuple[str, str]]):

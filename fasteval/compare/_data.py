@@ -26,6 +26,7 @@ import numpy as np
 import polars as pl
 
 from fasteval.errors import InputError, ParameterError, first_line
+from fasteval.io._common import undecodable_name
 
 _KEYS = ("run_id", "query_id", "measure", "value")
 #: columns of a results file that are text whatever they look like
@@ -67,7 +68,9 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
         return read_text_results(_text_bytes(io.BytesIO(p.read_bytes())), str(p))
     source: Any = p
     # polars maps files (ENODEV on a FIFO) and takes a name holding [, * or ? for a pattern
-    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or any(c in p.name for c in "*?["):
+    # or a name that is not UTF-8
+    if (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or any(c in p.name for c in "*?[")
+            or undecodable_name(p)):
         source = io.BytesIO(p.read_bytes())
     if kinds[suffix] in ("ndjson", "json"):  # polars reads a lone surrogate escape as "\x00"
         from fasteval.io._common import check_json_escapes

@@ -182,6 +182,24 @@ def globbed_name(path: str | os.PathLike[str]) -> bool:
     return any(c in text for c in "*?[") and os.path.isfile(text)
 
 
+def undecodable_name(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is not valid UTF-8 (a name such as ``r\\xe9.txt`` in Latin-1 on an
+    old file system, which Python holds with surrogate escapes, ``'r\\udce9.txt'``):
+    polars cannot open it by name, so the file is opened here and its bytes handed over.
+
+    Examples
+    --------
+    >>> import os
+    >>> undecodable_name(os.fsdecode(b"r\\xe9.txt")), undecodable_name("ré.txt")
+    (True, False)
+    """
+    try:
+        os.fspath(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 _CR_TEXT = re.compile(rb"\r(?=\S)")
 _SPACE = frozenset(b" \t\n\r\x0b\x0c")
 _STEP = 1 << 22

@@ -39,6 +39,7 @@ from fasteval.io._common import (
     normalize_table,
     resolve_columns,
     row_locator,
+    undecodable_name,
 )
 
 __all__ = ["read_qrels", "read_run", "scan_qrels", "scan_run", "detect_format", "format_from_name", "FORMATS"]
@@ -373,8 +374,10 @@ def _load(source: Source, kind: Kind, format: str | None, explicit: dict[str, st
             return _load_data(content, fmt, kind, explicit, name)
         fmt = detect_format(path, format)
         data = path if fmt == "parquet" else _load_bytes(path, path)
-        if fmt != "parquet" and isinstance(data, str) and globbed_name(data):
-            data = Path(data).read_bytes()  # polars would take its name for a pattern
+        if isinstance(data, str) and ((fmt != "parquet" and globbed_name(data))
+                                      or undecodable_name(data)):
+            # polars would take its name for a pattern, or cannot open a name that is no UTF-8
+            data = Path(data).read_bytes()
         return _load_data(data, fmt, kind, explicit, path)
     if hasattr(source, "read") and callable(source.read):
         content, fmt, name = _read_stream(source, kind, format)
@@ -594,14 +597,14 @@ def _scan(source: Source, kind: Kind, format: str | None, **cols: str | None) ->
             return _load_data(content, fmt, kind, explicit, name)[0].lazy()
         fmt = detect_format(path, format)
         gz = os.path.isfile(path) and _is_gzip(path)
-        if fmt == "parquet":
+        if fmt == "parquet" and not undecodable_name(path):
             lf, mapping = tables.lazy_parquet(path, kind, explicit, path)
             return _lazy_normalize(lf, kind, mapping, path)
         if not gz and os.path.isfile(path) and fmt != "json":
             check_text_encoding(path, path)
         # gzip, CR-only line endings (converted on the way) and files whose names polars
         # would expand as a pattern are read eagerly below
-        if not gz and not globbed_name(path) and not (os.path.isfile(path) and isinstance(fix_line_endings(path, path), bytes)):
+        if not gz and not globbed_name(path) and not undecodable_name(path) and not (os.path.isfile(path) and isinstance(fix_line_endings(path, path), bytes)):
             if fmt == "trec" and not explicit:
                 return trec.scan_trec(path, kind)
             if fmt in ("csv", "tsv"):

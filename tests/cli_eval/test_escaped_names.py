@@ -40,7 +40,7 @@ def _lines(text: str) -> list[str]:
 
 
 def test_one_line_escapes_controls_and_surrogates_only() -> None:
-    assert one_line("a\x1b[2J\nb\tc\x9b\u2028\udce9") == "a\\x1b[2J\\nb\\tc\\x9b\\u2028\\udce9"
+    assert one_line("a\x1b[2J\nb\tc\x9b\u2028\udce9\ud83d") == "a\\x1b[2J\\nb\\tc\\x9b\\u2028\\xe9\\ud83d"
     for plain in ("q 1", "é\\n", "ｑ１", "d\u00a0x", "🙂"):  # printed as they are
         assert one_line(plain) == plain
 
@@ -105,4 +105,4 @@ def test_errors_and_notes_are_one_escaped_line(tmp_path: Path, capsys) -> None:
     (line,) = _lines(capsys.readouterr().err)
     assert line.startswith("fasteval: error: ") and "run\\x1b]0;x\\x07\\n.txt" in line
     note("fasteval: \x1b[2Jrun\udce9\n")
-    assert capsys.readouterr().err == "fasteval: \\x1b[2Jrun\\udce9\\n\n"
+    assert capsys.readouterr().err == "fasteval: \\x1b[2Jrun\\xe9\\n\n"
