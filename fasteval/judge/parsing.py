@@ -8,6 +8,7 @@ model in the corrective retry and recorded for rows that fail for good.
 
 from __future__ import annotations
 
+import heapq
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -56,10 +57,11 @@ class _Search:
         return True
 
 
-def _spans(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _spans(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """For every ``{`` of ``text``: its offset, where the object it opens would end, read
-    as JSON from there (-1: never closed), and whether it nests more than
-    :data:`fasteval.io._json.MAX_DEPTH` levels first; None when there is no ``{``.
+    as JSON from there (-1: never closed), whether it nests more than
+    :data:`fasteval.io._json.MAX_DEPTH` levels first, and which reading it takes (1: an
+    odd number of quotes before it); None when there is no ``{``.
 
     A ``{`` opens a string-aware reading of its own: a quote before it may be prose. Both
     readings (an even or odd number of quotes before) are made once over the whole reply
@@ -77,6 +79,7 @@ def _spans(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     n = a.shape[0]
     ends = np.full(opens.shape[0], -1, dtype=np.int64)
     deep = np.zeros(opens.shape[0], dtype=bool)
+    reading = np.zeros(opens.shape[0], dtype=np.int8)
     for odd in (False, True):
         level = _json.levels(data, in_string=odd)
         before = np.where(opens > 0, level[np.maximum(opens - 1, 0)], 0)
@@ -89,11 +92,12 @@ def _spans(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         over = _next_at(keys, n, base + _json.MAX_DEPTH + 1, opens[mine])
         ends[mine] = end
         deep[mine] = (over >= 0) & ((end < 0) | (over < end))
+        reading[mine] = odd
     if n != len(text):  # byte offsets to character offsets
         chars = np.cumsum((a & 0xC0) != 0x80) - 1
         opens = chars[opens]
         ends = np.where(ends >= 0, chars[np.maximum(ends, 0)], -1)
-    return opens, ends, deep
+    return opens, ends, deep, reading
 
 
 def _next_at(keys: np.ndarray, n: int, level: np.ndarray, after: np.ndarray) -> np.ndarray:
@@ -112,27 +116,34 @@ def _objects_in(text: str, search: _Search) -> None:
     ``text``, left to right (past the end of each one found), until one holds every
     expected key. Linear in the text (see :func:`_spans`): a ``{`` whose object never
     closes is not decoded, nor one nesting too deep, and a failed decode passes over the
-    ``{`` inside it whose objects hold the place it failed at (they fail there too); a
-    decode reads only the object's own characters."""
+    ``{`` inside it (in the same reading of strings, past its start) whose objects hold
+    the place it failed at: the decoder met them as values and failed inside them, as it
+    would decoding them alone. A decode reads only the object's own characters."""
     spans = _spans(text)
     if spans is None:
         return
-    opens, ends, deep = spans
+    opens, ends, deep, reading = spans
     search.too_deep |= bool(deep.any())
     ok = (ends >= 0) & ~deep
     # an object holding every expected key is at least this long: shorter ones are
     # decoded only while no object was found (a flood of {} costs one decode)
     shortest = 2 + sum(len(json.dumps(k, ensure_ascii=False)) + 2 for k in search.keys)
-    resume, failed_at = 0, -1
-    for start, end in zip(opens[ok].tolist(), ends[ok].tolist(), strict=True):
-        if start < resume or start <= failed_at <= end:
+    resume = 0
+    failed: tuple[list[int], list[int]] = ([], [])  # per reading: places decodes failed at, a heap
+    for start, end, odd in zip(opens[ok].tolist(), ends[ok].tolist(), reading[ok].tolist(), strict=True):
+        if start < resume:
+            continue
+        places = failed[odd]
+        while places and places[0] <= start:  # behind this { now: it cannot hold them
+            heapq.heappop(places)
+        if places and places[0] <= end:
             continue
         if search.an_object and end - start + 1 < shortest:
             continue
         try:
             value = json.loads(text[start:end + 1])
         except json.JSONDecodeError as exc:
-            failed_at = start + exc.pos
+            heapq.heappush(failed[odd], start + exc.pos)
             continue
         search.add(value)
         if search.done:

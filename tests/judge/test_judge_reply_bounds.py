@@ -126,7 +126,13 @@ def test_megabyte_of_braces_parses_well_under_a_second():
 
 DEEP = {"brackets": "[" * 100_000, "fenced": "```json\n" + "[" * 100_000 + "\n```",
         "in an object": '{"statements": ' + "[" * 100_000,
-        "closed braces": "Here: " + "{" * 100_000 + "}" * 100_000}
+        "closed array": '{"statements": ' + "[" * 100_000 + "]" * 100_000 + "}"}
+
+
+def test_only_objects_nested_too_deep_are_passed_over():
+    """Of ``{{{...{}...}}}`` the objects nested at most 128 deep are tried, as every { is:
+    the innermost, ``{}``, is what the reply holds."""
+    assert extract_json_object("Here: " + "{" * 100_000 + "}" * 100_000, KEYS) == {}
 
 
 @pytest.mark.parametrize("name", list(DEEP))
