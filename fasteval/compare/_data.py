@@ -90,6 +90,10 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
     except pl.exceptions.PolarsError as exc:
         if kinds[suffix] in ("csv", "tsv"):
             _check_records(_text_bytes(source), sep, None, str(p))
+        if kinds[suffix] in ("ndjson", "json"):  # nested too deep: named by its line
+            from fasteval.io._json import check_input
+
+            check_input(source, str(p), lines=kinds[suffix] == "ndjson")
         raise InputError(f"cannot read the {kinds[suffix]} file ({first_line(exc)})",
                          source=str(p)) from exc
     if any("_duplicated_" in c for c in df.columns):  # polars renamed a repeated name

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["MAX_DEPTH", "JsonDepthError", "check_depth", "input_error", "levels", "loads"]
+__all__ = ["MAX_DEPTH", "JsonDepthError", "check_depth", "check_input", "input_error", "levels", "loads"]
 
 MAX_DEPTH = 128
 """Most levels of arrays and objects a JSON text read by fasteval may nest (polars' readers
@@ -210,6 +210,39 @@ def input_error(exc: JsonDepthError, source: str, line: int | None = None) -> An
 
     where = exc.reason.replace(";", f" (column {exc.colno});", 1)
     return InputError(where, source=source, line=exc.lineno if line is None else line)
+
+
+def check_input(source: Any, name: str, *, lines: bool) -> None:
+    """Raise :func:`input_error` when the JSON input ``source`` (bytes, a file's path or a
+    ``BytesIO``; ``lines``: JSON Lines) is nested too deep: for a reader whose parser
+    (polars') failed, to name the line where the reason is. Nothing when it is not, or
+    when the file cannot be read again (the reader's own error stands).
+
+    Examples
+    --------
+    >>> try:
+    ...     check_input(b'{"a": 1}\\n{"a": ' + b"[" * 200 + b"}\\n", "q.jsonl", lines=True)
+    ... except ValueError as exc:
+    ...     print(exc)
+    q.jsonl, line 2: arrays and objects nested more than 128 levels deep (column 134); expected at most 128
+    """
+    import io
+    import os
+
+    try:
+        if isinstance(source, io.BytesIO):
+            data = source.getvalue()
+        elif isinstance(source, bytes | bytearray | memoryview):
+            data = bytes(source)
+        else:
+            with open(os.fspath(source), "rb") as fh:
+                data = fh.read()
+    except (OSError, TypeError, ValueError):
+        return
+    try:
+        check_depth(data, lines=lines)
+    except JsonDepthError as exc:
+        raise input_error(exc, name) from None
 
 
 def loads(text: str | bytes, limit: int = MAX_DEPTH, **kwargs: Any) -> Any:

@@ -95,6 +95,10 @@ def read_table_file(path: str, *, text: bool = True, default: str | None = "csv"
 
         if kind in ("csv", "tsv"):
             _check_ragged(source, "\t" if kind == "tsv" else ",", path)
+        if kind in ("ndjson", "json"):  # nested too deep: named by its line
+            from fasteval.io._json import check_input
+
+            check_input(source, path, lines=kind == "ndjson")
         raise InputError(f"cannot read the file ({first_line(exc)})", source=path) from exc
     _check_json_kinds(frame, source, kind, path)
     if kind == "ndjson":  # a repeated key (polars keeps its first value), true among text

@@ -193,6 +193,10 @@ def _read_table(data: Any, fmt: str, name: str) -> pl.DataFrame:
         if fmt == "jsonl":
             return pl.read_ndjson(data)
     except pl.exceptions.PolarsError as exc:
+        if fmt == "jsonl":  # nested too deep: named by its line
+            from fasteval.io._json import check_input
+
+            check_input(data, name, lines=True)
         raise InputError(f"cannot read as {fmt} ({str(exc).splitlines()[0]})", source=name) from exc
     raise ParameterError("format", "'trec', 'parquet', 'csv', 'tsv' or 'jsonl' for subtopic qrels", fmt)
 

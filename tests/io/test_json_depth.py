@@ -67,6 +67,25 @@ def test_judge_examples_nested_too_deep(tmp_path, capsys):
     assert f"{ex}, line 1: arrays and objects nested more than 128" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("reader", ["judge table", "compare results", "subtopic qrels"])
+def test_other_json_readers_name_the_line_too(tmp_path, reader):
+    """The readers that polars' JSON parser serves (it stops at 1,024 levels, naming a
+    character) name the line of JSON nested too deep as the others do."""
+    from fasteval.compare._data import load_results
+    from fasteval.io.files import read_table_file
+    from fasteval.io.subtopics import read_subtopic_qrels
+
+    path = tmp_path / "in.jsonl"
+    first = {"judge table": '{"question": "q", "contexts": ["c"], "answer": "a"}',
+             "compare results": '{"run_id": "a", "query_id": "1", "measure": "map", "value": 0.5}',
+             "subtopic qrels": '{"query_id": "1", "subtopic": "1", "doc_id": "d", "relevance": 1}'}[reader]
+    path.write_text(first + "\n" + first[:-1] + ', "x": ' + "[" * DEEP + "]" * DEEP + "}\n")
+    call = {"judge table": read_table_file, "compare results": lambda p: load_results([p]),
+            "subtopic qrels": read_subtopic_qrels}[reader]
+    with pytest.raises(InputError, match=r", line 2: arrays and objects nested more than 128 levels deep"):
+        call(str(path))
+
+
 def _naive_first_too_deep(text: bytes, limit: int, lines: bool) -> int | None:
     """The reading check_depth implements, one byte at a time: a quote after an even
     number of backslashes opens or closes a string; brackets outside strings nest."""
