@@ -19,7 +19,6 @@ old-format switch) is accepted and ignored, as trec_eval 10 ignores it.
 from __future__ import annotations
 
 import getopt
-import gzip
 import io
 import math
 import re
@@ -356,11 +355,10 @@ def _read_qrels_jg(path: str) -> pl.DataFrame:
         raise InputError("file not found", source=path) from None
     except OSError as exc:
         raise InputError(f"cannot read ({exc.strerror})", source=path) from None
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise InputError(f"corrupt gzip file ({exc})", source=path) from None
+    if data[:2] == b"\x1f\x8b":  # inflated as a stream, checked as it comes
+        from fasteval.io.inflate import inflate_bytes
+
+        data = inflate_bytes(data, path)
     from fasteval.io._common import GRADE_MAX, GRADE_MIN, check_text_encoding, fix_line_endings
 
     check_text_encoding(data, path)
@@ -485,7 +483,9 @@ def _duplicate_at(first: InputError, source: str | io.BytesIO, row: dict) -> Inp
     if isinstance(source, io.BytesIO):
         data: str | bytes = source.getvalue()
         if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
+            from fasteval.io.inflate import inflate_bytes
+
+            data = inflate_bytes(data, str(first.source))
     else:
         data = _load_bytes(source, source)
     data = fix_line_endings(data, str(first.source))  # old-Mac (CR-only) lines as the reader reads them

@@ -65,7 +65,7 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
             source=str(p),
         )
     if kinds[suffix] == "text":
-        return read_text_results(_text_bytes(io.BytesIO(p.read_bytes())), str(p))
+        return read_text_results(_text_bytes(io.BytesIO(p.read_bytes()), str(p)), str(p))
     source: Any = p
     # polars maps files (ENODEV on a FIFO) and takes a name holding [, * or ? for a pattern
     # or a name that is not UTF-8
@@ -99,7 +99,7 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
     if any("_duplicated_" in c for c in df.columns):  # polars renamed a repeated name
         _refuse_repeated_names(source, sep, str(p))
     if df.null_count().sum_horizontal().item() or ("value" in df.columns and df.schema["value"] == pl.Utf8):
-        _check_records(_text_bytes(source), sep, df, str(p))
+        _check_records(_text_bytes(source, str(p)), sep, df, str(p))
         if "value" in df.columns and df.schema["value"] == pl.Utf8:  # numbers polars left as text
             df = df.with_columns(pl.col("value").cast(pl.Float64))  # ('nan'): checked below
     return df
@@ -232,12 +232,15 @@ def _aligned_cells(frame: pl.DataFrame, header: list[str]) -> tuple[pl.DataFrame
     return body, spaced
 
 
-def _text_bytes(source: Any) -> bytes:
-    """The text of a CSV/TSV results file (``source``: its path or its bytes), gunzipped."""
-    import gzip
-
+def _text_bytes(source: Any, name: str) -> bytes:
+    """The text of a CSV/TSV results file ``name`` (``source``: its path or its bytes), gunzipped (as
+    a stream, checked as it comes: :func:`fasteval.io.inflate.inflate_bytes`)."""
     data = source.getvalue() if isinstance(source, io.BytesIO) else Path(source).read_bytes()
-    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+    if data[:2] != b"\x1f\x8b":
+        return data
+    from fasteval.io.inflate import inflate_bytes
+
+    return inflate_bytes(data, name)
 
 
 def _check_records(data: bytes, sep: str, df: pl.DataFrame | None, source: str) -> None:

@@ -70,13 +70,10 @@ def read_table_file(path: str, *, text: bool = True, default: str | None = "csv"
     # a file whose name polars would expand as a pattern ([, *, ?) is read as bytes too
     if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or gz or any(c in p.name for c in "*?["):
         source = io.BytesIO(p.read_bytes())
-    if gz:
-        import gzip
+    if gz:  # inflated as a stream, checked as it comes
+        from fasteval.io.inflate import inflate_bytes
 
-        try:
-            source = io.BytesIO(gzip.decompress(source.getvalue()))
-        except (OSError, EOFError) as exc:
-            raise InputError(f"corrupt gzip file ({exc})", source=path) from exc
+        source = io.BytesIO(inflate_bytes(source.getvalue(), path, lines=kind != "json"))
     if kind in ("ndjson", "json"):  # polars reads a lone surrogate escape as "\x00"
         from fasteval.io._common import check_json_escapes
 
@@ -153,9 +150,9 @@ def table_file_locator(path: str) -> Any:
         return row_locator()  # a FIFO or device was read once: it cannot be read again
     if not gz:
         return csv_line_locator(path) if kind != "ndjson" else jsonl_line_locator(path)
-    import gzip
+    from fasteval.io.inflate import inflate_bytes
 
-    data = gzip.decompress(Path(path).read_bytes())
+    data = inflate_bytes(path, path)
     return csv_line_locator(data) if kind != "ndjson" else jsonl_line_locator(data)
 
 
@@ -164,7 +161,6 @@ def _check_json_kinds(frame: Any, source: Any, kind: str, path: str) -> None:
     such a column as text, each list as its JSON spelling (a gold list ``["a", "b"]`` would
     be scored as that one string). Only a text column holding a value that starts with
     ``[`` or ``{`` is looked at in the file itself."""
-    import gzip
     import json
 
     import polars as pl
@@ -177,7 +173,9 @@ def _check_json_kinds(frame: Any, source: Any, kind: str, path: str) -> None:
         return
     data = source.getvalue() if isinstance(source, io.BytesIO) else Path(source).read_bytes()
     if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
+        from fasteval.io.inflate import inflate_bytes
+
+        data = inflate_bytes(data, path, lines=kind != "json")
     try:  # (polars reads 1,024 levels of nesting, Python's json fewer)
         _json.check_depth(data, lines=kind == "ndjson")
     except _json.JsonDepthError as exc:

@@ -41,6 +41,7 @@ from fasteval.io._common import (
     row_locator,
     undecodable_name,
 )
+from fasteval.io.inflate import inflate_bytes, inflated
 
 __all__ = ["read_qrels", "read_run", "scan_qrels", "scan_run", "detect_format", "format_from_name", "FORMATS"]
 
@@ -203,21 +204,46 @@ def _delimited_header(head: bytes) -> str | None:
 
 
 def _load_bytes(path: str, source: str) -> bytes | str:
-    """Path for plain files; decompressed bytes for gzip files."""
+    """Path for plain files; decompressed bytes for gzip files (inflated as a stream and
+    checked as it comes: :func:`fasteval.io.inflate.inflate_bytes`)."""
+    if _gzip_magic(path, source):
+        return inflate_bytes(path, source)
+    return path
+
+
+def _gzip_magic(path: str, source: str) -> bool:
+    """Whether the file ``path`` starts with gzip's magic number; a folder or a file that
+    cannot be opened is an error naming ``source``."""
     try:
         with open(path, "rb") as fh:
-            magic = fh.read(2)
+            return fh.read(2) == b"\x1f\x8b"
     except IsADirectoryError as exc:
         raise InputError("is a directory, expected a file", source=source) from exc
     except OSError as exc:
         raise InputError(f"cannot open ({exc.strerror})", source=source) from exc
-    if magic == b"\x1f\x8b":
+
+
+def _head_check(fmt: str, kind: Kind, explicit: dict[str, str | None], name: str) -> Any:
+    """The reader's checks on the first complete lines of a compressed file (see
+    :func:`fasteval.io.inflate.blocks`): an error those lines hold (one that names its
+    line) is the file's error, raised before the rest is inflated; any other (a table too
+    short to tell) waits for the whole file. None for a JSON document (no lines)."""
+    if fmt == "json":
+        return None
+
+    def check(head: bytes) -> None:
+        import warnings
+
         try:
-            with gzip.open(path, "rb") as fh:
-                return fh.read()
-        except (OSError, EOFError) as exc:
-            raise InputError(f"corrupt gzip file ({exc})", source=source) from exc
-    return path
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # said once, when the whole file is read
+                _load_data(head, fmt, kind, explicit, name)
+        except InputError as exc:
+            if exc.line is not None:
+                raise
+        except Exception:  # noqa: BLE001 - a head too short to tell: the whole file will
+            pass
+    return check
 
 
 def _is_gzip(path: str) -> bool:
@@ -272,11 +298,8 @@ def _read_stream(stream: Any, kind: Kind, format: str | None) -> tuple[bytes, st
     content = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
     if isinstance(content, str):  # a lone surrogate stays bytes that the UTF-8 checks name
         content = content.encode("utf-8", "surrogatepass")
-    if content[:2] == b"\x1f\x8b":
-        try:
-            content = gzip.decompress(content)
-        except (OSError, EOFError) as exc:
-            raise InputError(f"corrupt gzip data ({exc})", source=name) from exc
+    if content[:2] == b"\x1f\x8b":  # inflated as a stream, checked as it comes
+        content = inflate_bytes(content, name, lines=_normalize_format(format) != "json")
     fmt = _normalize_format(format) or _sniff_bytes(content[: 1 << 16])
     return content, fmt, name
 
@@ -373,7 +396,11 @@ def _load(source: Source, kind: Kind, format: str | None, explicit: dict[str, st
             content, fmt, name = _read_stream(stream, kind, format or format_from_name(path))
             return _load_data(content, fmt, kind, explicit, name)
         fmt = detect_format(path, format)
-        data = path if fmt == "parquet" else _load_bytes(path, path)
+        if fmt != "parquet" and _gzip_magic(path, path):  # inflated as a stream, checked as it
+            with inflated(path, path, lines=fmt != "json",  # comes; a huge one to a file
+                          head=_head_check(fmt, kind, explicit, path)) as data:
+                return _load_data(data, fmt, kind, explicit, path)
+        data = path
         if isinstance(data, str) and ((fmt != "parquet" and globbed_name(data))
                                       or undecodable_name(data)):
             # polars would take its name for a pattern, or cannot open a name that is no UTF-8

@@ -18,7 +18,6 @@ a number (trec_eval's ``atof`` would silently read garbage as 0; we refuse it).
 
 from __future__ import annotations
 
-import gzip
 import os
 from pathlib import Path
 
@@ -45,11 +44,10 @@ def _read_lines(path: str | os.PathLike[str]) -> list[str]:
         raise InputError("is a directory, expected a file", source=src) from exc
     except OSError as exc:
         raise InputError(f"cannot open ({exc.strerror})", source=src) from exc
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise InputError(f"corrupt gzip file ({exc})", source=src) from exc
+    if raw[:2] == b"\x1f\x8b":  # inflated as a stream, checked as it comes
+        from fasteval.io.inflate import inflate_bytes
+
+        raw = inflate_bytes(raw, src)
     if not raw:
         raise InputError("file is empty", source=src)
     check_text_encoding(raw, src)
