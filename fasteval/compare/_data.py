@@ -89,7 +89,7 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
         df = pl.read_csv(source, separator=sep, schema_overrides=dict.fromkeys(_TEXT_COLUMNS, pl.Utf8))
     except pl.exceptions.PolarsError as exc:
         if kinds[suffix] in ("csv", "tsv"):
-            _check_records(_text_bytes(source), sep, None, str(p))
+            _check_records(_text_bytes(source, str(p)), sep, None, str(p))
         if kinds[suffix] in ("ndjson", "json"):  # nested too deep: named by its line
             from fasteval.io._json import check_input
 
