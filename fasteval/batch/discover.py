@@ -384,11 +384,11 @@ def parquet_source(name: str, files: list[Path], root: Path | None = None) -> Ru
                      rows=rows, columns=cols)
 
 
-def _undecodable_apart(files: list[Path], folder: Path, others: list[Path]) -> list[Path]:
+def _undecodable_apart(files: list[Path], folder: Path | None, others: list[Path]) -> list[Path]:
     """``files`` (parquet, found in ``folder``) without those whose names are not UTF-8,
     which polars cannot scan: one directly in ``folder`` joins ``others`` (a run of its
     own, read whole by the readers, which open it themselves); a part deeper down, of a run
-    read in parts, is an error naming it.
+    read in parts (any of them without ``folder``: a glob's), is an error naming it.
 
     Examples
     --------
@@ -402,7 +402,7 @@ def _undecodable_apart(files: list[Path], folder: Path, others: list[Path]) -> l
     for f in files:
         if f in kept:
             continue
-        if f.parent != folder:
+        if folder is None or f.parent != folder:
             raise InputError("a parquet part whose name is not valid UTF-8 (polars cannot open "
                              "it by name); expected UTF-8 names for the parts of a run: rename it",
                              source=os.fspath(f))
@@ -516,6 +516,7 @@ def discover(spec: str | os.PathLike[str]) -> list[RunSource]:
         files = [m for m in matches if m.is_file() and _is_parquet(m)]
         if not files:
             raise InputError("glob matches no parquet file", source=text)
+        _undecodable_apart(files, None, [])  # parts of one run: polars scans them by name
         prefix = re.split(r"[*?\[]", text, maxsplit=1)[0]
         base = Path(prefix) if prefix.endswith(("/", os.sep)) else Path(prefix).parent
         name = base.name if prefix else ""

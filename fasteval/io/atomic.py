@@ -619,6 +619,8 @@ def check_outputs(
     ParameterError
         An output is the same file as an input (same path, ``./`` spelling, symbolic or
         hard link) or as another output (two tables would overwrite each other).
+        An output named by a name that is not valid UTF-8 (``o\\xe9.csv``: polars
+        cannot write it).
     OutputError
         An output is a directory, a socket or lies below a regular file, or cannot be
         written (:func:`check_writable`: no permission, a read-only file system).
@@ -643,6 +645,11 @@ def check_outputs(
         if p is None:
             continue
         text = os.fspath(p)
+        from fasteval.io._common import undecodable_name
+
+        if undecodable_name(text):  # (polars writes by name, and cannot take that one)
+            raise ParameterError(option, "a name that is valid UTF-8 (an output cannot be "
+                                 "written under a name that is not)", text)
         kind = output_kind(text)
         if kind == "fd" or (kind == "stream" and stat.S_ISCHR(os.stat(text).st_mode)):
             continue  # a terminal, /dev/null, standard output: shared without harm

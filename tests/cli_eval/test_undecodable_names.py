@@ -101,3 +101,16 @@ def test_a_message_naming_such_a_file_escapes_it(tmp_path: Path) -> None:
     assert proc.returncode == 2 and proc.stdout == b""
     (line,) = proc.stderr.decode("ascii").splitlines()  # one line, nothing raw
     assert line.startswith("fasteval: error: ") and "r\\xe9\\x1b[2J.txt, line 1" in line
+
+
+def test_outputs_and_globbed_parts_under_such_names_are_one_line_errors(named, capsys) -> None:
+    """polars writes and scans by name: an output, or a part of a globbed run, named so is
+    refused before anything is read, on one line naming it."""
+    out = os.fsdecode(os.path.join(os.fsencode(os.path.dirname(named["run"])), b"o\xe9.csv"))
+    for argv in (["eval", named["qrels"], named["run"], "-o", out],
+                 ["fuse", named["run"], named["gz"], "-o", out],
+                 ["eval", named["qrels"], os.path.join(os.path.dirname(named["parquet"]), "*.parquet")]):
+        assert main([*argv, "--quiet"] if argv[0] == "eval" else argv) == 2
+        (line,) = capsys.readouterr().err.splitlines()
+        assert line.startswith("fasteval: error: ") and ("o\\udce9.csv" in line or "p\\xe9.parquet" in line)
+        assert not os.path.exists(out)
