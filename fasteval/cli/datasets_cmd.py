@@ -103,5 +103,8 @@ def _run(args: argparse.Namespace) -> int:
             )
         )
     elif not args.quiet:
-        print(f"wrote {len(paths)} files under {args.out} in {elapsed:.1f}s", file=sys.stderr)
+        from fasteval._words import one_line
+
+        print(f"wrote {len(paths)} files under {one_line(str(args.out))} in {elapsed:.1f}s",
+              file=sys.stderr)
     return 0

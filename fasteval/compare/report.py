@@ -372,7 +372,7 @@ def _md_escape(s: str) -> str:
     a\\|b\\*\\<i> \\_x\\_ \\`c\\` \\[d\\](e) \\&amp; R&D \\~\\~s\\~\\~<br>2
     """
     s = _MD_ENTITY.sub(r"\\&", "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in s))
-    return s.replace("\r\n", "<br>").replace("\n", "<br>").replace("\r", "<br>")
+    return one_line(s.replace("\r\n", "<br>").replace("\n", "<br>").replace("\r", "<br>"))
 
 
 def _markdown(c: dict) -> str:
@@ -410,14 +410,16 @@ _LATEX_SPECIAL = {
 
 
 def latex_escape(s: str) -> str:
-    r"""Escape LaTeX's special characters.
+    r"""Escape LaTeX's special characters; other control characters are written as
+    :func:`fasteval._words.one_line` writes them, their backslash escaped too.
 
     Examples
     --------
     >>> latex_escape("ndcg_cut_10 & P@5")
     'ndcg\\_cut\\_10 \\& P@5'
     """
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in s)
+    return "".join(_LATEX_SPECIAL.get(ch) or one_line(ch).replace("\\", _LATEX_SPECIAL["\\"])
+                   for ch in s)
 
 
 def _latex_mark(mk: str) -> str:
@@ -470,7 +472,8 @@ def _latex(c: dict, caption: bool = True, label: str | None = None) -> str:
 
 
 def _html(c: dict) -> str:
-    e = html.escape
+    def e(text: str) -> str:  # (control characters written as escapes first)
+        return html.escape(one_line(text))
     head = "".join(f"<th>{e(x)}</th>" for x in ["run", *c["columns"]])
     rows = []
     for label, row in zip(c["labels"], c["grid"], strict=False):

@@ -106,3 +106,15 @@ def test_errors_and_notes_are_one_escaped_line(tmp_path: Path, capsys) -> None:
     assert line.startswith("fasteval: error: ") and "run\\x1b]0;x\\x07\\n.txt" in line
     note("fasteval: \x1b[2Jrun\udce9\n")
     assert capsys.readouterr().err == "fasteval: \\x1b[2Jrun\\xe9\\n\n"
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "latex", "html"])
+def test_compare_reports_escape_names(fmt: str) -> None:
+    from fasteval.compare import compare
+    from fasteval.compare.report import render
+
+    runs = {name: pl.DataFrame({"query_id": [1, 2, 3], "map\x1b]0;t\x07": values})
+            for name, values in (("a\x1b[2J", [0.1, 0.5, 0.3]), ("b\x9b\u2028", [0.2, 0.4, 0.6]))}
+    out = render(compare(runs, tests="t", ci=None), fmt)
+    assert not RAW.search(out.replace("\n", "")), out
+    assert "x1b" in out and "x9b" in out
