@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from fasteval.io import _json
@@ -20,12 +20,43 @@ from fasteval.judge.errors import ReplyParseError
 if TYPE_CHECKING:
     import numpy as np
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n?(.*?)```", re.DOTALL)
+_FENCE_HEAD = re.compile(r"[ \t]*[A-Za-z0-9_-]*[ \t]*\r?\n?")
+"""What may follow a fence's opening backticks before its body: blanks, a language name,
+blanks, a line end (matched greedily, never backtracked: it always matches)."""
+
+
+def _fences(text: str) -> Iterator[tuple[int, int]]:
+    """Where the bodies of the markdown code fences of ``text`` start and end, left to
+    right: from each ``` (past its language name and line end) to the next ```. One
+    pass: a regular expression with the blanks on both sides of an optional name
+    backtracked through every split of a long run of blanks when no fence closed
+    (minutes for a few thousand).
+
+    Examples
+    --------
+    >>> text = 'a ```json\\n{"s": 1}\\n``` b ```x``` ```open'
+    >>> [text[lo:hi] for lo, hi in _fences(text)]
+    ['{"s": 1}\\n', '']
+    """
+    pos = 0
+    while (start := text.find("```", pos)) >= 0:
+        body = _FENCE_HEAD.match(text, start + 3).end()
+        end = text.find("```", body)
+        if end < 0:  # no fence closes here, nor later: no ``` is left past this one's head
+            return
+        yield body, end
+        pos = end + 3
 
 
 def _snippet(text: str, limit: int = 120) -> str:
     text = " ".join(text.split())
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+_VALUE_STARTS = frozenset('{["-0123456789tfnNI')
+"""The characters a JSON value (as Python's json reads it: NaN, Infinity too) starts with."""
+_VALUE_ENDS = frozenset('}]"0123456789elNy')
+"""The characters one ends with."""
 
 
 class _Search:
@@ -39,6 +70,9 @@ class _Search:
         self.too_deep = False
         self.done = False
         self.an_object = False
+        # an object holding every expected key is at least this long: shorter ones are
+        # decoded only while no object was found (a flood of {} costs one decode)
+        self.shortest = 2 + sum(len(json.dumps(k, ensure_ascii=False)) + 2 for k in self.keys)
 
     def add(self, value: Any) -> None:
         self.found.append(value)
@@ -46,7 +80,14 @@ class _Search:
         self.done = isinstance(value, dict) and all(k in value for k in self.keys)
 
     def whole(self, text: str) -> bool:
-        """Try ``text`` as one JSON value; whether it was one."""
+        """Try ``text`` (stripped) as one JSON value; whether it was one. A text that
+        cannot open or close one is not decoded (a reply of many fences is cheap)."""
+        if not text or text[0] not in _VALUE_STARTS or text[-1] not in _VALUE_ENDS:
+            try:  # (still said: a reply that nests too deep fails for that reason)
+                _json.check_depth(text)
+            except _json.JsonDepthError:
+                self.too_deep = True
+            return False
         try:
             self.add(_json.loads(text))
         except _json.JsonDepthError:
@@ -58,9 +99,9 @@ class _Search:
 
 
 def _spans(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """For every ``{`` of ``text``: its offset, where the object it opens would end, read
-    as JSON from there (-1: never closed), whether it nests more than
-    :data:`fasteval.io._json.MAX_DEPTH` levels first, and which reading it takes (1: an
+    """For every ``{`` of ``text`` (character offsets; -1 for none): its offset, where the
+    object it opens would end, read as JSON from there, where it would first nest more
+    than :data:`fasteval.io._json.MAX_DEPTH` levels, and which reading it takes (1: an
     odd number of quotes before it); None when there is no ``{``.
 
     A ``{`` opens a string-aware reading of its own: a quote before it may be prose. Both
@@ -68,7 +109,8 @@ def _spans(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] |
     (:func:`fasteval.io._json.levels`), and each ``{`` takes the one in which it is a
     bracket; its end is the next byte at which that reading's level is back to the level
     before it, found for all at once by sorting (level, offset) keys: linear but for the
-    sort, never one decode per ``{``."""
+    sort, never one decode per ``{``. A part of the text (a fence's body) reads as the
+    whole does, but for ends and depths past its end."""
     import numpy as np
 
     data = text.encode("utf-8", "surrogatepass")
@@ -78,7 +120,7 @@ def _spans(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] |
         return None
     n = a.shape[0]
     ends = np.full(opens.shape[0], -1, dtype=np.int64)
-    deep = np.zeros(opens.shape[0], dtype=bool)
+    overs = np.full(opens.shape[0], -1, dtype=np.int64)
     reading = np.zeros(opens.shape[0], dtype=np.int8)
     for odd in (False, True):
         level = _json.levels(data, in_string=odd)
@@ -87,17 +129,15 @@ def _spans(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] |
         if not mine.any():
             continue
         keys = np.sort(level * (n + 1) + np.arange(n, dtype=np.int64))
-        base = before[mine]
-        end = _next_at(keys, n, base, opens[mine])
-        over = _next_at(keys, n, base + _json.MAX_DEPTH + 1, opens[mine])
-        ends[mine] = end
-        deep[mine] = (over >= 0) & ((end < 0) | (over < end))
+        ends[mine] = _next_at(keys, n, before[mine], opens[mine])
+        overs[mine] = _next_at(keys, n, before[mine] + _json.MAX_DEPTH + 1, opens[mine])
         reading[mine] = odd
     if n != len(text):  # byte offsets to character offsets
         chars = np.cumsum((a & 0xC0) != 0x80) - 1
         opens = chars[opens]
         ends = np.where(ends >= 0, chars[np.maximum(ends, 0)], -1)
-    return opens, ends, deep, reading
+        overs = np.where(overs >= 0, chars[np.maximum(overs, 0)], -1)
+    return opens, ends, overs, reading
 
 
 def _next_at(keys: np.ndarray, n: int, level: np.ndarray, after: np.ndarray) -> np.ndarray:
@@ -111,26 +151,50 @@ def _next_at(keys: np.ndarray, n: int, level: np.ndarray, after: np.ndarray) -> 
     return np.where(hit, at - level * (n + 1), -1)
 
 
-def _objects_in(text: str, search: _Search) -> None:
-    """Add to ``search`` every JSON object that decodes starting at some ``{`` of
-    ``text``, left to right (past the end of each one found), until one holds every
-    expected key. Linear in the text (see :func:`_spans`): a ``{`` whose object never
-    closes is not decoded, nor one nesting too deep, and a failed decode passes over the
-    ``{`` inside it (in the same reading of strings, past its start) whose objects hold
-    the place it failed at: the decoder met them as values and failed inside them, as it
-    would decoding them alone. A decode reads only the object's own characters."""
-    spans = _spans(text)
-    if spans is None:
-        return
-    opens, ends, deep, reading = spans
+def _candidates(spans: tuple, lo: int, hi: int, search: _Search) -> list[tuple[int, int, int]]:
+    """``(start, end, reading)`` of the ``{`` in ``text[lo:hi]`` whose objects close
+    there and nest at most :data:`fasteval.io._json.MAX_DEPTH` levels (``spans``:
+    :func:`_spans`); notes in ``search`` that one nested deeper. Few candidates (a fence's
+    body) are taken one by one, many at once: a reply of many fences costs no array
+    operations per fence."""
+    import bisect
+
+    opens, ends, overs, reading = spans
+    first, last = bisect.bisect_left(opens, lo), bisect.bisect_left(opens, hi)
+    if last - first <= 32:
+        found = []
+        for i in range(first, last):
+            end, over = int(ends[i]), int(overs[i])
+            end = end if end < hi else -1
+            if 0 <= over < hi and (end < 0 or over < end):
+                search.too_deep = True
+            elif end >= 0:
+                found.append((int(opens[i]), end, int(reading[i])))
+        return found
+    import numpy as np
+
+    opens, ends, overs, reading = (part[first:last] for part in spans)
+    ends = np.where(ends < hi, ends, -1)
+    deep = (overs >= 0) & (overs < hi) & ((ends < 0) | (overs < ends))
     search.too_deep |= bool(deep.any())
     ok = (ends >= 0) & ~deep
-    # an object holding every expected key is at least this long: shorter ones are
-    # decoded only while no object was found (a flood of {} costs one decode)
-    shortest = 2 + sum(len(json.dumps(k, ensure_ascii=False)) + 2 for k in search.keys)
+    return list(zip(opens[ok].tolist(), ends[ok].tolist(), reading[ok].tolist(), strict=True))
+
+
+def _objects_in(text: str, search: _Search, spans: tuple | None, lo: int, hi: int) -> None:
+    """Add to ``search`` every JSON object that decodes starting at some ``{`` of
+    ``text[lo:hi]`` (``spans``: :func:`_spans` of ``text``), left to right (past the end
+    of each one found), until one holds every expected key. Linear in the text: a ``{``
+    whose object does not close before ``hi`` is not decoded, nor one nesting too deep,
+    and a failed decode passes over the ``{`` inside it (in the same reading of strings,
+    past its start) whose objects hold the place it failed at: the decoder met them as
+    values and failed inside them, as it would decoding them alone. A decode reads only
+    the object's own characters."""
+    if spans is None:
+        return
     resume = 0
     failed: tuple[list[int], list[int]] = ([], [])  # per reading: places decodes failed at, a heap
-    for start, end, odd in zip(opens[ok].tolist(), ends[ok].tolist(), reading[ok].tolist(), strict=True):
+    for start, end, odd in _candidates(spans, lo, hi, search):
         if start < resume:
             continue
         places = failed[odd]
@@ -138,7 +202,7 @@ def _objects_in(text: str, search: _Search) -> None:
             heapq.heappop(places)
         if places and places[0] <= end:
             continue
-        if search.an_object and end - start + 1 < shortest:
+        if search.an_object and end - start + 1 < search.shortest:
             continue
         try:
             value = json.loads(text[start:end + 1])
@@ -186,14 +250,14 @@ def extract_json_object(text: str | None, expected_keys: Sequence[str] = ()) -> 
     text = str(text)
     search = _Search(expected_keys)
     if not search.whole(text.strip()) or not isinstance(search.found[0], dict):
-        for match in _FENCE.finditer(text):
+        spans = _spans(text)  # (once, for the fences' bodies and the whole reply)
+        for lo, hi in _fences(text):
             if search.done:
                 break
-            body = match.group(2).strip()
-            if not search.whole(body):
-                _objects_in(body, search)
+            if text[lo:hi].strip() and not search.whole(text[lo:hi].strip()):
+                _objects_in(text, search, spans, lo, hi)
         if not search.done:
-            _objects_in(text, search)
+            _objects_in(text, search, spans, 0, len(text))
     objects = [c for c in search.found if isinstance(c, dict)]
     if not objects:
         if search.too_deep:
