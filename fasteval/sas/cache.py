@@ -106,6 +106,31 @@ class EmbeddingCache:
         flat = emb.values.to_numpy(zero_copy_only=False).reshape(-1, dim)
         return found, np.ascontiguousarray(flat[rows], dtype=np.float32)
 
+    def check_writable(self) -> None:
+        """Make sure a shard can be written here, before the texts it would hold are
+        embedded (:func:`fasteval.io.atomic.check_writable`: a temporary file made and
+        removed again); a cache shared read-only still serves a job whose texts it holds.
+
+        Raises
+        ------
+        FastevalError
+            The folder cannot be written, naming it.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> EmbeddingCache(tempfile.mkdtemp(), "k1").check_writable()
+        """
+        from fasteval.errors import OutputError
+        from fasteval.io.atomic import check_writable
+
+        try:
+            check_writable(self.folder / "write-check")
+        except OutputError as exc:
+            raise FastevalError(f"cache_dir {str(self.root)!r}: the cache folder {str(self.folder)!r} "
+                                f"{exc.problem}; expected a folder the embeddings can be kept in "
+                                "(or no cache_dir)") from None
+
     def store(self, texts: list[str], vectors: np.ndarray, keys: list[bytes] | None = None) -> None:
         """Append the texts' vectors as one new shard (atomic write)."""
         import pyarrow as pa

@@ -215,6 +215,8 @@ def _embeddings(loaded, unique: list[str], *, batch_size, stats, progress, cache
     stats.cache_hits += int(found.sum())
     stats.cache_misses += int(miss.size)
     miss_texts = [unique[i] for i in miss]
+    if miss.size:  # the new vectors will be kept: before they are computed
+        cache.check_writable()
     new_vecs = run_model(miss_texts, keep_on_device=False)
     cache.store(miss_texts, new_vecs, [keys[i] for i in miss])
     dim = new_vecs.shape[1] if miss.size else hit_vecs.shape[1]
