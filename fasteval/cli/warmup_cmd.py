@@ -42,8 +42,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run ``fasteval warmup``."""
     from fasteval._warmup import compile_kernels
+    from fasteval.kernels._jit import JIT_DISABLED
     from fasteval.progress import quiet
 
+    if JIT_DISABLED:  # NUMBA_DISABLE_JIT=1: the kernels run as Python; nothing to compile
+        if not args.quiet:
+            print("fasteval warmup: numba's JIT is disabled (NUMBA_DISABLE_JIT): nothing to "
+                  "compile", file=sys.stderr)
+        return 0
     t0 = time.perf_counter()
 
     def report(name: str, seconds: float) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from numba.core import types
 from numba.extending import intrinsic
 
-from fasteval.kernels._jit import njit
+from fasteval.kernels._jit import JIT_DISABLED, njit
 
 
 @intrinsic
@@ -43,7 +43,23 @@ def _unowned(typingctx, arr):
 
 @njit(cache=True, inline="always")
 def borrow(a):
-    """A view of C-contiguous ``a`` without a reference count (see the module docstring)."""
+    """A view of C-contiguous ``a`` without a reference count (see the module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> borrow(np.arange(3)).tolist()
+    [0, 1, 2]
+    """
     if not a.flags.c_contiguous:
         raise ValueError("borrow needs a C-contiguous array")
     return _unowned(a)
+
+
+if JIT_DISABLED:  # NUMBA_DISABLE_JIT=1: an intrinsic has no Python form; the array is its own view
+
+    def borrow(a):  # type: ignore[no-redef]  # noqa: F811
+        """``a`` itself (numba's JIT is disabled: nothing counts references)."""
+        if not a.flags.c_contiguous:
+            raise ValueError("borrow needs a C-contiguous array")
+        return a

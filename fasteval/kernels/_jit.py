@@ -211,6 +211,28 @@ def _ours(dispatcher: Any) -> Any:
     return one_signature(quick_loading(dispatcher))
 
 
+JIT_DISABLED: bool = bool(getattr(numba.config, "DISABLE_JIT", False))
+"""numba's ``NUMBA_DISABLE_JIT`` (its debugging switch, which coverage tools set too): the
+kernels made by :func:`njit` are then the plain Python functions, run by the interpreter
+(slowly: small inputs only)."""
+
+
+def py_func(kernel: Any) -> Callable:
+    """The Python function behind ``kernel``: its ``py_func`` for a numba dispatcher or a
+    kernel made with numba's JIT disabled (``NUMBA_DISABLE_JIT=1``), else ``kernel``. Code
+    that reads a kernel's Python source or calls it from Python goes through here.
+
+    Examples
+    --------
+    >>> @njit
+    ... def three():
+    ...     return 3
+    >>> py_func(three)(), py_func(py_func(three)) is py_func(three)
+    (3, True)
+    """
+    return getattr(kernel, "py_func", kernel)
+
+
 def njit(*args: Any, **options: Any) -> Any:
     """``numba.njit`` (same arguments), with :func:`quick_loading` and
     :func:`one_signature` applied to the result, whose compilations are recorded
@@ -224,6 +246,12 @@ def njit(*args: Any, **options: Any) -> Any:
     >>> twice(21)
     42
     """
+    if JIT_DISABLED:  # the Python functions, with the compiled kernels' arithmetic
+        from fasteval.kernels._interpret import interpreted
+
+        if len(args) == 1 and callable(args[0]):
+            return interpreted(args[0])
+        return lambda func: interpreted(func, options.get("error_model", "python"))
     if len(args) == 1 and callable(args[0]) and not options:
         return _ours(numba.njit(args[0]))
     wrap = numba.njit(*args, **options)

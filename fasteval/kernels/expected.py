@@ -50,7 +50,7 @@ import numpy as np
 from numba import get_num_threads, get_thread_id, prange
 
 from fasteval.kernels._borrow import borrow as _borrow
-from fasteval.kernels._jit import njit
+from fasteval.kernels._jit import njit, py_func
 from fasteval.kernels.cwl import HORIZON, geometric_tail
 from fasteval.kernels.ranking import _count_level, _gain, _ideal_range, _num_rel
 
@@ -863,9 +863,9 @@ def score_expected(labels: np.ndarray, offsets: np.ndarray, starts: np.ndarray,
     for j in range(m):
         op = int(plan.ops[j])
         want_rr |= op in (OP_RR, OP_RR_CUT, OP_SUCCESS)
-        kind = _kind.py_func(op)
+        kind = py_func(_kind)(op)
         if kind == _KIND_REL:
-            whole = _whole.py_func(op) or rdepth == _FULL
+            whole = py_func(_whole)(op) or rdepth == _FULL
             rdepth = _FULL if whole else max(rdepth, int(plan.cuts[j]))
         elif kind == _KIND_DCG:
             ddepth = max(ddepth, int(plan.cuts[j]))

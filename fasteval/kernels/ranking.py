@@ -23,7 +23,7 @@ import numpy as np
 from numba import get_num_threads, get_thread_id, prange
 
 from fasteval.kernels._borrow import borrow as _borrow
-from fasteval.kernels._jit import njit
+from fasteval.kernels._jit import njit, py_func
 from fasteval.kernels.cwl import compat as _compat
 from fasteval.kernels.cwl import cwl_value as _cwl_value
 from fasteval.measures.gains import IDEAL_VARIANTS as _IDEAL_VARIANTS
@@ -733,7 +733,7 @@ def implemented_codes() -> frozenset[int]:
     if _IMPLEMENTED is None:
         names: set[str] = set()
         for f in _DISPATCH:
-            names.update(f.py_func.__code__.co_names)
+            names.update(py_func(f).__code__.co_names)
         _IMPLEMENTED = frozenset(int(c) for c in Code if c.name in names) | frozenset(
             int(c) for c in _DCG_CODES)
     return _IMPLEMENTED
