@@ -20,9 +20,10 @@ import re
 import subprocess
 import sys
 import tempfile
-import tomllib
 from importlib import metadata
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,11 +32,16 @@ def _canon(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def direct_dependencies() -> set[str]:
-    """Canonical names of the base requirements and of the ``dev`` extra."""
+def requirements() -> list[str]:
+    """The base requirements and those of the ``dev`` extra, as ``pyproject.toml`` writes
+    them (the project itself is left out: an editable install stays editable)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    reqs = list(project["dependencies"]) + list(project["optional-dependencies"]["dev"])
-    return {_canon(re.match(r"[A-Za-z0-9_.\-]+", r.strip()).group(0)) for r in reqs}
+    return list(project["dependencies"]) + list(project["optional-dependencies"]["dev"])
+
+
+def direct_dependencies() -> set[str]:
+    """Canonical names of :func:`requirements`."""
+    return {_canon(re.match(r"[A-Za-z0-9_.\-]+", r.strip()).group(0)) for r in requirements()}
 
 
 def _constraints(tmp: Path) -> list[str]:
@@ -55,17 +61,17 @@ def _constraints(tmp: Path) -> list[str]:
 
 def _pip(args: list[str]) -> None:
     cmd = [sys.executable, "-m", "pip", *args]
-    done = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
         sys.stderr.write(done.stderr[-4000:])
         raise SystemExit(f"drift: {' '.join(cmd)} failed ({done.returncode})")
 
 
 def resolved(tmp: Path) -> dict[str, str]:
-    """What pip would install now for ``.[dev]``: canonical name -> version."""
+    """What pip would install now for ``.[dev]``'s requirements: canonical name -> version."""
     report = tmp / "report.json"
     _pip(["install", "--dry-run", "--upgrade", "--upgrade-strategy", "eager", "--quiet",
-          "--report", str(report), *_constraints(tmp), ".[dev]"])
+          "--report", str(report), *_constraints(tmp), *requirements()])
     items = json.loads(report.read_text())["install"]
     return {_canon(i["metadata"]["name"]): i["metadata"]["version"] for i in items}
 
@@ -89,7 +95,7 @@ def main(argv: list[str]) -> int:
         tmp = Path(d)
         if "--upgrade" in argv:
             _pip(["install", "--upgrade", "--upgrade-strategy", "eager", "--quiet",
-                  *_constraints(tmp), ".[dev]"])
+                  *_constraints(tmp), *requirements()])
         lines = drift(tmp)
     if lines:
         print("drift: installed direct dependencies differ from what a new user gets:")
