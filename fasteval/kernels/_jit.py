@@ -30,6 +30,11 @@ A kernel made here that numba compiles (not in the cache yet) is recorded
 kernels are being compiled, once (:func:`fasteval.progress.note`: not under a command's
 ``--quiet`` nor with ``FASTEVAL_QUIET=1``): a first run that compiles for seconds does not
 wait in silence.
+
+Where numba finds no folder to cache a kernel in (a read-only install run by a user whose
+home is not writable), :func:`njit` makes it with its cache in a private temporary folder,
+or compiles it in memory (:mod:`fasteval.kernels._cache_dir`), and the compile notice says
+so; a cache file that cannot be written leaves the kernel compiled in memory.
 """
 
 from __future__ import annotations
@@ -93,6 +98,13 @@ def _numba_modules_not_imported() -> Iterator[None]:
         nbenv._rebuild_env = _REBUILD_ENV
 
 
+def _save_or_skip(self: Any, sig: Any, data: Any) -> None:
+    """``Cache.save_overload``; a cache folder that cannot take the file (full, removed,
+    made read-only since) leaves the compiled code in memory only, never fails the job."""
+    with contextlib.suppress(OSError):
+        type(self).save_overload(self, sig, data)
+
+
 def _init_on_miss(self: Any) -> None:
     """``Dispatcher._compilation_chain_init_hook``, deferred to a cache miss (:func:`_quick_load`)."""
 
@@ -115,6 +127,8 @@ def quick_loading(dispatcher: Any) -> Any:
         and hasattr(rtsys, "initialize")
     ):
         cache.load_overload = types.MethodType(_quick_load, cache)
+        if hasattr(type(cache), "save_overload"):
+            cache.save_overload = types.MethodType(_save_or_skip, cache)
         if hasattr(dispatcher, "_compilation_chain_init_hook") and hasattr(entrypoints, "init_all"):
             dispatcher._compilation_chain_init_hook = types.MethodType(_init_on_miss, dispatcher)
     return dispatcher
@@ -194,7 +208,9 @@ class _CompileListener(nbevent.Listener):
         if len(_COMPILED) == 1:
             from fasteval.progress import note
 
-            note(NOTICE.format(name=name))
+            line = NOTICE.format(name=name)
+            fallback = sys.modules.get("fasteval.kernels._cache_dir")
+            note(line if fallback is None else fallback.notice(line))
 
     def on_end(self, event: Any) -> None:
         """Nothing to do when it ends."""
@@ -255,8 +271,26 @@ def njit(*args: Any, **options: Any) -> Any:
     if len(args) == 1 and callable(args[0]) and not options:
         return _ours(numba.njit(args[0]))
     wrap = numba.njit(*args, **options)
+    if not options.get("cache"):
+        return lambda func: _ours(wrap(func))
+    uncached = numba.njit(*args, **{**options, "cache": False})
 
     def decorate(func: Callable) -> Any:
-        return _ours(wrap(func))
+        return _ours(_made_cached(wrap, func, uncached))
 
     return decorate
+
+
+def _made_cached(wrap: Callable, func: Callable, uncached: Callable) -> Any:
+    """``wrap(func)`` (numba's decorator with ``cache=True``); where numba finds no folder
+    to cache in, as :func:`fasteval.kernels._cache_dir.make_cached` makes it (in a
+    private temporary folder, or compiled in memory), never numba's ``RuntimeError``."""
+    fallback = sys.modules.get("fasteval.kernels._cache_dir")
+    if fallback is None:
+        try:
+            return wrap(func)
+        except RuntimeError as exc:
+            if "no locator available" not in str(exc):
+                raise
+        from fasteval.kernels import _cache_dir as fallback
+    return fallback.make_cached(wrap, func, uncached)
