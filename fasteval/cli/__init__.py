@@ -14,7 +14,7 @@ import importlib
 import os
 import sys
 from collections.abc import Iterator, Mapping
-from typing import NoReturn
+from typing import Any, NoReturn
 
 # subcommand name -> module (relative to fasteval.cli), one-line help
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -142,9 +142,47 @@ def console_main() -> NoReturn:
         _exit_now(130)
     try:
         status = main()
+    except SystemExit:  # argparse's --help or usage error: its text may meet a closed pipe
+        _flush_stdout_or_die()
+        raise
+    except BrokenPipeError:  # (argparse's help, written by _Parser._print_message)
+        _die_of_sigpipe()
     finally:  # (a stopped job: outputs whose own cleanup did not run)
         _abort_open_outputs()
+    if status == PIPE_CLOSED:
+        _die_of_sigpipe()
     _exit_now(status)
+
+
+PIPE_CLOSED = 128 + 13
+"""The status of a command whose standard output is a pipe that its reader closed
+(``fasteval trec-eval ... | head -1``): a Unix tool's when SIGPIPE kills it, as trec_eval's.
+The ``fasteval`` program then ends by that signal itself (:func:`_die_of_sigpipe`)."""
+
+
+def _die_of_sigpipe() -> NoReturn:
+    """End the process at once, quietly, killed by ``SIGPIPE`` as a Unix tool whose output
+    pipe was closed is (a shell reports 141); where there is no such signal, exit 141."""
+    import signal
+
+    _abort_open_outputs()
+    if hasattr(signal, "SIGPIPE") and hasattr(os, "kill"):
+        try:
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGPIPE)
+        except (OSError, ValueError):  # (not the main thread, or no such signal here)
+            pass
+    os._exit(PIPE_CLOSED)
+
+
+def _flush_stdout_or_die() -> None:
+    """Flush standard output; a pipe its reader closed ends the process as SIGPIPE would."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _die_of_sigpipe()
+    except (AttributeError, OSError, ValueError):  # reported by whoever wrote it
+        pass
 
 
 def _abort_open_outputs() -> None:
@@ -253,7 +291,10 @@ def _exit_now(status: int) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # closed pipe or stream: nothing more can be written
+        except BrokenPipeError:
+            if stream is sys.stdout:
+                _die_of_sigpipe()
+        except (OSError, ValueError):  # closed stream: nothing more can be written
             status = status or 1
     os._exit(status)
 
@@ -272,6 +313,17 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        """argparse's, except that a closed output pipe is raised, not ignored (the
+        program then ends as SIGPIPE ends a Unix tool)."""
+        if message:
+            try:
+                (file or sys.stderr).write(message)
+            except BrokenPipeError:
+                raise
+            except (AttributeError, OSError):
+                pass
 
 
 def _load(name: str):
@@ -349,8 +401,8 @@ def _run_guarded(fn, memory_advice: str = "") -> int:
     except KeyboardInterrupt:
         print("fasteval: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
+    except BrokenPipeError:  # standard output's reader is gone: stop, quietly
+        return PIPE_CLOSED
     except OSError as exc:
         return _fail(_os_error_text(exc))
     except OverflowError as exc:
@@ -365,7 +417,7 @@ def _run_guarded(fn, memory_advice: str = "") -> int:
     try:
         sys.stdout.flush()
     except BrokenPipeError:
-        pass
+        return PIPE_CLOSED
     except OSError as exc:
         return _fail(_os_error_text(exc, "standard output"))
     return status

@@ -34,7 +34,7 @@ import polars as pl
 
 from fasteval._words import one_line
 from fasteval.cli import add_command, worded
-from fasteval.errors import FastevalError, InputError, ParameterError, UnknownMeasureError
+from fasteval.errors import InputError, ParameterError, UnknownMeasureError
 from fasteval.kernels.ranking import MIN_GEO_MEAN
 from fasteval.measures import Measure, parse_measures, trec_order
 from fasteval.measures.parser import DEFAULT_SET
@@ -780,13 +780,8 @@ def main(argv: list[str]) -> int:
         o = parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    try:
-        with worded(_ADVICE):
-            return run_trec_eval(o)
-    except FastevalError:
-        raise
-    except BrokenPipeError:
-        return 0
+    with worded(_ADVICE):  # (a closed output pipe: the dispatcher's PIPE_CLOSED)
+        return run_trec_eval(o)
 
 
 def add_parser(subparsers) -> None:  # pragma: no cover - parsed by main() directly
