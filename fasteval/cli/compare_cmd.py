@@ -57,7 +57,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="FILE",
         default=None,
         help="per-query result files instead of QRELS/RUNs (a file without run_id is named by "
-        "its stem, or its file name or path where stems repeat)",
+        "its stem, or its file name or path where stems repeat); - reads one from standard "
+        "input (named stdin), whose format, as a FIFO's without a suffix, its first bytes tell",
     )
     p.add_argument(
         "-m",

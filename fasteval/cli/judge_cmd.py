@@ -54,7 +54,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         ("context-relevance", "1 when the contexts hold sentences that help answer the question, else 0"),
     ):
         sub = metrics.add_parser(name, help=help_text, description=help_text)
-        sub.add_argument("input", metavar="INPUT", help="table: .parquet, .jsonl/.ndjson, .json or .csv")
+        sub.add_argument("input", metavar="INPUT", help="table: .parquet, .jsonl/.ndjson, .json or .csv; - reads standard input")
         sub.add_argument("-o", "--output", required=True, metavar="OUT",
                          help="output table (.parquet or .jsonl), written atomically")
         sub.add_argument("--question-col", default="question", help="column of questions (default: question)")

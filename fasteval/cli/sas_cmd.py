@@ -39,7 +39,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "(prediction, gold) pair is scored by cosine similarity, or by a cross-encoder."
         ),
     )
-    p.add_argument("input", metavar="INPUT", help="parquet, CSV/TSV or JSONL file")
+    p.add_argument("input", metavar="INPUT", help="parquet, CSV/TSV or JSONL file; - reads standard input")
     p.add_argument("--pred-col", default="prediction", help="prediction column (prediction)")
     p.add_argument("--gold-col", default="gold", help="gold column: strings or lists of strings (gold)")
     p.add_argument("--gold-sep", default=None, metavar="SEP",
@@ -119,6 +119,9 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError("--batch-size", "a positive integer", args.batch_size)
     if args.gold_sep == "":
         raise ParameterError("--gold-sep", "a non-empty separator", args.gold_sep)
+    if args.output is None and not Path(args.input).is_file():  # -, <(cmd): no name to follow
+        raise ParameterError("-o/--output", "given when INPUT is standard input, a FIFO or a "
+                             "device (there is no file name to name the results after)", None)
     out_path = args.output or str(Path(args.input).with_suffix("")) + ".sas.parquet"
     _check_output_name(out_path)
     check_outputs({"-o/--output": out_path}, [args.input])  # never over the input

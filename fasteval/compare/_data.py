@@ -33,20 +33,50 @@ _KEYS = ("run_id", "query_id", "measure", "value")
 _TEXT_COLUMNS = ("run_id", "query_id", "measure")
 
 
+_KINDS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".csv.gz": "csv",
+          ".tsv": "tsv", ".tsv.gz": "tsv", ".jsonl": "ndjson", ".ndjson": "ndjson", ".json": "json",
+          ".trec": "text", ".trec.gz": "text", ".eval": "text", ".eval.gz": "text", ".txt": "text",
+          ".txt.gz": "text", ".jsonl.gz": "ndjson", ".ndjson.gz": "ndjson", ".json.gz": "json"}
+"""The results formats by file suffix."""
+
+
+def _sniff_results(data: bytes, name: str) -> str:
+    """The suffix standing for the format of results read from standard input or a FIFO
+    (no name to tell it by), from their first bytes: parquet, a JSON array, JSON Lines, CSV
+    or TSV with a header naming ``query_id``, else text (trec_eval ``-q`` output or the text
+    table); gzip looked through (``.gz`` added).
+
+    Examples
+    --------
+    >>> _sniff_results(b"query_id,measure,value\n1,map,0.5\n", "-"), _sniff_results(b"map\t1\t0.5\n", "-")
+    ('.csv', '.txt')
+    """
+    if data[:4] == b"PAR1":
+        return ".parquet"
+    gz = ""
+    if data[:2] == b"\x1f\x8b":
+        from fasteval.io.files import _head
+
+        data, gz = _head(data, name), ".gz"
+    text = data.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if text[:1] in (b"[", b"{"):
+        return (".json" if text[:1] == b"[" else ".jsonl") + gz
+    first = text.split(b"\n", 1)[0].rstrip(b"\r")
+    for sep, suffix in ((b"\t", ".tsv"), (b",", ".csv")):
+        names = [f.strip().strip(b'"') for f in first.split(sep)]
+        if len(names) > 1 and b"query_id" in names:
+            return suffix + gz
+    return ".txt" + gz
+
+
 def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
     """A results file as a table: parquet, CSV/TSV (``.gz`` too), JSON or JSON lines, by its
     suffix; a FIFO (``<(cmd)``) or device is read once, whole. A file polars cannot read
     is an :class:`InputError` naming it."""
-    p = Path(path)
-    if os.fspath(path) == "-":  # no suffix to tell the format by
-        raise InputError("standard input is not read as results; expected a results file "
-                         "(.parquet, .csv, .tsv, .json or .jsonl)", source="-")
-    try:
-        mode = os.stat(p).st_mode
-    except OSError:
-        from fasteval.io._common import missing_path
+    from fasteval.io.files import _stream
 
-        raise missing_path(os.fspath(path)) from None
+    p = Path(path)
+    streamed, mode = _stream(os.fspath(path))  # -, a FIFO, a device: read once, as eval does
     if stat.S_ISDIR(mode):
         return _read_parquet_dir(p)
     suffix = (
@@ -54,10 +84,9 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
         if p.suffix.lower() in {".gz", ".zst"}
         else p.suffix.lower()
     )
-    kinds = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".csv.gz": "csv",
-             ".tsv": "tsv", ".tsv.gz": "tsv", ".jsonl": "ndjson", ".ndjson": "ndjson", ".json": "json",
-             ".trec": "text", ".trec.gz": "text", ".eval": "text", ".eval.gz": "text", ".txt": "text",
-             ".txt.gz": "text"}
+    kinds = dict(_KINDS)
+    if suffix not in kinds and streamed is not None:  # no name to tell the format by
+        suffix = _sniff_results(streamed.getvalue(), str(p))
     if suffix not in kinds:
         raise InputError(
             f"unknown results format {p.suffix!r}; expected .parquet, .csv, .tsv, .json, .jsonl, "
@@ -65,13 +94,14 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
             source=str(p),
         )
     if kinds[suffix] == "text":
-        return read_text_results(_text_bytes(io.BytesIO(p.read_bytes()), str(p)), str(p))
-    source: Any = p
+        return read_text_results(_text_bytes(streamed or io.BytesIO(p.read_bytes()), str(p)), str(p))
+    source: Any = p if streamed is None else streamed
     # polars maps files (ENODEV on a FIFO) and takes a name holding [, * or ? for a pattern
     # or a name that is not UTF-8
-    if (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or any(c in p.name for c in "*?[")
-            or undecodable_name(p)):
+    if streamed is None and (any(c in p.name for c in "*?[") or undecodable_name(p)):
         source = io.BytesIO(p.read_bytes())
+    if suffix.endswith(".gz") and kinds[suffix] in ("ndjson", "json"):  # (sniffed: gzip)
+        source = io.BytesIO(_text_bytes(source, str(p)))
     if kinds[suffix] in ("ndjson", "json"):  # polars reads a lone surrogate escape as "\x00"
         from fasteval.io._common import check_json_escapes
 
@@ -572,6 +602,8 @@ def _run_stem(path: str | os.PathLike[str]) -> str:
     ('bm25', 'dense')
     """
     p = Path(path)
+    if os.fspath(path) == "-":  # standard input, named as the commands name a run read from it
+        return "stdin"
     return Path(p.stem).stem if p.suffix.lower() in (".gz", ".zst") else p.stem
 
 

@@ -1,5 +1,6 @@
 """Whole tables from files named on a command line (the ``sas`` and ``judge`` inputs):
-the format from the name, FIFOs and devices read once, read errors as :class:`InputError`."""
+the format from the name (or the first bytes of standard input, a FIFO or a device, read
+once as ``fasteval eval`` reads them), read errors as :class:`InputError`."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ def read_table_file(path: str, *, text: bool = True, default: str | None = "csv"
     ----------
     path : str
         A parquet, JSON lines, JSON, TSV or CSV file, by its suffix (the text formats
-        also gzip-compressed, ``.tsv.gz``). A FIFO (``<(cmd)``) or a device is read once, whole.
+        also gzip-compressed, ``.tsv.gz``). ``-`` (standard input), a FIFO (``<(cmd)``) or
+        a device is read once, whole, and where its name has no known suffix its format
+        is found from its first bytes (:func:`sniff_table`), gzip looked through.
     text : bool
         Read CSV/TSV columns as text (the default: CSV has no types, and inferred ones
         would turn the answer ``007`` into ``7`` and ``1.50`` into ``1.5``, or a question
@@ -47,18 +50,17 @@ def read_table_file(path: str, *, text: bool = True, default: str | None = "csv"
     import polars as pl
 
     p = Path(path)
-    try:
-        mode = os.stat(p).st_mode
-    except OSError:
-        from fasteval.io._common import missing_path
-
-        raise missing_path(os.fspath(path)) from None
+    streamed, mode = _stream(path)
     if stat.S_ISDIR(mode):
         raise InputError("is a directory; expected a table file", source=path)
     name = p.name.lower()
     gz = name.endswith(".gz")
     suffix = Path(name[:-3] if gz else name).suffix
-    kind = _KINDS.get(suffix, default)
+    kind = _KINDS.get(suffix)
+    if kind is None and streamed is not None:  # no name to tell the format by: its bytes do
+        gz = streamed.getvalue()[:2] == b"\x1f\x8b"
+        kind = sniff_table(_head(streamed.getvalue(), path) if gz else streamed.getvalue())
+    kind = kind or default
     if kind is None:
         raise InputError(f"unknown table format {suffix or p.suffix.lower()!r}; use .parquet, "
                          ".jsonl, .ndjson, .json, .tsv or .csv (the text formats also + .gz)",
@@ -66,9 +68,9 @@ def read_table_file(path: str, *, text: bool = True, default: str | None = "csv"
     if gz and kind == "parquet":
         raise InputError("a gzip-compressed parquet file is not read (parquet compresses its "
                          "own columns); decompress it first", source=path)
-    source: Any = p
+    source: Any = p if streamed is None else streamed
     # a file whose name polars would expand as a pattern ([, *, ?) is read as bytes too
-    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or gz or any(c in p.name for c in "*?["):
+    if streamed is None and (gz or any(c in p.name for c in "*?[")):
         source = io.BytesIO(p.read_bytes())
     if gz:  # inflated as a stream, checked as it comes
         from fasteval.io.inflate import inflate_bytes
@@ -104,6 +106,55 @@ def read_table_file(path: str, *, text: bool = True, default: str | None = "csv"
         data = source.getvalue() if isinstance(source, io.BytesIO) else Path(source).read_bytes()
         check_jsonl_values(data, frame, set(frame.columns), path)
     return frame
+
+
+def _stream(path: str) -> tuple[io.BytesIO | None, int]:
+    """``(content, mode)`` of an input that can be read only once (``-`` for standard input,
+    a FIFO, a device), read whole as ``fasteval eval`` reads one
+    (:func:`fasteval.batch.discover.read_once`); ``(None, mode)`` for a file or folder."""
+    from fasteval.batch.discover import STDIN, read_once
+
+    if os.fspath(path) == STDIN:
+        return read_once(STDIN), stat.S_IFIFO
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        from fasteval.io._common import missing_path
+
+        raise missing_path(os.fspath(path)) from None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None, mode
+    return read_once(path), mode
+
+
+def _head(data: bytes, path: str) -> bytes:
+    """The first inflated bytes of gzip-compressed ``data`` (for :func:`sniff_table`)."""
+    import zlib
+
+    try:
+        return zlib.decompressobj(wbits=31).decompress(data[: 1 << 16], 1 << 16)
+    except zlib.error as exc:
+        raise InputError(f"cannot read the gzip stream ({exc})", source=path) from None
+
+
+def sniff_table(head: bytes) -> str:
+    """The format of a table from its first bytes, for an input whose name says nothing
+    (standard input, ``<(cmd)``): parquet by its magic, a JSON array, JSON Lines (a first
+    line that is an object), TSV (a tab in the first line), else CSV.
+
+    Examples
+    --------
+    >>> sniff_table(b'{"question": "q"}\n'), sniff_table(b"question\tanswer\n"), sniff_table(b"a,b\n")
+    ('ndjson', 'tsv', 'csv')
+    """
+    if head[:4] == b"PAR1":
+        return "parquet"
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if text[:1] == b"[":
+        return "json"
+    if text[:1] == b"{":
+        return "ndjson"
+    return "tsv" if b"\t" in text.split(b"\n", 1)[0] else "csv"
 
 
 def _check_ragged(source: Any, sep: str, path: str) -> None:
