@@ -580,13 +580,33 @@ def _lazy_integer(schema: pl.Schema, column: str, name: str, source: str) -> pl.
     return e.cast(pl.Int64).alias(name)
 
 
+_FITS_INT64 = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
+"""Integer types whose every value is an Int64."""
+
+
+def _lazy_int64_ids(column: str, name: str, source: str) -> pl.Expr:
+    """Integer ids of a wider type (UInt64 parquet, JSON Lines read as Int128) as Int64
+    when collected; one outside the signed 64-bit range is an :class:`InputError` naming
+    the file and column, as the eager readers' (a strict cast would fail naming neither)."""
+    def check(s: pl.Series, **_: object) -> pl.Series:  # polars may pass return_dtype=
+        bad = (s > 2**63 - 1) | (s < -(2**63)) if s.dtype.is_signed_integer() else s > 2**63 - 1
+        if bad.any():
+            raise InputError(f"{name} does not fit in a signed 64-bit integer: {s[first_true(bad)]} "
+                             "(give such ids as text)", source=source, column=column)
+        return s.cast(pl.Int64)
+
+    return pl.col(column).map_batches(check, return_dtype=pl.Int64)
+
+
 def _lazy_normalize(lf: pl.LazyFrame, kind: Kind, mapping: dict[str, str], source: str) -> pl.LazyFrame:
     schema = lf.collect_schema()
     exprs = []
     for c in ("query_id", "doc_id"):
         dt = schema[mapping[c]]
         e = pl.col(mapping[c])
-        if dt.is_integer():
+        if dt.is_integer() and dt not in _FITS_INT64:
+            e = _lazy_int64_ids(mapping[c], c, source)
+        elif dt.is_integer():
             e = e.cast(pl.Int64)
         elif dt == pl.Categorical or isinstance(dt, pl.Enum):
             e = e.cast(pl.String)

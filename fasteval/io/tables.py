@@ -451,12 +451,17 @@ def csv_line_locator(data: str | bytes) -> Locator:
 def lazy_ndjson(path: str, kind: Kind, explicit: dict[str, str | None], source: str) -> tuple[pl.LazyFrame, dict[str, str]]:
     """Lazy JSON Lines scan restricted to the needed keys; scores and grades are read as
     floats (the types are inferred from the first rows, where integers would refuse a later
-    0.5 or 2.0; the readers check that grades are whole numbers)."""
+    0.5 or 2.0; the readers check that grades are whole numbers), integer ids as Int128 (a
+    later id past 2^63 is then read, and refused naming the file, not failing the scan)."""
     if _blank(path):  # (polars: "Cannot infer NDJSON types on empty reader")
         raise InputError("the file is empty (no JSON records)", source=source)
     check_json_escapes(path, source, lines=True)
-    _, mapping = _select(pl.scan_ndjson(path, infer_schema_length=_INFER_ROWS), kind, explicit, source)
+    first, mapping = _select(pl.scan_ndjson(path, infer_schema_length=_INFER_ROWS), kind, explicit, source)
     overrides = {mapping["score" if kind == "run" else "relevance"]: pl.Float64}
+    inferred = first.collect_schema()
+    for c in ("query_id", "doc_id"):  # a later id past 2^63 is read, and refused naming the file
+        if inferred[mapping[c]].is_integer():
+            overrides[mapping[c]] = pl.Int128
     return _select(pl.scan_ndjson(path, infer_schema_length=_INFER_ROWS, schema_overrides=overrides),
                    kind, explicit, source)
 
