@@ -93,15 +93,21 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
             "or trec_eval -q output as .trec, .eval or .txt",
             source=str(p),
         )
+    from fasteval.io._common import fix_line_endings  # old-Mac (CR-only) lines, one row each
+
     if kinds[suffix] == "text":
-        return read_text_results(_text_bytes(streamed or io.BytesIO(p.read_bytes()), str(p)), str(p))
+        data = _text_bytes(streamed or io.BytesIO(p.read_bytes()), str(p))
+        return read_text_results(fix_line_endings(data, str(p)), str(p))  # type: ignore[arg-type]
     source: Any = p if streamed is None else streamed
     # polars maps files (ENODEV on a FIFO) and takes a name holding [, * or ? for a pattern
     # or a name that is not UTF-8
     if streamed is None and (any(c in p.name for c in "*?[") or undecodable_name(p)):
         source = io.BytesIO(p.read_bytes())
-    if suffix.endswith(".gz") and kinds[suffix] in ("ndjson", "json"):  # (sniffed: gzip)
+    if suffix.endswith(".gz") and kinds[suffix] != "parquet":  # inflated, checked as it comes
         source = io.BytesIO(_text_bytes(source, str(p)))
+    if kinds[suffix] in ("csv", "tsv", "ndjson"):
+        fixed = fix_line_endings(source.getvalue() if isinstance(source, io.BytesIO) else os.fspath(source), str(p))
+        source = io.BytesIO(fixed) if isinstance(fixed, bytes) else source
     if kinds[suffix] in ("ndjson", "json"):  # polars reads a lone surrogate escape as "\x00"
         from fasteval.io._common import check_json_escapes
 

@@ -76,6 +76,11 @@ def read_table_file(path: str, *, text: bool = True, default: str | None = "csv"
         from fasteval.io.inflate import inflate_bytes
 
         source = io.BytesIO(inflate_bytes(source.getvalue(), path, lines=kind != "json"))
+    if kind in ("csv", "tsv", "ndjson"):  # old-Mac (CR-only) lines: one record per line
+        from fasteval.io._common import fix_line_endings
+
+        fixed = fix_line_endings(source.getvalue() if isinstance(source, io.BytesIO) else os.fspath(source), path)
+        source = io.BytesIO(fixed) if isinstance(fixed, bytes) else source
     if kind in ("ndjson", "json"):  # polars reads a lone surrogate escape as "\x00"
         from fasteval.io._common import check_json_escapes
 
