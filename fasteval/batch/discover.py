@@ -58,7 +58,13 @@ import polars as pl
 
 from fasteval._words import text_name
 from fasteval.errors import InputError, first_line
-from fasteval.io._common import missing_path, undecodable_name, walk_error
+from fasteval.io._common import (
+    HIVE_NULL,
+    missing_path,
+    null_partition,
+    undecodable_name,
+    walk_input,
+)
 
 PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
 RUN_COLUMNS = ("query_id", "doc_id", "score")
@@ -156,9 +162,7 @@ def _walk_parquet(root: Path, others: list[Path] | None = None) -> list[Path]:
     reached through symbolic links are walked too; a link to a folder that holds it (a
     loop) is an error naming it."""
     found = []
-    for dirpath, dirnames, filenames in os.walk(root, onerror=walk_error, followlinks=True):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
-        _refuse_loops(dirpath, dirnames)
+    for dirpath, _, filenames in walk_input(root):
         for f in sorted(filenames):
             if f.startswith((".", "_")):
                 continue
@@ -168,20 +172,6 @@ def _walk_parquet(root: Path, others: list[Path] | None = None) -> list[Path]:
             elif others is not None:
                 others.append(p)
     return found
-
-
-def _refuse_loops(dirpath: str, dirnames: list[str]) -> None:
-    """Refuse a symbolic link among ``dirnames`` (the folders in ``dirpath``) that leads to
-    ``dirpath`` itself or a folder holding it: walking it would never end."""
-    here = os.path.realpath(dirpath)
-    for d in dirnames:
-        full = os.path.join(dirpath, d)
-        if not os.path.islink(full):
-            continue
-        target = os.path.realpath(full)
-        if here == target or here.startswith(target.rstrip(os.sep) + os.sep):
-            raise InputError(f"a symbolic link to a folder that holds it ({target}); expected "
-                             "folders of runs or parts without loops", source=full)
 
 
 def _refuse_skipped(skipped: list[Path], root: Path, why: str) -> None:
@@ -366,6 +356,9 @@ def parquet_source(name: str, files: list[Path], root: Path | None = None) -> Ru
         n, schema, columns = check_parquet(f, hv, rows_needed=len(files) == 1)
         _check_types(f, schema, columns)
         col = columns.get("run_id")
+        if col is not None and hv.get(col) == HIVE_NULL:  # Spark's null: refused, never a run
+            folder = next(c for c in _folders_below(f, root) if c.partition("=")[2] == HIVE_NULL)  # type: ignore[arg-type]
+            raise null_partition(str(root / folder) if root is not None else str(f.parent), "run_id")
         if col is not None and col not in schema:  # the run id of the folder (run_id=NAME/)
             hv = {**hv, "run_id": hv[columns.pop("run_id")]}
         elif col is not None and col in hv:  # a run_id column under run_id=NAME/: they agree

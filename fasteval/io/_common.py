@@ -12,7 +12,7 @@ import mmap
 import os
 import re
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Literal
 
 import numpy as np
@@ -161,6 +161,75 @@ def walk_error(exc: OSError) -> None:
     error naming it (``os.walk`` would skip it, and the runs or parts in it, silently)."""
     raise InputError(f"cannot list the folder ({describe_errno(exc)}); expected a folder "
                      "this user may read", source=os.fspath(exc.filename)) from None
+
+
+def walk_input(path: str | os.PathLike[str]) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk`` over an input folder as every reader walks one: folders reached through
+    symbolic links are walked too (a dataset may link its parts in), hidden and
+    ``_``-prefixed folders (``_temporary``, ``.cache``) are not, in sorted order; a folder
+    that cannot be listed (:func:`walk_error`) or a link to a folder that holds it (a loop)
+    is an :class:`InputError` naming it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> os.makedirs(os.path.join(d, "run_id=a")); os.makedirs(os.path.join(d, "_tmp"))
+    >>> os.symlink(os.path.join(d, "run_id=a"), os.path.join(d, "run_id=b"))
+    >>> [os.path.relpath(root, d) for root, _, _ in walk_input(d)]
+    ['.', 'run_id=a', 'run_id=b']
+    """
+    for root, dirs, files in os.walk(path, onerror=walk_error, followlinks=True):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+        here = os.path.realpath(root)
+        for d in dirs:
+            full = os.path.join(root, d)
+            target = os.path.realpath(full)
+            if os.path.islink(full) and (here == target or here.startswith(target.rstrip(os.sep) + os.sep)):
+                raise InputError(f"a symbolic link to a folder that holds it ({target}); expected "
+                                 "folders of runs or parts without loops", source=full)
+        yield root, dirs, files
+
+
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+"""The folder value Spark and Hive write for a null partition key (``run_id=__HIVE_DEFAULT_PARTITION__``)."""
+
+
+def null_partition(folder: str, key: str) -> InputError:
+    """The error for a hive folder ``key=__HIVE_DEFAULT_PARTITION__`` whose key gives a run
+    column: Spark's null, which fasteval refuses rather than take as a run (or id) of that
+    literal name or as null ids that the checks would refuse without naming the folder.
+
+    Examples
+    --------
+    >>> print(null_partition("runs/run_id=__HIVE_DEFAULT_PARTITION__", "run_id"))
+    runs/run_id=__HIVE_DEFAULT_PARTITION__: Spark's null partition: the run_id of its rows is null; expected a run_id in every folder name (fill the nulls before writing the table, or move the folder out)
+    """
+    return InputError(f"Spark's null partition: the {key} of its rows is null; expected a {key} "
+                      "in every folder name (fill the nulls before writing the table, or move "
+                      "the folder out)", source=folder)
+
+
+def refuse_null_partitions(path: str | os.PathLike[str], keys: Sequence[str]) -> None:
+    """Refuse a folder ``key=__HIVE_DEFAULT_PARTITION__`` under ``path`` for a ``key`` in
+    ``keys`` (the hive keys that give run columns): :func:`null_partition`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> os.makedirs(os.path.join(d, "lang=__HIVE_DEFAULT_PARTITION__"))
+    >>> refuse_null_partitions(d, ["run_id"])  # a key that gives no run column: no matter
+    """
+    if not keys:
+        return
+    from urllib.parse import unquote
+
+    for root, dirs, _ in walk_input(path):
+        for d in dirs:
+            k, eq, v = d.partition("=")
+            if eq and unquote(k) in keys and unquote(v) == HIVE_NULL:
+                raise null_partition(os.path.join(root, d), unquote(k))
 
 
 def describe_errno(exc: OSError) -> str:

@@ -26,6 +26,7 @@ from fasteval.io._common import (
     fix_line_endings,
     normalize_ids,
     normalize_relevance,
+    refuse_null_partitions,
     row_locator,
 )
 
@@ -187,6 +188,7 @@ def _read_table(data: Any, fmt: str, name: str) -> pl.DataFrame:
             from fasteval.io.tables import _hive_keys
 
             hive = dict.fromkeys(_hive_keys(data), pl.String) if os.path.isdir(data) else {}
+            refuse_null_partitions(data, list(hive))  # Spark's null folders: no subtopic of that name
             return pl.read_parquet(data, glob=not os.path.isfile(data), hive_schema=hive or None)
         if fmt in ("csv", "tsv"):
             return _read_delimited(fix_line_endings(data, name), "," if fmt == "csv" else "\t", name)

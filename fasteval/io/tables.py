@@ -21,7 +21,15 @@ import polars as pl
 
 from fasteval.errors import InputError, first_line
 from fasteval.io import _json
-from fasteval.io._common import Kind, Locator, _fmt, check_json_escapes, resolve_columns, walk_error
+from fasteval.io._common import (
+    Kind,
+    Locator,
+    _fmt,
+    check_json_escapes,
+    refuse_null_partitions,
+    resolve_columns,
+    walk_input,
+)
 
 __all__ = [
     "read_parquet",
@@ -81,7 +89,9 @@ def lazy_parquet(path: str, kind: Kind, explicit: dict[str, str | None], source:
                              hive_schema=hive or None)
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise InputError(f"cannot open parquet ({first_line(exc)})", source=source) from exc
-    return _select(lf, kind, explicit, source)
+    lf, mapping = _select(lf, kind, explicit, source)
+    refuse_null_partitions(path, [c for c in mapping.values() if c in hive])  # Spark's nulls
+    return lf, mapping
 
 
 def _hive_keys(path: str) -> list[str]:
@@ -98,8 +108,7 @@ def _hive_keys(path: str) -> list[str]:
     """
     keys: set[str] = set()
     first = None
-    for root, dirs, files in os.walk(path, onerror=walk_error):
-        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+    for root, dirs, files in walk_input(path):  # (linked folders too, as polars reads them)
         keys.update(d.split("=", 1)[0] for d in dirs if "=" in d)
         if first is None:
             first = next((os.path.join(root, f) for f in sorted(files)
@@ -117,8 +126,7 @@ def _check_parquet_directory(path: str, source: str) -> None:
     (hidden files and ``_``-prefixed markers such as ``_SUCCESS`` aside): name what it
     holds instead of polars' message about mixed extensions or an empty expansion."""
     found, other = 0, []
-    for root, dirs, files in os.walk(path, onerror=walk_error):
-        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+    for root, _, files in walk_input(path):  # (linked folders too, as polars reads them)
         for name in sorted(files):
             if name.startswith((".", "_")):
                 continue
