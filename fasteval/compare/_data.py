@@ -48,7 +48,7 @@ def _sniff_results(data: bytes, name: str) -> str:
 
     Examples
     --------
-    >>> _sniff_results(b"query_id,measure,value\n1,map,0.5\n", "-"), _sniff_results(b"map\t1\t0.5\n", "-")
+    >>> _sniff_results(b"query_id,measure,value\\n1,map,0.5\\n", "-"), _sniff_results(b"map\\t1\\t0.5\\n", "-")
     ('.csv', '.txt')
     """
     if data[:4] == b"PAR1":

@@ -149,7 +149,7 @@ def sniff_table(head: bytes) -> str:
 
     Examples
     --------
-    >>> sniff_table(b'{"question": "q"}\n'), sniff_table(b"question\tanswer\n"), sniff_table(b"a,b\n")
+    >>> sniff_table(b'{"question": "q"}\\n'), sniff_table(b"question\\tanswer\\n"), sniff_table(b"a,b\\n")
     ('ndjson', 'tsv', 'csv')
     """
     if head[:4] == b"PAR1":
