@@ -49,6 +49,43 @@ def read_table_file(path: str, *, text: bool = True, default: str | None = "csv"
     """
     import polars as pl
 
+    source, kind = _opened(path, default)
+    if kind in ("ndjson", "json"):  # polars reads a lone surrogate escape as "\x00"
+        from fasteval.io._common import check_json_escapes
+
+        check_json_escapes(source.getvalue() if isinstance(source, io.BytesIO) else os.fspath(source),
+                           path, lines=kind == "ndjson")
+    try:
+        if kind == "parquet":
+            return pl.read_parquet(source)
+        if kind in ("ndjson", "json"):
+            frame = pl.read_ndjson(source) if kind == "ndjson" else pl.read_json(source)
+        else:
+            options = {"infer_schema_length": 0} if text else {}
+            return pl.read_csv(source, separator="\t" if kind == "tsv" else ",", **options)
+    except Exception as exc:  # noqa: BLE001 - polars raises several types for unreadable files
+        from fasteval.errors import first_line
+
+        if kind in ("csv", "tsv"):
+            _check_ragged(source, "\t" if kind == "tsv" else ",", path)
+        if kind in ("ndjson", "json"):  # nested too deep: named by its line
+            from fasteval.io._json import check_input
+
+            check_input(source, path, lines=kind == "ndjson")
+        raise InputError(f"cannot read the file ({first_line(exc)})", source=path) from exc
+    _check_json_kinds(frame, source, kind, path)
+    if kind == "ndjson":  # a repeated key (polars keeps its first value), true among text
+        from fasteval.io.tables import check_jsonl_values
+
+        data = source.getvalue() if isinstance(source, io.BytesIO) else Path(source).read_bytes()
+        check_jsonl_values(data, frame, set(frame.columns), path)
+    return frame
+
+
+def _opened(path: str, default: str | None) -> tuple[Any, str]:
+    """``(source, kind)`` of the table file ``path`` for polars: its path, or its bytes
+    (read once, inflated, line endings made LF), and its format (see
+    :func:`read_table_file`)."""
     p = Path(path)
     streamed, mode = _stream(path)
     if stat.S_ISDIR(mode):
@@ -81,36 +118,7 @@ def read_table_file(path: str, *, text: bool = True, default: str | None = "csv"
 
         fixed = fix_line_endings(source.getvalue() if isinstance(source, io.BytesIO) else os.fspath(source), path)
         source = io.BytesIO(fixed) if isinstance(fixed, bytes) else source
-    if kind in ("ndjson", "json"):  # polars reads a lone surrogate escape as "\x00"
-        from fasteval.io._common import check_json_escapes
-
-        check_json_escapes(source.getvalue() if isinstance(source, io.BytesIO) else os.fspath(source),
-                           path, lines=kind == "ndjson")
-    try:
-        if kind == "parquet":
-            return pl.read_parquet(source)
-        if kind in ("ndjson", "json"):
-            frame = pl.read_ndjson(source) if kind == "ndjson" else pl.read_json(source)
-        else:
-            options = {"infer_schema_length": 0} if text else {}
-            return pl.read_csv(source, separator="\t" if kind == "tsv" else ",", **options)
-    except Exception as exc:  # noqa: BLE001 - polars raises several types for unreadable files
-        from fasteval.errors import first_line
-
-        if kind in ("csv", "tsv"):
-            _check_ragged(source, "\t" if kind == "tsv" else ",", path)
-        if kind in ("ndjson", "json"):  # nested too deep: named by its line
-            from fasteval.io._json import check_input
-
-            check_input(source, path, lines=kind == "ndjson")
-        raise InputError(f"cannot read the file ({first_line(exc)})", source=path) from exc
-    _check_json_kinds(frame, source, kind, path)
-    if kind == "ndjson":  # a repeated key (polars keeps its first value), true among text
-        from fasteval.io.tables import check_jsonl_values
-
-        data = source.getvalue() if isinstance(source, io.BytesIO) else Path(source).read_bytes()
-        check_jsonl_values(data, frame, set(frame.columns), path)
-    return frame
+    return source, kind
 
 
 def _stream(path: str) -> tuple[io.BytesIO | None, int]:
