@@ -10,7 +10,9 @@ functions: numba's settings are left as they are) with their cache in a private 
 this user's under the temporary folder (:func:`fallback_dir`), and where that cannot be had
 either, or where the user's own ``NUMBA_CACHE_DIR`` is not writable (the user's choice
 wins), without a cache: compiled in memory, in every process. The compile notice says
-which, in its one line (:func:`notice`).
+which, in its one line (:func:`notice`). Kernels compiled into the package's own
+``__pycache__`` before it was made read-only (``fasteval warmup`` when an image is built)
+are copied into the private folder (:func:`_seed`) and loaded from there.
 """
 
 from __future__ import annotations
@@ -122,6 +124,7 @@ def make_cached(make: Callable[[Any], Any], func: Any, uncached: Callable[[Any],
                         else "neither fasteval's folder nor the user's cache folder is writable")
         state["where"] = fallback_dir() or "memory"
     if state["where"] != "memory":
+        _seed(state["where"], source)  # type: ignore[arg-type]
         saved = config.CACHE_DIR
         config.CACHE_DIR = state["where"]  # read when numba picks the function's cache folder
         try:
@@ -133,6 +136,48 @@ def make_cached(make: Callable[[Any], Any], func: Any, uncached: Callable[[Any],
         finally:
             config.CACHE_DIR = saved
     return uncached(func)
+
+
+_SEEDED: set[str] = set()
+"""The package folders whose compiled kernels :func:`_seed` has copied in this process."""
+
+
+def _seed(where: str, source: str) -> None:
+    """Copy into ``where`` the compiled kernels that the read-only ``__pycache__`` beside
+    ``source`` holds (``fasteval warmup`` run when the image was built), once per folder
+    and process, each file where the copy is missing or older, so that they are loaded,
+    not compiled again: numba loads no cache from a folder it cannot write.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> _seed(tempfile.mkdtemp(), os.path.join(tempfile.mkdtemp(), "none.py"))  # nothing there
+    """
+    import shutil
+
+    pycache = os.path.join(os.path.dirname(source), "__pycache__")
+    if pycache in _SEEDED:
+        return
+    _SEEDED.add(pycache)
+    try:
+        from numba.core.caching import _CacheLocator
+
+        target = os.path.join(where, _CacheLocator.get_suitable_cache_subpath(source))
+        names = sorted(n for n in os.listdir(pycache) if n.endswith((".nbi", ".nbc")))
+        if names:
+            os.makedirs(target, mode=0o700, exist_ok=True)
+    except (OSError, ImportError, AttributeError):  # nothing to copy, or another numba
+        return
+    for name in names:
+        src, dst = os.path.join(pycache, name), os.path.join(target, name)
+        try:
+            if os.path.exists(dst) and os.stat(dst).st_mtime >= os.stat(src).st_mtime:
+                continue
+            tmp = f"{dst}.{os.getpid()}.tmp"
+            shutil.copy2(src, tmp)
+            os.replace(tmp, dst)  # (another process may copy the same file: either is whole)
+        except OSError:
+            continue
 
 
 def notice(line: str) -> str:

@@ -41,19 +41,37 @@ def _read_only(path: Path) -> None:
     os.chmod(path, 0o555)
 
 
-@pytest.fixture(scope="module")
-def install(tmp_path_factory) -> Path:
-    """A read-only copy of the package (no compiled kernels) and a read-only home."""
-    top = tmp_path_factory.mktemp("ro")
+def _installed(top: Path, warm: bool = False) -> Path:
+    """A copy of the package (without compiled kernels; ``warm``: with those the job below
+    compiles, as ``fasteval warmup`` leaves them), then read-only, and a read-only home."""
     shutil.copytree(TESTS.parent / "fasteval", top / "site" / "fasteval",
                     ignore=shutil.ignore_patterns("__pycache__"))
     (top / "home").mkdir()
+    if warm:  # (as the image's builder: the package writable, its cache beside it)
+        env = {**os.environ, "PYTHONPATH": str(top / "site"), "FASTEVAL_QUIET": "1"}
+        env.pop("NUMBA_CACHE_DIR", None)
+        subprocess.run([sys.executable, "-m", "fasteval", *_JOB], env=env, cwd=top, check=True,
+                       capture_output=True, timeout=300)
     for folder in ("site", "home"):
         _read_only(top / folder)
-    yield top
-    for root, dirs, _ in os.walk(top):  # writable again, for pytest to remove
+    return top
+
+
+def _writable_again(top: Path) -> None:
+    for root, dirs, _ in os.walk(top):  # for pytest to remove
         for name in dirs:
             os.chmod(os.path.join(root, name), 0o755)
+
+
+_JOB = ["eval", str(SHIPPED_TREC / "qrels.test"), str(SHIPPED_TREC / "results.test"), "-m", "map"]
+
+
+@pytest.fixture(scope="module")
+def install(tmp_path_factory) -> Path:
+    """A read-only install without compiled kernels, and a read-only home."""
+    top = _installed(tmp_path_factory.mktemp("ro"))
+    yield top
+    _writable_again(top)
 
 
 def _eval(install: Path, tmp: Path, **env: str) -> subprocess.CompletedProcess:
@@ -64,8 +82,7 @@ def _eval(install: Path, tmp: Path, **env: str) -> subprocess.CompletedProcess:
     argv = [*_as_a_user(), sys.executable, "-c",
             "import sys, fasteval; assert fasteval.__file__.startswith(sys.argv[1]), fasteval.__file__; "
             "from fasteval.cli import main; sys.argv[1:] = sys.argv[2:]; raise SystemExit(main())",
-            str(install / "site"), "eval", str(SHIPPED_TREC / "qrels.test"),
-            str(SHIPPED_TREC / "results.test"), "-m", "map"]
+            str(install / "site"), *_JOB]
     proc = subprocess.run(argv, capture_output=True, text=True, env=environ, timeout=300, cwd=tmp)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["measure", "results.test", "map", "0.1785"], proc.stdout
@@ -83,6 +100,15 @@ def test_a_private_temporary_folder_holds_the_cache_said_once(install, tmp_path)
     assert len(first) == 1 and str(cache) in first[0], first
     assert stat.S_IMODE(cache.stat().st_mode) == 0o700 and any(cache.rglob("*.nbi"))
     assert _notices(_eval(install, tmp_path).stderr) == []  # the next run loads them
+
+
+def test_kernels_compiled_before_the_install_was_made_read_only_are_loaded(tmp_path_factory, tmp_path):
+    top = _installed(tmp_path_factory.mktemp("warm"), warm=True)
+    try:
+        assert any((top / "site" / "fasteval" / "kernels" / "__pycache__").glob("*.nbi"))
+        assert _notices(_eval(top, tmp_path).stderr) == []  # copied to the private folder, loaded
+    finally:
+        _writable_again(top)
 
 
 def test_without_a_private_folder_the_kernels_compile_in_memory(install, tmp_path):
