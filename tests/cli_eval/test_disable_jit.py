@@ -72,3 +72,12 @@ def test_interpreted_kernels_divide_as_the_compiled_numpy_error_model():
     assert math.isnan(x) and y == 0 and z == 0 and math.isnan(w) and lg == -math.inf
     assert interpreted(ratios, error_model="numpy")(3, 0)[0] == math.inf
     assert interpreted(ratios)(6, 4)[:4] == (1.5, 1, 2, 1.5)
+
+
+def test_warmup_has_nothing_to_compile_with_the_jit_disabled():
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    env.pop("FASTEVAL_QUIET", None)
+    proc = subprocess.run([sys.executable, "-m", "fasteval", "warmup"], capture_output=True, text=True,
+                          env=env, timeout=120, cwd=TESTS.parent)
+    assert (proc.returncode, proc.stderr) == (
+        0, "fasteval warmup: numba's JIT is disabled (NUMBA_DISABLE_JIT): nothing to compile\n")
