@@ -119,7 +119,9 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError("--batch-size", "a positive integer", args.batch_size)
     if args.gold_sep == "":
         raise ParameterError("--gold-sep", "a non-empty separator", args.gold_sep)
-    if args.output is None and not Path(args.input).is_file():  # -, <(cmd): no name to follow
+    streamed = args.input == "-" or (Path(args.input).exists() and not Path(args.input).is_file()
+                                     and not Path(args.input).is_dir())
+    if args.output is None and streamed:  # -, <(cmd): no file name to name the output after
         raise ParameterError("-o/--output", "given when INPUT is standard input, a FIFO or a "
                              "device (there is no file name to name the results after)", None)
     out_path = args.output or str(Path(args.input).with_suffix("")) + ".sas.parquet"
