@@ -8,11 +8,13 @@ Run as root, the commands run with the capabilities that ignore permission bits 
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -23,13 +25,31 @@ from tests._data import SHIPPED_TREC, TESTS
 _CAPS = "-dac_override,-dac_read_search,-fowner"
 
 
-def _as_a_user() -> list[str]:
-    """The prefix that runs a command without root's power over permission bits."""
+@functools.cache
+def _user_prefix() -> tuple[str, ...] | None:
+    """The prefix that runs a command without root's power over permission bits (none needed
+    for another user); None where it cannot be had (no setpriv, capabilities not droppable)."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        return []
+        return ()
     if shutil.which("setpriv") is None:
-        pytest.skip("running as root without setpriv: cannot make read-only folders read-only")
-    return ["setpriv", f"--bounding-set={_CAPS}", f"--inh-caps={_CAPS}"]
+        return None
+    prefix = ("setpriv", f"--bounding-set={_CAPS}", f"--inh-caps={_CAPS}")
+    probe = tempfile.mkdtemp()
+    try:
+        os.chmod(probe, 0o555)
+        done = subprocess.run([*prefix, "sh", "-c", f'touch "{probe}/x"'], capture_output=True, timeout=30)
+        return prefix if done.returncode != 0 and not os.path.exists(f"{probe}/x") else None
+    finally:
+        os.chmod(probe, 0o755)
+        shutil.rmtree(probe)
+
+
+def _as_a_user() -> list[str]:
+    prefix = _user_prefix()
+    if prefix is None:
+        pytest.skip("running as root, and setpriv cannot drop the capabilities that ignore "
+                    "permission bits: a read-only folder would not be read-only")
+    return list(prefix)
 
 
 def _read_only(path: Path) -> None:
