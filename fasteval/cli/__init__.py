@@ -175,6 +175,37 @@ def _die_of_sigpipe() -> NoReturn:
     os._exit(PIPE_CLOSED)
 
 
+def _stdout_reader_gone() -> bool:
+    """Whether standard output is a pipe (or socket) whose reader is gone, the place of a
+    ``BrokenPipeError`` (not a connection the command made, whose end is an error); True
+    where that cannot be told (no descriptor, no ``poll``).
+
+    Examples
+    --------
+    >>> import io, contextlib
+    >>> with contextlib.redirect_stdout(io.StringIO()):  # no descriptor: taken as gone
+    ...     gone = _stdout_reader_gone()
+    >>> gone
+    True
+    """
+    import io
+    import select
+    import stat
+
+    try:
+        fd = sys.stdout.fileno()
+        mode = os.fstat(fd).st_mode
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return True
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        return False
+    if not hasattr(select, "poll"):
+        return True
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
+
+
 def _flush_stdout_or_die() -> None:
     """Flush standard output; a pipe its reader closed ends the process as SIGPIPE would."""
     try:
@@ -401,8 +432,8 @@ def _run_guarded(fn, memory_advice: str = "") -> int:
     except KeyboardInterrupt:
         print("fasteval: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # standard output's reader is gone: stop, quietly
-        return PIPE_CLOSED
+    except BrokenPipeError as exc:  # standard output's reader is gone: stop, quietly
+        return PIPE_CLOSED if _stdout_reader_gone() else _fail(_os_error_text(exc))
     except OSError as exc:
         return _fail(_os_error_text(exc))
     except OverflowError as exc:

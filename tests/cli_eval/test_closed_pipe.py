@@ -64,3 +64,15 @@ def test_in_process_the_status_is_141(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdout", _Gone())
     assert main(["trec-eval", _Q, _R]) == PIPE_CLOSED == 141
     assert capsys.readouterr().err == ""
+
+
+def test_a_broken_connection_of_the_command_is_an_error(tmp_path):
+    """A ``BrokenPipeError`` while standard output is fine (a server that closed the
+    connection the command made) is an error line, status 2, not a quiet SIGPIPE."""
+    script = ("import sys\nfrom fasteval.cli import _guard\n"
+              "def job():\n    raise BrokenPipeError(32, 'Broken pipe')\n"
+              "sys.exit(_guard(job))")
+    for stdout in (open(tmp_path / "out.txt", "wb"), subprocess.PIPE):
+        done = subprocess.run([sys.executable, "-c", script], stdout=stdout, stderr=subprocess.PIPE,
+                              timeout=60, cwd=TESTS.parent)
+        assert (done.returncode, done.stderr) == (2, b"fasteval: error: Broken pipe\n")
