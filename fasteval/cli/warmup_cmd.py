@@ -59,6 +59,12 @@ def run(args: argparse.Namespace) -> int:
     with quiet():  # (its own report says what it compiles, not the first-run notice)
         done = compile_kernels(report)
     if not args.quiet:
-        print(f"fasteval warmup: {len(done)} jobs in {time.perf_counter() - t0:.1f}s; "
-              "kernels are in numba's cache", file=sys.stderr)
+        fallback = sys.modules.get("fasteval.kernels._cache_dir")  # (numba found no folder)
+        where = None if fallback is None else fallback.state["where"]
+        kept = ("kernels are in numba's cache" if where is None else
+                "no writable cache folder: the kernels were compiled in memory only (set "
+                "NUMBA_CACHE_DIR to a writable folder to keep them)" if where == "memory" else
+                f"kernels are in numba's cache in {where} (the package's folder is read-only)")
+        print(f"fasteval warmup: {len(done)} jobs in {time.perf_counter() - t0:.1f}s; {kept}",
+              file=sys.stderr)
     return 0
