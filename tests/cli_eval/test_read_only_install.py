@@ -100,8 +100,9 @@ def _eval(install: Path, tmp: Path, **env: str) -> subprocess.CompletedProcess:
     environ.update(HOME=str(install / "home"), TMPDIR=str(tmp), PYTHONPATH=str(install / "site"),
                    PYTHONDONTWRITEBYTECODE="1", **env)
     argv = [*_as_a_user(), sys.executable, "-c",
-            "import sys, fasteval; assert fasteval.__file__.startswith(sys.argv[1]), fasteval.__file__; "
-            "from fasteval.cli import main; sys.argv[1:] = sys.argv[2:]; raise SystemExit(main())",
+            # python -m fasteval, once the copy is known to be the package imported
+            "import runpy, sys, fasteval; assert fasteval.__file__.startswith(sys.argv[1]), fasteval.__file__; "
+            "sys.argv[1:] = sys.argv[2:]; runpy.run_module('fasteval', run_name='__main__')",
             str(install / "site"), *_JOB]
     proc = subprocess.run(argv, capture_output=True, text=True, env=environ, timeout=300, cwd=tmp)
     assert proc.returncode == 0, proc.stderr
