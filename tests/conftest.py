@@ -44,3 +44,45 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.deep)
         if not FULL and item.get_closest_marker("slow") is not None:
             item.add_marker(skip)
+
+
+# ranx's kernels compile in a second process while the first tests run (tests/_prewarm.py);
+# a test whose module mentions ranx waits for it
+_PREWARM: dict[str, object] = {}
+_MENTIONS_RANX: dict[str, bool] = {}
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if len(session.items) < 300 or os.environ.get("FASTEVAL_TEST_PREWARM", "1") == "0":
+        return
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    _PREWARM["proc"] = subprocess.Popen(
+        [sys.executable, "-m", "tests._prewarm"], cwd=Path(__file__).resolve().parent.parent,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        preexec_fn=lambda: os.nice(10))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    proc = _PREWARM.get("proc")
+    if proc is None or proc.poll() is not None:
+        return
+    path = str(item.path)
+    if path not in _MENTIONS_RANX:
+        try:
+            _MENTIONS_RANX[path] = "ranx" in item.path.read_text(encoding="utf-8")
+        except OSError:
+            _MENTIONS_RANX[path] = True
+    if _MENTIONS_RANX[path]:
+        proc.wait()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    proc = _PREWARM.pop("proc", None)
+    if proc is not None and proc.poll() is None:
+        import signal
+
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
