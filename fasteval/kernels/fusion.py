@@ -264,7 +264,7 @@ def _prepare_queries(q_lo, q_hi, n_runs, seg, ent_row, key, scores, docs, norm, 
                                                                                  scores))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _overflow_scale(ent_row, s, e, scores):
     """A power of two that brings the segment's largest score magnitude to about 2**480:
     sums of the scaled scores, and squares of their differences, stay finite."""
@@ -274,7 +274,7 @@ def _overflow_scale(ent_row, s, e, scores):
     return math.ldexp(1.0, 480 - math.frexp(top)[1])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _normalise(ent_row, s, e, scores, norm, ent_val, c):
     """Normalise one segment's scores into ``ent_val`` (``norm``: a score normalisation,
     not rank or Borda), computing with the scores times ``c``, a power of two, and the
@@ -357,7 +357,7 @@ def _cand_before(y, x, by_votes, n_runs, rk, weights, cb, cand_row, is_int, ints
     return _doc_before(cand_row[cb + y], cand_row[cb + x], is_int, ints, v8, v, data, base)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _merge_sort_cands(order, n, scr, by_votes, n_runs, rk, weights, cb, cand_row, is_int,
                       ints, v8, v, data, base):
     """Stable merge sort of candidates ``order[:n]``: an element moves before another
