@@ -7,6 +7,8 @@ so a checkout without the data cannot pass by running nothing.
 from __future__ import annotations
 
 import gzip
+import os
+import threading
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
@@ -50,3 +52,17 @@ def read_bytes(path: Path) -> bytes:
 
 def read_text(path: Path) -> str:
     return read_bytes(path).decode("utf-8")
+
+
+def fifo_feeding(path: Path | str, data: bytes) -> tuple[str, threading.Thread]:
+    """A FIFO made at ``path`` and a started daemon thread writing ``data`` into it (the
+    writer blocks until a reader opens it); returns the path as text and the thread."""
+    os.mkfifo(path)
+
+    def feed() -> None:
+        with open(path, "wb") as fh:
+            fh.write(data)
+
+    thread = threading.Thread(target=feed, daemon=True)
+    thread.start()
+    return str(path), thread

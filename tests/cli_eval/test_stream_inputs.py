@@ -15,7 +15,7 @@ import pytest
 
 from fasteval.cli import main
 from fasteval.io.files import read_table_file
-from tests._data import SHIPPED_TREC
+from tests._data import SHIPPED_TREC, fifo_feeding
 
 _QRELS, _RUN = str(SHIPPED_TREC / "qrels.test"), str(SHIPPED_TREC / "results.test")
 
@@ -49,16 +49,7 @@ def _compare(capsys, path: str) -> str:
 
 
 def _fifo(tmp_path, name: str, data: bytes) -> tuple[str, threading.Thread]:
-    path = tmp_path / name
-    os.mkfifo(path)
-
-    def feed() -> None:
-        with open(path, "wb") as fh:
-            fh.write(data)
-
-    thread = threading.Thread(target=feed, daemon=True)
-    thread.start()
-    return str(path), thread
+    return fifo_feeding(tmp_path / name, data)
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")

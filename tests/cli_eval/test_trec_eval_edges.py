@@ -4,7 +4,6 @@ printing the same lines."""
 from __future__ import annotations
 
 import io
-import os
 import re
 import threading
 import warnings
@@ -15,7 +14,7 @@ import pytest
 from fasteval.cli import main
 from fasteval.cli.trec_eval_cmd import parse_args, run_trec_eval
 from fasteval.errors import InputError, ParameterError, UnknownMeasureError
-from tests._data import trec_eval_file
+from tests._data import fifo_feeding, trec_eval_file
 
 
 def _trec_eval(*args: str) -> str:
@@ -202,16 +201,7 @@ def test_duplicate_below_the_max_docs_cut_from_stdin_or_fifo(
         if how == "stdin":
             monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(run), encoding="utf-8"))
             return "-", None
-        path = str(tmp_path / f"fifo{len(list(tmp_path.iterdir()))}")
-        os.mkfifo(path)
-
-        def write() -> None:
-            with open(path, "wb") as fh:
-                fh.write(run)
-
-        t = threading.Thread(target=write, daemon=True)
-        t.start()
-        return path, t
+        return fifo_feeding(tmp_path / f"fifo{len(list(tmp_path.iterdir()))}", run)
 
     want = _trec_eval(*flags, str(tmp_path / "r"))
     assert want.splitlines()[:2] == ["num_ret               \t1\t3", "P_3                   \t1\t0.6667"]

@@ -5,7 +5,6 @@ prefs) reads them like regular files."""
 from __future__ import annotations
 
 import io
-import os
 import threading
 
 import polars as pl
@@ -14,6 +13,7 @@ import pytest
 import fasteval
 from fasteval.cli import main
 from fasteval.prefs import read_prefs
+from tests._data import fifo_feeding
 
 QRELS = b"q1 0 d1 2\nq1 0 d2 0\nq2 0 d3 1\n"
 RUN_A = b"q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\nq2 Q0 d3 1 0.5 a\n"
@@ -21,16 +21,7 @@ RUN_B = b"q1 Q0 d2 1 2.0 b\nq1 Q0 d1 2 1.0 b\nq2 Q0 d4 1 0.5 b\n"
 
 
 def _fifo(tmp_path, name: str, content: bytes) -> tuple[str, threading.Thread]:
-    path = str(tmp_path / name)
-    os.mkfifo(path)
-
-    def write() -> None:
-        with open(path, "wb") as fh:
-            fh.write(content)
-
-    t = threading.Thread(target=write, daemon=True)
-    t.start()
-    return path, t
+    return fifo_feeding(tmp_path / name, content)
 
 
 @pytest.mark.parametrize("name", ["qrels", "qrels.txt"])  # format sniffed, or from the name
