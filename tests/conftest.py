@@ -11,6 +11,9 @@ import tempfile
 
 # Haystack (an oracle in the tests) reports usage over the network unless told not to
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+# whether a command compiles depends on the state of numba's cache, not on the test: the
+# one-line compile notice is silenced (tests of the notice itself clear this variable)
+os.environ["FASTEVAL_QUIET"] = "1"
 
 if "FASTEVAL_CACHE_DIR" not in os.environ:  # set before any test starts a subprocess
     _CACHE = tempfile.mkdtemp(prefix="fasteval-test-cache-")

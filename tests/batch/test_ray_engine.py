@@ -2,9 +2,9 @@
 the same report, with the qrels shared or co-partitioned; tie rules, errors (file, row) and
 CLI outputs as on one machine; a worker that dies once is replaced without losing or
 duplicating a row. One local Ray (2 CPUs) for the module; every job scores several runs
-at once (a Ray job costs seconds here, so the quick profile keeps one job per path: the
-API with shared and co-partitioned qrels, the CLI's outputs, errors; the rest are ``slow``
-and run in the full profile, tests/_profile.py)."""
+at once. A Ray job costs 10-25 s on two cores (starting Ray, its workers loading the
+kernels), so the jobs are ``slow``: they run in the full profile (tests/_profile.py), which
+``.ci/run`` runs; the quick profile keeps the checks that start no cluster."""
 
 from __future__ import annotations
 
@@ -94,8 +94,8 @@ def _same(ray_res, local_res):
         local_res.stats.rows, local_res.stats.queries, local_res.stats.runs)
 
 
-@pytest.mark.parametrize("limit, mode", [(None, "shared"),
-                                         pytest.param(0, "co-partitioned", marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("limit, mode", [(None, "shared"), (0, "co-partitioned")])
 def test_batch_api_equals_local(ray_local, data, limit, mode):
     # one job for many options: -c -J -M -l, keep_best duplicates; the qrels shared whole, or
     # co-partitioned with the runs (forced by a limit of 0 bytes)
@@ -212,6 +212,7 @@ def test_errors_name_file_and_row(ray_local, tmp_path, data):
         assert "row" in got
 
 
+@pytest.mark.slow
 def test_cli_outputs_equal_local(ray_local, data, tmp_path, capsys):
     """--wide, CSV and trec output, --aggregate-out and -q print the same with --engine ray;
     --quiet prints nothing on stderr."""
@@ -347,6 +348,7 @@ def test_run_id_argument_with_a_run_id_column_as_locally(ray_local):
         fasteval.evaluate(qrels, two, ["map"], run_id="bm25", engine="ray")
 
 
+@pytest.mark.slow
 def test_mapping_key_over_several_runs_refused_as_locally(ray_local):
     qrels = {"q1": {"a": 1, "b": 0}}
     two = pl.DataFrame({"run_id": ["x", "y"], "query_id": ["q1", "q1"], "doc_id": ["a", "b"],

@@ -94,8 +94,10 @@ def test_power_table_escapes_measure_labels(tmp_path: Path, capsys) -> None:
     assert len(lines) == 2 and lines[1].startswith("map\\x1b[2J\\nP_5 x  ")
 
 
-def test_errors_and_notes_are_one_escaped_line(tmp_path: Path, capsys) -> None:
-    from fasteval.progress import note
+def test_errors_and_notes_are_one_escaped_line(tmp_path: Path, capsys, monkeypatch) -> None:
+    from fasteval.progress import QUIET_ENV, note
+
+    monkeypatch.delenv(QUIET_ENV, raising=False)  # the suite silences notes (tests/conftest.py)
 
     qrels = tmp_path / "q\x1b]0;x\x07.txt"
     qrels.write_text("q1 0 d1 1\n")

@@ -75,6 +75,7 @@ def test_cli_engine_ray(ray_local, tiny_bi, tmp_path):
     np.testing.assert_allclose(a.get_column("sas").to_numpy(), b.get_column("sas").to_numpy(), atol=TOL, rtol=0)
 
 
+@pytest.mark.slow
 def test_refusals(ray_local, tiny_cross, tiny_bi):
     with pytest.raises(ParameterError, match="cross-encoder"):
         sas(PREDS, GOLDS, model=tiny_cross, engine="ray")
