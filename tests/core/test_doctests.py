@@ -65,7 +65,8 @@ def test_modules_found() -> None:
 
 
 @pytest.mark.parametrize("name", MODULES)
-def test_docstring_examples(name: str) -> None:
+def test_docstring_examples(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FASTEVAL_QUIET", raising=False)  # examples run as a user runs them
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError as exc:
