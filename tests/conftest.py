@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import shutil
 import tempfile
 
@@ -50,9 +51,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 # ranx's kernels compile in a second process while the first tests run (tests/_prewarm.py);
-# a test whose module mentions ranx waits for it
+# a test whose module imports ranx (or ir_measures, which may call it) waits for it
 _PREWARM: dict[str, object] = {}
 _MENTIONS_RANX: dict[str, bool] = {}
+_USES_RANX = re.compile(r"import (ranx|ir_measures)|importorskip\(\s*[\"'](ranx|ir_measures)")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -75,7 +77,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     path = str(item.path)
     if path not in _MENTIONS_RANX:
         try:
-            _MENTIONS_RANX[path] = "ranx" in item.path.read_text(encoding="utf-8")
+            _MENTIONS_RANX[path] = _USES_RANX.search(item.path.read_text(encoding="utf-8")) is not None
         except OSError:
             _MENTIONS_RANX[path] = True
     if _MENTIONS_RANX[path]:
