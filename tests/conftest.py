@@ -48,17 +48,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.deep)
         if not FULL and item.get_closest_marker("slow") is not None:
             item.add_marker(skip)
+    if _prewarming(len(items)):  # the ranx tests last: by then the prewarm has finished
+        items[:] = [i for i in items if not _uses_ranx(i)] + [i for i in items if _uses_ranx(i)]
 
 
 # ranx's kernels compile in a second process while the first tests run (tests/_prewarm.py);
-# a test whose module imports ranx (or ir_measures, which may call it) waits for it
+# the tests whose module imports ranx (or ir_measures, which may call it) run last, and wait
+# for it if it is still compiling
 _PREWARM: dict[str, object] = {}
 _MENTIONS_RANX: dict[str, bool] = {}
 _USES_RANX = re.compile(r"import (ranx|ir_measures)|importorskip\(\s*[\"'](ranx|ir_measures)")
 
 
+def _prewarming(n_items: int) -> bool:
+    """Whether a session of ``n_items`` tests starts the ranx prewarm."""
+    return n_items >= 300 and os.environ.get("FASTEVAL_TEST_PREWARM", "1") != "0"
+
+
+def _uses_ranx(item: pytest.Item) -> bool:
+    """Whether the test's module imports ranx or ir_measures (read once per module)."""
+    path = str(item.path)
+    if path not in _MENTIONS_RANX:
+        try:
+            _MENTIONS_RANX[path] = _USES_RANX.search(item.path.read_text(encoding="utf-8")) is not None
+        except OSError:
+            _MENTIONS_RANX[path] = True
+    return _MENTIONS_RANX[path]
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
-    if len(session.items) < 300 or os.environ.get("FASTEVAL_TEST_PREWARM", "1") == "0":
+    if not _prewarming(len(session.items)):
         return
     import subprocess
     import sys
@@ -72,15 +91,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     proc = _PREWARM.get("proc")
-    if proc is None or proc.poll() is not None:
-        return
-    path = str(item.path)
-    if path not in _MENTIONS_RANX:
-        try:
-            _MENTIONS_RANX[path] = _USES_RANX.search(item.path.read_text(encoding="utf-8")) is not None
-        except OSError:
-            _MENTIONS_RANX[path] = True
-    if _MENTIONS_RANX[path]:
+    if proc is not None and proc.poll() is None and _uses_ranx(item):
         proc.wait()
 
 
