@@ -34,8 +34,9 @@ import numpy as np
 import polars as pl
 
 from fasteval.errors import DataWarning, InputError, ParameterError, check_flag
-from fasteval.kernels.ranking import MIN_GEO_MEAN, score_queries
-from fasteval.measures import Measure, parse_labelled, parse_measure, parse_measures
+from fasteval.kernels.ranking import score_queries
+from fasteval.measures import Measure, parse_labelled, parse_measures
+from fasteval.measures.aggregate import aggregate_long
 from fasteval.measures.plan import needs, plan_slots
 from fasteval.measures.registry import BY_KEY, INT_CUTS, LENGTH, NEEDS_LEVELS, NEEDS_MAX_GRADE
 from fasteval.prepare import (
@@ -727,21 +728,6 @@ results carry the name asked for), got ['P@1', 'P_1']
     return evaluator._evaluate(runs, None)
 
 
-def _agg_expr(kind: str, column: str = "value") -> pl.Expr:
-    """The aggregate of one measure's values, summed left to right in row (query) order.
-
-    trec_eval adds the per-query values one after the other; doing the same keeps an
-    aggregate independent of how the rows were chunked or laid out (long or wide).
-    """
-    values = pl.col(column).drop_nulls()
-    if kind == "sum":
-        return values.sum()
-    if kind == "gm":
-        logs = values.clip(lower_bound=MIN_GEO_MEAN).log()
-        return (logs.cum_sum().last() / values.count()).exp()
-    return values.cum_sum().last() / values.count()
-
-
 def aggregate(results: pl.DataFrame) -> pl.DataFrame:
     """Summarise per-query results per run and measure, as trec_eval does.
 
@@ -783,42 +769,4 @@ def aggregate(results: pl.DataFrame) -> pl.DataFrame:
                              "numbers", source="results", column="value")
         # summed and averaged in double, as trec_eval does (Float32 sums were Float32)
         results = results.with_columns(pl.col("value").cast(pl.Float64))
-    kinds = {
-        name: _aggregation_of(name) for name in results.get_column("measure").unique().to_list()
-    }
-    frames = []
-    for kind in ("mean", "sum", "gm"):
-        names = [n for n, k in kinds.items() if k == kind]
-        if not names:
-            continue
-        sub = results.filter(pl.col("measure").is_in(names))
-        frames.append(
-            sub.group_by(["run_id", "measure"], maintain_order=True).agg(
-                _agg_expr(kind).alias("value")
-            )
-        )
-    if not frames:
-        return pl.DataFrame(
-            schema={"run_id": pl.Utf8, "measure": pl.Utf8, "value": pl.Float64}
-        )
-    out = pl.concat(frames)
-    order = {n: i for i, n in enumerate(results.get_column("measure").unique(maintain_order=True))}
-    runs = {n: i for i, n in enumerate(results.get_column("run_id").unique(maintain_order=True))}
-    return (
-        out.with_columns(
-            pl.col("run_id").replace_strict(runs, return_dtype=pl.Int64).alias("__r"),
-            pl.col("measure").replace_strict(order, return_dtype=pl.Int64).alias("__m"),
-        )
-        .sort(["__r", "__m"])
-        .drop("__r", "__m")
-    )
-
-
-def _aggregation_of(name: str) -> str:
-    """How the measure ``name`` (a label in any dialect: ``mrr``, ``gm_map``) aggregates."""
-    try:
-        with warnings.catch_warnings():  # parsed once already: its warnings were given then
-            warnings.simplefilter("ignore")
-            return parse_measure(name).aggregation
-    except Exception:  # noqa: BLE001 - unknown names (e.g. evaluator outputs) average
-        return "mean"
+    return aggregate_long(results)

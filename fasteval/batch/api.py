@@ -11,9 +11,10 @@ from dataclasses import dataclass
 import polars as pl
 
 from fasteval._words import one_line
-from fasteval.batch.discover import discover_all, read_once, stream_format
+from fasteval.batch.discover import discover_all
 from fasteval.batch.driver import JobStats, aggregate_wide, run_job
 from fasteval.batch.sinks import MemorySink, Sink, make_sink
+from fasteval.io.files import read_once, stream_format
 
 
 @dataclass
@@ -49,7 +50,7 @@ def make_evaluator(qrels, measures, *, after_read=None, sources=None, qrels_cach
     preparation. ``sources`` (optional, the job's :class:`fasteval.batch.discover.RunSource`
     list) tells the background thread the runs' sizes, so that it loads only the kernels
     the job calls. Standard input (``-``), a FIFO or a device is read once into memory
-    (:func:`fasteval.batch.discover.read_once`). ``qrels_cache=True``: a regular file's
+    (:func:`fasteval.io.files.read_once`). ``qrels_cache=True``: a regular file's
     prepared qrels are taken from :mod:`fasteval.batch.qrels_cache` when it holds them for
     the file as it is now, and put there otherwise (written on a background thread:
     :func:`fasteval.batch.qrels_cache.wait` before the process ends).

@@ -47,7 +47,6 @@ overlapping globs) is refused, as are two runs of one name: their rows would be 
 from __future__ import annotations
 
 import glob as _glob
-import io
 import os
 import re
 from collections.abc import Mapping
@@ -65,6 +64,7 @@ from fasteval.io._common import (
     undecodable_name,
     walk_input,
 )
+from fasteval.io.files import STDIN
 
 PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
 RUN_COLUMNS = ("query_id", "doc_id", "score")
@@ -412,77 +412,6 @@ def _run_name(path: Path) -> str:
         if name.lower().endswith(suf):
             name = name[: -len(suf)]
     return name
-
-
-STDIN = "-"
-"""The input name of standard input."""
-_STREAM_FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
-                   ".parquet": "parquet", ".parq": "parquet", ".pq": "parquet", ".txt": "trec",
-                   ".trec": "trec", ".run": "trec", ".qrels": "trec"}
-
-
-def read_once(spec: object) -> io.BytesIO | None:
-    """The whole content of an input that can be read only once (``-`` for standard input, a
-    FIFO, a character device), as an in-memory file named after it; None for anything
-    else (regular files, directories, globs, tables), which are read where they are.
-
-    The readers take the result like an open file: the format is sniffed from the first
-    bytes unless :func:`stream_format` finds it in the name.
-
-    Examples
-    --------
-    >>> import os, tempfile, threading
-    >>> fifo = os.path.join(tempfile.mkdtemp(), "run.txt")
-    >>> os.mkfifo(fifo)
-    >>> t = threading.Thread(target=lambda: open(fifo, "w").write("q1 Q0 d1 1 2.0 r\\n"))
-    >>> t.start(); data = read_once(fifo); t.join()
-    >>> os.path.basename(data.name), data.read()
-    ('run.txt', b'q1 Q0 d1 1 2.0 r\\n')
-    >>> read_once(__file__) is None
-    True
-    """
-    import stat
-    import sys
-
-    if not isinstance(spec, str | os.PathLike):
-        return None
-    text = os.fspath(spec)
-    if text == STDIN:
-        if sys.stdin is None or sys.stdin.closed:
-            raise InputError("standard input is closed; expected a table on it", source="-")
-        stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
-        content = stdin.read()
-        data = io.BytesIO(content.encode() if isinstance(content, str) else content)
-        data.name = "<stdin>"  # type: ignore[attr-defined]
-        return data
-    try:
-        mode = os.stat(text).st_mode
-    except OSError:
-        return None
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        return None
-    try:
-        with open(text, "rb") as fh:
-            data = io.BytesIO(fh.read())
-    except OSError as exc:
-        raise InputError(f"cannot read ({exc.strerror or exc})", source=text) from None
-    data.name = text  # type: ignore[attr-defined]
-    return data
-
-
-def stream_format(name: str) -> str | None:
-    """The format an input's name gives by its suffix (``.gz`` looked through), else None
-    (the readers then look at the first bytes).
-
-    Examples
-    --------
-    >>> stream_format("/dev/fd/63"), stream_format("runs.csv.gz")
-    (None, 'csv')
-    """
-    lower = name.lower()
-    if lower.endswith(".gz"):
-        lower = lower[:-3]
-    return _STREAM_FORMATS.get(Path(lower).suffix)
 
 
 def discover(spec: str | os.PathLike[str]) -> list[RunSource]:

@@ -237,13 +237,13 @@ def _check_rows(df: pl.DataFrame, source: str, offset: int) -> None:
 
 def _read_file(source: RunSource) -> pl.DataFrame:
     """A non-parquet run file, read whole. Standard input, a FIFO or a device is read once
-    (:func:`fasteval.batch.discover.read_once`) and the table kept on the source, for a
+    (:func:`fasteval.io.files.read_once`) and the table kept on the source, for a
     second pass (a job that restarts partitioned). With ``duplicates="keep_best"`` the
     reader keeps every row and the evaluator removes the repeated pairs (the same rows), so
     that the job counts them as it counts those of a parquet run; a repeated pair is
     still refused here, with its line, when duplicates are errors."""
     import fasteval
-    from fasteval.batch.discover import read_once, stream_format
+    from fasteval.io.files import read_once, stream_format
 
     path = source.files[0]
     data = read_once(path)
@@ -1019,9 +1019,9 @@ def aggregate_wide(wide: pl.DataFrame, measure_names: list[str], aggregate=None)
     [('r', 'map', 0.75), ('r', 'num_ret', 30.0)]
     """
     if aggregate is None and measure_names:
-        from fasteval.evaluation import _agg_expr, _aggregation_of
+        from fasteval.measures.aggregate import agg_expr, aggregation_of
 
-        exprs = [_agg_expr(_aggregation_of(m), m).alias(m) for m in measure_names]
+        exprs = [agg_expr(aggregation_of(m), m).alias(m) for m in measure_names]
         per_run = wide.group_by("run_id", maintain_order=True).agg(exprs)
         return (
             per_run.unpivot(index="run_id", on=measure_names, variable_name="measure", value_name="value")

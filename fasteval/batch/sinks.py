@@ -19,6 +19,7 @@ from pathlib import Path
 import polars as pl
 
 from fasteval.errors import InputError, ParameterError
+from fasteval.io.writers import COMPRESSED_SUFFIXES
 
 LONG_COLUMNS = ("run_id", "query_id", "measure", "value")
 FORMATS = ("table", "csv", "json", "parquet", "trec")
@@ -44,11 +45,6 @@ def to_wide(long: pl.DataFrame, measure_names: list[str]) -> pl.DataFrame:
     if missing:
         wide = wide.with_columns([pl.lit(None, dtype=pl.Float64).alias(m) for m in missing])
     return wide.select(["run_id", "query_id", *measure_names])
-
-
-#: Suffixes of compressed files: an output named so is refused (it would hold plain text
-#: or parquet under a name that says otherwise).
-COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip", ".7z")
 
 
 def format_from_path(path: str | os.PathLike[str] | None, default: str = "table",
@@ -177,11 +173,11 @@ def trec_lines(table: pl.DataFrame, *, per_query: bool, agg_kind: dict[str, str]
     import math
 
     if agg_kind is None:
-        from fasteval.evaluation import _aggregation_of
+        from fasteval.measures.aggregate import aggregation_of
 
         names = (table.get_column("measure").unique().to_list() if "measure" in table.columns
                  else [c for c in table.columns if c not in ("run_id", "query_id")])
-        agg_kind = {m: _aggregation_of(m) for m in names}
+        agg_kind = {m: aggregation_of(m) for m in names}
     if per_query and aggregates is not None:
         return _trec_q_lines(table, aggregates, agg_kind)
 

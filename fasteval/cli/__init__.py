@@ -16,6 +16,8 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import Any, NoReturn
 
+from fasteval.io.files import STDIN
+
 # subcommand name -> module (relative to fasteval.cli), one-line help
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("eval_cmd", "score one or more runs against qrels"),
@@ -43,9 +45,6 @@ def add_command(subparsers, name: str, description: str | None = None) -> argpar
     """
     return subparsers.add_parser(name, help=SUBCOMMANDS[name][1], description=description)
 
-
-STDIN = "-"
-"""The input path that names standard input."""
 
 
 def stdin_once(paths: list[str], what: str) -> None:

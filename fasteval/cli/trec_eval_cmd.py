@@ -35,8 +35,8 @@ import polars as pl
 from fasteval._words import one_line
 from fasteval.cli import add_command, worded
 from fasteval.errors import InputError, ParameterError, UnknownMeasureError
-from fasteval.kernels.ranking import MIN_GEO_MEAN
 from fasteval.measures import Measure, parse_measures, trec_order
+from fasteval.measures.aggregate import summary
 from fasteval.measures.parser import DEFAULT_SET
 from fasteval.measures.registry import BY_KEY
 
@@ -311,17 +311,6 @@ def _read_zscores(path: str) -> dict[tuple[str, str], tuple[float, float]]:
         raise InputError("no z-score lines (qid measure mean stddev); the file is empty "
                          "or holds only comments", source=path)
     return out
-
-
-def _summary(values: np.ndarray, agg: str) -> float:
-    if len(values) == 0:
-        return 0.0
-    if agg == "sum":
-        return float(np.cumsum(values)[-1])
-    if agg == "gm":
-        logs = np.log(np.maximum(values, MIN_GEO_MEAN))
-        return math.exp(float(np.cumsum(logs)[-1]) / len(values))
-    return float(np.cumsum(values)[-1]) / len(values)
 
 
 def _relstring(labels: np.ndarray, s: int, e: int, length: int) -> str:
@@ -690,7 +679,7 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
             # accumulated values, z-scores included (-Z -c prints that count as Znum_rel)
             v = float(ev.qrels.num_rel_all())
         else:
-            v = _summary(col, m.spec.agg)
+            v = summary(col, m.spec.agg)
         lines.append(prefix + _fmt(m.base_name, "all", v, m.spec.integer and not prefix))
     _put(out, "".join(line + "\n" for line in lines))
     return 0
@@ -761,7 +750,7 @@ def _run_jg(o, jq, run, runid, numeric, print_runid, avgjg, opts, out) -> int:
     if any(m.family == "num_q" for m in numeric):
         lines.append(_fmt("num_q", "all", float(n_avg), True))
     for j, nm in enumerate(names):
-        lines.append(_fmt(nm, "all", _summary(avg[keep, j], "sum") / max(n_avg, 1), False))
+        lines.append(_fmt(nm, "all", summary(avg[keep, j], "sum") / max(n_avg, 1), False))
     _put(out, "".join(line + "\n" for line in lines))
     return 0
 

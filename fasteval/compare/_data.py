@@ -27,6 +27,7 @@ import polars as pl
 
 from fasteval.errors import InputError, ParameterError, first_line
 from fasteval.io._common import undecodable_name
+from fasteval.measures.aggregate import log_floor
 
 _KEYS = ("run_id", "query_id", "measure", "value")
 #: columns of a results file that are text whatever they look like
@@ -629,10 +630,6 @@ class Paired:
     columns: np.ndarray  # indices of the paired queries among all query ids (sorted)
 
 
-_MIN_GEO_MEAN = 1e-5
-"""trec_eval's floor of a value under a geometric mean (``MIN_GEO_MEAN`` of the kernels)."""
-
-
 def is_geometric(measure: str) -> bool:
     """Whether ``measure`` names a measure aggregated by a geometric mean.
 
@@ -712,7 +709,7 @@ def pair_all(
         if missing == "zero":
             scores = np.nan_to_num(scores, nan=0.0)
         if is_geometric(name):
-            scores = np.log(np.maximum(scores, _MIN_GEO_MEAN))
+            scores = log_floor(scores)
         out[name] = Paired(
             name,
             qids.gather(keep),

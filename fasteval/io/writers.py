@@ -17,6 +17,10 @@ import polars as pl
 from fasteval.errors import InputError, ParameterError
 from fasteval.io.atomic import atomic_path
 
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip", ".7z")
+"""Suffixes of compressed files: an output named so is refused unless its writer compresses
+(it would hold plain text or parquet under a name that says otherwise)."""
+
 __all__ = ["write_table", "output_format", "WRITE_FORMATS"]
 
 WRITE_FORMATS = ("parquet", "csv", "tsv", "json", "jsonl", "trec")
@@ -53,8 +57,6 @@ def output_format(path: str | os.PathLike[str], format: str | None = None, *,
     ...
     fasteval.errors.ParameterError: path must be a name without '.gz' for parquet output (parquet compresses its own columns; write_table gzips only text formats), got 'fused.parquet.gz'
     """
-    from fasteval.batch.sinks import COMPRESSED_SUFFIXES
-
     if not isinstance(path, str | os.PathLike):
         raise ParameterError(param, "a file path (str or os.PathLike)", path)
     if format is not None and not isinstance(format, str):

@@ -33,7 +33,6 @@ from fasteval.measures.registry import Code
 
 NONPOOL = -1
 UNJUDGED = -2
-MIN_GEO_MEAN = 0.00001
 INFAP_EPSILON = 0.00001
 _WHOLE = 1 << 62  # a cutoff meaning the whole ranking (and the whole ideal one)
 C_NAN = -math.nan

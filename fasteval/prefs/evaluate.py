@@ -16,6 +16,7 @@ import polars as pl
 
 from fasteval.errors import InputError, ParameterError, UnknownMeasureError, check_flag
 from fasteval.io._common import _fmt
+from fasteval.measures.aggregate import summary as summarise
 from fasteval.prefs import kernels
 from fasteval.prefs.readers import (
     judgments_from_frame,
@@ -433,7 +434,12 @@ def evaluate_prefs(
     )
     prep = _prepare(j, ranked)
     values = _run_kernel(prep, j, source)
-    qids = prep["qids"]
+    return _lines(values, prep["qids"], names, run_id, per_query, summary)
+
+
+def _lines(values: np.ndarray, qids: list[str], names: list[str], run_id: str | None,
+           per_query: bool, summary: bool) -> list[tuple[str, str, float | int | str]]:
+    """:func:`evaluate_prefs`'s lines from the kernel's values (a row per topic)."""
     col = {m: i for i, m in enumerate(PREFS_MEASURES)}
     chosen = [m for m in names if m in col]
     lines: list[tuple[str, str, float | int | str]] = []
@@ -442,22 +448,17 @@ def evaluate_prefs(
             for m in chosen:
                 v = values[qi, col[m]]
                 lines.append((m, qid, int(v) if m in PREFS_COUNT_MEASURES else float(v)))
-    nq = len(qids)
     if not summary:
         return lines
     if "runid" in names and run_id is not None:
         lines.append(("runid", "all", run_id))
     if "num_q" in names:
-        lines.append(("num_q", "all", nq))
-    for m in chosen:
-        c = col[m]
+        lines.append(("num_q", "all", len(qids)))
+    for m in chosen:  # added in topic order, as trec_eval accumulates
         if m in PREFS_COUNT_MEASURES:
-            lines.append((m, "all", int(values[:, c].sum())))
+            lines.append((m, "all", int(summarise(values[:, col[m]], "sum"))))
         else:
-            acc = 0.0
-            for qi in range(nq):  # topic order, as trec_eval accumulates
-                acc += float(values[qi, c])
-            lines.append((m, "all", acc / nq if nq else 0.0))
+            lines.append((m, "all", summarise(values[:, col[m]], "mean")))
     return lines
 
 
