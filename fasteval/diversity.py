@@ -49,13 +49,14 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 import polars as pl
 
 from fasteval.errors import InputError, ParameterError, UnknownMeasureError, check_flag
 from fasteval.kernels import diversity as K
+from fasteval.options import Duplicates, RankedTieBreak, check_choice
 
 __all__ = [
     "DiversityMeasure", "parse_diversity_measures", "DiversityEvaluator", "evaluate_diversity",
@@ -374,17 +375,16 @@ class DiversityEvaluator:
         max_docs: int | None = None,
         complete: bool = False,
         judged_only: bool = False,
-        tie_break: str = "trec",
-        duplicates: str = "error",
+        tie_break: RankedTieBreak = "trec",
+        duplicates: Duplicates = "error",
     ) -> None:
         from fasteval.io.subtopics import read_subtopic_qrels
 
         self.measures, self.labels = _labelled(measures)
         if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)):
             raise ParameterError("relevance_level", "an integer", relevance_level)
-        if tie_break not in ("trec", "rank", "input"):
-            raise ParameterError("tie_break", "one of ('trec', 'rank', 'input') for diversity measures",
-                                 tie_break)
+        check_choice("tie_break", RankedTieBreak, tie_break,
+                     f"one of {get_args(RankedTieBreak)} for diversity measures")
         self.relevance_level = int(relevance_level)
         self.max_docs = max_docs
         self.complete = check_flag("complete", complete)
@@ -484,7 +484,12 @@ def evaluate_diversity(
     measures: str | DiversityMeasure | Iterable[str | DiversityMeasure],
     *,
     run_id: str | None = None,
-    **options: Any,
+    relevance_level: int = 1,
+    max_docs: int | None = None,
+    complete: bool = False,
+    judged_only: bool = False,
+    tie_break: RankedTieBreak = "trec",
+    duplicates: Duplicates = "error",
 ) -> pl.DataFrame:
     """Evaluate runs with diversity measures over subtopic judgments; long per-query results.
 
@@ -500,9 +505,8 @@ def evaluate_diversity(
         ``P-IA@k``, ``strec@k``, ``MAP-IA`` (see :mod:`fasteval.diversity`).
     run_id : str, optional
         Name for a single run without a ``run_id`` column (default ``"run"``).
-    **options
-        ``relevance_level``, ``max_docs``, ``complete``, ``judged_only``, ``tie_break``,
-        ``duplicates``: see :class:`DiversityEvaluator`.
+    relevance_level, max_docs, complete, judged_only, tie_break, duplicates
+        See :class:`DiversityEvaluator`.
 
     Returns
     -------
@@ -519,4 +523,7 @@ def evaluate_diversity(
     >>> evaluate_diversity(qrels, run, ["alpha-nDCG@2", "ERR-IA@2"])["value"].round(4).to_list()
     [0.8406, 0.7]
     """
-    return DiversityEvaluator(qrels, measures, **options).evaluate(run, run_id=run_id)
+    return DiversityEvaluator(
+        qrels, measures, relevance_level=relevance_level, max_docs=max_docs, complete=complete,
+        judged_only=judged_only, tie_break=tie_break, duplicates=duplicates,
+    ).evaluate(run, run_id=run_id)

@@ -39,6 +39,7 @@ from fasteval.measures import Measure, parse_labelled, parse_measures
 from fasteval.measures.aggregate import aggregate_long
 from fasteval.measures.plan import needs, plan_slots
 from fasteval.measures.registry import BY_KEY, INT_CUTS, LENGTH, NEEDS_LEVELS, NEEDS_MAX_GRADE
+from fasteval.options import Compat, Duplicates, Engine, TieBreak, check_choice
 from fasteval.prepare import (
     Batch,
     PreparedQrels,
@@ -227,8 +228,7 @@ def _check_options(relevance_level: int, compat: int, num_docs: int = 0) -> None
             or not 0 <= num_docs <= _INT64_MAX):
         raise ParameterError("num_docs", f"an integer from 0 to {_INT64_MAX} (the collection "
                              "size)", num_docs)
-    if compat not in (9, 10):
-        raise ParameterError("compat", "9 or 10", compat)
+    check_choice("compat", Compat, compat)
 
 
 def check_measure_values(measures: list[Measure]) -> None:
@@ -383,10 +383,10 @@ class Evaluator:
         max_docs: int | None = None,
         complete: bool = False,
         judged_only: bool = False,
-        tie_break: str = "trec",
-        duplicates: str = "error",
+        tie_break: TieBreak = "trec",
+        duplicates: Duplicates = "error",
         num_docs: int = 0,
-        compat: int = 10,
+        compat: Compat = 10,
     ) -> None:
         _check_options(relevance_level, compat, num_docs)
         if (isinstance(measures, Iterable)
@@ -657,8 +657,16 @@ def evaluate(
     measures: str | Measure | Iterable[str | Measure],
     *,
     run_id: str | None = None,
-    engine: str = "local",
-    **options: Any,
+    engine: Engine = "local",
+    relevance_level: int = 1,
+    max_docs: int | None = None,
+    complete: bool = False,
+    judged_only: bool = False,
+    tie_break: TieBreak = "trec",
+    duplicates: Duplicates = "error",
+    num_docs: int = 0,
+    compat: Compat = 10,
+    **ray_options: Any,
 ) -> pl.DataFrame:
     """Evaluate one or more runs; per-query results in long form.
 
@@ -684,9 +692,11 @@ def evaluate(
         ``"ray"`` scores on Ray Data (``pip install ".[ray]"``): ``run`` is then a
         table, a mapping ``{name: table}``, or parquet paths / globs / directories (the rules
         of :mod:`fasteval.batch.discover`); the results equal the local ones bit for bit.
-    **options
-        ``relevance_level``, ``max_docs``, ``complete``, ``judged_only``, ``tie_break``,
-        ``duplicates``, ``num_docs``, ``compat``: see :class:`Evaluator`.
+    relevance_level, max_docs, complete, judged_only, tie_break, duplicates, num_docs, compat
+        See :class:`Evaluator`.
+    **ray_options
+        With ``engine="ray"``: ``ray_address``, ``share_qrels_limit``, ``qrels_mode`` (see
+        :func:`fasteval.batch.ray_engine.run_job_ray`).
 
     Returns
     -------
@@ -709,6 +719,9 @@ def evaluate(
     fasteval.errors.ParameterError: measures must be one name per measure (both are P_1; \
 results carry the name asked for), got ['P@1', 'P_1']
     """
+    options = {"relevance_level": relevance_level, "max_docs": max_docs, "complete": complete,
+               "judged_only": judged_only, "tie_break": tie_break, "duplicates": duplicates,
+               "num_docs": num_docs, "compat": compat, **ray_options}
     if engine != "local":
         from fasteval.batch.ray_engine import evaluate_ray
 

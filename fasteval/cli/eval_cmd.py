@@ -31,9 +31,11 @@ import argparse
 import json
 import sys
 import time
+from typing import get_args
 
 from fasteval.cli import abort_on_sigterm, add_command
 from fasteval.errors import options_named
+from fasteval.options import Compat, Engine, TieBreak
 
 FORMATS = ("table", "csv", "json", "parquet", "trec")
 
@@ -99,10 +101,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("-c", "--complete", action="store_true",
                    help="qrels queries missing from a run count (as trec_eval -c)")
     p.add_argument("-J", "--judged-only", action="store_true", help="drop unjudged documents first (trec_eval -J)")
-    p.add_argument("--tie-break", choices=("trec", "rank", "input", "expected"), default="trec",
+    p.add_argument("--tie-break", choices=get_args(TieBreak), default="trec",
                    help="order within a query: trec (score desc, doc id desc), rank column, input "
                         "order, or expected: each measure's mean over every order of tied documents")
-    p.add_argument("--compat", type=int, choices=(9, 10), default=10,
+    p.add_argument("--compat", type=int, choices=get_args(Compat), default=10,
                    help="trec_eval version to match: 10 (default) or 9 (9.0.8, as pytrec_eval: "
                         "scores held as single-precision floats, its recall-point rounding, and "
                         "with -c a query missing from the run scored 0 for every measure)")
@@ -114,7 +116,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--memory-limit", default=None, metavar="SIZE",
                    help="memory budget, e.g. 1GiB: sets the chunk size; the prepared qrels and the "
                         "per-query results come on top (a note says when the peak went past it)")
-    p.add_argument("--engine", choices=("local", "ray"), default="local",
+    p.add_argument("--engine", choices=get_args(Engine), default="local",
                    help="local (default) or ray: score on Ray Data (pip install \".[ray]\"); "
                         "with -q -o OUT.parquet, OUT is a parquet directory written by Ray")
     p.add_argument("--ray-address", default=None, metavar="ADDR",
@@ -232,17 +234,38 @@ def _labelled_measures(args: argparse.Namespace) -> list:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from fasteval.batch.api import job_progress, make_evaluator, write_table_atomic
     from fasteval.batch.discover import discover_all
-    from fasteval.batch.driver import DEFAULT_MAX_ROWS, aggregate_wide, run_job, start_reading
-    from fasteval.batch.sinks import format_from_path, make_sink, to_long
-    from fasteval.io.atomic import STDOUT, check_outputs
 
     _check_args(args)
     if getattr(args, "engine", "local") == "ray":
         from fasteval.batch.ray_engine import require_ray
 
         require_ray()
+    outputs = _outputs(args)
+    abort_on_sigterm()
+    t0 = time.perf_counter()
+    fmt, agg_fmt = _formats(args)
+    t_prep = time.perf_counter()
+    duplicates = "keep_best" if args.keep_best_duplicates else "error"
+    measures = _labelled_measures(args)
+    sources = discover_all(args.runs)
+    output = _output(args, outputs, sources, fmt)
+    evaluator = _evaluator(args, sources, duplicates)
+    t_prep = time.perf_counter() - t_prep
+    names = list(evaluator.measure_names)
+    agg_kind = {label: m.aggregation for label, m in measures}
+    for s in sources:
+        s.duplicates = duplicates
+    stats = _score_and_write(args, evaluator, sources, output, (fmt, agg_fmt), names, agg_kind)
+    _summarise(args, stats, names, time.perf_counter() - t0, t_prep)
+    return 0
+
+
+def _outputs(args: argparse.Namespace) -> dict:
+    """The outputs, checked against the inputs before anything is read (an earlier
+    ``--engine ray`` parquet directory given again as ``-o`` is replaced, not refused)."""
+    from fasteval.io.atomic import check_outputs
+
     outputs = {"-o/--output": args.output, "--aggregate-out": args.aggregate_out}
     if _replaces_ray_output(args):  # a directory of parquet parts an earlier job wrote
         from fasteval.batch.ray_engine import check_not_inside
@@ -250,8 +273,14 @@ def _run(args: argparse.Namespace) -> int:
         check_not_inside(args.output, [args.qrels, *args.runs], "-o/--output")
         outputs["-o/--output"] = None
     check_outputs(outputs, [args.qrels, *args.runs])  # before anything is read
-    abort_on_sigterm()
-    t0 = time.perf_counter()
+    return outputs
+
+
+def _formats(args: argparse.Namespace) -> tuple[str, str]:
+    """The formats of ``-o`` and ``--aggregate-out``."""
+    from fasteval.batch.sinks import format_from_path
+    from fasteval.io.atomic import STDOUT
+
     fmt = format_from_path(args.output, default="table", param="-o/--output")
     fmt = args.format or fmt
     # the -o rule: a known suffix names the format, another (or none) is the text table;
@@ -262,16 +291,27 @@ def _run(args: argparse.Namespace) -> int:
 
         raise ParameterError("--aggregate-out", "a file when -o - writes parquet to standard "
                              "output (a table after the parquet bytes would corrupt them)", STDOUT)
-    t_prep = time.perf_counter()
-    duplicates = "keep_best" if args.keep_best_duplicates else "error"
-    measures = _labelled_measures(args)
-    sources = discover_all(args.runs)
+    return fmt, agg_fmt
+
+
+def _output(args: argparse.Namespace, outputs: dict, sources: list, fmt: str) -> str | None:
+    """``-o``, checked against the files the runs' directories and globs hold; None for
+    standard output written by the job's end (parquet is streamed)."""
+    from fasteval.io.atomic import STDOUT, check_outputs
+
     check_outputs(outputs, [f for s in sources for f in s.files])  # files found in directories, globs
     if outputs["-o/--output"] is None and args.output is not None and args.output != STDOUT:
         from fasteval.batch.ray_engine import check_not_inside
 
         check_not_inside(args.output, [f for s in sources for f in s.files], "-o/--output")
-    output = None if args.output == STDOUT and fmt != "parquet" else args.output
+    return None if args.output == STDOUT and fmt != "parquet" else args.output
+
+
+def _evaluator(args: argparse.Namespace, sources: list, duplicates: str):
+    """The qrels read and prepared (the first run read beside them), and a note when that
+    left little of ``--memory-limit``."""
+    from fasteval.batch.api import make_evaluator
+    from fasteval.batch.driver import DEFAULT_MAX_ROWS, start_reading
 
     def read_first_run() -> None:  # chunk size known: the first run reads beside the qrels work
         rows = args.max_rows_per_chunk
@@ -281,15 +321,9 @@ def _run(args: argparse.Namespace) -> int:
     evaluator = make_evaluator(
         args.qrels,
         args.measure,  # as written: all_trec gives its numeric members, relstring is refused
-        after_read=read_first_run,
-        sources=sources,
-        qrels_cache=not args.no_qrels_cache,
-        relevance_level=args.relevance_level,
-        max_docs=args.max_docs,
-        complete=args.complete,
-        judged_only=args.judged_only,
-        tie_break=args.tie_break,
-        duplicates=duplicates,
+        after_read=read_first_run, sources=sources, qrels_cache=not args.no_qrels_cache,
+        relevance_level=args.relevance_level, max_docs=args.max_docs, complete=args.complete,
+        judged_only=args.judged_only, tie_break=args.tie_break, duplicates=duplicates,
         compat=args.compat,
     )
     if args.memory_limit is not None:
@@ -300,12 +334,17 @@ def _run(args: argparse.Namespace) -> int:
             print(f"fasteval: note: {used / 2**30:.2f} GiB in use after preparing the qrels, close to "
                   f"or above --memory-limit {args.memory_limit}; scoring with the smallest chunks",
                   file=sys.stderr)
-    t_prep = time.perf_counter() - t_prep
-    names = list(evaluator.measure_names)
-    agg_kind = {label: m.aggregation for label, m in measures}
-    for s in sources:
-        s.duplicates = duplicates
+    return evaluator
 
+
+def _score_and_write(args, evaluator, sources, output, formats, names, agg_kind):
+    """Score every run and write the outputs (a streaming sink is aborted on any error);
+    returns the job's statistics."""
+    from fasteval.batch.api import job_progress, write_table_atomic
+    from fasteval.batch.driver import aggregate_wide
+    from fasteval.batch.sinks import make_sink, to_long
+
+    fmt, agg_fmt = formats
     ray_engine = getattr(args, "engine", "local") == "ray"
     stream = args.per_query and output is not None and fmt in ("parquet", "csv")
     ray_dir = ray_engine and stream and fmt == "parquet"  # Ray's parquet writer: a directory
@@ -314,31 +353,7 @@ def _run(args: argparse.Namespace) -> int:
     sink = make_sink(output, fmt, wide=args.wide, measure_names=names) if stream and not ray_dir else None
     bar = job_progress(sources, enabled=not args.quiet)
     try:
-        if ray_engine:
-            from fasteval.batch.ray_engine import connect_ray, require_ray, run_job_ray
-
-            started = connect_ray(args.ray_address, timeout=getattr(args, "ray_connect_timeout", 30.0))
-            try:
-                with bar:
-                    wide, stats = run_job_ray(evaluator, sources, complete=args.complete,
-                                              out=output if ray_dir else None, wide=args.wide,
-                                              ray_address=args.ray_address, qrels=args.qrels,
-                                              share_qrels_limit=getattr(args, "share_qrels_limit", None),
-                                              progress=bar.update)
-            finally:
-                if started:
-                    require_ray().shutdown()
-        else:
-            with bar:
-                wide, stats = run_job(
-                    evaluator,
-                    sources,
-                    sink,
-                    complete=args.complete,
-                    max_rows_per_chunk=args.max_rows_per_chunk,
-                    memory_limit=args.memory_limit,
-                    progress=bar.update,
-                )
+        wide, stats = _score(args, evaluator, sources, sink, output if ray_dir else None, bar)
         t_agg = time.perf_counter()
         agg = aggregate_wide(wide, names)
         table = None
@@ -366,8 +381,36 @@ def _run(args: argparse.Namespace) -> int:
         if sink is not None:
             sink.abort()
         raise
-    elapsed = time.perf_counter() - t0
-    rep = stats.report
+    return stats
+
+
+def _score(args, evaluator, sources, sink, ray_out, bar):
+    """The wide per-query results and the job's statistics, locally or on Ray (``ray_out``:
+    the parquet directory Ray writes, or None)."""
+    from fasteval.batch.driver import run_job
+
+    if getattr(args, "engine", "local") != "ray":
+        with bar:
+            return run_job(evaluator, sources, sink, complete=args.complete,
+                           max_rows_per_chunk=args.max_rows_per_chunk,
+                           memory_limit=args.memory_limit, progress=bar.update)
+    from fasteval.batch.ray_engine import connect_ray, require_ray, run_job_ray
+
+    started = connect_ray(args.ray_address, timeout=getattr(args, "ray_connect_timeout", 30.0))
+    try:
+        with bar:
+            return run_job_ray(evaluator, sources, complete=args.complete, out=ray_out,
+                               wide=args.wide, ray_address=args.ray_address, qrels=args.qrels,
+                               share_qrels_limit=getattr(args, "share_qrels_limit", None),
+                               progress=bar.update)
+    finally:
+        if started:
+            require_ray().shutdown()
+
+
+def _summarise(args: argparse.Namespace, stats, names: list[str], elapsed: float,
+               t_prep: float) -> None:
+    """The summary note and notes on stderr (unless ``--quiet``), and ``--log-json``'s line."""
     if not args.quiet:
         print(f"fasteval: {_note(stats, args.complete)} in {elapsed:.2f}s", file=sys.stderr)
         if stats.oversized is not None:
@@ -377,24 +420,15 @@ def _run(args: argparse.Namespace) -> int:
             print(f"fasteval: note: {over}", file=sys.stderr)
     if args.log_json:
         summary = {
-            "event": "eval",
-            "runs": stats.runs,
-            "queries": stats.queries,
-            "rows": stats.rows,
-            "chunks": stats.chunks,
-            "mode": stats.mode,
-            "max_rows_per_chunk": stats.max_rows_per_chunk,
-            "report": rep,
-            "qrels": stats.qrels,
-            "measures": names,
-            "output": args.output,
-            "aggregate_out": args.aggregate_out,
-            "seconds": round(elapsed, 4),
+            "event": "eval", "runs": stats.runs, "queries": stats.queries, "rows": stats.rows,
+            "chunks": stats.chunks, "mode": stats.mode,
+            "max_rows_per_chunk": stats.max_rows_per_chunk, "report": stats.report,
+            "qrels": stats.qrels, "measures": names, "output": args.output,
+            "aggregate_out": args.aggregate_out, "seconds": round(elapsed, 4),
             "timings": {"qrels": round(t_prep, 4), **{k: round(v, 4) for k, v in stats.timings.items()}},
             "peak_rss_bytes": _peak_rss(),
         }
         print(json.dumps(summary, default=str), file=sys.stderr)
-    return 0
 
 
 def _peak_rss() -> int | None:

@@ -5,15 +5,15 @@ and rows."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import get_args
 
 import polars as pl
 
 from fasteval.errors import InputError
+from fasteval.options import Duplicates, TieBreak
 
-TIE_BREAKS = ("trec", "rank", "input", "expected")
-
-
-DUPLICATES = ("error", "keep_best")
+TIE_BREAKS = get_args(TieBreak)
+DUPLICATES = get_args(Duplicates)
 
 
 @dataclass
