@@ -15,7 +15,7 @@ from fasteval._lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "ChatGenerator": "fasteval.judge.protocol",
     "ChatReply": "fasteval.judge.protocol",
-    "Backend": "fasteval.judge.protocol",
+    "Backend": "fasteval.judge.runner",
     "OpenAIChatClient": "fasteval.judge.client",
     "OpenAISDKClient": "fasteval.judge.openai_sdk",
     "RateLimiter": "fasteval.judge.ratelimit",

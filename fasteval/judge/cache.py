@@ -10,6 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from fasteval.io import _json
+from fasteval.judge.redact import clean_url
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+"""OpenAI's API: the clients' default server, the one whose cache entries name no endpoint."""
 
 CACHE_VERSION = 1
 
@@ -169,12 +173,8 @@ def endpoint_key(url: Any) -> dict[str, str]:
     >>> endpoint_key("https://api.openai.com/v1"), endpoint_key(None)
     ({}, {})
     """
-    from fasteval.judge.client import DEFAULT_BASE_URL
-
     if url is None:
         return {}
-    from fasteval.judge.redact import clean_url
-
     text = clean_url(str(url).strip()).rstrip("/")
     if not text or text == DEFAULT_BASE_URL:
         return {}

@@ -14,6 +14,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 from fasteval.errors import ParameterError, require_extra
 from fasteval.io import _json
 from fasteval.judge.aio import run_sync
+from fasteval.judge.cache import DEFAULT_BASE_URL, endpoint_key
 from fasteval.judge.errors import MissingAPIKeyError, RequestError
 from fasteval.judge.protocol import ChatReply
 from fasteval.judge.ratelimit import RateLimiter, backoff_delay, estimate_tokens, parse_retry_after
@@ -30,7 +31,6 @@ from fasteval.judge.redact import (
     url_secrets,
 )
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-5-mini"  # the default of Haystack's OpenAIChatGenerator
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 521, 522, 524, 529})
 DEFAULT_MAX_REPLY_BYTES = 8 * 2**20
@@ -236,8 +236,6 @@ class OpenAIChatClient:
     def cache_namespace(self) -> dict[str, Any]:
         """Model, generation settings and server (:func:`fasteval.judge.cache.endpoint_key`):
         the part of the cache key besides the messages."""
-        from fasteval.judge.cache import endpoint_key
-
         # without credentials (extra_headers' Authorization, ...): a rotated token keeps the cache
         params = scrub_config({k: v for k, v in self.generation_kwargs.items() if k != "response_format"})
         return {"model": self.model, "params": json.loads(json.dumps(params, sort_keys=True, default=str)),
@@ -257,13 +255,7 @@ class OpenAIChatClient:
             On a non-retryable HTTP status, an unreadable body, or when retries are used up.
         """
         http = self._client()
-        fields = dict(self.generation_kwargs)
-        extra_headers, extra_query, extra_body = (dict(fields.pop(k, None) or {}) for k in _SDK_OPTIONS)
-        payload: dict[str, Any] = {"model": self.model, "messages": messages, **fields, **extra_body}
-        added_json = (self.json_mode and self._json_supported is not False
-                      and "response_format" not in payload)  # a response_format of the user's stays
-        if added_json:
-            payload["response_format"] = {"type": "json_object"}
+        payload, added_json, extra_headers, extra_query = self._payload(messages)
         estimate = estimate_tokens(messages, payload.get("max_tokens") or payload.get("max_completion_tokens"))
         headers = {**self._headers(), **extra_headers}
         url = self._request_url(extra_query)
@@ -288,16 +280,9 @@ class OpenAIChatClient:
                     f"{self.max_reply_bytes}): not read", status=200, attempts=attempts,
                 ) from None
             except Exception as exc:  # httpx.TimeoutException, httpx.TransportError
-                import httpx
-
-                if isinstance(exc, asyncio.TimeoutError):
-                    reason = f"request timed out (limit {self.timeout:g} s for the whole request)"
-                elif not isinstance(exc, (httpx.TimeoutException, httpx.TransportError)):
+                reason = self._transport_failure(exc)
+                if reason is None:
                     raise
-                elif isinstance(exc, httpx.TimeoutException):
-                    reason = f"request timed out (limit {self.timeout:g} s): {type(exc).__name__}: {exc}"
-                else:
-                    reason = f"connection failed: {type(exc).__name__}: {exc}"
                 self.limiter.settle(estimate, 0)
             else:
                 if status == 200:
@@ -332,6 +317,31 @@ class OpenAIChatClient:
             )
             retries += 1
             await asyncio.sleep(delay)
+
+    def _payload(self, messages: list[dict[str, str]]) -> tuple[dict[str, Any], bool, dict[str, Any], dict[str, Any]]:
+        """The request body for ``messages``, whether JSON mode was added to it, and the
+        SDK options' extra headers and query parameters."""
+        fields = dict(self.generation_kwargs)
+        extra_headers, extra_query, extra_body = (dict(fields.pop(k, None) or {}) for k in _SDK_OPTIONS)
+        payload: dict[str, Any] = {"model": self.model, "messages": messages, **fields, **extra_body}
+        added_json = (self.json_mode and self._json_supported is not False
+                      and "response_format" not in payload)  # a response_format of the user's stays
+        if added_json:
+            payload["response_format"] = {"type": "json_object"}
+        return payload, added_json, extra_headers, extra_query
+
+    def _transport_failure(self, exc: Exception) -> str | None:
+        """Why a request that raised ``exc`` failed (a timeout, a failed connection: worth a
+        retry); ``None`` for any other exception, which is not a transport failure."""
+        import httpx
+
+        if isinstance(exc, asyncio.TimeoutError):
+            return f"request timed out (limit {self.timeout:g} s for the whole request)"
+        if isinstance(exc, httpx.TimeoutException):
+            return f"request timed out (limit {self.timeout:g} s): {type(exc).__name__}: {exc}"
+        if isinstance(exc, httpx.TransportError):
+            return f"connection failed: {type(exc).__name__}: {exc}"
+        return None
 
     def warm_up(self) -> None:
         """Check, before any request, that the API key the server needs is set.

@@ -1,8 +1,11 @@
-"""Judge many prompts concurrently: cache lookup, request, parse, one corrective retry."""
+"""Judge many prompts concurrently: cache lookup, request (through one :class:`Backend` for
+any kind of chat generator), parse, one corrective retry."""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
+import json
 import logging
 import threading
 import time
@@ -13,11 +16,19 @@ from typing import Any
 
 from fasteval.errors import OutputError, ParameterError
 from fasteval.judge.aio import run_sync
-from fasteval.judge.cache import ReplyCache
+from fasteval.judge.cache import ReplyCache, endpoint_key
 from fasteval.judge.errors import JudgeError, ReplyParseError
+from fasteval.judge.openai_sdk import as_chat_generator
 from fasteval.judge.parsing import correction_message
-from fasteval.judge.protocol import Backend, ChatReply
+from fasteval.judge.protocol import (
+    ChatReply,
+    MessageDict,
+    _is_haystack_style,
+    _to_chat_messages,
+    normalize_reply,
+)
 from fasteval.judge.redact import generator_secrets, redact, redact_http_logs
+from fasteval.judge.tracing import active_tracer, chat_span, current_span, set_output
 from fasteval.progress import Progress
 
 logger = logging.getLogger(__name__)
@@ -87,16 +98,123 @@ class JobReport:
         }
 
 
-def _probe_cache(cache: ReplyCache, unwritable: list[BaseException]) -> None:
-    """Warn, before the first request, that replies will not be kept when ``cache``'s
-    folder cannot be written (the job goes on without it); ``unwritable`` records it, so
-    that the warning is not repeated at the first reply."""
-    try:
-        cache.check_writable()
-    except (OSError, OutputError) as exc:
-        unwritable.append(exc)
-        logger.warning("the reply cache in %s cannot be written (%s): replies are not cached",
-                       cache.directory, exc)
+class Backend:
+    """Uniform async access to a fasteval or Haystack chat generator.
+
+    Parameters
+    ----------
+    generator : object
+        A fasteval chat generator (e.g. :class:`~fasteval.judge.client.OpenAIChatClient`), a
+        Haystack chat generator, or an ``openai.OpenAI`` / ``AsyncOpenAI`` client object.
+    executor : Executor, optional
+        Where synchronous ``run`` calls go (so they still run concurrently).
+    prefer_async : bool
+        ``True`` (for ``run_async`` callers): use the generator's ``run_async`` when it has
+        one. ``False`` (for synchronous callers): always its ``run``, on ``executor``'s
+        threads, as Haystack's synchronous ``run`` does; a patched or mocked ``run`` is
+        therefore what gets called. (fasteval's own client, whose ``run`` only waits for its
+        ``run_async``, is awaited directly unless its ``run`` was replaced.)
+    trace_parent : span, optional
+        Parent of the ``haystack.chat_generator.run`` spans (see :mod:`fasteval.judge.tracing`);
+        default: the span active where the backend is made.
+
+    Examples
+    --------
+    >>> class Both:
+    ...     def run(self, messages):
+    ...         return "sync"
+    ...     async def run_async(self, messages):
+    ...         return "async"
+    >>> async def ask(backend):
+    ...     return (await backend.call([{"role": "user", "content": "hi"}])).text
+    >>> asyncio.run(ask(Backend(Both()))), asyncio.run(ask(Backend(Both(), prefer_async=False)))
+    ('async', 'sync')
+    """
+
+    def __init__(
+        self,
+        generator: Any,
+        executor: Executor | None = None,
+        *,
+        prefer_async: bool = True,
+        trace_parent: Any = None,
+    ) -> None:
+        generator = as_chat_generator(generator)  # an openai.OpenAI / AsyncOpenAI client object
+        if not callable(getattr(generator, "run", None)):
+            raise ParameterError(
+                "chat_generator", "an object with a run(messages) method", type(generator).__name__
+            )
+        self.generator = generator
+        self.executor = executor
+        self.haystack_style = _is_haystack_style(generator)
+        run_async = getattr(generator, "run_async", None)
+        if not (callable(run_async) and inspect.iscoroutinefunction(run_async)):
+            run_async = None
+        if not prefer_async and not _run_awaits_run_async(generator):
+            run_async = None
+        self._run_async: Callable[..., Any] | None = run_async
+        self._tracer = active_tracer()
+        if self._tracer is not None and trace_parent is None:
+            trace_parent = self._tracer.current_span()
+        self._trace_parent = trace_parent
+
+    def cache_namespace(self) -> dict[str, Any]:
+        """What, besides the messages, determines a reply: model, generation settings and
+        the server the generator calls (its ``api_base_url``, ``base_url``, ``azure_endpoint``
+        or ``url``)."""
+        gen = self.generator
+        custom = getattr(gen, "cache_namespace", None)
+        if callable(custom):
+            return dict(custom())
+        model = getattr(gen, "model", None) or getattr(gen, "model_name", None)
+        kwargs = getattr(gen, "generation_kwargs", None) or {}
+        kwargs = {k: v for k, v in dict(kwargs).items() if k != "response_format"}
+        server = next((v for a in _ENDPOINT_ATTRIBUTES if (v := getattr(gen, a, None)) is not None), None)
+        return {
+            "model": str(model) if model is not None else type(gen).__qualname__,
+            "params": json.loads(json.dumps(kwargs, sort_keys=True, default=str)),
+            **endpoint_key(server),
+        }
+
+    async def call(self, messages: list[dict[str, str]]) -> ChatReply:
+        """Send ``messages``; return the first reply."""
+        payload: Any = (_to_chat_messages(messages) if self.haystack_style
+                        else [MessageDict(m) for m in messages])
+        tracer = self._tracer
+        if self._run_async is not None:
+            if tracer is None:
+                result = await self._run_async(messages=payload)
+            else:
+                with chat_span(tracer, self.generator, payload, self._trace_parent) as span:
+                    result = await self._run_async(messages=payload)
+                    set_output(span, result)
+        else:
+            loop = asyncio.get_running_loop()
+            result = await loop.run_in_executor(self.executor, self._run_sync, payload)
+        return normalize_reply(result)
+
+    def _run_sync(self, payload: Any) -> Any:
+        tracer = self._tracer
+        if tracer is None:
+            return self.generator.run(messages=payload)
+        with chat_span(tracer, self.generator, payload, self._trace_parent) as span:
+            result = self.generator.run(messages=payload)
+            set_output(span, result)
+        return result
+
+
+def _run_awaits_run_async(generator: Any) -> bool:
+    """Whether ``generator.run`` is fasteval's client's own ``run``, which only waits for
+    ``run_async`` on a background loop (so awaiting ``run_async`` is the same call)."""
+    if type(generator).__module__ != "fasteval.judge.client" or "run" in vars(generator):
+        return False
+    run = getattr(type(generator), "run", None)  # patched or mocked: another function, or none
+    return (getattr(run, "__module__", None) == "fasteval.judge.client"
+            and getattr(run, "__qualname__", None) == "OpenAIChatClient.run")
+
+
+_ENDPOINT_ATTRIBUTES = ("api_base_url", "base_url", "azure_endpoint", "url")
+"""Where a chat generator names its server (Haystack's OpenAI, Azure, ... generators)."""
 
 
 async def judge_prompts_async(
@@ -167,159 +285,198 @@ async def judge_prompts_async(
     :func:`fasteval.judge.redact.redact`: an API key echoed by a server, a URL's password
     or a bearer token never reach them.
     """
+    _check_job(max_concurrency, deadline)
+    if cache is not None and not isinstance(cache, ReplyCache):
+        cache = ReplyCache(cache)
+    started = time.perf_counter()
+    job = _Job(generator, prompts, parse, cache, expected_keys=expected_keys, max_concurrency=max_concurrency,
+               corrective_retry=corrective_retry, prefer_async=prefer_async, trace_parent=trace_parent)
+    bar = Progress(len(prompts), desc, "rows", enabled=progress_bar)
+    outcomes = await job.run(bar, deadline, raise_on_failure)
+    return JobReport([o if o is not None else RowOutcome(error="not run") for o in outcomes],
+                     time.perf_counter() - started)
+
+
+def _check_job(max_concurrency: Any, deadline: Any) -> None:
+    """Refuse a ``max_concurrency`` or ``deadline`` of :func:`judge_prompts_async` out of range."""
     if not isinstance(max_concurrency, int) or isinstance(max_concurrency, bool) or max_concurrency < 1:
         raise ParameterError("max_concurrency", "an integer >= 1", max_concurrency)
     if deadline is not None and not (
         isinstance(deadline, (int, float)) and not isinstance(deadline, bool) and 0 < deadline < float("inf")
     ):
         raise ParameterError("deadline", "a positive number of seconds or None", deadline)
-    if cache is not None and not isinstance(cache, ReplyCache):
-        cache = ReplyCache(cache)
-    started = time.perf_counter()
-    executor = _DaemonThreads()  # at most max_concurrency calls at once: the semaphore
-    backend = Backend(generator, executor, prefer_async=prefer_async, trace_parent=trace_parent)
-    namespace = backend.cache_namespace() if cache is not None else {}
-    semaphore = asyncio.Semaphore(max_concurrency)
-    bar = Progress(len(prompts), desc, "rows", enabled=progress_bar)
-    secrets = generator_secrets(generator)
-    unwritable: list[BaseException] = []  # the first failed cache write, warned about once
-    in_flight: dict[str, asyncio.Future] = {}  # cache key -> the accepted record of its first row
-    accepted: dict[str, dict[str, Any]] = {}  # cache key -> the record its first row accepted
-    redact_http_logs(secrets)  # the generator's HTTP client may log its URLs
-    if cache is not None:  # said before the first request, not after the first reply
-        _probe_cache(cache, unwritable)
 
-    def failure(text: str) -> str:
-        return redact(text, secrets)
 
-    async def call(messages: list[dict[str, str]], outcome: RowOutcome) -> ChatReply:
-        async with semaphore:
+class _Job:
+    """What the rows of one :func:`judge_prompts_async` job share: the backend, the cache,
+    the limit on requests in flight, and the prompts that a row is judging now."""
+
+    def __init__(self, generator: Any, prompts: Sequence[str], parse: Callable[[str | None], dict[str, Any]],
+                 cache: ReplyCache | None, *, expected_keys: Sequence[str], max_concurrency: int,
+                 corrective_retry: bool, prefer_async: bool, trace_parent: Any) -> None:
+        self.prompts, self.parse, self.cache = prompts, parse, cache
+        self.expected_keys, self.corrective_retry = expected_keys, corrective_retry
+        executor = _DaemonThreads()  # at most max_concurrency calls at once: the semaphore
+        self.backend = Backend(generator, executor, prefer_async=prefer_async, trace_parent=trace_parent)
+        self.namespace = self.backend.cache_namespace() if cache is not None else {}
+        self.semaphore = asyncio.Semaphore(max_concurrency)
+        self.secrets = generator_secrets(generator)
+        self.unwritable: list[BaseException] = []  # the first failed cache write, warned about once
+        self.in_flight: dict[str, asyncio.Future] = {}  # cache key -> the accepted record of its first row
+        self.accepted: dict[str, dict[str, Any]] = {}  # cache key -> the record its first row accepted
+        redact_http_logs(self.secrets)  # the generator's HTTP client may log its URLs
+        if cache is not None:  # said before the first request, not after the first reply
+            try:
+                cache.check_writable()
+            except (OSError, OutputError) as exc:
+                self.cache_failed(exc)
+
+    def cache_failed(self, exc: BaseException) -> None:
+        """Warn, once per job, that replies are not kept: the cache's folder cannot be
+        written (a full or read-only disk must not lose the judgements; the job goes on)."""
+        if not self.unwritable:
+            self.unwritable.append(exc)
+            logger.warning("the reply cache in %s cannot be written (%s): replies are not cached",
+                           self.cache.directory, exc)
+
+    def failure(self, text: str) -> str:
+        return redact(text, self.secrets)
+
+    async def call(self, messages: list[dict[str, str]], outcome: RowOutcome) -> ChatReply:
+        async with self.semaphore:
             outcome.requests += 1
-            reply = await backend.call(_sendable(messages))
+            reply = await self.backend.call(_sendable(messages))
         usage = outcome.usage
         for k, v in reply.usage.items():
             usage[k] = usage.get(k, 0) + v
         outcome.meta = {**reply.meta, "usage": usage}
         return reply
 
-    def from_record(record: dict[str, Any] | None) -> RowOutcome | None:
+    def from_record(self, record: dict[str, Any] | None) -> RowOutcome | None:
         """The outcome of a stored reply (no request made); None when it no longer parses."""
         if record is None:
             return None
         try:
-            result = parse(record["text"])
+            result = self.parse(record["text"])
         except ReplyParseError:
             return None  # stale or corrupt entry: judge again and overwrite it
         return RowOutcome(result=result, cached=True, corrected=bool(record.get("corrected")),
                           meta=dict(record.get("meta") or {}))
 
-    async def one(index: int) -> RowOutcome:
-        """A row through the cache: a prompt that an earlier row of this job is judging
+    async def one(self, index: int) -> tuple[int, RowOutcome]:
+        """Row ``index`` through the cache: a prompt that an earlier row of this job is judging
         waits for that row's reply (one request for both) instead of sending its own."""
-        if cache is None:
-            return await judge(index, "")
-        key = ReplyCache.key(namespace, [{"role": "user", "content": prompts[index]}])
-        leader = in_flight.get(key)
+        if self.cache is None:
+            return index, await self.judge(index, "")
+        key = ReplyCache.key(self.namespace, [{"role": "user", "content": self.prompts[index]}])
+        leader = self.in_flight.get(key)
         if leader is not None:
-            outcome = from_record(await asyncio.shield(leader))
+            outcome = self.from_record(await asyncio.shield(leader))
             if outcome is not None:
-                return outcome
-            return await judge(index, key)  # the earlier row failed: this one tries itself
-        in_flight[key] = leader = asyncio.get_running_loop().create_future()
+                return index, outcome
+            return index, await self.judge(index, key)  # the earlier row failed: this one tries itself
+        self.in_flight[key] = leader = asyncio.get_running_loop().create_future()
         try:
-            return await judge(index, key)
+            return index, await self.judge(index, key)
         finally:  # later rows of this prompt find it in the cache
-            del in_flight[key]
-            leader.set_result(accepted.pop(key, None))
+            del self.in_flight[key]
+            leader.set_result(self.accepted.pop(key, None))
 
-    async def judge(index: int, key: str) -> RowOutcome:
-        messages = [{"role": "user", "content": prompts[index]}]
+    async def judge(self, index: int, key: str) -> RowOutcome:
+        """Row ``index``: its cached reply, else a request; an accepted reply is cached."""
+        cache = self.cache
         if cache is not None:
             record = cache.get(key)
-            outcome = from_record(record)
+            outcome = self.from_record(record)
             if outcome is not None:
-                accepted[key] = record
+                self.accepted[key] = record
                 return outcome
         outcome = RowOutcome()
+        text = await self.ask([{"role": "user", "content": self.prompts[index]}], outcome)
+        if cache is not None and outcome.error is None:
+            self.accepted[key] = record = {"text": text, "corrected": outcome.corrected, "meta": outcome.meta}
+            try:
+                cache.put(key, record)
+            except (OSError, OutputError) as exc:
+                self.cache_failed(exc)
+        return outcome
+
+    async def ask(self, messages: list[dict[str, str]], outcome: RowOutcome) -> str | None:
+        """Send ``messages`` and parse the reply into ``outcome.result``, asking once more
+        after an unusable reply (``corrective_retry``); a failure goes to ``outcome.error``.
+        Returns the accepted reply's text."""
         try:
-            reply = await call(messages, outcome)
+            reply = await self.call(messages, outcome)
         except ParameterError:
             raise  # configuration error (e.g. no API key): fail the job, not the row
         except Exception as exc:
-            outcome.error = failure(f"request failed: {type(exc).__name__}: {exc}")
-            return outcome
+            outcome.error = self.failure(f"request failed: {type(exc).__name__}: {exc}")
+            return None
         text = reply.text
         try:
-            outcome.result = parse(text)
+            outcome.result = self.parse(text)
         except ReplyParseError as first:
-            if not corrective_retry:
-                outcome.error = failure(f"unusable reply: {first}")
-                return outcome
+            if not self.corrective_retry:
+                outcome.error = self.failure(f"unusable reply: {first}")
+                return None
             follow_up = messages + [
                 {"role": "assistant", "content": text or ""},
-                {"role": "user", "content": correction_message(str(first), expected_keys)},
+                {"role": "user", "content": correction_message(str(first), self.expected_keys)},
             ]
             try:
-                reply = await call(follow_up, outcome)
+                reply = await self.call(follow_up, outcome)
             except Exception as exc:
-                outcome.error = failure(
+                outcome.error = self.failure(
                     f"unusable reply: {first}; corrective request failed: {type(exc).__name__}: {exc}")
-                return outcome
+                return None
             text = reply.text
             try:
-                outcome.result = parse(text)
+                outcome.result = self.parse(text)
             except ReplyParseError as second:
-                outcome.error = failure(f"unusable reply: {first}; after the corrective retry: {second}")
-                return outcome
+                outcome.error = self.failure(f"unusable reply: {first}; after the corrective retry: {second}")
+                return None
             outcome.corrected = True
-        if cache is not None:
-            accepted[key] = record = {"text": text, "corrected": outcome.corrected, "meta": outcome.meta}
-            try:
-                cache.put(key, record)
-            except (OSError, OutputError) as exc:  # a full or read-only disk must not lose the
-                if not unwritable:                  # judgement itself: said once, job goes on
-                    unwritable.append(exc)
-                    logger.warning("the reply cache in %s cannot be written (%s): replies are "
-                                   "not cached", cache.directory, exc)
-        return outcome
+        return text
 
-    async def indexed(i: int) -> tuple[int, RowOutcome]:
-        return i, await one(i)
+    async def run(self, bar: Progress, deadline: float | None, raise_on_failure: bool) -> list[RowOutcome | None]:
+        """Every row, at most ``max_concurrency`` requests in flight; the outcomes in input order
+        (``None`` for a row not run)."""
+        outcomes: list[RowOutcome | None] = [None] * len(self.prompts)
+        tasks = [asyncio.ensure_future(self.one(i)) for i in range(len(self.prompts))]
+        loop = asyncio.get_running_loop()
+        end = None if deadline is None else loop.time() + deadline
+        try:
+            pending: set[asyncio.Future] = set(tasks)
+            while pending:
+                wait = None if end is None else max(0.0, end - loop.time())
+                done, pending = await asyncio.wait(pending, timeout=wait,
+                                                   return_when=asyncio.FIRST_COMPLETED)
+                if not done:  # the job's deadline: what is still running fails
+                    self.late(outcomes, deadline, raise_on_failure)
+                    break
+                finished = [fut.result() for fut in done]  # a configuration error propagates
+                for i, outcome in sorted(finished, key=lambda item: item[0]):
+                    outcomes[i] = outcome
+                    bar.update(1)
+                    if outcome.result is None and raise_on_failure:
+                        prompt = self.prompts[i]
+                        raise JudgeError(self.failure(f"row {i}: {outcome.error} (prompt: {prompt[-300:]!r})"))
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            bar.close()
+        return outcomes
 
-    outcomes: list[RowOutcome | None] = [None] * len(prompts)
-    tasks = [asyncio.ensure_future(indexed(i)) for i in range(len(prompts))]
-    loop = asyncio.get_running_loop()
-    end = None if deadline is None else loop.time() + deadline
-    try:
-        pending: set[asyncio.Future] = set(tasks)
-        while pending:
-            wait = None if end is None else max(0.0, end - loop.time())
-            done, pending = await asyncio.wait(pending, timeout=wait,
-                                               return_when=asyncio.FIRST_COMPLETED)
-            if not done:  # the job's deadline: what is still running fails
-                late = sum(o is None for o in outcomes)
-                message = (f"the job's deadline ({deadline:g} s) passed before this row was "
-                           "judged")
-                if raise_on_failure:
-                    raise JudgeError(f"{message}: {late} of {len(prompts)} rows unfinished")
-                for k, o in enumerate(outcomes):
-                    if o is None:
-                        outcomes[k] = RowOutcome(error=message)
-                break
-            finished = [fut.result() for fut in done]  # a configuration error propagates
-            for i, outcome in sorted(finished, key=lambda item: item[0]):
-                outcomes[i] = outcome
-                bar.update(1)
-                if outcome.result is None and raise_on_failure:
-                    prompt = prompts[i]
-                    raise JudgeError(failure(f"row {i}: {outcome.error} (prompt: {prompt[-300:]!r})"))
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        bar.close()
-    return JobReport([o if o is not None else RowOutcome(error="not run") for o in outcomes],
-                     time.perf_counter() - started)
+    def late(self, outcomes: list[RowOutcome | None], deadline: Any, raise_on_failure: bool) -> None:
+        """The job's deadline passed: the rows not judged fail (or the job, ``raise_on_failure``)."""
+        late = sum(o is None for o in outcomes)
+        message = f"the job's deadline ({deadline:g} s) passed before this row was judged"
+        if raise_on_failure:
+            raise JudgeError(f"{message}: {late} of {len(self.prompts)} rows unfinished")
+        for k, o in enumerate(outcomes):
+            if o is None:
+                outcomes[k] = RowOutcome(error=message)
 
 
 def _sendable(messages: list[dict[str, str]]) -> list[dict[str, str]]:
@@ -390,9 +547,6 @@ def judge_prompts(generator: Any, prompts: Sequence[str], parse: Callable[[str |
     >>> [o.result for o in report.outcomes]
     [{'score': 1}, {'score': 2}]
     """
-
-    from fasteval.judge.tracing import current_span
-
     # a synchronous caller gets the generator's own ``run`` (threads give the concurrency)
     options.setdefault("prefer_async", False)
     options.setdefault("trace_parent", current_span())  # this thread's span, not the loop's

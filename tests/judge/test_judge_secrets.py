@@ -19,9 +19,8 @@ from fasteval.judge.client import OpenAIChatClient
 from fasteval.judge.errors import RequestError
 from fasteval.judge.openai_sdk import OpenAISDKClient
 from fasteval.judge.parsing import make_parser
-from fasteval.judge.protocol import Backend
 from fasteval.judge.redact import redact, redact_exception, scrub_config
-from fasteval.judge.runner import judge_prompts
+from fasteval.judge.runner import Backend, judge_prompts
 
 from .fake_openai import Reply
 
