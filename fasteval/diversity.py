@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import difflib
 import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, get_args

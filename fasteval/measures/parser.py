@@ -590,7 +590,7 @@ def _unknown(name: str, why: str | None = None) -> UnknownMeasureError:
     parts = _list_in_one(name)
     if parts:
         hint = f"; several measures are separate names: {parts!r}"
-    if _is_diversity(name):
+    if is_diversity_name(name):
         hint = ("; it is a diversity measure, computed from subtopic judgments by "
                 "fasteval.evaluate_diversity")
     why = f" ({_QUOTED_LONG.sub(lambda m: _excerpt(m.group(1)), why)})" if why else ""
@@ -653,11 +653,31 @@ def _suggest(name: str) -> list[str]:
     return out[:4]
 
 
-def _is_diversity(name: str) -> bool:
-    """Whether ``name`` spells one of :mod:`fasteval.diversity`'s measures."""
-    from fasteval.diversity import is_diversity_name
+DIVERSITY_SPELLINGS: dict[str, str] = {
+    "alpha-ndcg": "alpha-nDCG", "a-ndcg": "alpha-nDCG", "alpha-dcg": "alpha-DCG",
+    "a-dcg": "alpha-DCG", "err-ia": "ERR-IA", "nerr-ia": "nERR-IA", "nrbp": "NRBP",
+    "nnrbp": "nNRBP", "p-ia": "P-IA", "precision-ia": "P-IA", "strec": "strec",
+    "strecall": "strec", "s-recall": "strec", "subtopic-recall": "strec", "map-ia": "MAP-IA",
+    "ap-ia": "MAP-IA",
+}
+"""Spellings of :mod:`fasteval.diversity`'s measures (lower case, ``_`` read as ``-``) and
+their canonical names (ndeval's): the parser refers such a name to that module."""
+DIVERSITY_NAME = re.compile(r"^\s*(?P<base>[A-Za-z][A-Za-z_\-]*)\s*(?:\((?P<params>[^()]*)\)\s*)?"
+                            r"(?:@\s*(?P<cut>[^\s]+)\s*)?$")
+"""A diversity measure's name: its base, ``(parameters)`` and ``@cutoff``."""
 
-    return is_diversity_name(name)
+
+def is_diversity_name(name: object) -> bool:
+    """Whether ``name`` spells one of :mod:`fasteval.diversity`'s measures (its base name;
+    parameters and cutoff are checked when that module parses it).
+
+    Examples
+    --------
+    >>> is_diversity_name("ERR_IA@20"), is_diversity_name("ndcg@10")
+    (True, False)
+    """
+    match = DIVERSITY_NAME.match(name) if isinstance(name, str) else None
+    return match is not None and match.group("base").lower().replace("_", "-") in DIVERSITY_SPELLINGS
 
 
 @functools.lru_cache(maxsize=1)
