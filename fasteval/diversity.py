@@ -55,6 +55,7 @@ import polars as pl
 
 from fasteval.errors import InputError, ParameterError, UnknownMeasureError, check_flag
 from fasteval.kernels import diversity as K
+from fasteval.measures.parser import DIVERSITY_NAME, DIVERSITY_SPELLINGS
 from fasteval.options import Duplicates, RankedTieBreak, check_choice
 
 __all__ = [
@@ -84,19 +85,8 @@ DIVERSITY_KINDS: tuple[_Kind, ...] = (
     _Kind(K.MAP_IA, "MAP-IA", False, False, False),
 )
 _BY_CODE = {k.code: k for k in DIVERSITY_KINDS}
-
-# spellings (lower case, "_" read as "-") -> kind code
-_SPELLINGS: dict[str, int] = {
-    "alpha-ndcg": K.ALPHA_NDCG, "a-ndcg": K.ALPHA_NDCG,
-    "alpha-dcg": K.ALPHA_DCG, "a-dcg": K.ALPHA_DCG,
-    "err-ia": K.ERR_IA, "nerr-ia": K.NERR_IA,
-    "nrbp": K.NRBP, "nnrbp": K.NNRBP,
-    "p-ia": K.P_IA, "precision-ia": K.P_IA,
-    "strec": K.STREC, "strecall": K.STREC, "s-recall": K.STREC, "subtopic-recall": K.STREC,
-    "map-ia": K.MAP_IA, "ap-ia": K.MAP_IA,
-}
-_NAME = re.compile(r"^\s*(?P<base>[A-Za-z][A-Za-z_\-]*)\s*(?:\((?P<params>[^()]*)\)\s*)?"
-                   r"(?:@\s*(?P<cut>[^\s]+)\s*)?$")
+_BY_LABEL = {k.label: k.code for k in DIVERSITY_KINDS}
+_SPELLINGS: dict[str, int] = {s: _BY_LABEL[label] for s, label in DIVERSITY_SPELLINGS.items()}
 DEFAULT_ALPHA = 0.5
 DEFAULT_BETA = 0.5
 MAX_CUTOFF = 2**31 - 1
@@ -147,19 +137,6 @@ def _number(text: str, what: str, name: str) -> float:
     return value
 
 
-def is_diversity_name(name: object) -> bool:
-    """Whether ``name`` spells one of this module's measures (its base name; parameters and
-    cutoff are checked when it is parsed).
-
-    Examples
-    --------
-    >>> is_diversity_name("ERR_IA@20"), is_diversity_name("ndcg@10")
-    (True, False)
-    """
-    match = _NAME.match(name) if isinstance(name, str) else None
-    return match is not None and match.group("base").lower().replace("_", "-") in _SPELLINGS
-
-
 def _is_regular(name: object) -> bool:
     """Whether ``name`` is a measure of :func:`fasteval.evaluate`."""
     from fasteval.errors import FastevalError
@@ -173,7 +150,7 @@ def _is_regular(name: object) -> bool:
 
 
 def _parse_one(name: str) -> DiversityMeasure:
-    match = _NAME.match(name) if isinstance(name, str) else None
+    match = DIVERSITY_NAME.match(name) if isinstance(name, str) else None
     key = match.group("base").lower().replace("_", "-") if match else None
     if match is None or key not in _SPELLINGS:
         choices = sorted({k.label for k in DIVERSITY_KINDS})
