@@ -42,7 +42,7 @@ def make_evaluator(qrels, measures, *, after_read=None, sources=None, qrels_cach
     """An :class:`fasteval.Evaluator` for ``qrels`` (a path or a table).
 
     A qrels file is read while the kernels load on a background thread
-    (:func:`fasteval._warmup.warm_up`, joined before the qrels are prepared), and without the
+    (:func:`fasteval.batch.warm.warm_up`, joined before the qrels are prepared), and without the
     reader's duplicate check: preparing the qrels finds repeated judgments anyway, and only
     then is the file read again for the reader's message, which names the file and the line.
     ``after_read`` (optional) is called once the qrels table is in memory, before the
@@ -58,7 +58,7 @@ def make_evaluator(qrels, measures, *, after_read=None, sources=None, qrels_cach
     import warnings
 
     import fasteval
-    from fasteval._warmup import warm_up
+    from fasteval.batch.warm import warm_up
     from fasteval.errors import DuplicateJudgmentError
 
     if not isinstance(qrels, str | os.PathLike):
@@ -132,9 +132,9 @@ def _file_size(path) -> int:
 
 
 def _warm_job(qrels, measures, sources, options):
-    """What :func:`fasteval._warmup.warm_up` is told of a job: its measures and options,
+    """What :func:`fasteval.batch.warm.warm_up` is told of a job: its measures and options,
     and the bounds on its sizes known without reading (parquet footers, file sizes)."""
-    from fasteval._warmup import Job, Slot, rows_bounds
+    from fasteval.batch.warm import Job, Slot, rows_bounds
 
     q_lo, q_hi = rows_bounds(qrels)
     r_lo = r_hi = None

@@ -8,7 +8,7 @@ import gzip
 import polars as pl
 import pytest
 
-from fasteval._warmup import Job, Slot, _run_job, rows_bounds
+from fasteval.batch.warm import Job, Slot, _run_job, rows_bounds
 from fasteval.batch.api import _warm_job
 from fasteval.batch.discover import discover_all
 
