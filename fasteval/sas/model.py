@@ -211,12 +211,28 @@ class LoadedModel:
         return hashlib.blake2b(raw.encode(), digest_size=12).hexdigest()
 
 
+def default_prompt(model: Any) -> str | None:
+    """The prompt sentence-transformers' ``encode`` puts before every text when it is given
+    none: the model's ``default_prompt_name`` entry of its ``prompts`` (None when unset or empty).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> default_prompt(SimpleNamespace(prompts={"query": "query: "}, default_prompt_name="query"))
+    'query: '
+    >>> default_prompt(SimpleNamespace(prompts={"query": "query: "}, default_prompt_name=None)) is None
+    True
+    """
+    name = getattr(model, "default_prompt_name", None)
+    prompts = getattr(model, "prompts", None) or {}
+    prompt = prompts.get(name) if name is not None else None
+    return prompt or None
+
+
 def _weights_digest(model: Any) -> str:
     """BLAKE2b of a torch model's state (names, dtypes, shapes, bytes), maximum length, and
     default prompt and ``truncate_dim`` (when it has them: they change every embedding)."""
     import torch
-
-    from fasteval.sas.encode import default_prompt
 
     digest = hashlib.blake2b(digest_size=16)
     lengths = (getattr(model, "max_seq_length", None), getattr(model, "max_length", None))

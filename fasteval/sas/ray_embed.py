@@ -193,7 +193,6 @@ def embed_on_ray(loaded, texts: list[str], *, device: str, batch_size: int, stat
     >>> from fasteval.sas.model import load_model
     >>> vecs = embed_on_ray(load_model(device="cpu"), ["a cat"], device="cpu", batch_size=8)  # doctest: +SKIP
     """
-    import pyarrow as pa
     import ray
 
     from fasteval.batch.ray_engine import _quiet_data
@@ -217,24 +216,7 @@ def embed_on_ray(loaded, texts: list[str], *, device: str, batch_size: int, stat
         actors = max(1, gpus) if cuda else max(1, cpus - 1)
     restore = _quiet_data(ray)
     try:
-        table = pa.table({"i": pa.array(order.astype(np.int64)),
-                          "text": pa.array([texts[i] for i in order], type=pa.large_string())})
-        blocks = [table.slice(s, TEXTS_PER_BLOCK) for s in range(0, table.num_rows, TEXTS_PER_BLOCK)]
-        ds = ray.data.from_arrow(blocks)
-        keys = None
-        pad_id, extra = 0, {}
-        if fast is not None:
-            ds = ds.map_batches(_tokenize, batch_format="pyarrow", batch_size=batch_size,
-                                fn_kwargs={"tok": fast}, num_cpus=1)
-            keys, pad_id, extra = fast._keys, fast._pad[0], fast._extra
-        resources = {"num_gpus": 1} if cuda else {"num_cpus": 1}
-        ds = ds.map_batches(
-            Embedder, batch_format="pyarrow", batch_size=batch_size, concurrency=actors,
-            fn_constructor_kwargs={"name": loaded.name, "revision": loaded.revision or None,
-                                   "precision": loaded.precision, "device": device, "keys": keys,
-                                   "pad_id": pad_id, "extra": extra},
-            **resources,
-        )
+        ds = _pipeline(ray, loaded, texts, order, fast, device=device, batch_size=batch_size, actors=actors)
         fwd = tok = 0.0
         n_batches = 0
         for part in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
@@ -257,3 +239,29 @@ def embed_on_ray(loaded, texts: list[str], *, device: str, batch_size: int, stat
         stats.extra["ray_tokenize_stage"] = fast is not None
         stats.extra["fast_tokenizer"] = fast is not None
     return out
+
+
+def _pipeline(ray: Any, loaded, texts: list[str], order: np.ndarray, fast, *, device: str, batch_size: int,
+              actors: int):
+    """The Ray dataset of ``texts`` (longest first, ``TEXTS_PER_BLOCK`` a block), tokenized by
+    CPU tasks when ``fast`` is a fast tokenizer, then embedded by a pool of ``actors``."""
+    import pyarrow as pa
+
+    table = pa.table({"i": pa.array(order.astype(np.int64)),
+                      "text": pa.array([texts[i] for i in order], type=pa.large_string())})
+    blocks = [table.slice(s, TEXTS_PER_BLOCK) for s in range(0, table.num_rows, TEXTS_PER_BLOCK)]
+    ds = ray.data.from_arrow(blocks)
+    keys = None
+    pad_id, extra = 0, {}
+    if fast is not None:
+        ds = ds.map_batches(_tokenize, batch_format="pyarrow", batch_size=batch_size,
+                            fn_kwargs={"tok": fast}, num_cpus=1)
+        keys, pad_id, extra = fast._keys, fast._pad[0], fast._extra
+    resources = {"num_gpus": 1} if device.startswith("cuda") else {"num_cpus": 1}
+    return ds.map_batches(
+        Embedder, batch_format="pyarrow", batch_size=batch_size, concurrency=actors,
+        fn_constructor_kwargs={"name": loaded.name, "revision": loaded.revision or None,
+                               "precision": loaded.precision, "device": device, "keys": keys,
+                               "pad_id": pad_id, "extra": extra},
+        **resources,
+    )
