@@ -1,4 +1,4 @@
-"""Keep credentials out of everything the judge prints or stores.
+"""Keep credentials out of everything fasteval prints or stores (the LLM judge, Ray addresses).
 
 One helper, :func:`redact`, is applied to every text that leaves the judge: error messages
 (stderr, the output table's ``error`` column, :class:`fasteval.judge.JudgeError`), and

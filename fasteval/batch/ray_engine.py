@@ -594,7 +594,7 @@ def _target(address: str | None) -> str | None:
 def _ensure_ray(ray, address: str | None, timeout: float = RAY_CONNECT_TIMEOUT_S) -> bool:
     """Connect to (or start) Ray; True when this call started it. An error Ray raises keeps
     its type, with the credentials of the address (``ray://user:password@host``, a token in
-    its query string) masked in its text (:func:`fasteval.judge.redact.redact_exception`).
+    its query string) masked in its text (:func:`fasteval.redact.redact_exception`).
 
     A cluster address with a port is first reached over TCP, which must answer within
     ``timeout`` seconds (:class:`ConnectionError` otherwise, before Ray is asked); without
@@ -606,7 +606,7 @@ def _ensure_ray(ray, address: str | None, timeout: float = RAY_CONNECT_TIMEOUT_S
     """
     if ray.is_initialized():
         return False
-    from fasteval.judge.redact import redact_exception, url_secrets
+    from fasteval.redact import redact_exception, url_secrets
 
     target = _target(address)
     secrets = url_secrets(target) if isinstance(target, str) else ()
@@ -647,7 +647,7 @@ def connect_ray(address: str | None, option: str = "--ray-address", *, ray: Any 
     fasteval.errors.FastevalError: could not connect to the Ray cluster at 'ray://***@head' (--ray-address): no GCS at ray://***@head
     """
     from fasteval.errors import first_line
-    from fasteval.judge.redact import redact, url_secrets
+    from fasteval.redact import redact, url_secrets
 
     if ray is None:
         ray = require_ray()

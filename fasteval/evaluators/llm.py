@@ -253,9 +253,9 @@ def _render_value(value: Any) -> str:
 
 def _generator_to_dict(generator: Any) -> dict[str, Any]:
     """The chat generator's dictionary without credentials
-    (:func:`fasteval.judge.redact.scrub_config`: a server URL's ``user:password@`` and
+    (:func:`fasteval.redact.scrub_config`: a server URL's ``user:password@`` and
     ``api_key=``, sensitive headers), as fasteval's own clients write theirs."""
-    from fasteval.judge.redact import scrub_config
+    from fasteval.redact import scrub_config
 
     to_dict = getattr(generator, "to_dict", None)
     if callable(to_dict):
@@ -736,7 +736,7 @@ class LLMEvaluator(HaystackComponent):
         No credential is written: the chat generator's API key is saved as Haystack saves a
         ``Secret`` (the names of its variables), and its server URL without a
         ``user:password@`` or ``api_key=``-style parameter and its header mappings without
-        ``Authorization``-style headers (:func:`fasteval.judge.redact.scrub_config`), so
+        ``Authorization``-style headers (:func:`fasteval.redact.scrub_config`), so
         :meth:`from_dict` builds a generator that needs them passed again.
 
         Examples

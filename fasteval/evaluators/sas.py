@@ -123,7 +123,7 @@ def _token_object(token: Any) -> Any:
     if isinstance(token, dict):
         if token.get("type") != "env_var" or not isinstance(token.get("env_vars"), (list, tuple)):
             # the dictionary may hold the token itself: only its type and variable names show
-            from fasteval.judge.redact import MASK
+            from fasteval.redact import MASK
 
             shown = {k: v if k in ("type", "env_vars", "strict") else MASK for k, v in token.items()}
             raise ParameterError("token", "a serialized environment-variable Secret or None", shown)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from fasteval.io import _json
-from fasteval.judge.redact import clean_url
+from fasteval.redact import clean_url
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """OpenAI's API: the clients' default server, the one whose cache entries name no endpoint."""

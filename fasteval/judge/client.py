@@ -18,7 +18,7 @@ from fasteval.judge.cache import DEFAULT_BASE_URL, endpoint_key
 from fasteval.judge.errors import MissingAPIKeyError, RequestError
 from fasteval.judge.protocol import ChatReply
 from fasteval.judge.ratelimit import RateLimiter, backoff_delay, estimate_tokens, parse_retry_after
-from fasteval.judge.redact import (
+from fasteval.redact import (
     check_env_name,
     header_secrets,
     is_sensitive_header,
@@ -397,7 +397,7 @@ class OpenAIChatClient:
     def to_dict(self) -> dict[str, Any]:
         """Serialize the configuration without credentials: not the API key (only the name
         of its variable), not a URL's ``user:password@``, not the headers that carry them
-        (nor those in ``generation_kwargs``: :func:`fasteval.judge.redact.scrub_config`).
+        (nor those in ``generation_kwargs``: :func:`fasteval.redact.scrub_config`).
 
         Examples
         --------

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from fasteval.errors import ParameterError
 from fasteval.judge.protocol import ChatReply
-from fasteval.judge.redact import (
+from fasteval.redact import (
     clean_url,
     redact,
     redact_exception,
@@ -274,7 +274,7 @@ class OpenAISDKClient:
     def to_dict(self) -> dict[str, Any]:
         """Model, settings and the client's base URL (no key, no URL credentials; the
         credentials of ``generation_kwargs``' ``extra_headers`` / ``extra_query`` left out,
-        :func:`fasteval.judge.redact.scrub_config`)."""
+        :func:`fasteval.redact.scrub_config`)."""
         return {
             "type": f"{type(self).__module__}.{type(self).__qualname__}",
             "init_parameters": {

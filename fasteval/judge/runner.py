@@ -27,9 +27,9 @@ from fasteval.judge.protocol import (
     _to_chat_messages,
     normalize_reply,
 )
-from fasteval.judge.redact import generator_secrets, redact, redact_http_logs
 from fasteval.judge.tracing import active_tracer, chat_span, current_span, set_output
 from fasteval.progress import Progress
+from fasteval.redact import generator_secrets, redact, redact_http_logs
 
 logger = logging.getLogger(__name__)
 
@@ -282,7 +282,7 @@ async def judge_prompts_async(
     Notes
     -----
     Error messages (``RowOutcome.error``, :class:`JudgeError`) pass through
-    :func:`fasteval.judge.redact.redact`: an API key echoed by a server, a URL's password
+    :func:`fasteval.redact.redact`: an API key echoed by a server, a URL's password
     or a bearer token never reach them.
     """
     _check_job(max_concurrency, deadline)

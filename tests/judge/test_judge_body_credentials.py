@@ -11,7 +11,7 @@ import pytest
 from fasteval.evaluators.llm import FaithfulnessEvaluator
 from fasteval.judge.client import OpenAIChatClient
 from fasteval.judge.errors import RequestError
-from fasteval.judge.redact import is_credential_field
+from fasteval.redact import is_credential_field
 
 from .fake_openai import Reply
 

@@ -181,7 +181,7 @@ def test_to_dict_drops_an_authorization_header():
 
 
 def test_redact_masks_every_shape_of_credential():
-    from fasteval.judge.redact import redact
+    from fasteval.redact import redact
 
     text = ("GET http://u:p4ss@h/v1 Authorization: Bearer abc.DEF-123 token=zzzz9999 "
             f"key {KEY} Basic dXNlcjpwYXNz and the key again: {KEY[3:]}")

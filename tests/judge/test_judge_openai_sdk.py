@@ -126,7 +126,7 @@ def test_query_string_key_of_the_client_url_is_neither_saved_nor_shown(fake_open
 def test_query_string_key_echoed_url_encoded_is_masked():
     # a key with characters that the URL carries encoded: a server may echo either spelling,
     # and every message of the judge is redacted with the generator's secrets
-    from fasteval.judge.redact import generator_secrets, redact
+    from fasteval.redact import generator_secrets, redact
 
     secret, written = "qs9/Xw7+Vb3 Nm5", "qs9%2FXw7%2BVb3%20Nm5"
     judge = OpenAISDKClient(openai.OpenAI(api_key=KEY, base_url=f"http://127.0.0.1:9/v1?key={written}"),

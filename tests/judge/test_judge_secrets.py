@@ -19,8 +19,8 @@ from fasteval.judge.client import OpenAIChatClient
 from fasteval.judge.errors import RequestError
 from fasteval.judge.openai_sdk import OpenAISDKClient
 from fasteval.judge.parsing import make_parser
-from fasteval.judge.redact import redact, redact_exception, scrub_config
 from fasteval.judge.runner import Backend, judge_prompts
+from fasteval.redact import redact, redact_exception, scrub_config
 
 from .fake_openai import Reply
 
@@ -368,7 +368,7 @@ def test_a_sas_token_dict_holding_the_token_is_refused_unshown():
 
 
 def test_scrub_config_rewrites_only_urls_with_credentials_and_keeps_env_secrets():
-    from fasteval.judge.redact import scrub_config
+    from fasteval.redact import scrub_config
 
     data = {"stop": ["http://x/?token=abc&v=1 rest", "http://x/?v=1 rest"],
             "auth": {"type": "env_var", "env_vars": ["JUDGE_KEY"], "strict": True},
@@ -381,7 +381,7 @@ def test_scrub_config_rewrites_only_urls_with_credentials_and_keeps_env_secrets(
 
 
 def test_query_credentials_are_masked_in_their_url_encoded_spelling():
-    from fasteval.judge.redact import setting_secrets
+    from fasteval.redact import setting_secrets
 
     found = setting_secrets("extra_query", {"sig": "ab/cd+ef==", "api_key": True, "v": "1"})
     assert found == ["ab/cd+ef==", "ab%2Fcd%2Bef%3D%3D"]
