@@ -284,27 +284,13 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Judge the table and write the results; returns the exit status."""
-    import polars as pl
-
     from fasteval.errors import require_extra
     from fasteval.judge.errors import JudgeError
 
     require_extra("llm", "fasteval judge", load=True)  # before any row is read or sent
     _check_outputs(args)
     df = _read_table(args.input)
-    try:
-        inputs: dict[str, Any] = {
-            "questions": _strings(df, args.question_col, args.input),
-            "contexts": _contexts(df, args.contexts_col, args.input),
-        }
-        if args.metric == "faithfulness":
-            inputs["predicted_answers"] = _strings(df, args.answer_col, args.input)
-    except InputError as exc:  # a table row: the file's line for text files, as elsewhere
-        if exc.row is None:
-            raise
-        from fasteval.io.files import table_file_locator
-
-        raise exc.at(**{"row": None, **table_file_locator(args.input)(exc.row)}) from None
+    inputs = _inputs(df, args)
     evaluator = _build_evaluator(args)
     try:
         out = evaluator.run(**inputs)
@@ -318,11 +304,39 @@ def run(args: argparse.Namespace) -> int:
         if summary:
             print(f"fasteval judge: {summary}", file=sys.stderr)
         return 1
+    meta = out["meta"] or [{} for _ in out["results"]]
+    columns = _result_columns(args.metric, out["results"], meta)
+    replaced = [c for c in columns if c in df.columns]
+    if replaced:
+        print(f"fasteval judge: input columns {replaced} are replaced by the results", file=sys.stderr)
+    _write(df.with_columns(**columns), args.output)
+    return _report(args, evaluator.last_report.summary(), out["score"], meta)
 
-    results = out["results"]
-    meta = out["meta"] or [{} for _ in results]
+
+def _inputs(df: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The evaluator's inputs from the table's columns (an error at a row names the file's line)."""
+    try:
+        inputs: dict[str, Any] = {
+            "questions": _strings(df, args.question_col, args.input),
+            "contexts": _contexts(df, args.contexts_col, args.input),
+        }
+        if args.metric == "faithfulness":
+            inputs["predicted_answers"] = _strings(df, args.answer_col, args.input)
+    except InputError as exc:  # a table row: the file's line for text files, as elsewhere
+        if exc.row is None:
+            raise
+        from fasteval.io.files import table_file_locator
+
+        raise exc.at(**{"row": None, **table_file_locator(args.input)(exc.row)}) from None
+    return inputs
+
+
+def _result_columns(metric: str, results: list[dict[str, Any]], meta: list[dict[str, Any]]) -> dict[str, Any]:
+    """The result columns added to the table: the metric's statements, score, status, error, cached."""
+    import polars as pl
+
     columns: dict[str, pl.Series] = {}
-    if args.metric == "faithfulness":
+    if metric == "faithfulness":
         columns["statements"] = pl.Series([_text_list(r["statements"]) for r in results],
                                           dtype=pl.List(pl.Utf8))
         columns["statement_scores"] = pl.Series([_number_list(r["statement_scores"]) for r in results],
@@ -334,14 +348,11 @@ def run(args: argparse.Namespace) -> int:
     columns["status"] = pl.Series([r["status"] for r in results], dtype=pl.Utf8)
     columns["error"] = pl.Series([_utf8(m.get("error")) for m in meta], dtype=pl.Utf8)
     columns["cached"] = pl.Series([bool(m.get("cached")) for m in meta], dtype=pl.Boolean)
-    replaced = [c for c in columns if c in df.columns]
-    if replaced:
-        print(f"fasteval judge: input columns {replaced} are replaced by the results", file=sys.stderr)
-    table = df.with_columns(**columns)
-    _write(table, args.output)
+    return columns
 
-    s = evaluator.last_report.summary()
-    mean = out["score"]
+
+def _report(args: argparse.Namespace, s: dict[str, Any], mean: Any, meta: list[dict[str, Any]]) -> int:
+    """Print the job's summary (and the commonest reasons rows failed); the exit status."""
     mean_text = "nan" if mean is None or (isinstance(mean, float) and math.isnan(mean)) else f"{mean:.4f}"
     print(
         f"{args.metric}: {s['rows']} rows, {s['evaluated']} evaluated, {s['failed']} failed; "

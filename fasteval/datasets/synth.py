@@ -18,9 +18,11 @@ million-query dump is produced with memory bounded by one block.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -213,13 +215,23 @@ def _block(spec: SynthSpec, block: int) -> _Block:
     nq = min(BLOCK_QUERIES, spec.queries - q0)
     c = spec.candidates
     qidx = np.arange(q0, q0 + nq, dtype=np.int64)
-    qwidth = max(7, len(str(spec.queries)))
-    dwidth = len(str(spec.corpus))
-
     # each query owns a window of the corpus: docs shared across queries, unique within one
     base = rng.integers(0, spec.corpus, size=nq)
     docs = (base[:, None] + np.arange(c)[None, :]) % spec.corpus  # (nq, c)
+    grade = _grades(rng, spec, nq)
+    qrels = _qrels(rng, spec, qidx, base, docs, grade)
+    return _Block(qrels=qrels, runs=[_run(rng, spec, r, qidx, docs, grade) for r in range(spec.runs)])
 
+
+def _id_columns(spec: SynthSpec, queries: np.ndarray, docs: np.ndarray) -> dict[str, pl.Series]:
+    """The ``query_id`` and ``doc_id`` columns of query and document numbers."""
+    return {"query_id": _ids(queries, "q", max(7, len(str(spec.queries))), spec.int_ids),
+            "doc_id": _ids(docs, "d", len(str(spec.corpus)), spec.int_ids)}
+
+
+def _grades(rng: np.random.Generator, spec: SynthSpec, nq: int) -> np.ndarray:
+    """The hidden "true" grade (0-3) of every candidate, ``(nq, candidates)``."""
+    c = spec.candidates
     # graded relevance of the judged pool (first `judged` candidates), hidden "true" grade
     # of every candidate (unjudged candidates can be relevant too: incomplete pools)
     # the judged pool is richer in relevant documents (~25 %) than the rest (~4 %), as pools are
@@ -234,7 +246,15 @@ def _block(spec: SynthSpec, block: int) -> _Block:
     grade[u < 0.02] = 3
     easy = rng.random(nq) < 0.15  # some queries have many relevant documents
     grade[easy, : c // 3] = np.maximum(grade[easy, : c // 3], (u_raw[easy, : c // 3] < 0.2).astype(np.int64))
+    return grade
 
+
+def _qrels(rng: np.random.Generator, spec: SynthSpec, qidx: np.ndarray, base: np.ndarray, docs: np.ndarray,
+           grade: np.ndarray) -> pl.DataFrame:
+    """The block's qrels: the judged pool's grades, some queries left out or with nothing
+    relevant, a few unjudged labels, and relevant documents no run retrieves."""
+    nq, c = grade.shape
+    judged = min(spec.judged, c)
     # which queries exist on which side
     side = rng.random(nq)
     in_qrels = side >= 0.02  # 2% of queries: run only, no qrels
@@ -254,47 +274,37 @@ def _block(spec: SynthSpec, block: int) -> _Block:
     qrels_q = np.concatenate([np.repeat(qidx, judged)[keep.ravel()], qidx[extra]])
     qrels_d = np.concatenate([docs[:, :judged].ravel()[keep.ravel()], extra_doc[extra]])
     qrels_r = np.concatenate([qg.ravel()[keep.ravel()], extra_grade[extra]])
-    qrels = pl.DataFrame(
-        {
-            "query_id": _ids(qrels_q, "q", qwidth, spec.int_ids),
-            "doc_id": _ids(qrels_d, "d", dwidth, spec.int_ids),
-            "relevance": pl.Series(qrels_r, dtype=pl.Int64),
-        }
-    )
+    return pl.DataFrame({**_id_columns(spec, qrels_q, qrels_d), "relevance": pl.Series(qrels_r, dtype=pl.Int64)})
 
-    runs = []
-    for r in range(spec.runs):
-        quality, rounding = _RUN_PROFILES[r % len(_RUN_PROFILES)]
-        quality *= 1.0 + 0.1 * (r // len(_RUN_PROFILES))
-        present = rng.random(nq) >= 0.02  # 2% of queries missing from this run
-        noise = rng.standard_normal((nq, c))
-        score = quality * grade + noise
-        # top `depth` candidates per query, in score order
-        top = np.argpartition(-score, spec.depth - 1, axis=1)[:, : spec.depth]
-        top_score = np.take_along_axis(score, top, axis=1)
-        order = np.argsort(-top_score, axis=1, kind="stable")
-        top = np.take_along_axis(top, order, axis=1)
-        top_score = np.take_along_axis(top_score, order, axis=1)
-        # scores as a retriever would emit them: positive, some runs rounded (ties)
-        top_score = 10.0 + top_score
-        if rounding is not None:
-            top_score = np.round(top_score, rounding)
-        # 5% of queries return fewer documents
-        short = rng.random(nq) < 0.05
-        lengths = np.where(short, rng.integers(1, spec.depth + 1, size=nq), spec.depth)
-        mask = (np.arange(spec.depth)[None, :] < lengths[:, None]) & present[:, None]
-        run_q = np.repeat(qidx, spec.depth)[mask.ravel()]
-        run_d = np.take_along_axis(docs, top, axis=1).ravel()[mask.ravel()]
-        runs.append(
-            pl.DataFrame(
-                {
-                    "query_id": _ids(run_q, "q", qwidth, spec.int_ids),
-                    "doc_id": _ids(run_d, "d", dwidth, spec.int_ids),
-                    "score": pl.Series(top_score.ravel()[mask.ravel()], dtype=pl.Float64),
-                }
-            )
-        )
-    return _Block(qrels=qrels, runs=runs)
+
+def _run(rng: np.random.Generator, spec: SynthSpec, r: int, qidx: np.ndarray, docs: np.ndarray,
+         grade: np.ndarray) -> pl.DataFrame:
+    """Run ``r`` of the block: each query's top ``depth`` candidates by a noisy score of its
+    quality, some queries missing or answered with fewer documents."""
+    nq, c = grade.shape
+    quality, rounding = _RUN_PROFILES[r % len(_RUN_PROFILES)]
+    quality *= 1.0 + 0.1 * (r // len(_RUN_PROFILES))
+    present = rng.random(nq) >= 0.02  # 2% of queries missing from this run
+    noise = rng.standard_normal((nq, c))
+    score = quality * grade + noise
+    # top `depth` candidates per query, in score order
+    top = np.argpartition(-score, spec.depth - 1, axis=1)[:, : spec.depth]
+    top_score = np.take_along_axis(score, top, axis=1)
+    order = np.argsort(-top_score, axis=1, kind="stable")
+    top = np.take_along_axis(top, order, axis=1)
+    top_score = np.take_along_axis(top_score, order, axis=1)
+    # scores as a retriever would emit them: positive, some runs rounded (ties)
+    top_score = 10.0 + top_score
+    if rounding is not None:
+        top_score = np.round(top_score, rounding)
+    # 5% of queries return fewer documents
+    short = rng.random(nq) < 0.05
+    lengths = np.where(short, rng.integers(1, spec.depth + 1, size=nq), spec.depth)
+    mask = (np.arange(spec.depth)[None, :] < lengths[:, None]) & present[:, None]
+    run_q = np.repeat(qidx, spec.depth)[mask.ravel()]
+    run_d = np.take_along_axis(docs, top, axis=1).ravel()[mask.ravel()]
+    score_col = pl.Series(top_score.ravel()[mask.ravel()], dtype=pl.Float64)
+    return pl.DataFrame({**_id_columns(spec, run_q, run_d), "score": score_col})
 
 
 def iter_blocks(spec: SynthSpec):
@@ -381,10 +391,18 @@ def write_synth(
     >>> sorted(paths)
     ['qrels', 'run_0', 'run_1']
     """
-    import pyarrow.parquet as pq
-
     from fasteval.io.atomic import atomic_path
 
+    targets = _targets(spec, out, rows_per_group=rows_per_group, compression=compression)
+    with contextlib.ExitStack() as stack:
+        tmps = {k: stack.enter_context(atomic_path(p)) for k, p in targets.items()}
+        _write_blocks(spec, tmps, rows_per_group=rows_per_group, compression=compression, progress=progress)
+    return targets
+
+
+def _targets(spec: SynthSpec, out: str | os.PathLike[str], *, rows_per_group: Any,
+             compression: Any) -> dict[str, Path]:
+    """Check :func:`write_synth`'s options and its folder; the file of each table."""
     if compression not in COMPRESSIONS:
         raise ParameterError("compression", f"one of {COMPRESSIONS}", compression)
     if not _integer(rows_per_group) or rows_per_group < 1:
@@ -408,42 +426,43 @@ def write_synth(
                 f"{', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}: they would be "
                 "read as runs of this dataset; remove them or choose another directory)",
                 str(out))
-
-    import contextlib
-
-    with contextlib.ExitStack() as stack:
-        tmps = {k: stack.enter_context(atomic_path(p)) for k, p in targets.items()}
-        writers: dict[str, pq.ParquetWriter] = {}
-        buffers: dict[str, list[pl.DataFrame]] = {k: [] for k in targets}
-        counts = dict.fromkeys(targets, 0)
-
-        def flush(key: str, final: bool = False) -> None:
-            if not buffers[key] or (counts[key] < rows_per_group and not final):
-                return
-            table = pl.concat(buffers[key]).to_arrow()
-            if key not in writers:
-                writers[key] = pq.ParquetWriter(str(tmps[key]), table.schema,
-                                                 compression=compression)
-            writers[key].write_table(table, row_group_size=rows_per_group)
-            buffers[key].clear()
-            counts[key] = 0
-
-        done = 0
-        for qrels, runs in iter_blocks(spec):
-            _stop.check()  # a SIGTERM that compiled code swallowed stops the job here
-            parts = {"qrels": qrels, **dict(zip(spec.run_names(), runs, strict=True))}
-            for key, df in parts.items():
-                buffers[key].append(df)
-                counts[key] += df.height
-                flush(key)
-            done += BLOCK_QUERIES
-            if progress is not None:
-                progress(min(done, spec.queries))
-        for key in targets:
-            flush(key, final=True)
-            if key not in writers:  # nothing at all (cannot happen with queries >= 1 but be safe)
-                empty = (qrels if key == "qrels" else runs[0]).clear().to_arrow()
-                writers[key] = pq.ParquetWriter(str(tmps[key]), empty.schema,
-                                                 compression=compression)
-            writers[key].close()
     return targets
+
+
+def _write_blocks(spec: SynthSpec, tmps: dict[str, Path], *, rows_per_group: int, compression: str,
+                  progress: Any) -> None:
+    """Draw the blocks and write each table to its file in ``tmps``, ``rows_per_group`` rows
+    a row group."""
+    import pyarrow.parquet as pq
+
+    writers: dict[str, pq.ParquetWriter] = {}
+    buffers: dict[str, list[pl.DataFrame]] = {k: [] for k in tmps}
+    counts = dict.fromkeys(tmps, 0)
+
+    def flush(key: str, final: bool = False) -> None:
+        if not buffers[key] or (counts[key] < rows_per_group and not final):
+            return
+        table = pl.concat(buffers[key]).to_arrow()
+        if key not in writers:
+            writers[key] = pq.ParquetWriter(str(tmps[key]), table.schema, compression=compression)
+        writers[key].write_table(table, row_group_size=rows_per_group)
+        buffers[key].clear()
+        counts[key] = 0
+
+    done = 0
+    for qrels, runs in iter_blocks(spec):
+        _stop.check()  # a SIGTERM that compiled code swallowed stops the job here
+        parts = {"qrels": qrels, **dict(zip(spec.run_names(), runs, strict=True))}
+        for key, df in parts.items():
+            buffers[key].append(df)
+            counts[key] += df.height
+            flush(key)
+        done += BLOCK_QUERIES
+        if progress is not None:
+            progress(min(done, spec.queries))
+    for key in tmps:
+        flush(key, final=True)
+        if key not in writers:  # nothing at all (cannot happen with queries >= 1 but be safe)
+            empty = (qrels if key == "qrels" else runs[0]).clear().to_arrow()
+            writers[key] = pq.ParquetWriter(str(tmps[key]), empty.schema, compression=compression)
+        writers[key].close()

@@ -341,30 +341,51 @@ def _exact_match(answer: Any, gold: Any) -> np.ndarray:
                        dtype=np.int64, count=len(answer))
 
 
-def _check_measures(measures: Iterable[str] | None, default: list[str]) -> list[str]:
+def _check_measures(measures: Iterable[str] | None, docs: bool, answers: bool, sas: bool) -> list[str]:
+    """The measures asked (default: every one the columns given allow: ``docs`` the document
+    columns, ``answers`` the answer columns, ``sas`` asked), in :data:`RAG_MEASURES` order."""
     if measures is None:
-        return default
+        return ([*MEASURES] if docs else []) + (["exact_match"] if answers else []) + (["sas"] if sas and answers else [])
     names = [measures] if isinstance(measures, str) else list(measures)
     unknown = [m for m in names if m not in RAG_MEASURES]
     if unknown or not names:
         raise ParameterError("measures", f"a non-empty list of names among {list(RAG_MEASURES)}", names)
-    return [m for m in RAG_MEASURES if m in names]
+    names = [m for m in RAG_MEASURES if m in names]
+    for name in names:
+        if (name in MEASURES and not docs) or (name in ("exact_match", "sas") and not answers):
+            needs = "retrieved_col and ground_truth_col" if name in MEASURES else "answer_col and gold_col"
+            raise ParameterError("measures", f"measures whose columns are given ({name!r} needs {needs})", name)
+    return names
 
 
-def evaluate_rag(
-    data: Any,
-    *,
-    question_col: str | None = "question_id",
-    retrieved_col: str | None = "retrieved",
-    ground_truth_col: str | None = "ground_truth",
-    relevance_col: str | None = None,
-    answer_col: str | None = None,
-    gold_col: str | None = None,
-    measures: Iterable[str] | None = None,
-    top_k: int | None = None,
-    sas: bool = False,
-    sas_options: dict[str, Any] | None = None,
-) -> RagReport:
+def _sas_scores(columns: tuple[tuple[str, Any], ...], sas_options: dict[str, Any] | None) -> np.ndarray:
+    """SAS of the predicted answers against the gold ones (``columns``: the answer column, then
+    the gold column, each with its name) with :class:`fasteval.evaluators.SASEvaluator`."""
+    import polars as pl
+
+    from fasteval.evaluators.sas import SASEvaluator
+
+    evaluator = SASEvaluator(**(sas_options or {}))
+    texts = []
+    for name, col in columns:
+        # the evaluator's own messages name neither the column nor the row
+        if col.null_count():
+            row = int(col.is_null().arg_true()[0])
+            raise InputError("holds no answer text (null) where sas needs one", source=name, row=row)
+        if isinstance(col.dtype, (pl.Categorical, pl.Enum)):
+            col = col.cast(pl.String)
+        if col.dtype != pl.String:
+            raise InputError(f"holds {col.dtype} values where sas needs answer texts", source=name)
+        texts.append(col.to_list())
+    out = evaluator.run(ground_truth_answers=texts[1], predicted_answers=texts[0])
+    return np.asarray(out["individual_scores"], dtype=np.float64)
+
+
+def evaluate_rag(data: Any, *, question_col: str | None = "question_id", retrieved_col: str | None = "retrieved",
+                 ground_truth_col: str | None = "ground_truth", relevance_col: str | None = None,
+                 answer_col: str | None = None, gold_col: str | None = None,
+                 measures: Iterable[str] | None = None, top_k: int | None = None, sas: bool = False,
+                 sas_options: dict[str, Any] | None = None) -> RagReport:
     """Haystack's deterministic RAG evaluators (and SAS) on a table, per question and on average.
 
     Parameters
@@ -413,12 +434,7 @@ def evaluate_rag(
         raise InputError("has no rows (one row per question is needed)", source="data")
     docs = retrieved_col is not None and ground_truth_col is not None
     answers = answer_col is not None and gold_col is not None
-    default = ([*MEASURES] if docs else []) + (["exact_match"] if answers else []) + (["sas"] if sas and answers else [])
-    names = _check_measures(measures, default)
-    for name in names:
-        if (name in MEASURES and not docs) or (name in ("exact_match", "sas") and not answers):
-            needs = "retrieved_col and ground_truth_col" if name in MEASURES else "answer_col and gold_col"
-            raise ParameterError("measures", f"measures whose columns are given ({name!r} needs {needs})", name)
+    names = _check_measures(measures, docs, answers, sas)
     if question_col in names:
         raise ParameterError("question_col", f"a name other than the measures' {names}", question_col)
     columns: dict[str, Any] = {}
@@ -435,22 +451,7 @@ def evaluate_rag(
         if "exact_match" in names:
             columns["exact_match"] = _exact_match(answer, gold)
         if "sas" in names:
-            from fasteval.evaluators.sas import SASEvaluator
-
-            evaluator = SASEvaluator(**(sas_options or {}))
-            texts = []
-            for name, col in ((answer_col, answer), (gold_col, gold)):
-                # the evaluator's own messages name neither the column nor the row
-                if col.null_count():
-                    row = int(col.is_null().arg_true()[0])
-                    raise InputError("holds no answer text (null) where sas needs one", source=name, row=row)
-                if isinstance(col.dtype, (pl.Categorical, pl.Enum)):
-                    col = col.cast(pl.String)
-                if col.dtype != pl.String:
-                    raise InputError(f"holds {col.dtype} values where sas needs answer texts", source=name)
-                texts.append(col.to_list())
-            out = evaluator.run(ground_truth_answers=texts[1], predicted_answers=texts[0])
-            columns["sas"] = np.asarray(out["individual_scores"], dtype=np.float64)
+            columns["sas"] = _sas_scores(((answer_col, answer), (gold_col, gold)), sas_options)
     per_question = pl.DataFrame(columns)
     means = {name: float(np.mean(columns[name])) for name in names}
     return RagReport(per_question, means)
