@@ -157,23 +157,11 @@ def _again(data: io.BytesIO) -> io.BytesIO:
     return copy
 
 
-def evaluate_files(
-    qrels,
-    runs,
-    measures,
-    *,
-    out: str | os.PathLike[str] | None = None,
-    wide: bool = False,
-    aggregate_out: str | os.PathLike[str] | None = None,
-    max_rows_per_chunk: int | None = None,
-    memory_limit: int | str | None = None,
-    progress: bool = False,
-    evaluator=None,
-    engine: str = "local",
-    ray_address: str | None = None,
-    share_qrels_limit: int | str | None = None,
-    **options,
-) -> BatchResult:
+def evaluate_files(qrels, runs, measures, *, out: str | os.PathLike[str] | None = None, wide: bool = False,
+                   aggregate_out: str | os.PathLike[str] | None = None, max_rows_per_chunk: int | None = None,
+                   memory_limit: int | str | None = None, progress: bool = False, evaluator=None,
+                   engine: str = "local", ray_address: str | None = None,
+                   share_qrels_limit: int | str | None = None, **options) -> BatchResult:
     """Score runs given as parquet files, globs or directories with bounded memory.
 
     Parameters
@@ -224,42 +212,69 @@ def evaluate_files(
     >>> sorted(res.aggregate.get_column("run_id").unique().to_list())
     ['run_0', 'run_1']
     """
+    from fasteval.io.atomic import check_outputs
+
+    specs = runs if isinstance(runs, list | tuple) else [runs]
+    out_fmt = _check_job(engine, qrels, specs, out, aggregate_out)
+    if evaluator is None:
+        evaluator = make_evaluator(qrels, measures, **options)
+    names = list(evaluator.measure_names)
+    sources = discover_all(list(specs))
+    check_outputs({"out": out, "aggregate_out": aggregate_out}, [f for s in sources for f in s.files])
+    bar = job_progress(sources, enabled=progress)
+    complete = bool(options.get("complete", False))
+    if engine == "ray":
+        wide_res, agg, stats = _run_ray(
+            evaluator, sources, names, bar, qrels=qrels, out=out, wide=wide, aggregate_out=aggregate_out,
+            complete=complete, ray_address=ray_address, share_qrels_limit=share_qrels_limit)
+    else:
+        wide_res, agg, stats = _run_local(
+            evaluator, sources, names, bar, out=out, out_fmt=out_fmt, wide=wide, aggregate_out=aggregate_out,
+            complete=complete, max_rows_per_chunk=max_rows_per_chunk, memory_limit=memory_limit)
+    per_query = None
+    if out is None:  # wide_res: the same rows, in fasteval.evaluate's order
+        from fasteval.batch.sinks import to_long
+
+        per_query = wide_res if wide else to_long(wide_res, names)
+    return BatchResult(per_query=per_query, aggregate=agg, stats=stats)
+
+
+def _check_job(engine: str, qrels, specs: list, out, aggregate_out) -> str | None:
+    """:func:`evaluate_files`' checks before anything is read (the engine, the outputs' formats,
+    no output that is an input); the format of ``out`` on the local engine."""
     from fasteval.batch.ray_engine import check_engine, require_ray
     from fasteval.io.atomic import check_outputs
 
     if check_engine(engine) == "ray":
         require_ray()
-    complete = bool(options.get("complete", False))
-    specs = runs if isinstance(runs, list | tuple) else [runs]
     out_fmt = _out_format(out) if engine != "ray" else None
     if aggregate_out is not None:  # a compressed name is refused now, not after the work
         from fasteval.batch.sinks import format_from_path
 
         format_from_path(aggregate_out, param="aggregate_out")
-    outputs = {"out": out, "aggregate_out": aggregate_out}
-    check_outputs(outputs, [qrels, *specs])  # before anything is read
-    if evaluator is None:
-        evaluator = make_evaluator(qrels, measures, **options)
-    names = list(evaluator.measure_names)
-    sources = discover_all(list(specs))
-    check_outputs(outputs, [f for s in sources for f in s.files])
-    bar = job_progress(sources, enabled=progress)
-    if engine == "ray":
-        from fasteval.batch.ray_engine import run_job_ray
+    check_outputs({"out": out, "aggregate_out": aggregate_out}, [qrels, *specs])  # before anything is read
+    return out_fmt
 
-        with bar:
-            wide_res, stats = run_job_ray(
-                evaluator, sources, complete=complete, out=out, wide=wide, ray_address=ray_address,
-                qrels=qrels, share_qrels_limit=share_qrels_limit, progress=bar.update)
-        agg = aggregate_wide(wide_res, names)
-        if aggregate_out is not None:
-            write_table_atomic(agg, aggregate_out)
-        per_query = None
-        if out is None:
-            from fasteval.batch.sinks import to_long
 
-            per_query = wide_res if wide else to_long(wide_res, names)
-        return BatchResult(per_query=per_query, aggregate=agg, stats=stats)
+def _run_ray(evaluator, sources, names: list[str], bar, *, qrels, out, wide: bool, aggregate_out, complete: bool,
+             ray_address: str | None, share_qrels_limit: int | str | None):
+    """The job on Ray Data (``out`` a parquet folder Ray writes): ``(wide results, aggregate, stats)``."""
+    from fasteval.batch.ray_engine import run_job_ray
+
+    with bar:
+        wide_res, stats = run_job_ray(
+            evaluator, sources, complete=complete, out=out, wide=wide, ray_address=ray_address,
+            qrels=qrels, share_qrels_limit=share_qrels_limit, progress=bar.update)
+    agg = aggregate_wide(wide_res, names)
+    if aggregate_out is not None:
+        write_table_atomic(agg, aggregate_out)
+    return wide_res, agg, stats
+
+
+def _run_local(evaluator, sources, names: list[str], bar, *, out, out_fmt: str | None, wide: bool, aggregate_out,
+               complete: bool, max_rows_per_chunk: int | None, memory_limit: int | str | None):
+    """The job on this machine, its outputs written (committed together, or none of them):
+    ``(wide results, aggregate, stats)``."""
     sink: Sink
     if out is not None and out_fmt in ("parquet", "csv"):
         sink = make_sink(out, out_fmt, wide=wide, measure_names=names)
@@ -268,15 +283,9 @@ def evaluate_files(
     json_out = None
     try:
         with bar:
-            wide_res, stats = run_job(
-                evaluator,
-                sources,
-                sink,
-                complete=complete,
-                max_rows_per_chunk=max_rows_per_chunk,
-                memory_limit=memory_limit,
-                progress=bar.update,
-            )
+            wide_res, stats = run_job(evaluator, sources, sink, complete=complete,
+                                      max_rows_per_chunk=max_rows_per_chunk, memory_limit=memory_limit,
+                                      progress=bar.update)
         agg = aggregate_wide(wide_res, names)
         sink.finish()  # the per-query file complete before the aggregates are put in place
         if out is not None and out_fmt == "json":  # put in place with the aggregates
@@ -291,12 +300,7 @@ def evaluate_files(
         if json_out is not None:
             json_out.abort()
         raise
-    per_query = None
-    if out is None:  # wide_res: the same rows, in fasteval.evaluate's order
-        from fasteval.batch.sinks import to_long
-
-        per_query = wide_res if wide else to_long(wide_res, names)
-    return BatchResult(per_query=per_query, aggregate=agg, stats=stats)
+    return wide_res, agg, stats
 
 
 def _json_output(wide_res: pl.DataFrame, names: list[str], *, wide: bool, path):

@@ -830,20 +830,72 @@ def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks
     stats = JobStats(mode={}, max_rows_per_chunk=0)
     stats.qrels = mode
     copart = mode == "co-partitioned"
-    qkinds = None
-    qrels_cols: list[tuple[str, str]] = []
+    qkinds = (_kind(qdtype), _kind(evaluator.qrels.doc_ids.dtype)) if copart else None
+    groups, keeps, orders, labels, kinds = _source_datasets(ray, evaluator, sources, qkinds)
+    holder = None if copart else (ray.put(evaluator),)
+    options = None
     if copart:
-        qkinds = (_kind(qdtype), _kind(evaluator.qrels.doc_ids.dtype))
-        qrels_cols = [("_qq", qkinds[0]), ("_qd", qkinds[1]), ("_qr", "int")]
+        options = {"measures": evaluator.measures, "relevance_level": evaluator.relevance_level,
+                   "max_docs": evaluator.max_docs, "complete": False, "judged_only": evaluator.judged_only,
+                   "tie_break": evaluator.tie_break, "duplicates": evaluator.duplicates,
+                   "num_docs": evaluator.num_docs, "compat": evaluator.compat, "qrels_dtypes": qkinds}
+    if num_blocks is None:
+        num_blocks = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+    fn_kwargs = {"holder": holder, "names": names, "labels": labels, "qdtype": qdtype, "options": options,
+                 "fault": os.environ.get(_FAULT_ENV) or None}
+    scored_parts = []
+    tables = []
+    t_read = time.perf_counter()
+    for key, dss in groups.items():
+        ds = dss[0].union(*dss[1:]) if len(dss) > 1 else dss[0]
+        keep = keeps[key]
+        if copart:
+            run_cols = [(c, k) for c, k in zip(keep, [key[0], key[1], "float", "int"], strict=False)]
+            ds = ds.union(_qrels_dataset(ray, qrels, {"query_id": qkinds[0], "doc_id": qkinds[1]},  # type: ignore[index]
+                                         run_cols, key_text=True))
+        ds = ds.repartition(num_blocks, keys=["_key"])
+        scored = ds.map_batches(score_block, batch_format="pyarrow", batch_size=None,
+                                fn_kwargs={**fn_kwargs, "keep": keep})
+        refs = _collect_blocks(ray, scored, tables, progress)
+        stats.chunks += len(refs)
+        scored_parts.append(refs)
+    stats.add_time("ray", time.perf_counter() - t_read)
+    frames = [pl.from_arrow(t) for t in tables if t.num_rows]
+    allrows = (pl.concat([f.with_columns(pl.col("query_id").cast(qdtype)) for f in frames])  # type: ignore[union-attr]
+               if frames else _empty_scored(names, qdtype))
+    # per-query rows in qrels order: the index in the driver's qrels (co-partitioned blocks
+    # number their own queries)
+    rows = allrows.filter(pl.col("_qidx") >= 0).drop("_qidx")
+    present_set = _report_totals(stats, allrows.filter(pl.col("_qidx") < 0), orders)
+    pieces, fills = _wide_pieces(evaluator, rows, orders, kinds, present_set, stats,
+                                 complete=complete, fills_last=fills_last)
+    from fasteval.batch.sinks import empty_wide
+
+    wide_df = pl.concat(pieces) if pieces else empty_wide(names, qdtype)
+    if out is not None:
+        t_w = time.perf_counter()
+        _write_dir(ray, scored_parts, pl.concat(fills) if fills else None, out, names, wide=wide)
+        stats.add_time("write", time.perf_counter() - t_w)
+    stats.seconds = time.perf_counter() - t0
+    return wide_df, stats
+
+
+def _source_datasets(ray, evaluator, sources, qkinds: tuple[str, str] | None):
+    """One Ray dataset per source, grouped by the kind of its columns (datasets of one group
+    are scored as one), with each group's columns, each source's runs, label and id kind; a
+    run given by two sources is refused. ``qkinds``: the qrels' id kinds, when they are
+    co-partitioned with the runs."""
+    from fasteval.batch.driver import _label
+
+    qrels_cols = [] if qkinds is None else [("_qq", qkinds[0]), ("_qd", qkinds[1]), ("_qr", "int")]
     groups: dict[tuple, list] = {}
     keeps: dict[tuple, list[str]] = {}
     orders: list[list[str]] = []
     labels: list[str] = []
     kinds: list[str] = []
-    from fasteval.batch.driver import _label
-
     for i, source in enumerate(sources):
-        key, ds, order, keep = _dataset(ray, i, source, evaluator.tie_break, qrels_cols, key_text=copart)
+        key, ds, order, keep = _dataset(ray, i, source, evaluator.tie_break, qrels_cols,
+                                        key_text=qkinds is not None)
         groups.setdefault(key, []).append(ds)
         keeps[key] = keep
         orders.append(order)
@@ -856,56 +908,28 @@ def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks
                 raise InputError(f"run {rid!r} is also in an earlier input; each run may be given once",
                                  source=sources[i].name)
             seen_runs[rid] = i
-    holder = None if copart else (ray.put(evaluator),)
-    options = None
-    if copart:
-        options = {"measures": evaluator.measures, "relevance_level": evaluator.relevance_level,
-                   "max_docs": evaluator.max_docs, "complete": False, "judged_only": evaluator.judged_only,
-                   "tie_break": evaluator.tie_break, "duplicates": evaluator.duplicates,
-                   "num_docs": evaluator.num_docs, "compat": evaluator.compat, "qrels_dtypes": qkinds}
-    if num_blocks is None:
-        num_blocks = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
-    fault = os.environ.get(_FAULT_ENV) or None
-    scored_parts = []
-    tables = []
-    t_read = time.perf_counter()
-    for key, dss in groups.items():
-        ds = dss[0].union(*dss[1:]) if len(dss) > 1 else dss[0]
-        keep = keeps[key]
-        if copart:
-            run_cols = [(c, k) for c, k in zip(keep, [key[0], key[1], "float", "int"], strict=False)]
-            ds = ds.union(_qrels_dataset(ray, qrels, {"query_id": qkinds[0], "doc_id": qkinds[1]},  # type: ignore[index]
-                                         run_cols, key_text=True))
-        ds = ds.repartition(num_blocks, keys=["_key"])
-        scored = ds.map_batches(
-            score_block, batch_format="pyarrow", batch_size=None,
-            fn_kwargs={"holder": holder, "names": names, "keep": keep, "labels": labels, "qdtype": qdtype,
-                       "options": options, "fault": fault},
-        )
-        refs = []
-        for bundle in scored.iter_internal_ref_bundles():
-            for ref in bundle.block_refs:
-                table = ray.get(ref)
-                refs.append(ref)
-                tables.append(table)
-                if progress is not None and table.num_rows:
-                    rep = pl.from_arrow(table.select(["_qidx", "_r_rows", "_r_run_queries"])).filter(
-                        pl.col("_qidx") < 0)
-                    progress(int(rep.get_column("_r_rows").sum()), int(rep.get_column("_r_run_queries").sum()))
-        stats.chunks += len(refs)
-        scored_parts.append(refs)
-    stats.add_time("ray", time.perf_counter() - t_read)
-    frames = [pl.from_arrow(t) for t in tables if t.num_rows]
-    allrows = (pl.concat([f.with_columns(pl.col("query_id").cast(qdtype)) for f in frames])  # type: ignore[union-attr]
-               if frames else _empty_scored(names, qdtype))
-    reports = allrows.filter(pl.col("_qidx") < 0)
-    nq = len(evaluator.qrels.query_ids)
-    qids = evaluator.qrels.query_ids
-    fq = pl.DataFrame({"query_id": qids, "_qidx": np.arange(nq, dtype=np.int64)})
-    # per-query rows in qrels order: the index in the driver's qrels (co-partitioned blocks
-    # number their own queries)
-    rows = allrows.filter(pl.col("_qidx") >= 0).drop("_qidx")
-    # the report: per-block counts add up (each query lies whole in one block)
+    return groups, keeps, orders, labels, kinds
+
+
+def _collect_blocks(ray, scored, tables: list, progress) -> list:
+    """Fetch the scored blocks of ``scored`` into ``tables`` (the rows and queries of each
+    block's report go to ``progress``); their object references."""
+    refs = []
+    for bundle in scored.iter_internal_ref_bundles():
+        for ref in bundle.block_refs:
+            table = ray.get(ref)
+            refs.append(ref)
+            tables.append(table)
+            if progress is not None and table.num_rows:
+                rep = pl.from_arrow(table.select(["_qidx", "_r_rows", "_r_run_queries"])).filter(
+                    pl.col("_qidx") < 0)
+                progress(int(rep.get_column("_r_rows").sum()), int(rep.get_column("_r_run_queries").sum()))
+    return refs
+
+
+def _report_totals(stats: JobStats, reports: pl.DataFrame, orders: list[list[str]]) -> set[str]:
+    """Add the blocks' reports up into ``stats`` (each query lies whole in one block) and list
+    the runs scored, in input order; the set of those runs."""
     for k in _report_keys():
         stats.report[k] = int(reports.get_column(f"_r_{k}").sum())
     stats.rows = int(reports.get_column("_r_rows").sum())
@@ -917,12 +941,23 @@ def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks
     ordered_runs = sorted(present, key=lambda r: run_rank.get(r, len(run_rank)))
     stats.runs = ordered_runs
     stats.mode = {r: "ray" for r in ordered_runs}
+    return set(ordered_runs)
+
+
+def _wide_pieces(evaluator, rows: pl.DataFrame, orders: list[list[str]], kinds: list[str], present_set: set[str],
+                 stats: JobStats, *, complete: bool, fills_last: bool):
+    """The wide per-query tables in :func:`fasteval.batch.driver.run_job`'s order (a source's
+    runs, each in qrels order, with ``complete`` its filled queries: after all of them with
+    ``fills_last``), and the filled queries' tables; the fill counts go to ``stats``."""
+    names = list(evaluator.measure_names)
+    qdtype = evaluator.qrels.query_ids.dtype
+    nq = len(evaluator.qrels.query_ids)
+    fq = pl.DataFrame({"query_id": evaluator.qrels.query_ids, "_qidx": np.arange(nq, dtype=np.int64)})
     pieces: list[pl.DataFrame] = []
     filled = 0
     missing = 0
     fills: list[pl.DataFrame] = []
     by_run = {r[0]: t for r, t in rows.partition_by("run_id", as_dict=True, maintain_order=False).items()}
-    present_set = set(ordered_runs)
     for i, order in enumerate(orders):  # as run_job: a source's runs, each with (-c) its filled queries
         fq_i = fq if kinds[i] == _kind(qdtype) else _query_order(evaluator, kinds[i], fq)
         bodies, tails = [], []
@@ -950,15 +985,7 @@ def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks
         stats.report["filled"] = filled
         stats.report["evaluated"] = stats.report.get("evaluated", 0) + filled  # as Report: filled ones count
     stats.report["missing_from_run"] = missing
-    from fasteval.batch.sinks import empty_wide
-
-    wide_df = pl.concat(pieces) if pieces else empty_wide(names, qdtype)
-    if out is not None:
-        t_w = time.perf_counter()
-        _write_dir(ray, scored_parts, pl.concat(fills) if fills else None, out, names, wide=wide)
-        stats.add_time("write", time.perf_counter() - t_w)
-    stats.seconds = time.perf_counter() - t0
-    return wide_df, stats
+    return pieces, fills
 
 
 def _drop_helpers(block, *, names: list[str], wide: bool):
