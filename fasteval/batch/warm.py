@@ -167,10 +167,10 @@ _SCORE_OPTIONS = ("relevance_level", "compat", "num_docs")
 
 def _preparation_cached() -> bool:
     """Whether numba's cache holds compiled preparation kernels for this machine."""
-    from fasteval.kernels import prepare as K
+    from fasteval.kernels.rank import rank_and_label
 
     try:
-        return bool(K.rank_and_label._cache._cache_file._load_index())
+        return bool(rank_and_label._cache._cache_file._load_index())
     except Exception:  # noqa: BLE001 - another numba: load them when a job needs them
         return False
 

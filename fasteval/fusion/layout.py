@@ -20,7 +20,7 @@ import polars as pl
 from fasteval.errors import InputError, ParameterError
 from fasteval.fusion.options import NORMS, FusionSpec
 from fasteval.kernels import fusion as KF
-from fasteval.kernels import prepare as K
+from fasteval.kernels.groups import gather_slices, group_runs
 from fasteval.prepare.qrels import run_heads
 from fasteval.prepare.tables import _check_columns, check_run_table
 from fasteval.prepare.threads import _on_threads, _parts
@@ -237,7 +237,7 @@ def prepare_fusion(runs: list[tuple[str, pl.DataFrame]], norm: str) -> FusionInp
     h0 = 0
     for r in range(n_runs):
         h = heads[r]
-        perm, off = K.group_runs(h, int(sizes[r]), codes[h0:h0 + len(h)], nq)
+        perm, off = group_runs(h, int(sizes[r]), codes[h0:h0 + len(h)], nq)
         h0 += len(h)
         perms.append(perm + bases[r])
         run_off[r] = off + pos
@@ -274,7 +274,7 @@ def prepare_fusion(runs: list[tuple[str, pl.DataFrame]], norm: str) -> FusionInp
     cand_off = np.zeros(nq + 1, dtype=np.int64)
     np.cumsum(ncand, out=cand_off[1:])
     starts = seg[:-1:n_runs] if nq else np.zeros(0, dtype=np.int64)
-    first = K.gather_slices(cand_first, starts, ncand) if nq else np.zeros(0, dtype=np.int64)
+    first = gather_slices(cand_first, starts, ncand) if nq else np.zeros(0, dtype=np.int64)
     cand_row = ent_row[first]
     return FusionInput(names=names, norm=norm, query_ids=query_ids.rename("query_id"),
                        doc_ids=doc_ids.rename("doc_id"), docs=docs, seg=seg, ent_row=ent_row,

@@ -241,7 +241,7 @@ def _tie_starts(perm, offsets, key, out, scratch):
 
 @njit(cache=True)
 def truncate_groups(labels, offsets, starts, max_docs, judged_only):
-    """:func:`fasteval.kernels.prepare.truncate` with tie groups: the top ``max_docs`` of
+    """:func:`fasteval.kernels.groups.truncate` with tie groups: the top ``max_docs`` of
     each query, then (``judged_only``) without its unjudged labels (< 0); ``starts``
     follows. Returns ``(labels, offsets, starts, split)``, ``split`` being the first query
     whose cut falls inside a tie group (-1: none), where the kept documents would depend on

@@ -8,12 +8,12 @@ the runs' concatenated columns). Within a query, the documents of all runs are i
 to *candidates* ``0..nc-1`` (``ent_cand``), numbered in order of first appearance (run
 order, then rank order); candidate ``c`` of query ``q`` is number ``cand_off[q] + c`` of
 the flat candidate arrays. Ids are matched on their 64-bit keys
-(:func:`fasteval.kernels.prepare.id_keys`) and every match is confirmed on the ids, so a
+(:func:`fasteval.kernels.ids.id_keys`) and every match is confirmed on the ids, so a
 collision costs time, never a result.
 
 The kernels that work a query at a time are serial and ``nogil``; the caller runs
 disjoint parts (whole queries) on a few Python threads, as the preparation kernels of
-:mod:`fasteval.kernels.prepare` do. Scratch is allocated once per part, never per query.
+:mod:`fasteval.kernels.rank` do. Scratch is allocated once per part, never per query.
 """
 
 from __future__ import annotations
@@ -25,14 +25,8 @@ from numba import prange
 
 from fasteval.kernels._borrow import borrow
 from fasteval.kernels._jit import njit
-from fasteval.kernels.prepare import (
-    _doc_before,
-    _sort_slice_by_key,
-    _table_size,
-    _text_eq,
-    id_keys,
-    sort_tie_run,
-)
+from fasteval.kernels.ids import doc_before, id_keys, probe, table_size, text_eq
+from fasteval.kernels.rank import rank_slice, sort_slice_by_key, sort_tie_run
 
 # score normalisations (see fasteval.fusion.options.NORMS)
 NORM_NONE = 0
@@ -67,17 +61,11 @@ M_MIXED = 18
 
 _SPREAD = 2
 """The per-query candidate table has room for this many times the query's entries over
-:func:`_table_size`'s minimum (so at most a quarter full)."""
+:func:`table_size`'s minimum (so at most a quarter full)."""
 
 _DENOMINATOR_FLOOR = 1e-9
 """Smallest denominator of the score normalisations (ranx's floor: a run whose scores are
 all equal normalises to 0 instead of dividing by zero)."""
-
-
-@njit(cache=True, inline="always")
-def _slot_of(h, shift):
-    """Slot of a 64-bit key in a table of 2**(64 - shift) slots (Fibonacci hashing)."""
-    return np.int64((np.uint64(h) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(shift))
 
 
 @njit(cache=True)
@@ -91,29 +79,27 @@ def intern_ids(col):
     n = ints.shape[0] if is_int else v.shape[0]
     keys = np.empty(n, dtype=np.int64)
     id_keys(col, np.empty(0, dtype=np.int64), 0, keys)
-    size, shift = _table_size(max(n, 1))
-    mask = size - 1
+    size, shift = table_size(max(n, 1))
     table = np.zeros(size, dtype=np.int64)
     codes = np.empty(n, dtype=np.int64)
     firsts = np.empty(n, dtype=np.int64)
+    code_keys = np.empty(n, dtype=np.int64)
     m = 0
     for i in range(n):
         h = keys[i]
-        slot = _slot_of(h, shift)
+        slot = -1
         while True:
-            t = table[slot]
-            if t == 0:
-                table[slot] = m + 1
-                codes[i] = m
-                firsts[m] = i
-                m += 1
+            slot, t = probe(table, code_keys, h, shift, slot)
+            if t == 0 or ((ints[i] == ints[firsts[t - 1]]) if is_int else text_eq(
+                    v, data, base, i, v, data, base, firsts[t - 1])):
                 break
-            f = firsts[t - 1]
-            if keys[f] == h and ((ints[i] == ints[f]) if is_int else _text_eq(
-                    v, data, base, i, v, data, base, f)):
-                codes[i] = t - 1
-                break
-            slot = (slot + 1) & mask
+        if t == 0:
+            table[slot] = m + 1
+            firsts[m] = i
+            code_keys[m] = h
+            t = m + 1
+            m += 1
+        codes[i] = t - 1
     return codes, firsts[:m].copy()
 
 
@@ -158,18 +144,18 @@ def prepare_queries(q_lo, q_hi, n_runs, seg, ent_row, key, scores, docs, norm, e
     longest = 1
     for q in range(q_lo, q_hi):
         longest = max(longest, seg[(q + 1) * n_runs] - seg[q * n_runs])
-    size = _table_size(_SPREAD * longest)[0]
+    size = table_size(_SPREAD * longest)[0]
     _prepare_queries(q_lo, q_hi, n_runs, seg, ent_row, key, scores, docs, norm, ent_val,
                      ent_cand, ncand, cand_first, dup_at, np.empty(longest, dtype=np.float64),
                      np.empty(longest, dtype=np.int64), np.empty(longest, dtype=np.float64),
                      np.zeros(size, dtype=np.int64), np.empty(longest, dtype=np.int64),
-                     np.empty(longest, dtype=np.int64))
+                     np.empty(longest, dtype=np.int64), np.empty(longest, dtype=np.int64))
 
 
 @njit(cache=True, nogil=True)
 def _prepare_queries(q_lo, q_hi, n_runs, seg, ent_row, key, scores, docs, norm, ent_val,
                      ent_cand, ncand, cand_first, dup_at, kbuf, pscr, kscr, table, hbuf,
-                     last_run):
+                     last_run, cand_key):
     """The pass of :func:`prepare_queries` (scratch given by the caller)."""
     d_int, d_ints, d_v8, dv, d_data, d_base = docs
     d_ints, d_v8, dv = borrow(d_ints), borrow(d_v8), borrow(dv)
@@ -178,7 +164,8 @@ def _prepare_queries(q_lo, q_hi, n_runs, seg, ent_row, key, scores, docs, norm, 
     ent_row, key, scores = borrow(ent_row), borrow(key), borrow(scores)
     ent_val, ent_cand, cand_first = borrow(ent_val), borrow(ent_cand), borrow(cand_first)
     kbuf, pscr, kscr = borrow(kbuf), borrow(pscr), borrow(kscr)
-    table, hbuf, last_run = borrow(table), borrow(hbuf), borrow(last_run)
+    table, hbuf = borrow(table), borrow(hbuf)
+    last_run, cand_key = borrow(last_run), borrow(cand_key)
     for q in range(q_lo, q_hi):
         base = seg[q * n_runs]
         end = seg[(q + 1) * n_runs]
@@ -187,60 +174,43 @@ def _prepare_queries(q_lo, q_hi, n_runs, seg, ent_row, key, scores, docs, norm, 
         ncand[q] = 0
         if m == 0:
             continue
-        # each run's rows of the query in rank order: key descending, ties doc id descending
-        for r in range(n_runs):
+        for r in range(n_runs):  # each run's rows of the query in rank order
             s = seg[q * n_runs + r]
             e = seg[q * n_runs + r + 1]
-            if e - s < 2:
-                continue
-            ties = _sort_slice_by_key(ent_row, s, e, key, kbuf, pscr, kscr)
-            i = s if ties else e
-            while i < e:
-                ki = key[ent_row[i]]
-                j = i + 1
-                while j < e and key[ent_row[j]] == ki:
-                    j += 1
-                if j - i > 1:
-                    sort_tie_run(ent_row, i, j, pscr, d_int, d_ints, d_v8, dv, d_data, d_base)
-                i = j
+            if e - s > 1:
+                rank_slice(ent_row, s, e, key, kbuf, pscr, kscr, d_int, d_ints, d_v8, dv,
+                           d_data, d_base)
         # candidates: the query's distinct documents, in order of first appearance
         id_keys(bdocs, ent_row[base:end], 0, hbuf[:m])
-        size, shift = _table_size(_SPREAD * m)
-        mask = size - 1
+        size, shift = table_size(_SPREAD * m)
         for x in range(size):
             table[x] = 0
         nc = 0
         dup = -1
         for r in range(n_runs):
-            s = seg[q * n_runs + r]
-            e = seg[q * n_runs + r + 1]
-            for i in range(s, e):
+            for i in range(seg[q * n_runs + r], seg[q * n_runs + r + 1]):
                 h = hbuf[i - base]
                 row = ent_row[i]
-                slot = _slot_of(h, shift)
-                c = -1
+                slot = -1
                 while True:
-                    t = table[slot]
+                    slot, t = probe(table, cand_key, h, shift, slot)
                     if t == 0:
-                        table[slot] = nc + 1
-                        c = nc
-                        cand_first[base + nc] = i
-                        last_run[nc] = r
-                        nc += 1
                         break
-                    f = cand_first[base + t - 1]
-                    if hbuf[f - base] == h and ((d_ints[row] == d_ints[ent_row[f]]) if d_int
-                                                else _text_eq(dv, d_data, d_base, row, dv,
-                                                              d_data, d_base, ent_row[f])):
-                        c = t - 1
-                        if last_run[c] == r:
-                            dup = i
-                        last_run[c] = r
+                    f = ent_row[cand_first[base + t - 1]]
+                    if (d_ints[row] == d_ints[f]) if d_int else text_eq(
+                            dv, d_data, d_base, row, dv, d_data, d_base, f):
                         break
-                    slot = (slot + 1) & mask
-                if dup >= 0:
+                if t == 0:  # a new candidate
+                    t = nc + 1
+                    table[slot] = t
+                    cand_first[base + nc] = i
+                    cand_key[nc] = h
+                    nc += 1
+                elif last_run[t - 1] == r:
+                    dup = i
                     break
-                ent_cand[i] = c
+                ent_cand[i] = t - 1
+                last_run[t - 1] = r
             if dup >= 0:
                 break
         if dup >= 0:
@@ -354,7 +324,7 @@ def _cand_before(y, x, by_votes, n_runs, rk, weights, cb, cand_row, is_int, ints
     or a doc id that sorts after ``x``'s (the trec order of ties)."""
     if by_votes:
         return _beats(y, x, n_runs, rk, weights)
-    return _doc_before(cand_row[cb + y], cand_row[cb + x], is_int, ints, v8, v, data, base)
+    return doc_before(cand_row[cb + y], cand_row[cb + x], is_int, ints, v8, v, data, base)
 
 
 @njit(cache=True)
@@ -574,7 +544,7 @@ def _order_queries(q_lo, q_hi, cand_off, fused, cand_row, docs, out_row, out_sco
             continue
         for i in range(n):
             pp[i] = o + i
-        ties = _sort_slice_by_key(pp, 0, n, fused, kbuf, pscr, kscr) if n > 1 else False
+        ties = sort_slice_by_key(pp, 0, n, fused, kbuf, pscr, kscr) if n > 1 else False
         for i in range(n):
             out_row[o + i] = cand_row[pp[i]]
             out_score[o + i] = fused[pp[i]]

@@ -14,7 +14,9 @@ from fasteval.prepare.tables import _check_columns, check_qrels_table
 from fasteval.prepare.threads import _PARALLEL_CHUNKS, _on_threads, _parts
 from fasteval.prepare.views import _IDENTITY, _readonly, id_column
 
-K = LazyModule("fasteval.kernels.prepare")
+KG = LazyModule("fasteval.kernels.groups")
+KI = LazyModule("fasteval.kernels.ids")
+KQ = LazyModule("fasteval.kernels.qrels_index")
 """The preparation kernels, imported (with numba) on first use."""
 
 
@@ -36,10 +38,10 @@ def _run_heads(s: pl.Series, pq: PreparedQrels | None = None) -> tuple[np.ndarra
     sizes = [len(c) for c in chunks]
 
     def task(k: int) -> tuple[np.ndarray, np.ndarray]:
-        heads = K.run_heads(cols[k], sizes[k])
+        heads = KG.run_heads(cols[k], sizes[k])
         codes = np.empty(len(heads) if pq is not None else 0, dtype=np.int64)
         if pq is not None:
-            K.lookup_ids(cols[k], heads, pq.qslots, pq.qshift, pq.query_hash, pq.query_col,
+            KI.lookup_ids(cols[k], heads, pq.qslots, pq.qshift, pq.query_hash, pq.query_col,
                          codes)
         return heads, codes
 
@@ -48,7 +50,7 @@ def _run_heads(s: pl.Series, pq: PreparedQrels | None = None) -> tuple[np.ndarra
     coded = [np.zeros(0, dtype=np.int64)]
     start = 0
     for k, (col, n, (heads, codes)) in enumerate(zip(cols, sizes, found, strict=True)):
-        if k and K.id_eq(col, 0, cols[k - 1], sizes[k - 1] - 1):  # the run goes on
+        if k and KI.id_eq(col, 0, cols[k - 1], sizes[k - 1] - 1):  # the run goes on
             heads = heads[1:]
             codes = codes[1:]
         parts.append(heads + start)
@@ -62,7 +64,7 @@ class QrelsIndex:
     """The kernels' doc index of a qrels table (see :class:`PreparedQrels`)."""
 
     query_col: tuple  # query_ids as the kernels see them (see id_column)
-    query_hash: np.ndarray  # int64 key of each query id (by code; see K.id_keys)
+    query_hash: np.ndarray  # int64 key of each query id (by code; see KI.id_keys)
     qslots: np.ndarray  # open-addressing table key -> code + 1 (see kernels.code_table)
     qshift: int
     doc_col: tuple  # doc ids as the kernels see them (see id_column), in row order
@@ -169,7 +171,7 @@ class PreparedQrels:
 
 def index_qrels(order: np.ndarray, starts: np.ndarray, ends: np.ndarray, col: tuple,
                 rel: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`K.index_qrels` over all queries, in parts of whole queries (about
+    """:func:`KQ.index_qrels` over all queries, in parts of whole queries (about
     :func:`_part_rows` positions each) on threads. Returns ``(q_hash, repeat, grades,
     g_end)``."""
     n = rel.shape[0]
@@ -182,7 +184,7 @@ def index_qrels(order: np.ndarray, starts: np.ndarray, ends: np.ndarray, col: tu
 
     def part(k: int) -> None:
         a, b = int(cuts[k]), int(cuts[k + 1])
-        K.index_qrels(order, starts[a:b], ends[a:b], col, rel, q_hash, repeat[a:b], grades,
+        KQ.index_qrels(order, starts[a:b], ends[a:b], col, rel, q_hash, repeat[a:b], grades,
                       g_end[a:b])
 
     _on_threads(part, range(len(cuts) - 1))
@@ -235,12 +237,12 @@ def _prepare_qrels_kernels(qrels: pl.DataFrame) -> PreparedQrels:
     heads = run_heads(qcol)
     head_ids = qcol.gather(heads)
     by_id = head_ids.arg_sort().to_numpy().astype(np.int64)
-    head_codes, firsts = K.dense_codes(id_column(head_ids), by_id)
+    head_codes, firsts = KI.dense_codes(id_column(head_ids), by_id)
     query_ids = head_ids.gather(firsts)
     query_col = id_column(query_ids)
     query_hash = np.empty(len(query_ids), dtype=np.int64)
-    K.id_keys(query_col, _IDENTITY, 0, query_hash)
-    qslots, qshift, clash = K.code_table(query_hash)
+    KI.id_keys(query_col, _IDENTITY, 0, query_hash)
+    qslots, qshift, clash = KI.code_table(query_hash)
     if clash:  # pragma: no cover - needs a 64-bit collision between two query ids
         raise InputError("two query ids share a 64-bit hash; please report this", source="qrels")
     docs = qrels.get_column("doc_id")
@@ -255,7 +257,7 @@ def _prepare_qrels_kernels(qrels: pl.DataFrame) -> PreparedQrels:
         starts[head_codes] = heads
         ends[head_codes] = np.append(heads[1:], qrels.height)
     else:
-        order, offsets = K.group_runs(heads, qrels.height, head_codes, nq)
+        order, offsets = KG.group_runs(heads, qrels.height, head_codes, nq)
         starts = offsets[:-1]
         ends = offsets[1:]
     q_hash, repeat, grades, g_end = index_qrels(order, starts, ends, doc_col, rel)

@@ -24,7 +24,8 @@ from fasteval.prepare.tables import (
 from fasteval.prepare.threads import _block_cuts, _on_threads, _parts
 from fasteval.prepare.views import _IDENTITY, _readonly, id_column
 
-K = LazyModule("fasteval.kernels.prepare")
+KG = LazyModule("fasteval.kernels.groups")
+KR = LazyModule("fasteval.kernels.rank")
 """The preparation kernels, imported (with numba) on first use."""
 
 
@@ -190,7 +191,7 @@ def prepare_run(
     if (limit < no_limit or judged_only) and small.is_small(len(labels)):
         labels, offsets = small.truncate_small(labels, offsets, limit, judged_only)
     elif limit < no_limit or judged_only:
-        labels, offsets = K.truncate(labels, offsets, limit, judged_only)
+        labels, offsets = KG.truncate(labels, offsets, limit, judged_only)
     if complete and not judged_only and report.missing_from_run:
         labels, offsets = placeholder_rankings(labels, offsets, ~has)
     if complete:
@@ -219,7 +220,7 @@ def _reorder(labels: np.ndarray, offsets: np.ndarray,
     lengths = np.diff(offsets)[order]
     new_off = np.zeros(len(offsets), dtype=np.int64)
     np.cumsum(lengths, out=new_off[1:])
-    return K.gather_slices(labels, offsets[:-1][order], lengths), new_off
+    return KG.gather_slices(labels, offsets[:-1][order], lengths), new_off
 
 
 def _rank_and_label_kernels(pq: PreparedQrels, run: pl.DataFrame, key_col: pl.Series,
@@ -240,7 +241,7 @@ def _rank_and_label_kernels(pq: PreparedQrels, run: pl.DataFrame, key_col: pl.Se
         labels, offsets = blocked
         dup_at = np.full(0, -1, dtype=np.int64)
     else:
-        perm, offsets = K.group_runs(heads, run.height, head_codes, nq)
+        perm, offsets = KG.group_runs(heads, run.height, head_codes, nq)
         labels = np.empty(perm.shape[0], dtype=np.int32)
         dup_at = np.empty(nq, dtype=np.int64)
         key = _readonly(key_col.to_numpy() if sort else np.zeros(0))
@@ -249,7 +250,7 @@ def _rank_and_label_kernels(pq: PreparedQrels, run: pl.DataFrame, key_col: pl.Se
 
         def part(k: int) -> None:
             a, b = int(cuts[k]), int(cuts[k + 1])
-            K.rank_and_label(perm, offsets[a:b + 1], offsets[a:b], key, sort, docs, pq.q_hash,
+            KR.rank_and_label(perm, offsets[a:b + 1], offsets[a:b], key, sort, docs, pq.q_hash,
                              pq.q_rel, pq.q_row, pq.q_start[a:b], pq.q_end[a:b], pq.doc_col,
                              labels, dup_at[a:b])
 
@@ -303,7 +304,7 @@ def _each_query_once(head_codes: np.ndarray) -> bool:
 def _rank_and_label_blocked(pq: PreparedQrels, heads: np.ndarray, head_codes: np.ndarray,
                             n_rows: int, key_col: pl.Series, doc_col: pl.Series,
                             sort: bool) -> tuple[np.ndarray, np.ndarray] | None:
-    """:func:`K.rank_and_label` over blocks of whole queries (input grouped by query).
+    """:func:`KR.rank_and_label` over blocks of whole queries (input grouped by query).
 
     Returns labels in qrels query order and their offsets per query code, or None when a
     block holds a repeated document (the caller's whole-table path reports it).
@@ -330,7 +331,7 @@ def _rank_and_label_blocked(pq: PreparedQrels, heads: np.ndarray, head_codes: np
         offsets = np.append(heads[a:b] - r0, r1 - r0)
         key = key_col.slice(r0, r1 - r0).to_numpy() if sort else np.zeros(0)
         dup_at = np.empty(b - a, dtype=np.int64)
-        K.rank_and_label(_IDENTITY, offsets, out_off[a:b], _readonly(key), sort,
+        KR.rank_and_label(_IDENTITY, offsets, out_off[a:b], _readonly(key), sort,
                          id_column(doc_col.slice(r0, r1 - r0)), pq.q_hash, pq.q_rel, pq.q_row,
                          q_start[a:b], q_end[a:b], pq.doc_col, labels, dup_at)
         return bool((dup_at >= 0).any())
@@ -342,7 +343,7 @@ def _rank_and_label_blocked(pq: PreparedQrels, heads: np.ndarray, head_codes: np
     if len(gc) > 1 and not (np.diff(gc) > 0).all():
         # queries in another order than the qrels: move each one's labels to its code's place
         order = np.argsort(gc, kind="stable")
-        labels = K.gather_slices(labels, out_off[valid][order], lengths[order])
+        labels = KG.gather_slices(labels, out_off[valid][order], lengths[order])
         gc = gc[order]
         lengths = lengths[order]
     offsets = np.zeros(pq.n_queries + 1, dtype=np.int64)

@@ -131,7 +131,7 @@ def rank_and_label_small(pq, qcol: pl.Series, doc_col: pl.Series, key_col: pl.Se
                          sort: bool) -> tuple[np.ndarray, np.ndarray, pl.Series, int | None,
                                               pl.Series, pl.Series]:
     """Rank and label a run of at most :data:`SMALL_ROWS` rows against qrels prepared by
-    polars, as :func:`fasteval.kernels.prepare.rank_and_label` does.
+    polars, as :func:`fasteval.kernels.rank.rank_and_label` does.
 
     Returns ``(labels, offsets, dropped, dup_row, qcol, doc_col)``: labels in rank order
     with offsets per query code (grade, -1 unjudged, -2 negative grade), the distinct run
@@ -179,7 +179,7 @@ def rank_and_label_small(pq, qcol: pl.Series, doc_col: pl.Series, key_col: pl.Se
 
 def truncate_small(labels: np.ndarray, offsets: np.ndarray, max_docs: int,
                    judged_only: bool) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`fasteval.kernels.prepare.truncate` in numpy: the top ``max_docs`` labels of
+    """:func:`fasteval.kernels.groups.truncate` in numpy: the top ``max_docs`` labels of
     each query, then (``judged_only``) without the unjudged ones (< 0); compacted.
 
     >>> truncate_small(np.array([1, -1, 0, 2], np.int32), np.array([0, 3, 4]), 2, True)

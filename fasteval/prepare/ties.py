@@ -16,7 +16,7 @@ import polars as pl
 
 from fasteval.errors import ParameterError
 from fasteval.kernels import expected as E
-from fasteval.kernels import prepare as K
+from fasteval.kernels.groups import group_runs
 from fasteval.prepare.qrels import PreparedQrels, run_heads
 from fasteval.prepare.ranking import Batch, placeholder_rankings, prepare_run
 
@@ -108,7 +108,7 @@ def _tie_starts(pq: PreparedQrels, run: pl.DataFrame, qidx: np.ndarray,
     """Tie-group starts aligned with the labels of the batch's queries ``qidx`` (codes of
     ``pq``; rankings at ``offsets``): each run row is assigned its batch query through
     the runs of equal query ids (only their first rows are joined), its query's rows are
-    grouped (:func:`fasteval.kernels.prepare.group_runs`) and their scores sorted."""
+    grouped (:func:`fasteval.kernels.groups.group_runs`) and their scores sorted."""
     qcol = run.get_column("query_id")
     batch_ids = pq.query_ids.gather(qidx)
     if qcol.dtype.is_integer() and batch_ids.dtype.is_integer():
@@ -130,7 +130,7 @@ def _tie_starts(pq: PreparedQrels, run: pl.DataFrame, qidx: np.ndarray,
         perm = np.zeros(0, dtype=np.int64)  # the usual dump: each query once, in code order
         grouped = np.append(heads, n)
     else:
-        perm, grouped = K.group_runs(heads, n, codes, len(batch_ids))
+        perm, grouped = group_runs(heads, n, codes, len(batch_ids))
     if not np.array_equal(grouped, offsets):  # pragma: no cover - prepare_run invariant
         raise RuntimeError("tie groups do not line up with the prepared rankings")
     key = run.get_column("score").cast(pl.Float64).to_numpy()

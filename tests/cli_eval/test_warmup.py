@@ -11,8 +11,11 @@ from tests._data import SHIPPED_TREC
 
 @pytest.mark.slow
 def test_warmup_loads_every_score_pass_variant(capsys):
-    from fasteval.kernels import prepare as K
     from fasteval.kernels import ranking
+    from fasteval.kernels.groups import run_heads
+    from fasteval.kernels.ids import id_keys
+    from fasteval.kernels.qrels_index import index_qrels
+    from fasteval.kernels.rank import rank_and_label
 
     assert main(["warmup"]) == 0
     err = capsys.readouterr().err
@@ -23,7 +26,7 @@ def test_warmup_loads_every_score_pass_variant(capsys):
 
     assert set(expected._PASSES) == {False, True}  # tie_break="expected", serial and parallel
     assert expected._tie_starts.signatures
-    for kernel in (K.rank_and_label, K.index_qrels, K.run_heads, K.id_keys):
+    for kernel in (rank_and_label, index_qrels, run_heads, id_keys):
         assert isinstance(kernel, numba.core.registry.CPUDispatcher)
         assert kernel.signatures, kernel  # compiled or loaded (one id-column type for both kinds)
 

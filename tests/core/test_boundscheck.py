@@ -127,8 +127,8 @@ out = Path(sys.argv[1])
 qrels, run = t.data()
 t.evaluate_all(qrels, run).write_parquet(out / "results.parquet")
 (out / "trec_eval.txt").write_text(t.trec_eval_text(*t.write_trec(qrels, run, out)))
-from fasteval.kernels import prepare, ranking
-kernels = [f for m in (prepare, ranking) for f in vars(m).values()
+from fasteval.kernels import groups, ids, qrels_index, rank, ranking
+kernels = [f for m in (groups, ids, qrels_index, rank, ranking) for f in vars(m).values()
            if isinstance(f, numba.core.registry.CPUDispatcher)]
 assert len(kernels) > 20 and not any(f.targetoptions.get("parallel") for f in kernels)
 """

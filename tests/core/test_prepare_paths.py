@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import fasteval
 import fasteval.prepare as P
 from fasteval.errors import InputError
-from fasteval.kernels import prepare as K
+from fasteval.kernels import ids as K
 from tests._profile import examples
 from tests.core._gen import random_case
 

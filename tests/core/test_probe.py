@@ -1,4 +1,4 @@
-"""The open-addressing probe of kernels/prepare.py, with keys that collide on purpose.
+"""The open-addressing probe of kernels/ids.py, with keys that collide on purpose.
 
 Real 64-bit key collisions cannot be produced on demand, so these tests hand the kernels
 tables whose keys are equal for different ids: every match must still be confirmed on the
@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from fasteval.kernels import prepare as K
+from fasteval.kernels import ids as K
 from fasteval.prepare.views import id_column
 
 SHIFT = 61  # a table of 2**(64 - 61) = 8 slots
@@ -19,7 +19,7 @@ SHIFT = 61  # a table of 2**(64 - 61) = 8 slots
 
 def _key_at(slot: int) -> int:
     """A key whose home slot is ``slot`` in the 8-slot table."""
-    return next(h for h in range(1, 10_000) if K._slot(h, SHIFT) == slot)
+    return next(h for h in range(1, 10_000) if K.hash_slot(h, SHIFT) == slot)
 
 
 def test_probe_walks_the_path_and_wraps_around():
@@ -29,13 +29,13 @@ def test_probe_walks_the_path_and_wraps_around():
     table = np.zeros(8, dtype=np.int64)
     table[7], table[0], table[1] = 1, 2, 3  # entry 0 (another key), then two entries with key h
     # (slot, what it holds): entry + 1, or 0 for the empty slot that ends the path
-    assert K._probe(table, keys, h, SHIFT, -1) == (0, 2)  # skips the other key at home
-    assert K._probe(table, keys, h, SHIFT, 0) == (1, 3)  # on past an entry the caller rejected
-    assert K._probe(table, keys, h, SHIFT, 1) == (2, 0)  # the empty slot ending the path
-    assert K._probe(table, keys, other, SHIFT, -1) == (3, 0)  # its home is empty: absent
+    assert K.probe(table, keys, h, SHIFT, -1) == (0, 2)  # skips the other key at home
+    assert K.probe(table, keys, h, SHIFT, 0) == (1, 3)  # on past an entry the caller rejected
+    assert K.probe(table, keys, h, SHIFT, 1) == (2, 0)  # the empty slot ending the path
+    assert K.probe(table, keys, other, SHIFT, -1) == (3, 0)  # its home is empty: absent
     # a table longer than its 8 slots in use (rank_and_label reuses one): the path stays inside
     long = np.concatenate([table, np.full(8, 3, dtype=np.int64)])
-    assert K._probe(long, keys, h, SHIFT, 1) == (2, 0)
+    assert K.probe(long, keys, h, SHIFT, 1) == (2, 0)
 
 
 def test_code_table_reports_a_clash_and_keeps_every_code():
