@@ -330,9 +330,10 @@ def _as_option(exc):
     return ParameterError(_OPTION_NAMES.get(exc.parameter, exc.parameter), constraint, exc.value)
 
 
-def _check_options(args: argparse.Namespace, n_resamples: int) -> None:
-    """Every option checked before any run is read or scored (named as on the command line)."""
-    from fasteval.compare.core import check_options
+def _check_options(args: argparse.Namespace, n_resamples: int):
+    """Every option checked before any run is read or scored (named as on the command line);
+    returns :func:`compare`'s options."""
+    from fasteval.compare.settings import check_options
     from fasteval.errors import ParameterError
 
     if not 0 <= args.digits <= 17:
@@ -340,7 +341,7 @@ def _check_options(args: argparse.Namespace, n_resamples: int) -> None:
     if args.marks == "dagger" and args.baseline is None:
         raise ParameterError("--marks", "letters or none without --baseline", args.marks)
     try:
-        check_options(
+        return check_options(
             tests=args.test or ("t", "randomization", "bootstrap"), correction=args.correction,
             alpha=args.alpha, ci=args.ci, n_resamples=n_resamples, seed=args.seed,
             missing=args.missing, family=args.family, mark_test=args.mark_test,
@@ -459,28 +460,6 @@ def _refuse_undefined(results, files: dict[str, str], judged_only: bool) -> None
                      f"{r['query_id']!r}: {why}", source=files.get(r["run_id"], r["run_id"]))
 
 
-def _compare(compare, results, measures, n_resamples: int, args: argparse.Namespace):
-    """``compare()`` with the command's options."""
-    return compare(
-        results,
-        baseline=args.baseline,
-        measures=measures,
-        tests=args.test or ("t", "randomization", "bootstrap"),
-        correction=args.correction,
-        alpha=args.alpha,
-        n_resamples=n_resamples,
-        seed=args.seed,
-        missing=args.missing,
-        ci=args.ci,
-        family=args.family,
-        mark_test=args.mark_test,
-        alternative=args.alternative,
-        ci_method=args.ci_method,
-        zero_method=args.zero_method,
-        continuity=args.continuity,
-    )
-
-
 _ADVICE = {
     "keep_best_run": "a document is ranked once per query",
     "keep_best_qrels": "a document is judged once per query",
@@ -498,8 +477,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from fasteval.compare import compare
     from fasteval.compare._data import load_results
+    from fasteval.compare.core import compare_checked
     from fasteval.errors import ParameterError
     from fasteval.io.atomic import check_outputs
 
@@ -507,8 +486,7 @@ def _run(args: argparse.Namespace) -> int:
     outputs = {"-o/--output": args.output, "--details": args.details}
     outputs.update({f"--plot {kind}": path for kind, path in plots})
     check_outputs(outputs, [*args.inputs, *(args.results or [])])  # before anything is read
-    n_resamples = _count("--resamples", args.resamples)
-    _check_options(args, n_resamples)
+    opts = _check_options(args, _count("--resamples", args.resamples))
     fmt = _report_format(args)
     details_fmt = _details_format(args.details) if args.details else None
     if args.results:
@@ -527,7 +505,7 @@ def _run(args: argparse.Namespace) -> int:
             raise _as_option(exc) from None
         measures = None  # everything evaluated was asked for with -m
     try:
-        cmp = _compare(compare, results, measures, n_resamples, args)
+        cmp = compare_checked(results, args.baseline, measures, opts)
     except ParameterError as exc:  # named as on the command line
         raise _as_option(exc) from None
     # what the cutoffs and pr plots draw: every measure of --results files; for scored runs

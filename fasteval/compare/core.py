@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import math
-import numbers
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
@@ -15,170 +12,27 @@ import polars as pl
 
 from fasteval.compare import procedures
 from fasteval.compare._data import Paired, load_results, pair_all
-from fasteval.compare.corrections import correction_name
+from fasteval.compare.names import resolve_measures
+from fasteval.compare.plots import PLOTS
+from fasteval.compare.report import render, write
+from fasteval.compare.result import ComparisonResult
+from fasteval.compare.settings import (  # noqa: F401 - names of this module's API
+    BCA_MIN_RESAMPLES,
+    MAX_RESAMPLES,
+    TEST_LABELS,
+    TESTS,
+    CompareOptions,
+    check_options,
+    min_resamples,
+)
 from fasteval.errors import InputError, ParameterError
-
-#: test names in report order, and the spellings accepted for them
-TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "tukey", "randomized-tukey")
-_TEST_ALIASES = {
-    "t": "t",
-    "ttest": "t",
-    "t-test": "t",
-    "student": "t",
-    "paired-t": "t",
-    "wilcoxon": "wilcoxon",
-    "signed-rank": "wilcoxon",
-    "sign": "sign",
-    "sign-test": "sign",
-    "randomization": "randomization",
-    "randomisation": "randomization",
-    "permutation": "randomization",
-    "fisher": "randomization",
-    "bootstrap": "bootstrap",
-    "bootstrap-t": "bootstrap",
-    "tukey": "tukey",
-    "tukey-hsd": "tukey",
-    "tukey_hsd": "tukey",
-    "hsd": "tukey",
-    "randomized-tukey": "randomized-tukey",
-    "randomised-tukey": "randomized-tukey",
-    "randomized_tukey": "randomized-tukey",
-    "rtukey": "randomized-tukey",
-    "randomized-hsd": "randomized-tukey",
-}
-TEST_LABELS = {
-    "t": "paired t-test",
-    "wilcoxon": "Wilcoxon signed-rank test",
-    "sign": "sign test",
-    "randomization": "randomization test",
-    "bootstrap": "paired bootstrap-t test",
-    "tukey": "Tukey's HSD (topic-blocked two-way ANOVA)",
-    "randomized-tukey": "randomised Tukey HSD",
-}
+from fasteval.options import Alternative, CiMethod, CorrectionFamily, Missing, ZeroMethod
 
 
-def _test_names(tests: str | Sequence[str]) -> list[str]:
-    if isinstance(tests, str):
-        tests = [tests]
-    out: list[str] = []
-    for t in tests:
-        key = str(t).lower()
-        if key not in _TEST_ALIASES:
-            raise ParameterError("tests", f"names from {', '.join(TESTS)}", t)
-        name = _TEST_ALIASES[key]
-        if name not in out:
-            out.append(name)
-    if not out:
-        raise ParameterError("tests", "at least one test name", list(tests))
-    return out
-
-
-def _same_measure(name: str, available: list[str]) -> str | None:
-    """The name in ``available`` of the measure ``name`` spells in any dialect the parser
-    knows (``ndcg@10`` finds ``ndcg_cut_10``, and ``nDCG@10`` the ``ndcg@10`` that
-    ``fasteval eval -m ndcg@10`` wrote); None when none.
-
-    Examples
-    --------
-    >>> _same_measure("nDCG@10", ["map", "ndcg@10"]), _same_measure("P@5", ["map"])
-    ('ndcg@10', None)
-    """
-    import warnings
-
-    from fasteval.measures import parse_measure
-
-    def parsed(text: str):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return parse_measure(text)
-        except Exception:  # noqa: BLE001 - a name unknown to the parser matches nothing
-            return None
-
-    wanted = parsed(name)
-    if wanted is None:
-        return None
-    return next((a for a in available if parsed(a) == wanted), None)
-
-
-def _resolve_measures(requested: Sequence[str] | str | None, available: list[str]) -> list[str]:
-    if requested is None:
-        return available
-    if isinstance(requested, str):
-        requested = [requested]
-    requested = list(requested)
-    if not requested:
-        raise ParameterError("measures", f"at least one measure name, or None for all ({available})",
-                             requested)
-    out: list[str] = []
-    for name in requested:
-        if name in out:  # a measure asked for twice (or in two spellings) is compared once
-            continue
-        if name in available:
-            out.append(name)
-            continue
-        same = _same_measure(name, available)
-        if same is not None:
-            if same not in out:
-                out.append(same)
-            continue
-        raise ParameterError("measures", f"measures present in the results ({available})", name)
-    return out
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """The outcome of :func:`compare`.
-
-    Attributes
-    ----------
-    means : polars.DataFrame
-        ``run_id, measure, mean, n_used, n_present, n_missing``: mean over the paired queries,
-        how many queries were paired, how many the run has, how many it lacks (of the queries
-        any compared run has for that measure); ``ci_low, ci_high``: bootstrap interval of
-        the run's mean (null without ``ci``).
-    effects : polars.DataFrame
-        One row per (measure, run, versus): ``n_queries, mean_run, mean_versus, mean_diff``
-        (``run - versus``), ``ci_low, ci_high`` (bootstrap interval of the mean
-        difference, ``ci_method``; null without ``ci``), effect sizes ``cohens_d`` (d_z: mean
-        / sd of the differences), ``hedges_g`` (d_z with the small-sample correction),
-        ``glass_delta`` (mean / sd of ``versus``), ``sakai_es`` (mean / sqrt of the two-way
-        ANOVA residual variance), see :mod:`fasteval.compare.effects`; ``wins, ties,
-        losses`` (queries where ``run`` is higher / equal / lower, ties by the rule of
-        :mod:`fasteval.compare.ties`).
-    tests : polars.DataFrame
-        One row per (measure, run, versus, test): ``statistic, p_value, p_adjusted,
-        significant`` (``p_adjusted <= alpha``), ``note`` (why a statistic is undefined, or
-        that the test cannot reach significance with these queries; null otherwise).
-    anova : polars.DataFrame
-        Two-way ANOVA (system x topic) per measure: ``measure, source, ss, df, ms, f,
-        p_value`` for the sources ``system``, ``topic`` and ``residual``.
-    """
-
-    means: pl.DataFrame
-    effects: pl.DataFrame
-    tests: pl.DataFrame
-    systems: tuple[str, ...]
-    measures: tuple[str, ...]
-    baseline: str | None
-    test_names: tuple[str, ...]
-    mark_test: str
-    correction: str
-    alpha: float
-    n_resamples: int
-    seed: int | None
-    missing: str
-    paired: dict[str, Paired] = field(repr=False, default_factory=dict)
-    ci: float | None = 0.95
-    """The confidence level of ``ci_low``/``ci_high`` (None: no interval was computed)."""
-    alternative: str = "two-sided"
-    ci_method: str = "t"
-    zero_method: str = "wilcox"
-    continuity: bool = False
-    family: str = "report"
-    anova: pl.DataFrame | None = field(repr=False, default=None)
-    #: null distributions used per test ("exact" / "approx" / "sampled")
-    test_methods: dict[str, tuple[str, ...]] = field(repr=False, default_factory=dict)
+class Comparison(ComparisonResult):
+    """The outcome of :func:`compare`: the tables of
+    :class:`~fasteval.compare.result.ComparisonResult` (``means``, ``effects``, ``tests``,
+    ``anova``) and their renderers."""
 
     def table(self, format: str = "text", **options: Any) -> str:
         """Render the means table (see :func:`fasteval.compare.report.render`).
@@ -191,8 +45,6 @@ class Comparison:
         >>> print(compare(r, tests="t").table("markdown").splitlines()[2])
         | a (a) | **0.4000** |
         """
-        from fasteval.compare.report import render
-
         return render(self, format, **options)
 
     def write(
@@ -203,8 +55,6 @@ class Comparison:
         ``.csv`` / ``.parquet`` hold the long table of tests joined with effects;
         ``.md``, ``.tex``, ``.html``, ``.txt`` the rendered means table.
         """
-        from fasteval.compare.report import write
-
         write(self, path, format, **options)
 
     def plot(self, kind: str, path: str | os.PathLike[str], **options: Any) -> Any:
@@ -212,26 +62,12 @@ class Comparison:
 
         See :mod:`fasteval.compare.plots`; needs matplotlib (the ``plot`` extra).
         """
-        from fasteval.compare.plots import PLOTS
-
         if kind not in PLOTS:
             raise ParameterError("kind", f"one of {', '.join(PLOTS)}", kind)
         return PLOTS[kind](self, path, **options)
 
-    def to_frame(self) -> pl.DataFrame:
-        """Tests joined with effect sizes: one row per (measure, run, versus, test)."""
-        return self.tests.join(
-            self.effects, on=["measure", "run_id", "versus"], how="left", maintain_order="left"
-        )
-
     def __str__(self) -> str:
         return self.table("text")
-
-
-
-
-MAX_RESAMPLES = 10**9
-"""Most resamples :func:`compare` accepts (the bootstrap's memory is checked as well)."""
 
 
 def _memory_bytes() -> int:
@@ -278,123 +114,7 @@ def _check_bootstrap_memory(n_resamples: int, n_measures: int, n_systems: int,
         )
 
 
-def _real(value: object) -> bool:
-    """A real number (numpy's float32 included), not a bool."""
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-
-
-def check_options(
-    *,
-    tests: Sequence[str] | str = ("t", "randomization", "bootstrap"),
-    correction: str | None = "holm",
-    alpha: float = 0.05,
-    ci: float | None = 0.95,
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
-    missing: str = "drop",
-    family: str = "report",
-    exact: bool | str = "auto",
-    mark_test: str | None = None,
-    alternative: str = "two-sided",
-    ci_method: str = "t",
-    zero_method: str = "wilcox",
-    continuity: bool = False,
-) -> tuple[list[str], str, str]:
-    """Validate :func:`compare`'s options (before any data is read or scored).
-
-    Returns ``(tests, correction, mark_test)`` in canonical spelling.
-
-    Raises
-    ------
-    ParameterError
-        Naming the option, the constraint and the value.
-
-    Examples
-    --------
-    >>> check_options(tests=["ttest", "hsd"])
-    (['t', 'tukey'], 'holm', 't')
-    >>> check_options(seed=-1)
-    Traceback (most recent call last):
-    ...
-    fasteval.errors.ParameterError: seed must be an integer >= 0 or None, got -1
-    """
-    test_list = _test_names(tests)
-    correction = correction_name(correction)
-    if not (_real(alpha) and 0 < alpha < 1):
-        raise ParameterError("alpha", "a number between 0 and 1", alpha)
-    if ci is not None and not (_real(ci) and 0 < ci < 1):
-        raise ParameterError("ci", "a number between 0 and 1, or None", ci)
-    if (
-        not isinstance(n_resamples, (int, np.integer))
-        or isinstance(n_resamples, bool)
-        or not 1 <= n_resamples <= MAX_RESAMPLES
-    ):
-        raise ParameterError("n_resamples", f"an integer from 1 to {MAX_RESAMPLES:_}", n_resamples)
-    if seed is not None and (
-        not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0
-    ):
-        raise ParameterError("seed", "an integer >= 0 or None", seed)
-    if missing not in ("drop", "zero"):
-        raise ParameterError("missing", "'drop' or 'zero'", missing)
-    if family not in ("report", "measure"):
-        raise ParameterError("family", "'report' or 'measure'", family)
-    if exact not in ("auto", True, False):
-        raise ParameterError("exact", "True, False or 'auto'", exact)
-    if mark_test is None:
-        mark_test = test_list[0]
-    else:
-        key = str(mark_test).lower()
-        if key not in _TEST_ALIASES:
-            raise ParameterError("mark_test", f"one of the tests run ({test_list})", mark_test)
-        mark_test = _TEST_ALIASES[key]
-        if mark_test not in test_list:
-            raise ParameterError("mark_test", f"one of the tests run ({test_list})", mark_test)
-    alternative, ci_method, _ = procedures.check_options(
-        test_list, correction, family, alternative, ci_method, zero_method, continuity
-    )
-    if ci is not None:
-        least = min_resamples(float(ci), alternative, ci_method)
-        if n_resamples < least:
-            raise ParameterError(
-                "n_resamples",
-                f"at least {least} for {ci!s} "
-                f"{'two' if alternative == 'two-sided' else 'one'}-sided confidence intervals: "
-                "each tail of an interval needs a resample beyond it (ci=None, --ci none, "
-                "leaves the intervals out"
-                + (f"; more than the {MAX_RESAMPLES:_} allowed: a lower ci"
-                   if least > MAX_RESAMPLES else "") + ")",
-                n_resamples,
-            )
-    return test_list, correction, mark_test
-
-
-#: fewest resamples of a BCa interval: its bias correction reads the share of resampled
-#: means below the observed one, which must be neither 0 nor 1 (all on one side has
-#: probability about ``2 ** (1 - R)`` for symmetric differences)
-BCA_MIN_RESAMPLES = 39
-
-
-def min_resamples(ci: float, alternative: str = "two-sided", ci_method: str = "t") -> int:
-    """Fewest bootstrap resamples whose order statistics reach a ``ci`` interval's tails.
-
-    A tail of probability ``a`` (``(1 - ci) / 2`` for a two-sided interval, ``1 - ci`` for a
-    one-sided one) is read from ``R`` resamples when ``(R + 1) * a >= 1`` (Davison and Hinkley
-    1997, section 5.2): with fewer, a bound is an extreme resample. BCa intervals need
-    :data:`BCA_MIN_RESAMPLES` at least (their bias correction is infinite when every
-    resample falls on one side of the observed mean).
-
-    Examples
-    --------
-    >>> min_resamples(0.95), min_resamples(0.95, "greater"), min_resamples(0.99)
-    (39, 19, 199)
-    >>> min_resamples(0.8, "greater"), min_resamples(0.8, "greater", "bca")
-    (4, 39)
-    """
-    tail = (1.0 - ci) / 2.0 if alternative == "two-sided" else 1.0 - ci
-    least = max(1, math.ceil(1.0 / tail - 1.0 - 1e-9))
-    return max(least, BCA_MIN_RESAMPLES) if ci_method == "bca" else least
-
-
+# long: the public function's docstring documents its 17 options; the body is short
 def compare(
     results: Any,
     baseline: str | None = None,
@@ -405,14 +125,14 @@ def compare(
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     seed: int | None = 0,
-    missing: str = "drop",
+    missing: Missing = "drop",
     exact: bool | str = "auto",
     ci: float | None = 0.95,
-    family: str = "report",
+    family: CorrectionFamily = "report",
     mark_test: str | None = None,
-    alternative: str = "two-sided",
-    ci_method: str = "t",
-    zero_method: str = "wilcox",
+    alternative: Alternative = "two-sided",
+    ci_method: CiMethod = "t",
+    zero_method: ZeroMethod = "wilcox",
     continuity: bool = False,
 ) -> Comparison:
     """Compare runs on per-query results with paired significance tests and effect sizes.
@@ -518,44 +238,74 @@ def compare(
     t nan nan every query has the same difference (0.4): zero variance, the statistic is undefined
     randomization 0.4 0.125 cannot reach p <= 0.05 with these 4 queries (smallest attainable p = 0.125)
     """
-    test_list, correction, mark_test = check_options(
+    opts = check_options(
         tests=tests, correction=correction, alpha=alpha, ci=ci, n_resamples=n_resamples,
         seed=seed, missing=missing, family=family, exact=exact, mark_test=mark_test,
         alternative=alternative, ci_method=ci_method, zero_method=zero_method,
         continuity=continuity,
     )
+    return compare_checked(results, baseline, measures, opts)
 
-    alternative, ci_method, zero_method = procedures.check_options(
-        test_list, correction, family, alternative, ci_method, zero_method, continuity
-    )
 
+def compare_checked(results: Any, baseline: str | None, measures: Sequence[str] | str | None,
+                    opts: CompareOptions) -> Comparison:
+    """:func:`compare` with options checked already (:func:`check_options`).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> runs = {"a": pl.DataFrame({"query_id": [1, 2], "map": [0.5, 0.75]}),
+    ...         "b": pl.DataFrame({"query_id": [1, 2], "map": [0.4, 0.5]})}
+    >>> compare_checked(runs, "b", None, check_options(tests="t")).effects["mean_diff"].to_list()
+    [0.175]
+    """
     long = load_results(results)
     systems = long.get_column("run_id").unique(maintain_order=True).to_list()
     if len(systems) < 2:
         raise InputError(f"need at least two runs to compare, got {systems}", source="results")
     available = long.get_column("measure").unique(maintain_order=True).to_list()
-    measure_list = _resolve_measures(measures, available)
+    measure_list = resolve_measures(measures, available)
+    baseline = _baseline(baseline, systems)
     if baseline is not None:
-        if baseline not in systems:
-            # "bm25" for a run named after its file, "bm25.txt"
-            stems = [s for s in systems if PurePath(s).stem == baseline]
-            if len(stems) != 1:
-                raise ParameterError("baseline", f"one of the runs {systems}", baseline)
-            baseline = stems[0]
         b = systems.index(baseline)
         pairs = [(i, b) for i in range(len(systems)) if i != b]
     else:
         pairs = [(i, j) for i in range(len(systems)) for j in range(i + 1, len(systems))]
     pi = np.array([p[0] for p in pairs])
     pj = np.array([p[1] for p in pairs])
+    if opts.need_bootstrap:
+        _check_bootstrap_memory(opts.n_resamples, len(measure_list), len(systems), len(pairs),
+                                for_ci="bootstrap" not in opts.tests)
+    paired = pair_all(long, systems, measure_list, opts.missing)
+    _check_paired(paired, systems, measure_list)
+    out = procedures.run(paired, systems, measure_list, pi, pj, opts)
+    return Comparison(
+        means=_means_table(paired, systems, measure_list, out),
+        effects=_effects_table(paired, systems, measure_list, (pi, pj), out),
+        tests=_tests_table(systems, measure_list, (pi, pj), out, opts),
+        systems=tuple(systems), measures=tuple(measure_list), baseline=baseline,
+        test_names=opts.tests, mark_test=opts.mark_test, correction=opts.correction,
+        alpha=opts.alpha, n_resamples=opts.n_resamples, seed=opts.seed, missing=opts.missing,
+        paired=paired, ci=opts.ci, alternative=opts.alternative, ci_method=opts.ci_method,
+        zero_method=opts.zero_method, continuity=opts.continuity, family=opts.family,
+        anova=out.anova, test_methods={t: tuple(sorted(v)) for t, v in out.methods.items()},
+    )
 
-    need_boot = "bootstrap" in test_list or ci is not None
-    if need_boot:
-        _check_bootstrap_memory(int(n_resamples), len(measure_list), len(systems), len(pairs),
-                                for_ci="bootstrap" not in test_list)
 
-    paired = pair_all(long, systems, measure_list, missing)
-    for m in measure_list:
+def _baseline(baseline: str | None, systems: list[str]) -> str | None:
+    """The run named ``baseline``: a run named after its file (``bm25.txt``) may be given
+    by its stem (``bm25``)."""
+    if baseline is None or baseline in systems:
+        return baseline
+    stems = [s for s in systems if PurePath(s).stem == baseline]
+    if len(stems) != 1:
+        raise ParameterError("baseline", f"one of the runs {systems}", baseline)
+    return stems[0]
+
+
+def _check_paired(paired: dict[str, Paired], systems: list[str], measures: list[str]) -> None:
+    """Refuse a measure some run has no value of, or no query every run has."""
+    for m in measures:
         pm = paired[m]
         absent = [s for s, k in zip(systems, pm.n_present, strict=False) if k == 0]
         if absent:  # not a missing query: the measure was not computed for that run
@@ -571,156 +321,83 @@ def compare(
                 source="results",
             )
 
-    out = procedures.run(
-        paired,
-        systems,
-        measure_list,
-        pi,
-        pj,
-        test_list,
-        correction=correction,
-        family=family,
-        alpha=float(alpha),
-        n_resamples=int(n_resamples),
-        seed=seed,
-        exact=exact,
-        ci=ci,
-        ci_method=ci_method,
-        alternative=alternative,
-        zero_method=zero_method,
-        continuity=bool(continuity),
-    )
-    P = len(pairs)
-    S = len(systems)
 
-    names = np.array(systems, dtype=object)
-    run_col = names[pi].tolist()
-    vs_col = names[pj].tolist()
-    effect_cols = ("cohens_d", "hedges_g", "glass_delta", "sakai_es")
-    eff_rows: dict[str, list] = {
-        k: []
-        for k in (
-            "measure",
-            "run_id",
-            "versus",
-            "n_queries",
-            "mean_run",
-            "mean_versus",
-            "mean_diff",
-            "ci_low",
-            "ci_high",
-            *effect_cols,
-            "wins",
-            "ties",
-            "losses",
-        )
-    }
-    test_rows: dict[str, list] = {
-        k: []
-        for k in (
-            "measure",
-            "run_id",
-            "versus",
-            "test",
-            "statistic",
-            "p_value",
-            "p_adjusted",
-            "significant",
-            "note",
-        )
-    }
-    mean_rows: dict[str, list] = {
-        k: []
-        for k in (
-            "run_id",
-            "measure",
-            "mean",
-            "ci_low",
-            "ci_high",
-            "n_used",
-            "n_present",
-            "n_missing",
-        )
-    }
-    for m in measure_list:
+_TEXT_COLUMNS = ("measure", "run_id", "versus", "test", "note")
+_INT_COLUMNS = ("n_queries", "wins", "ties", "losses", "n_used", "n_present", "n_missing")
+_EFFECTS = ("cohens_d", "hedges_g", "glass_delta", "sakai_es")
+
+
+def _frame(rows: dict[str, list]) -> pl.DataFrame:
+    schema = {k: pl.Utf8 if k in _TEXT_COLUMNS else pl.Int64 if k in _INT_COLUMNS
+              else pl.Boolean if k == "significant" else pl.Float64 for k in rows}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def _means_table(paired: dict[str, Paired], systems: list[str], measures: list[str],
+                 out: procedures.Outcome) -> pl.DataFrame:
+    rows: dict[str, list] = {k: [] for k in ("run_id", "measure", "mean", "ci_low", "ci_high",
+                                             "n_used", "n_present", "n_missing")}
+    for m in measures:
         pm = paired[m]
-        X = pm.scores
+        means = pm.scores.mean(axis=1)
+        for s in range(len(systems)):
+            rows["run_id"].append(systems[s])
+            rows["measure"].append(m)
+            rows["mean"].append(float(means[s]))
+            rows["ci_low"].append(float(out.mean_low[m][s]) if m in out.mean_low else None)
+            rows["ci_high"].append(float(out.mean_high[m][s]) if m in out.mean_high else None)
+            rows["n_used"].append(pm.scores.shape[1])
+            rows["n_present"].append(int(pm.n_present[s]))
+            rows["n_missing"].append(int(pm.n_union - pm.n_present[s]))
+    return _frame(rows)
+
+
+def _effects_table(paired: dict[str, Paired], systems: list[str], measures: list[str],
+                   pairs: tuple[np.ndarray, np.ndarray], out: procedures.Outcome) -> pl.DataFrame:
+    pi, pj = pairs
+    P = pi.size
+    names = np.array(systems, dtype=object)
+    rows: dict[str, list] = {k: [] for k in (
+        "measure", "run_id", "versus", "n_queries", "mean_run", "mean_versus", "mean_diff",
+        "ci_low", "ci_high", *_EFFECTS, "wins", "ties", "losses")}
+    for m in measures:
+        X = paired[m].scores
         n = X.shape[1]
         means = X.mean(axis=1)
-        for s in range(S):
-            mean_rows["run_id"].append(systems[s])
-            mean_rows["measure"].append(m)
-            mean_rows["mean"].append(float(means[s]))
-            mean_rows["ci_low"].append(float(out.mean_low[m][s]) if m in out.mean_low else None)
-            mean_rows["ci_high"].append(float(out.mean_high[m][s]) if m in out.mean_high else None)
-            mean_rows["n_used"].append(n)
-            mean_rows["n_present"].append(int(pm.n_present[s]))
-            mean_rows["n_missing"].append(int(pm.n_union - pm.n_present[s]))
-        md = (X[pi] - X[pj]).mean(axis=1) if n else np.zeros(P)
-        eff_rows["measure"] += [m] * P
-        eff_rows["run_id"] += run_col
-        eff_rows["versus"] += vs_col
-        eff_rows["n_queries"] += [n] * P
-        eff_rows["mean_run"] += means[pi].tolist()
-        eff_rows["mean_versus"] += means[pj].tolist()
-        eff_rows["mean_diff"] += md.tolist()
-        eff_rows["ci_low"] += out.ci_low[m].tolist() if m in out.ci_low else [None] * P
-        eff_rows["ci_high"] += out.ci_high[m].tolist() if m in out.ci_high else [None] * P
-        for k in effect_cols:
-            eff_rows[k] += out.effects[m][k].tolist()
-        eff_rows["wins"] += out.wins[m].tolist()
-        eff_rows["ties"] += out.ties[m].tolist()
-        eff_rows["losses"] += out.losses[m].tolist()
-        for t in test_list:
-            test_rows["measure"] += [m] * P
-            test_rows["run_id"] += run_col
-            test_rows["versus"] += vs_col
-            test_rows["test"] += [t] * P
-            test_rows["statistic"] += np.asarray(out.stat[t][m], dtype=np.float64).tolist()
-            test_rows["p_value"] += out.p[t][m].tolist()
-            test_rows["p_adjusted"] += out.adjusted[t][m].tolist()
+        rows["measure"] += [m] * P
+        rows["run_id"] += names[pi].tolist()
+        rows["versus"] += names[pj].tolist()
+        rows["n_queries"] += [n] * P
+        rows["mean_run"] += means[pi].tolist()
+        rows["mean_versus"] += means[pj].tolist()
+        rows["mean_diff"] += ((X[pi] - X[pj]).mean(axis=1) if n else np.zeros(P)).tolist()
+        rows["ci_low"] += out.ci_low[m].tolist() if m in out.ci_low else [None] * P
+        rows["ci_high"] += out.ci_high[m].tolist() if m in out.ci_high else [None] * P
+        for k in _EFFECTS:
+            rows[k] += out.effects[m][k].tolist()
+        rows["wins"] += out.wins[m].tolist()
+        rows["ties"] += out.ties[m].tolist()
+        rows["losses"] += out.losses[m].tolist()
+    return _frame(rows)
+
+
+def _tests_table(systems: list[str], measures: list[str], pairs: tuple[np.ndarray, np.ndarray],
+                 out: procedures.Outcome, opts: CompareOptions) -> pl.DataFrame:
+    pi, pj = pairs
+    P = pi.size
+    names = np.array(systems, dtype=object)
+    rows: dict[str, list] = {k: [] for k in ("measure", "run_id", "versus", "test", "statistic",
+                                             "p_value", "p_adjusted", "significant", "note")}
+    for m in measures:
+        for t in opts.tests:
+            rows["measure"] += [m] * P
+            rows["run_id"] += names[pi].tolist()
+            rows["versus"] += names[pj].tolist()
+            rows["test"] += [t] * P
+            rows["statistic"] += np.asarray(out.stat[t][m], dtype=np.float64).tolist()
+            rows["p_value"] += out.p[t][m].tolist()
+            rows["p_adjusted"] += out.adjusted[t][m].tolist()
             with np.errstate(invalid="ignore"):  # NaN (undefined) is never significant
-                test_rows["significant"] += (out.adjusted[t][m] <= alpha).tolist()
-            test_rows["note"] += out.notes[t][m]
-
-    int_cols = {"n_queries", "wins", "ties", "losses", "n_used", "n_present", "n_missing"}
-
-    def frame(rows: dict[str, list]) -> pl.DataFrame:
-        schema = {
-            k: (
-                pl.Utf8
-                if k in ("measure", "run_id", "versus", "test", "note")
-                else pl.Int64
-                if k in int_cols
-                else pl.Boolean
-                if k == "significant"
-                else pl.Float64
-            )
-            for k in rows
-        }
-        return pl.DataFrame(rows, schema=schema)
-
-    return Comparison(
-        means=frame(mean_rows),
-        effects=frame(eff_rows),
-        tests=frame(test_rows),
-        systems=tuple(systems),
-        measures=tuple(measure_list),
-        baseline=baseline,
-        test_names=tuple(test_list),
-        mark_test=mark_test,
-        correction=correction,
-        alpha=float(alpha),
-        n_resamples=int(n_resamples),
-        seed=seed,
-        missing=missing,
-        paired=paired,
-        ci=float(ci) if ci is not None else None,
-        alternative=alternative,
-        ci_method=ci_method,
-        zero_method=zero_method,
-        continuity=bool(continuity),
-        family=family,
-        anova=out.anova,
-        test_methods={t: tuple(sorted(v)) for t, v in out.methods.items()},
-    )
+                rows["significant"] += (out.adjusted[t][m] <= opts.alpha).tolist()
+            rows["note"] += out.notes[t][m]
+    return _frame(rows)

@@ -9,6 +9,10 @@ display name in one report.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from fasteval.errors import ParameterError
+
 #: family -> spelling; ``{k}`` is the cutoff
 _WITH_CUTOFF = {
     "ndcg_cut": "nDCG@{k}",
@@ -66,3 +70,60 @@ def display_name(measure: str) -> str:
     else:
         return measure
     return f"{base} (rel={m.rel})" if m.rel is not None else base
+
+
+def same_measure(name: str, available: list[str]) -> str | None:
+    """The name in ``available`` of the measure ``name`` spells in any dialect the parser
+    knows (``ndcg@10`` finds ``ndcg_cut_10``, and ``nDCG@10`` the ``ndcg@10`` that
+    ``fasteval eval -m ndcg@10`` wrote); None when none.
+
+    Examples
+    --------
+    >>> same_measure("nDCG@10", ["map", "ndcg@10"]), same_measure("P@5", ["map"])
+    ('ndcg@10', None)
+    """
+    import warnings
+
+    from fasteval.measures import parse_measure
+
+    def parsed(text: str):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return parse_measure(text)
+        except Exception:  # noqa: BLE001 - a name unknown to the parser matches nothing
+            return None
+
+    wanted = parsed(name)
+    if wanted is None:
+        return None
+    return next((a for a in available if parsed(a) == wanted), None)
+
+
+def resolve_measures(requested: Sequence[str] | str | None, available: list[str]) -> list[str]:
+    """The measures of ``available`` that ``requested`` names (in any spelling), each once;
+    all of them for None.
+
+    Examples
+    --------
+    >>> resolve_measures(["nDCG@10", "ndcg_cut_10"], ["map", "ndcg_cut_10"])
+    ['ndcg_cut_10']
+    """
+    if requested is None:
+        return available
+    if isinstance(requested, str):
+        requested = [requested]
+    requested = list(requested)
+    if not requested:
+        raise ParameterError("measures", f"at least one measure name, or None for all ({available})",
+                             requested)
+    out: list[str] = []
+    for name in requested:
+        if name in out:  # a measure asked for twice (or in two spellings) is compared once
+            continue
+        same = name if name in available else same_measure(name, available)
+        if same is None:
+            raise ParameterError("measures", f"measures present in the results ({available})", name)
+        if same not in out:
+            out.append(same)
+    return out

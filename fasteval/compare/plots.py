@@ -239,9 +239,9 @@ def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
 
 def _means(source: Any) -> pl.DataFrame:
     """``run_id, measure, mean`` from a Comparison or anything compare() accepts."""
-    from fasteval.compare.core import Comparison
+    from fasteval.compare.result import ComparisonResult
 
-    if isinstance(source, Comparison):
+    if isinstance(source, ComparisonResult):
         return source.means.select("run_id", "measure", "mean")
     from fasteval.compare._data import load_results
 

@@ -300,7 +300,7 @@ def pilot_variance(results: Any, measures: Any = None) -> pl.DataFrame:
     """
     from fasteval.compare._data import load_results, pair_all
     from fasteval.compare.anova import residual_is_zero, two_way_anova
-    from fasteval.compare.core import _resolve_measures
+    from fasteval.compare.names import resolve_measures
 
     long = load_results(results)
     systems = long.get_column("run_id").unique(maintain_order=True).to_list()
@@ -310,7 +310,7 @@ def pilot_variance(results: Any, measures: Any = None) -> pl.DataFrame:
             source="results",
         )
     available = long.get_column("measure").unique(maintain_order=True).to_list()
-    names = _resolve_measures(measures, available)
+    names = resolve_measures(measures, available)
     paired = pair_all(long, systems, names, "drop")
     rows = []
     for m in names:

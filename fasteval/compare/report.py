@@ -32,15 +32,13 @@ import os
 import re
 import unicodedata
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import polars as pl
 
 from fasteval._words import one_line
+from fasteval.compare.result import ComparisonResult
+from fasteval.compare.settings import TEST_LABELS
 from fasteval.errors import ParameterError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from fasteval.compare.core import Comparison
 
 FORMATS = ("text", "markdown", "latex", "html", "csv", "parquet")
 SUFFIX_FORMATS = {  # file suffix -> report format (also used by `fasteval compare -o`)
@@ -77,7 +75,7 @@ def _letter(i: int) -> str:
 
 
 def cells(
-    cmp: Comparison, marks: str | None = None, digits: int = 4, names: str = "display"
+    cmp: ComparisonResult, marks: str | None = None, digits: int = 4, names: str = "display"
 ) -> dict:
     """The table as plain data: row labels, column names, and per cell value/best/marks.
 
@@ -175,7 +173,7 @@ def _number_format(values: list[float], digits: int) -> str:
     return f".{digits}f"
 
 
-def _tie_tolerance(cmp: Comparison, measure: str, means: dict) -> float:
+def _tie_tolerance(cmp: ComparisonResult, measure: str, means: dict) -> float:
     """How far below the best mean another mean is still as good: the tie rule of
     :mod:`fasteval.compare.ties` (``REL_TOL`` times the largest absolute score), so that
     runs whose means differ only by the order of summation (``0.1 + 0.2 + 0.3`` against
@@ -190,7 +188,7 @@ def _tie_tolerance(cmp: Comparison, measure: str, means: dict) -> float:
     return REL_TOL * scale
 
 
-def _direction(cmp: Comparison, r: dict) -> float:
+def _direction(cmp: ComparisonResult, r: dict) -> float:
     """Which run a significant comparison ``r`` finds better: > 0 ``run``, < 0 ``versus``.
 
     A one-sided test's alternative says it (``"greater"``: ``run``). A two-sided test goes
@@ -230,10 +228,8 @@ def _headers(measures: tuple[str, ...], names: str) -> list[str]:
     return [m if shown.count(d) > 1 else d for m, d in zip(measures, shown, strict=True)]
 
 
-def _how(cmp: Comparison) -> str:
+def _how(cmp: ComparisonResult) -> str:
     """Test, correction with its family, alpha and sidedness, in words."""
-    from fasteval.compare.core import TEST_LABELS
-
     test = cmp.mark_test
     parts = [TEST_LABELS[test]]
     rows = cmp.tests.filter(pl.col("test") == test)
@@ -264,7 +260,7 @@ def _how(cmp: Comparison) -> str:
     return ", ".join(parts)
 
 
-def _notes(cmp: Comparison, marks: str) -> list[str]:
+def _notes(cmp: ComparisonResult, marks: str) -> list[str]:
     how = _how(cmp)
     notes = []
     if marks == "letters":
@@ -497,7 +493,7 @@ def _html(c: dict) -> str:
 
 
 def render(
-    cmp: Comparison,
+    cmp: ComparisonResult,
     format: str = "text",
     *,
     marks: str | None = None,
@@ -541,7 +537,7 @@ def render(
 
 
 def write(
-    cmp: Comparison,
+    cmp: ComparisonResult,
     path: str | os.PathLike[str],
     format: str | None = None,
     **options: object,
@@ -571,7 +567,7 @@ def write(
             tmp.write_text(render(cmp, fmt, **options), encoding="utf-8")
 
 
-def details_text(cmp: Comparison, digits: int = 4) -> str:
+def details_text(cmp: ComparisonResult, digits: int = 4) -> str:
     """Plain-text list of every comparison: mean difference, CI, effect sizes, W/T/L, p-values.
 
     Effect sizes: ``d_z`` (Cohen's, paired), ``g`` (Hedges'), ``delta`` (Glass's, sd of
