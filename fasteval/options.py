@@ -69,10 +69,12 @@ def either(alias: object) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
 
 
-def check_choice(parameter: str, alias: object, value: T, constraint: str | None = None) -> T:
+def check_choice(parameter: str, alias: object, value: T, constraint: str | None = None, *,
+                 given: object = None) -> T:
     """``value`` when it is one of ``alias``'s values; else a :class:`ParameterError` on
     ``parameter`` whose constraint is ``constraint`` (default: the values in words,
-    :func:`either`).
+    :func:`either`), naming ``given`` (the value as the user spelled it, when ``value`` is
+    its normalised spelling) or ``value``.
 
     Examples
     --------
@@ -85,5 +87,5 @@ def check_choice(parameter: str, alias: object, value: T, constraint: str | None
     """
     if value not in get_args(alias):
         raise ParameterError(parameter, either(alias) if constraint is None else constraint,
-                             value)
+                             value if given is None else given)
     return value

@@ -28,8 +28,19 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any, get_args
 
 from fasteval.cli import STDIN, add_command, input_source, stdin_once
+from fasteval.options import (
+    Alternative,
+    CiMethod,
+    Correction,
+    CorrectionFamily,
+    Marks,
+    MeasureNames,
+    Missing,
+    ZeroMethod,
+)
 
 FORMATS = ("table", "markdown", "latex", "html", "csv", "parquet")
 
@@ -47,172 +58,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "table) or trec_eval -q output (.trec, .eval, .txt)."
         ),
     )
-    p.add_argument(
-        "inputs", metavar="QRELS RUN", nargs="*",
-        help="qrels file followed by run files; one of them may be - (standard input)"
-    )
-    p.add_argument(
-        "--results",
-        nargs="+",
-        metavar="FILE",
-        default=None,
-        help="per-query result files instead of QRELS/RUNs (a file without run_id is named by "
-        "its stem, or its file name or path where stems repeat); - reads one from standard "
-        "input (named stdin), whose format, as a FIFO's without a suffix, its first bytes tell",
-    )
-    p.add_argument(
-        "-m",
-        "--measure",
-        action="append",
-        default=[],
-        metavar="MEASURE",
-        help="measure to compare (repeatable; any spelling the parser knows: ndcg@10, map, P_5). "
-        "Required with QRELS/RUNs; with --results the default is every measure in the files",
-    )
-    p.add_argument(
-        "--baseline", metavar="NAME", help="compare every run against this one (default: all pairs)"
-    )
-    p.add_argument(
-        "--test",
-        action="append",
-        default=[],
-        metavar="TEST",
-        help="t, wilcoxon, sign, randomization, bootstrap (bootstrap-t), tukey (topic-blocked HSD), "
-        "randomized-tukey (repeatable; default: t, randomization, bootstrap)",
-    )
-    p.add_argument(
-        "--correction",
-        default="holm",
-        choices=("holm", "bonferroni", "sidak", "holm-sidak", "hochberg", "bh", "by", "maxt",
-                 "stepdown", "none"),
-        help="multiple-testing correction within each --family (holm); by (Benjamini-Yekutieli) "
-        "controls the FDR under any dependence; maxt (Dunnett-style "
-        "with --baseline) and stepdown (Westfall-Young) need --test randomization alone",
-    )
-    p.add_argument(
-        "--family",
-        default="report",
-        choices=("report", "measure"),
-        help="correction family: every comparison of the report, or per measure",
-    )
-    p.add_argument(
-        "--alternative",
-        default="two-sided",
-        choices=("two-sided", "greater", "less"),
-        help="greater: a run scores higher than the one it is compared with (two-sided)",
-    )
-    p.add_argument(
-        "--ci-method",
-        default="t",
-        choices=("t", "bca", "percentile"),
-        help="bootstrap interval of mean differences and run means: bootstrap-t, BCa or "
-        "percentile (t)",
-    )
-    p.add_argument(
-        "--zero-method",
-        default="wilcox",
-        choices=("wilcox", "pratt"),
-        help="Wilcoxon: drop zero differences (wilcox) or rank them (pratt)",
-    )
-    p.add_argument(
-        "--continuity",
-        action="store_true",
-        help="Wilcoxon: continuity correction of the normal approximation",
-    )
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
-    p.add_argument(
-        "--resamples",
-        type=str,
-        default="10000",
-        metavar="N",
-        help="randomization and bootstrap resamples, e.g. 10000 or 1e5 (10000)",
-    )
-    p.add_argument("--seed", type=int, default=0, help="seed of the resampling draws (0)")
-    p.add_argument(
-        "--ci",
-        type=_ci_level,
-        default=0.95,
-        help="bootstrap confidence level of the mean difference (0.95); none: no interval "
-        "(no bootstrap unless --test bootstrap)",
-    )
-    p.add_argument(
-        "--missing",
-        choices=("drop", "zero"),
-        default="drop",
-        help="queries absent from some run: drop them from every run, or score them 0",
-    )
-    p.add_argument(
-        "--mark-test",
-        default=None,
-        metavar="TEST",
-        help="test whose adjusted p-values mark the table (default: the first --test)",
-    )
-    p.add_argument(
-        "--marks",
-        choices=("letters", "dagger", "none"),
-        default=None,
-        help="significance marks (default: dagger with --baseline, else letters)",
-    )
-    p.add_argument("--digits", type=int, default=4, help="decimals in the table (4)")
-    p.add_argument(
-        "--names",
-        choices=("display", "canonical"),
-        default="display",
-        help="measure names in the table: as papers write them (nDCG@10) or canonical "
-        "(ndcg_cut_10)",
-    )
-    p.add_argument(
-        "--no-caption",
-        action="store_true",
-        help="LaTeX: a bare tabular with the notes as comments instead of a table with a caption",
-    )
-    p.add_argument("--label", default=None, help="LaTeX: \\label of the table")
-    p.add_argument(
-        "--format",
-        choices=FORMATS,
-        default=None,
-        help="output format (default: from the -o suffix, else table)",
-    )
-    p.add_argument(
-        "-o", "--output", metavar="OUT", help="write the report here (atomically) instead of stdout"
-    )
-    p.add_argument(
-        "--details",
-        metavar="FILE",
-        help="also write every comparison (tests + effects) as CSV or parquet",
-    )
-    p.add_argument(
-        "--plot",
-        action="append",
-        default=[],
-        metavar="KIND=PATH",
-        help="write a plot (PNG/SVG/PDF; needs matplotlib: pip install \".[plot]\"): "
-        "differences, distributions, cutoffs (measure@k curves) or pr (interpolated "
-        "precision-recall); repeatable, e.g. --plot differences=diff.png. A plot never changes "
-        "the statistics: scoring runs, cutoffs draws each -m measure with a cutoff at k = 1 to "
-        "1000 and pr draws iprec_at_recall, both evaluated for the plot alone (not tested, not "
-        "in the correction); with --results they draw the measures the files hold",
-    )
-    p.add_argument(
-        "-l",
-        "--relevance-level",
-        type=int,
-        default=1,
-        metavar="N",
-        help="grade at or above which a document is relevant (1)",
-    )
-    p.add_argument(
-        "-c",
-        "--complete",
-        action="store_true",
-        help="qrels queries missing from a run score 0 (as trec_eval -c)",
-    )
-    p.add_argument(
-        "-J",
-        "--judged-only",
-        action="store_true",
-        help="drop unjudged documents first (trec_eval -J)",
-    )
+    for flags, options in _ARGUMENTS:
+        p.add_argument(*flags, **options)
     return p
 
 
@@ -224,6 +71,82 @@ def _ci_level(text: str) -> float | None:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number or none, got {text!r}") from None
+
+
+_ARGUMENTS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
+    (("inputs",), dict(metavar="QRELS RUN", nargs="*",
+        help="qrels file followed by run files; one of them may be - (standard input)")),
+    (("--results",), dict(nargs="+", metavar="FILE", default=None,
+        help="per-query result files instead of QRELS/RUNs (a file without run_id is named by "
+             "its stem, or its file name or path where stems repeat); - reads one from standard "
+             "input (named stdin), whose format, as a FIFO's without a suffix, its first bytes tell")),
+    (("-m", "--measure"), dict(action="append", default=[], metavar="MEASURE",
+        help="measure to compare (repeatable; any spelling the parser knows: ndcg@10, map, P_5). "
+             "Required with QRELS/RUNs; with --results the default is every measure in the files")),
+    (("--baseline",), dict(metavar="NAME",
+        help="compare every run against this one (default: all pairs)")),
+    (("--test",), dict(action="append", default=[], metavar="TEST",
+        help="t, wilcoxon, sign, randomization, bootstrap (bootstrap-t), tukey (topic-blocked HSD), "
+             "randomized-tukey (repeatable; default: t, randomization, bootstrap)")),
+    (("--correction",), dict(default="holm", choices=get_args(Correction),
+        help="multiple-testing correction within each --family (holm); by (Benjamini-Yekutieli) "
+             "controls the FDR under any dependence; maxt (Dunnett-style "
+             "with --baseline) and stepdown (Westfall-Young) need --test randomization alone")),
+    (("--family",), dict(default="report", choices=get_args(CorrectionFamily),
+        help="correction family: every comparison of the report, or per measure")),
+    (("--alternative",), dict(default="two-sided", choices=get_args(Alternative),
+        help="greater: a run scores higher than the one it is compared with (two-sided)")),
+    (("--ci-method",), dict(default="t", choices=get_args(CiMethod),
+        help="bootstrap interval of mean differences and run means: bootstrap-t, BCa or "
+             "percentile (t)")),
+    (("--zero-method",), dict(default="wilcox", choices=get_args(ZeroMethod),
+        help="Wilcoxon: drop zero differences (wilcox) or rank them (pratt)")),
+    (("--continuity",), dict(action="store_true",
+        help="Wilcoxon: continuity correction of the normal approximation")),
+    (("--alpha",), dict(type=float, default=0.05,
+        help="significance level (0.05)")),
+    (("--resamples",), dict(type=str, default="10000", metavar="N",
+        help="randomization and bootstrap resamples, e.g. 10000 or 1e5 (10000)")),
+    (("--seed",), dict(type=int, default=0,
+        help="seed of the resampling draws (0)")),
+    (("--ci",), dict(type=_ci_level, default=0.95,
+        help="bootstrap confidence level of the mean difference (0.95); none: no interval "
+             "(no bootstrap unless --test bootstrap)")),
+    (("--missing",), dict(choices=get_args(Missing), default="drop",
+        help="queries absent from some run: drop them from every run, or score them 0")),
+    (("--mark-test",), dict(default=None, metavar="TEST",
+        help="test whose adjusted p-values mark the table (default: the first --test)")),
+    (("--marks",), dict(choices=get_args(Marks), default=None,
+        help="significance marks (default: dagger with --baseline, else letters)")),
+    (("--digits",), dict(type=int, default=4,
+        help="decimals in the table (4)")),
+    (("--names",), dict(choices=get_args(MeasureNames), default="display",
+        help="measure names in the table: as papers write them (nDCG@10) or canonical "
+             "(ndcg_cut_10)")),
+    (("--no-caption",), dict(action="store_true",
+        help="LaTeX: a bare tabular with the notes as comments instead of a table with a caption")),
+    (("--label",), dict(default=None,
+        help="LaTeX: \\label of the table")),
+    (("--format",), dict(choices=FORMATS, default=None,
+        help="output format (default: from the -o suffix, else table)")),
+    (("-o", "--output"), dict(metavar="OUT",
+        help="write the report here (atomically) instead of stdout")),
+    (("--details",), dict(metavar="FILE",
+        help="also write every comparison (tests + effects) as CSV or parquet")),
+    (("--plot",), dict(action="append", default=[], metavar="KIND=PATH",
+        help="write a plot (PNG/SVG/PDF; needs matplotlib: pip install \".[plot]\"): "
+             "differences, distributions, cutoffs (measure@k curves) or pr (interpolated "
+             "precision-recall); repeatable, e.g. --plot differences=diff.png. A plot never changes "
+             "the statistics: scoring runs, cutoffs draws each -m measure with a cutoff at k = 1 to "
+             "1000 and pr draws iprec_at_recall, both evaluated for the plot alone (not tested, not "
+             "in the correction); with --results they draw the measures the files hold")),
+    (("-l", "--relevance-level"), dict(type=int, default=1, metavar="N",
+        help="grade at or above which a document is relevant (1)")),
+    (("-c", "--complete"), dict(action="store_true",
+        help="qrels queries missing from a run score 0 (as trec_eval -c)")),
+    (("-J", "--judged-only"), dict(action="store_true",
+        help="drop unjudged documents first (trec_eval -J)")),
+)
 
 
 def _plots(specs: list[str]) -> list[tuple[str, str]]:

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import get_args
 
 from fasteval.cli import add_command
 from fasteval.errors import options_named
+from fasteval.options import Alternative, Design
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -70,12 +72,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="power wanted (0.8); not with --topics, which prints the power")
     p.add_argument(
         "--design",
-        choices=("t", "anova"),
+        choices=get_args(Design),
         default="t",
         help="paired t-test (two systems) or topic-blocked ANOVA over --systems systems",
     )
     p.add_argument("--systems", type=int, default=None, metavar="M", help="systems (anova)")
-    p.add_argument("--alternative", choices=("two-sided", "greater", "less"), default="two-sided")
+    p.add_argument("--alternative", choices=get_args(Alternative), default="two-sided")
     p.add_argument(
         "--topics", type=int, default=None, metavar="N", help="print the power at N topics"
     )
@@ -96,72 +98,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import polars as pl
-
-    from fasteval.compare.power import pilot_variance, power, topic_set_size
-    from fasteval.errors import InputError, ParameterError
-
-    if (args.results is None) == (args.sd is None):
-        raise ParameterError("--results/--sd", "exactly one of them",
-                             "neither" if args.results is None else "both")
-    if args.topics is not None and args.topics > 2**63 - 1:  # the table's topics are Int64
-        raise ParameterError("--topics", f"an integer from 2 to {2**63 - 1}", args.topics)
-    if args.topics is not None and args.power is not None:
-        raise ParameterError("--power", "left out with --topics (which prints the power at N "
-                             "topics)", args.power)
-    if args.power is None:
-        args.power = 0.8
-    if args.systems is not None and args.design != "anova":
-        raise ParameterError("--systems", "used with --design anova only", args.systems)
-    if args.results is not None:
-        files = [str(f) for f in args.results]
-        pilot = pilot_variance(files if len(files) > 1 else files[0], args.measure or None)
-        sources = [
-            (r["measure"], r["sd_diff"] if args.design == "t" else r["residual_variance"] ** 0.5)
-            for r in pilot.iter_rows(named=True)
-        ]
-        for measure, sd in sources:
-            if sd == 0:
-                raise InputError(
-                    f"measure {measure!r}: the pilot runs have no residual variance (they "
-                    "differ by one constant on every topic), so no topic-set size follows "
-                    "from them; give pilot runs that vary, or --sd", source="results")
-            if not math.isfinite(sd):
-                raise InputError(
-                    f"measure {measure!r}: the pilot runs' standard deviation overflows float64 "
-                    f"({sd}); their values are too large for a variance", source="results")
-    else:
-        if args.measure:
-            raise ParameterError("-m/--measure", "used with --results only", args.measure)
-        sources = [("-", args.sd)]
-    kw = {
-        "alpha": args.alpha,
-        "design": args.design,
-        "n_systems": args.systems,
-        "alternative": args.alternative,
-    }
-    rows = []
-    for measure, sd in sources:
-        for d in args.min_diff:
-            if args.topics is not None:
-                n = args.topics
-                pw = power(n, d, sd, **kw)
-            else:
-                n = topic_set_size(d, sd, power=args.power, **kw)
-                pw = power(n, d, sd, **kw)
-            rows.append((measure, sd, d, args.alpha, pw, n))
-    table = pl.DataFrame(
-        rows,
-        schema={
-            "measure": pl.Utf8,
-            "sd": pl.Float64,
-            "min_diff": pl.Float64,
-            "alpha": pl.Float64,
-            "power": pl.Float64,
-            "topics": pl.Int64,
-        },
-        orient="row",
-    )
+    _check_args(args)
+    table = _table(args, _sources(args))
     from fasteval.io.atomic import write_stdout
 
     if args.format == "csv":
@@ -178,3 +116,71 @@ def _run(args: argparse.Namespace) -> int:
     write_stdout("".join("  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip() + "\n"
                          for r in [header, *cells]))
     return 0
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """The options that go together checked (``--power`` defaults to 0.8 here)."""
+    from fasteval.errors import ParameterError
+
+    if (args.results is None) == (args.sd is None):
+        raise ParameterError("--results/--sd", "exactly one of them",
+                             "neither" if args.results is None else "both")
+    if args.topics is not None and args.topics > 2**63 - 1:  # the table's topics are Int64
+        raise ParameterError("--topics", f"an integer from 2 to {2**63 - 1}", args.topics)
+    if args.topics is not None and args.power is not None:
+        raise ParameterError("--power", "left out with --topics (which prints the power at N "
+                             "topics)", args.power)
+    if args.power is None:
+        args.power = 0.8
+    if args.systems is not None and args.design != "anova":
+        raise ParameterError("--systems", "used with --design anova only", args.systems)
+
+
+def _sources(args: argparse.Namespace) -> list[tuple[str, float]]:
+    """``(measure, sd)`` of each pilot measure, or ``("-", --sd)``."""
+    from fasteval.compare.power import pilot_variance
+    from fasteval.errors import InputError, ParameterError
+
+    if args.results is None:
+        if args.measure:
+            raise ParameterError("-m/--measure", "used with --results only", args.measure)
+        return [("-", args.sd)]
+    files = [str(f) for f in args.results]
+    pilot = pilot_variance(files if len(files) > 1 else files[0], args.measure or None)
+    sources = [
+        (r["measure"], r["sd_diff"] if args.design == "t" else r["residual_variance"] ** 0.5)
+        for r in pilot.iter_rows(named=True)
+    ]
+    for measure, sd in sources:
+        if sd == 0:
+            raise InputError(
+                f"measure {measure!r}: the pilot runs have no residual variance (they "
+                "differ by one constant on every topic), so no topic-set size follows "
+                "from them; give pilot runs that vary, or --sd", source="results")
+        if not math.isfinite(sd):
+            raise InputError(
+                f"measure {measure!r}: the pilot runs' standard deviation overflows float64 "
+                f"({sd}); their values are too large for a variance", source="results")
+    return sources
+
+
+def _table(args: argparse.Namespace, sources: list[tuple[str, float]]):
+    """One row per measure and ``--min-diff``: the topics needed and the power there (or
+    the power at ``--topics``)."""
+    import polars as pl
+
+    from fasteval.compare.power import power, topic_set_size
+
+    kw = {"alpha": args.alpha, "design": args.design, "n_systems": args.systems,
+          "alternative": args.alternative}
+    rows = []
+    for measure, sd in sources:
+        for d in args.min_diff:
+            if args.topics is not None:
+                n = args.topics
+            else:
+                n = topic_set_size(d, sd, power=args.power, **kw)
+            rows.append((measure, sd, d, args.alpha, power(n, d, sd, **kw), n))
+    schema = {"measure": pl.Utf8, "sd": pl.Float64, "min_diff": pl.Float64, "alpha": pl.Float64,
+              "power": pl.Float64, "topics": pl.Int64}
+    return pl.DataFrame(rows, schema=schema, orient="row")

@@ -34,7 +34,7 @@ Confidence intervals of a mean (of the differences, or of one run's scores), lev
   correction ``z0 = Phi^-1((#{m* < m} + #{m* = m} / 2) / R)``, the acceleration from the
   jackknife, ``a = sum(e**3) / (6 * sum(e**2) ** 1.5)`` with ``e = d - m``; resamples that
   all fall on one side of ``m`` leave ``z0`` infinite, a :class:`ParameterError` on
-  ``n_resamples`` (:func:`fasteval.compare.core.min_resamples` gives the count
+  ``n_resamples`` (:func:`fasteval.compare.settings.min_resamples` gives the count
   :func:`fasteval.compare.compare` asks for, which makes this all but impossible);
 * ``"percentile"``: quantiles of the resampled means ``m*``.
 
@@ -49,13 +49,15 @@ tail and leave the other bound infinite.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import get_args
 
 import numpy as np
 
 from fasteval.compare import kernels
 from fasteval.errors import ParameterError
+from fasteval.options import CiMethod
 
-CI_METHODS = ("t", "bca", "percentile")
+CI_METHODS = get_args(CiMethod)
 _CI_ALIASES = {
     "t": "t",
     "bootstrap-t": "t",
@@ -234,14 +236,30 @@ def paired_bootstrap(
     x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1, d.shape[1])
     rows, n = d.shape
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
-    R = keys.size
     const_d = np.all(d_snapped == d_snapped[:, :1], axis=1) if n else np.ones(rows, dtype=bool)
     xtol = 1e-12 * np.abs(x).max(axis=1) if n else np.zeros(x.shape[0])
     const_x = np.ptp(x, axis=1) <= xtol if n else np.ones(x.shape[0], dtype=bool)
     D = _Rows(d, const_d)
     X = _Rows(x, const_x)
-    xr = x.shape[0]
-    x_sq = ci_method == "t" and xr > 0  # the score rows' spread: bootstrap-t intervals only
+    resampled = _resampled(D, X, keys, ci_method == "t" and x.shape[0] > 0, pairs)
+    t_obs, p, floor = _test(D, d_snapped, resampled[1], keys.size, alternative)
+    bounds = _intervals(D, X, resampled, keys, level, ci_method, alternative)
+    return BootstrapResult(
+        statistic=t_obs,
+        p_value=p,
+        min_p=floor,
+        ci_low=bounds[:rows, 0].copy(),
+        ci_high=bounds[:rows, 1].copy(),
+        mean_low=bounds[rows:, 0].copy(),
+        mean_high=bounds[rows:, 1].copy(),
+    )
+
+
+def _resampled(D: _Rows, X: _Rows, keys: np.ndarray, x_sq: bool,
+               pairs: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, ...]:
+    """``(m* - m, t*)`` of every difference row, then of every score row, per resample
+    (``t*`` of the score rows only with ``x_sq``: bootstrap-t intervals need their spread)."""
+    rows, xr = D.values.shape[0], X.values.shape[0]
     if pairs is not None:
         # series: scores (centred), their squares if needed, squared difference deviations
         series = np.concatenate([X.e, X.e**2] if x_sq else [X.e])
@@ -260,9 +278,14 @@ def paired_bootstrap(
         sx2 = tot[:, xr : 2 * xr] if pairs is not None else tot[:, 2 * rows + xr :]
         mX, tX = X.studentize(sx, sx2)
     else:
-        mX, tX = sx / max(n, 1), np.zeros_like(sx)
+        mX, tX = sx / max(D.n, 1), np.zeros_like(sx)
+    return mD, tD, mX, tX
 
-    # the test
+
+def _test(D: _Rows, d_snapped: np.ndarray, tD: np.ndarray, R: int,
+          alternative: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The observed t, the p-value and its floor (:func:`min_pvalue`) of every row."""
+    rows, n = D.values.shape
     with np.errstate(all="ignore"):
         t_obs = D.mean / (D.sd / np.sqrt(n))
     floor = np.array([min_pvalue(d_snapped[k], alternative) for k in range(rows)])
@@ -276,17 +299,24 @@ def paired_bootstrap(
             ext = (np.abs(tD) >= (np.abs(t_obs) - slack)).sum(axis=0)
     p = np.minimum(1.0, np.maximum((ext + 1.0) / (R + 1.0), floor))
     all_zero = ~np.any(d_snapped != 0, axis=1)
-    undefined = (const_d | (n < 2)) & ~all_zero
+    undefined = (D.const | (n < 2)) & ~all_zero
     t_obs = np.where(all_zero, 0.0, t_obs)
     p = np.where(all_zero, 1.0, p)
     t_obs[undefined] = np.nan
     p[undefined] = np.nan
+    return t_obs, p, floor
 
-    # intervals, from the resamples they are read from, recomputed in double precision
+
+def _intervals(D: _Rows, X: _Rows, resampled: tuple[np.ndarray, ...], keys: np.ndarray,
+               level: float, ci_method: str, alternative: str) -> np.ndarray:
+    """``(low, high)`` of every difference row's mean, then of every score row's."""
+    mD, tD, mX, tX = resampled
+    rows, n = D.values.shape
+    R = keys.size
     ql, qh = _levels(level, alternative)
     plan: list[tuple[_Rows, int, np.ndarray, np.ndarray, int]] = [
         (D, k, mD[:, k], tD[:, k], k) for k in range(rows)
-    ] + [(X, k, mX[:, k], tX[:, k], 2 * rows + k) for k in range(x.shape[0])]
+    ] + [(X, k, mX[:, k], tX[:, k], 2 * rows + k) for k in range(X.values.shape[0])]
     wanted: list[tuple[int, str, int, int, float]] = []  # (plan index, bound, r_lo, r_hi, w)
     bounds = np.full((len(plan), 2), np.nan)
     for i, (blk, k, m, t, _) in enumerate(plan):
@@ -310,46 +340,46 @@ def paired_bootstrap(
             order = np.argpartition(stat, (lo, hi))
             wanted.append((i, "lu"[side], int(order[lo]), int(order[hi]), w))
     if wanted:
-        ids = np.unique([w[2] for w in wanted] + [w[3] for w in wanted])
-        raw = np.concatenate([d, x])
-        sq = np.concatenate([D.e**2, X.e**2])
-        exact = kernels.exact_totals(np.concatenate([raw, sq]), keys[ids])  # (k, 2 * all)
-        n_all = raw.shape[0]
-        where = {int(r): j for j, r in enumerate(ids)}
-        for i, side, r_lo, r_hi, w in wanted:
-            blk, k, _, _, col = plan[i]
-            row = col if col < 2 * rows else col - rows  # row among [d; x]
-            vals = []
-            for r in (r_lo, r_hi):
-                tot_raw = exact[where[r], row]
-                if ci_method == "t":
-                    s1 = np.array([tot_raw - n * blk.mean[k]])
-                    s2 = np.array([exact[where[r], n_all + row]])
-                    vals.append(float(blk.studentize(s1, s2)[1][0]))
-                else:
-                    vals.append(tot_raw / n)
-            v0, v1 = sorted(vals)
-            if w == 0 or v0 == v1:
-                q_val = v0
-            elif np.isinf(v0) or np.isinf(v1):  # no interpolating towards infinity
-                q_val = v0 if w < 0.5 else v1
-            else:
-                q_val = v0 + w * (v1 - v0)
+        _exact_bounds(bounds, plan, wanted, D, X, keys, ci_method)
+    return bounds
+
+
+def _exact_bounds(bounds: np.ndarray, plan: list, wanted: list, D: _Rows, X: _Rows,
+                  keys: np.ndarray, ci_method: str) -> None:
+    """The ``wanted`` bounds, from the resamples they are read from, recomputed in double
+    precision."""
+    rows, n = D.values.shape
+    ids = np.unique([w[2] for w in wanted] + [w[3] for w in wanted])
+    raw = np.concatenate([D.values, X.values])
+    sq = np.concatenate([D.e**2, X.e**2])
+    exact = kernels.exact_totals(np.concatenate([raw, sq]), keys[ids])  # (k, 2 * all)
+    n_all = raw.shape[0]
+    where = {int(r): j for j, r in enumerate(ids)}
+    for i, side, r_lo, r_hi, w in wanted:
+        blk, k, _, _, col = plan[i]
+        row = col if col < 2 * rows else col - rows  # row among [d; x]
+        vals = []
+        for r in (r_lo, r_hi):
+            tot_raw = exact[where[r], row]
             if ci_method == "t":
-                se = blk.sd[k] / np.sqrt(n)
-                bound = blk.mean[k] - q_val * se  # se > 0: an infinite quantile stays infinite
+                s1 = np.array([tot_raw - n * blk.mean[k]])
+                s2 = np.array([exact[where[r], n_all + row]])
+                vals.append(float(blk.studentize(s1, s2)[1][0]))
             else:
-                bound = q_val
-            bounds[i, 0 if side == "l" else 1] = bound
-    return BootstrapResult(
-        statistic=t_obs,
-        p_value=p,
-        min_p=floor,
-        ci_low=bounds[:rows, 0].copy(),
-        ci_high=bounds[:rows, 1].copy(),
-        mean_low=bounds[rows:, 0].copy(),
-        mean_high=bounds[rows:, 1].copy(),
-    )
+                vals.append(tot_raw / n)
+        v0, v1 = sorted(vals)
+        if w == 0 or v0 == v1:
+            q_val = v0
+        elif np.isinf(v0) or np.isinf(v1):  # no interpolating towards infinity
+            q_val = v0 if w < 0.5 else v1
+        else:
+            q_val = v0 + w * (v1 - v0)
+        if ci_method == "t":
+            se = blk.sd[k] / np.sqrt(n)
+            bound = blk.mean[k] - q_val * se  # se > 0: an infinite quantile stays infinite
+        else:
+            bound = q_val
+        bounds[i, 0 if side == "l" else 1] = bound
 
 
 def _bca_levels(

@@ -15,14 +15,14 @@ has (through the randomization test's shared sign flips,
 
 from __future__ import annotations
 
+from typing import get_args
+
 import numpy as np
 
 from fasteval.errors import ParameterError
+from fasteval.options import Correction
 
-CORRECTIONS = (
-    "holm", "bonferroni", "sidak", "holm-sidak", "hochberg", "bh", "by", "maxt", "stepdown",
-    "none",
-)
+CORRECTIONS = get_args(Correction)
 _ALIASES = {
     "holm": "holm",
     "holm-bonferroni": "holm",

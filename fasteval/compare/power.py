@@ -31,14 +31,15 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 import polars as pl
 
 from fasteval.errors import InputError, ParameterError
+from fasteval.options import Alternative, Design, check_choice
 
-DESIGNS = ("t", "anova")
+DESIGNS = get_args(Design)
 
 MAX_SYSTEMS = 10_000
 """Most systems the ANOVA design takes: past it scipy's noncentral F (and its chi-square
@@ -83,8 +84,7 @@ def _check(
             raise ParameterError(name, "a finite number > 0", v)
     if not (_real(alpha) and 0 < alpha < 1):
         raise ParameterError("alpha", "a number between 0 and 1", alpha)
-    if design not in DESIGNS:
-        raise ParameterError("design", "'t' or 'anova'", design)
+    check_choice("design", Design, design)
     if design == "anova":
         if (
             not isinstance(n_systems, (int, np.integer))
@@ -98,8 +98,7 @@ def _check(
     elif n_systems is not None:
         raise ParameterError("n_systems", "None for design='t' (two systems; n_systems is "
                              "the ANOVA design's)", n_systems)
-    if alternative not in ("two-sided", "greater", "less"):
-        raise ParameterError("alternative", "'two-sided', 'greater' or 'less'", alternative)
+    check_choice("alternative", Alternative, alternative)
 
 
 def power(
@@ -108,9 +107,9 @@ def power(
     sd: float,
     *,
     alpha: float = 0.05,
-    design: str = "t",
+    design: Design = "t",
     n_systems: int | None = None,
-    alternative: str = "two-sided",
+    alternative: Alternative = "two-sided",
 ) -> float:
     """Power of the test with ``n_topics`` topics to detect a difference of ``min_diff``.
 
@@ -210,9 +209,9 @@ def topic_set_size(
     *,
     alpha: float = 0.05,
     power: float = 0.8,
-    design: str = "t",
+    design: Design = "t",
     n_systems: int | None = None,
-    alternative: str = "two-sided",
+    alternative: Alternative = "two-sided",
     max_topics: int = 10**7,
 ) -> int:
     """Smallest number of topics at which the test reaches ``power``.

@@ -102,48 +102,89 @@ def signflip_test(
     [0.125, 0.625]
     """
     y = np.ascontiguousarray(y, dtype=np.float64)
-    n_series, n = y.shape
-    observed = np.empty(n_series)
-    kernels.signflip_observed(y, observed)
-    slack = 1e-11 * np.abs(y).sum(axis=1)
-    sumsq = (y * y).sum(axis=1)
-    # a sum within rounding of 0 is 0: its t is 0, tied with every other zero sum
-    t_obs = _t_of_sum(np.where(np.abs(observed) <= slack, 0.0, observed), sumsq, n)
-    padded = kernels._pad_series(n_series)
-    yk = y if padded == n_series else np.concatenate([y, np.zeros((padded - n_series, n))])
-    extreme = np.zeros(n_series, dtype=np.int64)
-    fams = [np.asarray(f, dtype=np.int64) for f in families] if correction else []
-    orders = []
-    fam_counts = []
-    for f in fams:
-        key = _oriented(t_obs[f], alternative)
-        order = f[np.argsort(-key, kind="stable")]  # most significant first
-        orders.append(order)
-        fam_counts.append(np.zeros(order.size, dtype=np.int64))
+    n = y.shape[1]
+    tally = _Tally(y, alternative, families, correction)
+    for sums in _sign_sums(y, n_resamples, rng, exact):
+        tally(sums)
+    if exact:
+        total = 1 << n
+        p = tally.extreme / total
+    else:
+        total = n_resamples
+        p = (tally.extreme + 1.0) / (total + 1.0)
+    p = np.minimum(p, 1.0)
+    return tally.observed / max(n, 1), p, tally.adjusted(p, total, exact)
 
-    def tally(out: np.ndarray) -> None:
-        T = out[:, :n_series]
+
+class _Tally:
+    """Over the sign vectors: how often each row's sum is at least as extreme as observed,
+    and, with a max-T ``correction``, how often each family's largest ``t*`` reaches each
+    comparison's observed ``t``."""
+
+    def __init__(self, y: np.ndarray, alternative: str,
+                 families: Sequence[np.ndarray] | None, correction: str | None):
+        n_series, self.n = y.shape
+        self.alternative, self.correction = alternative, correction
+        self.observed = np.empty(n_series)
+        kernels.signflip_observed(y, self.observed)
+        self.slack = 1e-11 * np.abs(y).sum(axis=1)
+        self.sumsq = (y * y).sum(axis=1)
+        # a sum within rounding of 0 is 0: its t is 0, tied with every other zero sum
+        zeroed = np.where(np.abs(self.observed) <= self.slack, 0.0, self.observed)
+        self.t_obs = _t_of_sum(zeroed, self.sumsq, self.n)
+        self.extreme = np.zeros(n_series, dtype=np.int64)
+        fams = [np.asarray(f, dtype=np.int64) for f in families] if correction else []
+        # most significant first
+        self.orders = [f[np.argsort(-_oriented(self.t_obs[f], alternative), kind="stable")]
+                       for f in fams]
+        self.counts = [np.zeros(order.size, dtype=np.int64) for order in self.orders]
+
+    def __call__(self, out: np.ndarray) -> None:
+        """Count one chunk of sign vectors' sums (``out``: one row per vector)."""
+        alternative, observed, slack = self.alternative, self.observed, self.slack
+        T = out[:, : observed.size]
         if alternative == "greater":
-            extreme[:] += (T >= observed - slack).sum(axis=0)
+            self.extreme += (T >= observed - slack).sum(axis=0)
         elif alternative == "less":
-            extreme[:] += (T <= observed + slack).sum(axis=0)
+            self.extreme += (T <= observed + slack).sum(axis=0)
         else:
-            extreme[:] += (np.abs(T) >= np.abs(observed) - slack).sum(axis=0)
-        if not fams:
+            self.extreme += (np.abs(T) >= np.abs(observed) - slack).sum(axis=0)
+        if not self.orders:
             return
         T = np.where(np.abs(T) <= slack, 0.0, T)
-        tstar = _oriented(_t_of_sum(T, sumsq, n), alternative)
-        for order, counts in zip(orders, fam_counts, strict=True):
+        tstar = _oriented(_t_of_sum(T, self.sumsq, self.n), alternative)
+        for order, counts in zip(self.orders, self.counts, strict=True):
             sub = tstar[:, order]
-            ref = _oriented(t_obs[order], alternative)
+            ref = _oriented(self.t_obs[order], alternative)
             with np.errstate(invalid="ignore"):  # inf - inf in the branch not taken
                 ref = np.where(np.isfinite(ref), ref - 1e-9 * np.abs(ref), ref)
-            if correction == "stepdown":
+            if self.correction == "stepdown":
                 run = np.maximum.accumulate(sub[:, ::-1], axis=1)[:, ::-1]
             else:
                 run = np.repeat(sub.max(axis=1, keepdims=True), order.size, axis=1)
             counts += (run >= ref).sum(axis=0)
 
+    def adjusted(self, p: np.ndarray, total: int, exact: bool) -> np.ndarray | None:
+        """The max-T adjusted p-values (None without a correction)."""
+        if not self.orders:
+            return None
+        adjusted = np.full(p.size, np.nan)
+        for order, counts in zip(self.orders, self.counts, strict=True):
+            adj = counts / total if exact else (counts + 1.0) / (total + 1.0)
+            if self.correction == "stepdown":
+                adj = np.maximum.accumulate(adj)
+            adjusted[order] = np.minimum(1.0, np.maximum(adj, p[order]))
+        return adjusted
+
+
+def _sign_sums(y: np.ndarray, n_resamples: int, rng: np.random.Generator | None,
+               exact: bool):
+    """Every row's signed sums under the sign vectors, chunk by chunk (one row of a chunk
+    per vector): all ``2**n`` vectors when ``exact``, else ``n_resamples`` drawn from
+    ``rng``."""
+    n_series, n = y.shape
+    padded = kernels._pad_series(n_series)
+    yk = y if padded == n_series else np.concatenate([y, np.zeros((padded - n_series, n))])
     if exact:
         if n > 30:
             raise ValueError(f"exact enumeration needs n <= 30 queries, got {n}")
@@ -154,37 +195,24 @@ def signflip_test(
             words = np.arange(start, stop, dtype=np.uint64).reshape(1, -1)
             out = np.empty((stop - start, padded))
             kernels.signflip_sums(yk, words, out)
-            tally(out)
-        p = extreme / total
-    else:
-        if rng is None:
-            raise ValueError("rng is required unless exact=True")
-        n_words = max(1, (n + 63) // 64)
-        calls = -(-n_resamples // kernels.flip_chunk(padded))
-        chunk = -(-n_resamples // calls)
-        words = np.empty((n_words, chunk), dtype=np.uint64)
-        out = np.empty((chunk, padded))
-        for start in range(0, n_resamples, chunk):
-            m = min(chunk, n_resamples - start)
-            # each chunk's keys drawn in turn: the same stream as drawing them all at once,
-            # without 8 bytes per resample held (8 GB for 10**9 resamples)
-            keys = rng.bit_generator.random_raw(m).astype(np.uint64, copy=False)
-            w = words if m == chunk else np.empty((n_words, m), dtype=np.uint64)
-            kernels.sign_words(keys, w)
-            kernels.signflip_sums(yk, w, out[:m])
-            tally(out[:m])
-        total = n_resamples
-        p = (extreme + 1.0) / (total + 1.0)
-    p = np.minimum(p, 1.0)
-    adjusted = None
-    if fams:
-        adjusted = np.full(n_series, np.nan)
-        for order, counts in zip(orders, fam_counts, strict=True):
-            adj = counts / total if exact else (counts + 1.0) / (total + 1.0)
-            if correction == "stepdown":
-                adj = np.maximum.accumulate(adj)
-            adjusted[order] = np.minimum(1.0, np.maximum(adj, p[order]))
-    return observed / max(n, 1), p, adjusted
+            yield out
+        return
+    if rng is None:
+        raise ValueError("rng is required unless exact=True")
+    n_words = max(1, (n + 63) // 64)
+    calls = -(-n_resamples // kernels.flip_chunk(padded))
+    chunk = -(-n_resamples // calls)
+    words = np.empty((n_words, chunk), dtype=np.uint64)
+    out = np.empty((chunk, padded))
+    for start in range(0, n_resamples, chunk):
+        m = min(chunk, n_resamples - start)
+        # each chunk's keys drawn in turn: the same stream as drawing them all at once,
+        # without 8 bytes per resample held (8 GB for 10**9 resamples)
+        keys = rng.bit_generator.random_raw(m).astype(np.uint64, copy=False)
+        w = words if m == chunk else np.empty((n_words, m), dtype=np.uint64)
+        kernels.sign_words(keys, w)
+        kernels.signflip_sums(yk, w, out[:m])
+        yield out[:m]
 
 
 def _oriented(t: np.ndarray, alternative: str) -> np.ndarray:

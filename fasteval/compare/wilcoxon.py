@@ -32,16 +32,19 @@ distribution and for ranking):
 
 from __future__ import annotations
 
+from typing import get_args
+
 import numpy as np
 
 from fasteval.errors import ParameterError
+from fasteval.options import Alternative, ZeroMethod, check_choice
 
-ZERO_METHODS = ("wilcox", "pratt")
+ZERO_METHODS = get_args(ZeroMethod)
 #: most non-zero differences for the exact distribution (its table has ~n**2 entries and
 #: takes ~n**3 / 2 operations to build: about a second at this size)
 MAX_EXACT = 1000
 METHODS = ("auto", "exact", "approx")
-ALTERNATIVES = ("two-sided", "greater", "less")
+ALTERNATIVES = get_args(Alternative)
 _METHOD_ALIASES = {
     "auto": "auto",
     "exact": "exact",
@@ -60,9 +63,7 @@ def check_zero_method(zero_method: str) -> str:
     'pratt'
     """
     key = zero_method.lower() if isinstance(zero_method, str) else zero_method
-    if key not in ZERO_METHODS:
-        raise ParameterError("zero_method", "'wilcox' or 'pratt'", zero_method)
-    return key
+    return check_choice("zero_method", ZeroMethod, key, given=zero_method)
 
 
 def check_method(method: str | bool) -> str:
@@ -95,9 +96,7 @@ def check_alternative(alternative: str) -> str:
     key = alternative.lower() if isinstance(alternative, str) else alternative
     if key in ("two_sided", "twosided"):
         key = "two-sided"
-    if key not in ALTERNATIVES:
-        raise ParameterError("alternative", "'two-sided', 'greater' or 'less'", alternative)
-    return key
+    return check_choice("alternative", Alternative, key, given=alternative)
 
 
 def _midranks(x: np.ndarray) -> np.ndarray:
@@ -187,62 +186,45 @@ def signed_rank(
     method = check_method(method)
     alternative = check_alternative(alternative)
     d = np.asarray(d, dtype=np.float64)
-    n = d.size
     nonzero = d != 0
     if not nonzero.any():
         return 0.0, 1.0, "none"
-    if zero_method == "wilcox":
-        ranks = _midranks(np.abs(d[nonzero]))
-        positive = d[nonzero] > 0
-        ranked = np.abs(d[nonzero])
-    else:
-        all_ranks = _midranks(np.abs(d))
-        ranks = all_ranks[nonzero]
-        positive = d[nonzero] > 0
-        ranked = np.abs(d)
-    w_plus = float(ranks[positive].sum())
+    ranked = np.abs(d[nonzero]) if zero_method == "wilcox" else np.abs(d)
+    ranks = _midranks(ranked)
+    if zero_method != "wilcox":
+        ranks = ranks[nonzero]
+    w_plus = float(ranks[d[nonzero] > 0].sum())
     total = float(ranks.sum())
-    w_minus = total - w_plus
     if method == "auto":
-        has_ties = np.unique(ranked).size < ranked.size
-        if n > 50:
-            method = "approx"
-        elif not has_ties and nonzero.all():
-            method = "exact"
-        else:
-            method = "exact" if n <= 13 else "approx"
+        method = _auto_method(d.size, np.unique(ranked).size < ranked.size, nonzero.all())
     if method == "exact":
-        if ranks.size > MAX_EXACT:
-            raise ParameterError(
-                "exact",
-                f"False or 'auto' for the Wilcoxon test with more than {MAX_EXACT} non-zero "
-                f"differences ({ranks.size} here; the normal approximation is accurate there)",
-                True,
-            )
+        _check_exact_size(ranks.size)
         ranks2 = np.rint(2.0 * ranks).astype(np.int64)
         p = _exact_p(exact_distribution(ranks2), w_plus, alternative)
     else:
-        from scipy.stats import norm
-
-        mean = total / 2.0
         sd = float(np.sqrt((ranks**2).sum() / 4.0))
-        diff = w_plus - mean
-        if correction:
-            if alternative == "greater":
-                diff -= 0.5
-            elif alternative == "less":
-                diff += 0.5
-            else:
-                diff -= 0.5 * np.sign(diff)
-        z = diff / sd
-        if alternative == "greater":
-            p = float(norm.sf(z))
-        elif alternative == "less":
-            p = float(norm.cdf(z))
-        else:
-            p = float(2.0 * norm.sf(abs(z)))
-    stat = min(w_plus, w_minus) if alternative == "two-sided" else w_plus
+        p = float(_approx_p(np.float64(w_plus - total / 2.0), sd, correction, alternative))
+    stat = min(w_plus, total - w_plus) if alternative == "two-sided" else w_plus
     return float(stat), float(min(1.0, p)), method
+
+
+def _auto_method(n: int, has_ties: bool, all_nonzero: bool) -> str:
+    """The null distribution ``method="auto"`` takes (see the module notes)."""
+    if n > 50:
+        return "approx"
+    if not has_ties and all_nonzero:
+        return "exact"
+    return "exact" if n <= 13 else "approx"
+
+
+def _check_exact_size(count: int) -> None:
+    if count > MAX_EXACT:
+        raise ParameterError(
+            "exact",
+            f"False or 'auto' for the Wilcoxon test with more than {MAX_EXACT} non-zero "
+            f"differences ({count} here; the normal approximation is accurate there)",
+            True,
+        )
 
 
 #: longest rows :func:`signed_rank_batch` ranks as a whole table: its rank sums are exact up
@@ -352,7 +334,54 @@ def _block(d, lo, method, opts, stat, p, floor, how, dists) -> None:
         _one_row(d[k], method, opts, stat, p, floor, how, lo + int(k))
     if not active.any():
         return
-    # mid-ranks of |d| within each row (ties: equal values), as scipy's rankdata
+    ranks, has_ties, n_zero = _row_ranks(d, nonzero, zero_method)
+    total = ranks.sum(axis=1)
+    w_plus = np.where(d > 0, ranks, 0.0).sum(axis=1)
+    sumsq = (ranks**2).sum(axis=1)
+    if method == "auto":
+        if n > 50:
+            exact = np.zeros(rows, dtype=bool)
+        else:
+            exact = (~has_ties & (n_zero == 0)) | (n <= 13)
+    else:
+        exact = np.full(rows, method == "exact")
+    exact &= active
+    approx = active & ~exact
+    counts = n - n_zero
+    if exact.any():
+        big = exact & (counts > MAX_EXACT)
+        if big.any():
+            _check_exact_size(int(counts[np.argmax(big)]))
+    # the extreme sign pattern: every non-zero difference positive (negative for "less")
+    w_floor = np.zeros(rows) if alternative == "less" else total
+    for k in np.flatnonzero(exact):
+        ranks2 = np.rint(2.0 * ranks[k][nonzero[k]]).astype(np.int64)
+        key = np.sort(ranks2).tobytes()
+        dist = dists.get(key)
+        if dist is None:
+            dist = dists[key] = exact_distribution(ranks2)
+        p[lo + k] = _exact_p(dist, float(w_plus[k]), alternative)
+        floor[lo + k] = _exact_p(dist, float(w_floor[k]), alternative)
+        how[lo + k] = "exact"
+    if approx.any():
+        sel = np.flatnonzero(approx)
+        mean = total[sel] / 2.0
+        sd = np.sqrt(sumsq[sel] / 4.0)
+        p[lo + sel] = _approx_p(w_plus[sel] - mean, sd, correction, alternative)
+        floor[lo + sel] = _approx_p(w_floor[sel] - mean, sd, correction, alternative)
+        for k in sel:
+            how[lo + k] = "approx"
+    sel = np.flatnonzero(active)
+    w_minus = total - w_plus
+    st = np.minimum(w_plus, w_minus) if alternative == "two-sided" else w_plus
+    stat[lo + sel] = st[sel]
+
+
+def _row_ranks(d: np.ndarray, nonzero: np.ndarray,
+               zero_method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mid-ranks of ``|d|`` within each row (ties: equal values, as scipy's rankdata), 0 for
+    zero differences; whether a row has ties among the ranked values; its zero count."""
+    rows, n = d.shape
     a = np.abs(d)
     # flat positions of each row's values in ascending order
     order = np.argsort(a, axis=1, kind="stable")
@@ -378,52 +407,7 @@ def _block(d, lo, method, opts, stat, p, floor, how, dists) -> None:
     else:
         has_ties = (~starts[:, 1:]).any(axis=1)
     ranks[~nonzero] = 0.0
-    total = ranks.sum(axis=1)
-    w_plus = np.where(d > 0, ranks, 0.0).sum(axis=1)
-    sumsq = (ranks**2).sum(axis=1)
-    if method == "auto":
-        if n > 50:
-            exact = np.zeros(rows, dtype=bool)
-        else:
-            exact = (~has_ties & (n_zero == 0)) | (n <= 13)
-    else:
-        exact = np.full(rows, method == "exact")
-    exact &= active
-    approx = active & ~exact
-    counts = n - n_zero
-    if exact.any():
-        big = exact & (counts > MAX_EXACT)
-        if big.any():
-            raise ParameterError(
-                "exact",
-                f"False or 'auto' for the Wilcoxon test with more than {MAX_EXACT} non-zero "
-                f"differences ({int(counts[np.argmax(big)])} here; the normal approximation is "
-                "accurate there)",
-                True,
-            )
-    # the extreme sign pattern: every non-zero difference positive (negative for "less")
-    w_floor = np.zeros(rows) if alternative == "less" else total
-    for k in np.flatnonzero(exact):
-        ranks2 = np.rint(2.0 * ranks[k][nonzero[k]]).astype(np.int64)
-        key = np.sort(ranks2).tobytes()
-        dist = dists.get(key)
-        if dist is None:
-            dist = dists[key] = exact_distribution(ranks2)
-        p[lo + k] = _exact_p(dist, float(w_plus[k]), alternative)
-        floor[lo + k] = _exact_p(dist, float(w_floor[k]), alternative)
-        how[lo + k] = "exact"
-    if approx.any():
-        sel = np.flatnonzero(approx)
-        mean = total[sel] / 2.0
-        sd = np.sqrt(sumsq[sel] / 4.0)
-        p[lo + sel] = _approx_p(w_plus[sel] - mean, sd, correction, alternative)
-        floor[lo + sel] = _approx_p(w_floor[sel] - mean, sd, correction, alternative)
-        for k in sel:
-            how[lo + k] = "approx"
-    sel = np.flatnonzero(active)
-    w_minus = total - w_plus
-    st = np.minimum(w_plus, w_minus) if alternative == "two-sided" else w_plus
-    stat[lo + sel] = st[sel]
+    return ranks, has_ties, n_zero
 
 
 def _exact_p(dist: np.ndarray, w_plus: float, alternative: str) -> float:
