@@ -217,6 +217,43 @@ def _query(q, labels, offsets, qidx, present, doc_sub_off, doc_sub, q_nsub, q_su
     keep = 1.0 - alpha
     s = offsets[q]
     n = offsets[q + 1] - s
+    nrbp = _run_profile(labels, s, n, doc_sub_off, doc_sub, n_sub, keep, beta, depth, whole, disc, tc, tg, ta, p)
+    ideal_nrbp = 0.0
+    if need_ideal:
+        ideal_nrbp = _ideal_profile(ideal, ideal_off[c], ideal_off[c + 1] - ideal_off[c], beta, depth, disc, p)
+    scale = (1.0 - keep * beta) / n_sub
+    for j in range(m):
+        kind = kinds[j]
+        k = min(cuts[j], depth)
+        if kind == ALPHA_NDCG:
+            out[q, j] = p[0, k] / p[4, k] if p[0, k] != 0.0 else 0.0
+        elif kind == NERR_IA:
+            out[q, j] = p[1, k] / p[5, k] if p[0, k] != 0.0 else 0.0
+        elif kind == ALPHA_DCG or kind == ERR_IA:
+            # the "ideal ideal" ranking: every document covers all n_sub subtopics
+            out[q, j] = (p[0, k] if kind == ALPHA_DCG else p[1, k]) / (n_sub * unit[j])
+        elif kind == NRBP:
+            out[q, j] = nrbp * scale
+        elif kind == NNRBP:
+            den = ideal_nrbp * scale  # 0 when (1 - alpha) beta = 1: ndeval's 0 / 0
+            out[q, j] = (nrbp * scale) / den if den != 0.0 else math.nan
+        elif kind == P_IA:
+            out[q, j] = p[2, k] / (cuts[j] * n_sub)
+        elif kind == STREC:
+            out[q, j] = p[3, k] / n_sub
+        else:  # MAP_IA
+            base = q_sub_base[c]
+            total = 0.0
+            for t in range(n_sub):
+                total += ta[t] / nrel_sub[base + t]
+            out[q, j] = total / n_sub
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _run_profile(labels, s, n, doc_sub_off, doc_sub, n_sub, keep, beta, depth, whole, disc, tc, tg, ta, p):
+    """Walk the ranking ``labels[s:s + n]`` (to ``depth``, or whole): rows 0-3 of ``p`` get the
+    running dcg, err, intent-aware hits and subtopics covered (``p[r, i]``: over the first
+    ``i`` ranks), ``ta`` each subtopic's sum of precisions (MAP-IA); returns NRBP's sum."""
     for t in range(n_sub):
         tc[t] = 0
         tg[t] = 1.0
@@ -256,51 +293,30 @@ def _query(q, labels, offsets, qidx, present, doc_sub_off, doc_sub, q_nsub, q_su
     for i in range(min(n, depth), depth):
         for r in range(4):
             p[r, i + 1] = p[r, i]
+    return nrbp
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ideal_profile(ideal, o, ni, beta, depth, disc, p):
+    """The ideal ranking's gains ``ideal[o:o + ni]``: its running dcg and err in rows 4 and 5
+    of ``p``; returns its NRBP sum."""
+    idcg = 0.0
+    ierr = 0.0
     ideal_nrbp = 0.0
-    if need_ideal:
-        o = ideal_off[c]
-        ni = ideal_off[c + 1] - o
-        idcg = 0.0
-        ierr = 0.0
-        decay = 1.0
-        for i in range(ni):
-            gain = ideal[o + i]
-            if i < depth:
-                idcg += gain * disc[i]
-                ierr += gain / (i + 1.0)
-                p[4, i + 1] = idcg
-                p[5, i + 1] = ierr
-            ideal_nrbp += gain * decay
-            decay *= beta
-        for i in range(min(ni, depth), depth):
-            p[4, i + 1] = p[4, i]
-            p[5, i + 1] = p[5, i]
-    scale = (1.0 - keep * beta) / n_sub
-    for j in range(m):
-        kind = kinds[j]
-        k = min(cuts[j], depth)
-        if kind == ALPHA_NDCG:
-            out[q, j] = p[0, k] / p[4, k] if p[0, k] != 0.0 else 0.0
-        elif kind == NERR_IA:
-            out[q, j] = p[1, k] / p[5, k] if p[0, k] != 0.0 else 0.0
-        elif kind == ALPHA_DCG or kind == ERR_IA:
-            # the "ideal ideal" ranking: every document covers all n_sub subtopics
-            out[q, j] = (p[0, k] if kind == ALPHA_DCG else p[1, k]) / (n_sub * unit[j])
-        elif kind == NRBP:
-            out[q, j] = nrbp * scale
-        elif kind == NNRBP:
-            den = ideal_nrbp * scale  # 0 when (1 - alpha) beta = 1: ndeval's 0 / 0
-            out[q, j] = (nrbp * scale) / den if den != 0.0 else math.nan
-        elif kind == P_IA:
-            out[q, j] = p[2, k] / (cuts[j] * n_sub)
-        elif kind == STREC:
-            out[q, j] = p[3, k] / n_sub
-        else:  # MAP_IA
-            base = q_sub_base[c]
-            total = 0.0
-            for t in range(n_sub):
-                total += ta[t] / nrel_sub[base + t]
-            out[q, j] = total / n_sub
+    decay = 1.0
+    for i in range(ni):
+        gain = ideal[o + i]
+        if i < depth:
+            idcg += gain * disc[i]
+            ierr += gain / (i + 1.0)
+            p[4, i + 1] = idcg
+            p[5, i + 1] = ierr
+        ideal_nrbp += gain * decay
+        decay *= beta
+    for i in range(min(ni, depth), depth):
+        p[4, i + 1] = p[4, i]
+        p[5, i + 1] = p[5, i]
+    return ideal_nrbp
 
 
 def _pass(parallel: bool):

@@ -127,62 +127,13 @@ def _sort_desc(values, start, n):  # pragma: no cover - numba
 
 
 @njit(cache=True, parallel=True)
-def _document_kernel(
-    gt_offsets,
-    gt_key,
-    gt_flag,
-    gt_gain,
-    ret_offsets,
-    ret_key,
-    ret_flag,
-    top_k,
-    scores,
-    gt_rep,
-    ret_match,
-    order,
-    slot_key,
-    slot_gain,
-    used,
-    ideal_positive,
-):  # pragma: no cover - numba
+def _document_kernel(gt_offsets, gt_key, gt_flag, gt_gain, ret_offsets, ret_key, ret_flag, top_k, scores,
+                     gt_rep, ret_match, order, slot_key, slot_gain, used, ideal_positive):  # pragma: no cover - numba
     n_q = gt_offsets.shape[0] - 1
     for q in prange(n_q):
         g0 = gt_offsets[q]
-        g1 = gt_offsets[q + 1]
-        # collect the documents with a value, sorted by key
-        m = 0
-        for i in range(g0, g1):
-            gt_rep[i] = -1
-            if gt_flag[i] & 1:
-                order[g0 + m] = i
-                m += 1
-        _sort_by_key(order, gt_key, g0, m)
-        # collapse equal keys into slots g0 .. g0+u-1 (order[slot] = representative)
-        u = 0
-        seen = np.uint64(0)  # one bit per key's low 6 bits: most misses stop there
-        n_recall = 0
-        i = 0
-        while i < m:
-            rep = order[g0 + i]
-            k = gt_key[rep]
-            gain = gt_gain[rep]
-            gt_rep[rep] = rep
-            j = i + 1
-            while j < m and gt_key[order[g0 + j]] == k:
-                other = order[g0 + j]
-                gt_rep[other] = rep
-                if gt_gain[other] > gain:
-                    gain = gt_gain[other]
-                j += 1
-            order[g0 + u] = rep
-            slot_key[g0 + u] = k
-            slot_gain[g0 + u] = gain
-            used[g0 + u] = False
-            if not (gt_flag[rep] & 2):
-                n_recall += 1
-            seen |= np.uint64(1) << np.uint64(k & 63)
-            u += 1
-            i = j
+        u, seen, n_recall = _collapse(g0, gt_offsets[q + 1], gt_key, gt_flag, gt_gain, gt_rep, order,
+                                      slot_key, slot_gain, used)
         # walk the ranking
         r0 = ret_offsets[q]
         r1 = ret_offsets[q + 1]
@@ -203,25 +154,9 @@ def _document_kernel(
             k = ret_key[r]
             if not ((seen >> np.uint64(k & 63)) & np.uint64(1)):
                 continue
-            if u <= 16:
-                # short lists: a branch-free scan of contiguous keys beats bisection
-                lo = u
-                for s in range(u):
-                    if slot_key[g0 + s] == k:
-                        lo = s
-                if lo == u:
-                    continue
-            else:
-                lo = 0
-                hi = u
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if slot_key[g0 + mid] < k:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                if lo == u or slot_key[g0 + lo] != k:
-                    continue
+            lo = _find_slot(slot_key, g0, u, k)
+            if lo < 0:
+                continue
             ret_match[r] = order[g0 + lo]
             rank = r - r0
             if rr == 0.0:
@@ -244,6 +179,70 @@ def _document_kernel(
         scores[q, 3] = ap_num / u if u > 0 else 0.0
         scores[q, 4] = dcg / idcg if idcg > 0 else 0.0
         ideal_positive[q] = idcg > 0
+
+
+@njit(cache=True, inline="always")
+def _collapse(g0, g1, gt_key, gt_flag, gt_gain, gt_rep, order, slot_key, slot_gain, used):  # pragma: no cover - numba
+    """Collapse a question's ground-truth documents ``g0:g1`` with a value into slots
+    ``g0 .. g0 + u - 1`` sorted by key (``order[slot]``: the representative, ``slot_gain``:
+    the largest gain of the key); returns ``u``, a bit per key's low 6 bits (most misses
+    stop there) and the number of keys recall counts (not the empty string)."""
+    # collect the documents with a value, sorted by key
+    m = 0
+    for i in range(g0, g1):
+        gt_rep[i] = -1
+        if gt_flag[i] & 1:
+            order[g0 + m] = i
+            m += 1
+    _sort_by_key(order, gt_key, g0, m)
+    u = 0
+    seen = np.uint64(0)
+    n_recall = 0
+    i = 0
+    while i < m:
+        rep = order[g0 + i]
+        k = gt_key[rep]
+        gain = gt_gain[rep]
+        gt_rep[rep] = rep
+        j = i + 1
+        while j < m and gt_key[order[g0 + j]] == k:
+            other = order[g0 + j]
+            gt_rep[other] = rep
+            if gt_gain[other] > gain:
+                gain = gt_gain[other]
+            j += 1
+        order[g0 + u] = rep
+        slot_key[g0 + u] = k
+        slot_gain[g0 + u] = gain
+        used[g0 + u] = False
+        if not (gt_flag[rep] & 2):
+            n_recall += 1
+        seen |= np.uint64(1) << np.uint64(k & 63)
+        u += 1
+        i = j
+    return u, seen, n_recall
+
+
+@njit(cache=True, inline="always")
+def _find_slot(slot_key, g0, u, k):  # pragma: no cover - numba
+    """The slot (``0 .. u - 1``) of key ``k`` among the sorted ``slot_key[g0:g0 + u]``; -1
+    when none holds it."""
+    if u <= 16:
+        # short lists: a branch-free scan of contiguous keys beats bisection
+        lo = u
+        for s in range(u):
+            if slot_key[g0 + s] == k:
+                lo = s
+        return lo if lo < u else -1
+    lo = 0
+    hi = u
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if slot_key[g0 + mid] < k:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < u and slot_key[g0 + lo] == k else -1
 
 
 def document_measures(

@@ -389,58 +389,19 @@ def _parse_name(name: str) -> list[Measure]:
             base, cut, args = (t.strip() for t in late.groups())
             raise _Bad(f"arguments go before the cutoff: {base}({args})@{cut}")
         raise _Bad()
-    base, args_text, cut_text = m.group("base").strip(), m.group("args"), m.group("cut")
-    gains = None
-    if args_text and _GAINS_ARG.search(args_text):  # ir_measures' nDCG(gains={0: 0, 2: 5})
-        if len(_GAINS_ARG.findall(args_text)) > 1:
-            raise _Bad("the argument gains is given twice")
-        gains = _GAINS_ARG.search(args_text).group(1)
-        args_text = _GAINS_ARG.sub("", args_text)
-    args = _parse_args(args_text) if args_text else {}
-    rel = None
-    if "rel" in args:
-        text = args.pop("rel")
-        if not _INT.fullmatch(text):
-            raise _Bad(f"rel must be an integer, got {text!r}")
-        rel = _whole(text, "relevance levels")
-    if m.group("level") is not None:
-        if rel is not None:
-            raise _Bad("the relevance level is given twice (rel= and -l)")
-        rel = _whole(m.group("level"), "relevance levels")
+    base, cut_text = m.group("base").strip(), m.group("cut")
+    args, gains, rel = _arguments(m)
     dcg = args.pop("dcg", None)
     p = args.pop("p", None)
     beta = args.pop("beta", None)
-    cutoff_arg = args.pop("cutoff", None)
-    if cutoff_arg is not None:
-        if cut_text is not None:
-            raise _Bad("the cutoff is given twice (cutoff= and @)")
-        cut_text = cutoff_arg
-    recall_arg = args.pop("recall", None)  # ir_measures' IPrec(recall=0.5): IPrec@0.5
-    if recall_arg is not None:
-        key = base.lower()
-        fam = _ALIASES[key][1] if key in _ALIASES else (base if base in BY_KEY else None)
-        if fam is None or BY_KEY[fam].params != FLOAT_CUTS:
-            raise _Bad("recall= applies to IPrec only (the recall level: IPrec(recall=0.5) "
-                       "is IPrec@0.5)")
-        if cut_text is not None:
-            raise _Bad("the recall level is given twice (recall= and @)")
-        cut_text = recall_arg
+    cut_text = _cutoff_arguments(args, base, cut_text)
     if "gains" in args:  # not a {grade: gain} dict (that was taken out above)
         raise _Bad(f"gains must be {{grade: gain, ...}}, got {args['gains']!r}")
     unknown = sorted(k for k in args if k not in _NAMED_ARGS)
     if unknown:
         raise _Bad(f"unsupported argument(s) {', '.join(unknown)}")
-
     if dcg is not None:
-        if base.lower() == "sdcg":  # SDCG's one discount (ir_measures)
-            if dcg != "log2":
-                raise _Bad(f"SDCG's dcg must be 'log2', got {dcg!r}")
-        elif base.lower() != "ndcg":
-            raise _Bad("dcg= applies to nDCG only (and SDCG's dcg='log2', its default)")
-        elif dcg in ("exp-log2", "exp_log2", "burges"):
-            base = "ndcg_burges"
-        elif dcg != "log2":
-            raise _Bad(f"dcg must be 'log2' or 'exp-log2', got {dcg!r}")
+        base = _dcg_family(base, dcg)
     measures, alias = _base_measures(base, cut_text, name)
     if gains is not None:
         measures = [_with_gains(x, gains) for x in measures]
@@ -472,6 +433,66 @@ def _parse_name(name: str) -> list[Measure]:
             raise _Bad("residual=True applies to RBP with rel= (binary gains), e.g. "
                            "RBP(rel=1, residual=True); trec_eval's residual is rbp_resid")
     return measures
+
+
+def _arguments(m: re.Match) -> tuple[dict[str, str], str | None, int | None]:
+    """The named arguments of a name matched by ``_FORM``, its ``gains={...}`` text, and
+    its relevance level (``rel=`` or trec_eval's ``-l`` suffix, not both)."""
+    args_text = m.group("args")
+    gains = None
+    if args_text and _GAINS_ARG.search(args_text):  # ir_measures' nDCG(gains={0: 0, 2: 5})
+        if len(_GAINS_ARG.findall(args_text)) > 1:
+            raise _Bad("the argument gains is given twice")
+        gains = _GAINS_ARG.search(args_text).group(1)
+        args_text = _GAINS_ARG.sub("", args_text)
+    args = _parse_args(args_text) if args_text else {}
+    rel = None
+    if "rel" in args:
+        text = args.pop("rel")
+        if not _INT.fullmatch(text):
+            raise _Bad(f"rel must be an integer, got {text!r}")
+        rel = _whole(text, "relevance levels")
+    if m.group("level") is not None:
+        if rel is not None:
+            raise _Bad("the relevance level is given twice (rel= and -l)")
+        rel = _whole(m.group("level"), "relevance levels")
+    return args, gains, rel
+
+
+def _cutoff_arguments(args: dict[str, str], base: str, cut_text: str | None) -> str | None:
+    """The cutoff text, from ``@`` or from the ``cutoff=`` (or IPrec's ``recall=``) argument,
+    which is taken out of ``args``; given twice is an error."""
+    cutoff_arg = args.pop("cutoff", None)
+    if cutoff_arg is not None:
+        if cut_text is not None:
+            raise _Bad("the cutoff is given twice (cutoff= and @)")
+        cut_text = cutoff_arg
+    recall_arg = args.pop("recall", None)  # ir_measures' IPrec(recall=0.5): IPrec@0.5
+    if recall_arg is not None:
+        key = base.lower()
+        fam = _ALIASES[key][1] if key in _ALIASES else (base if base in BY_KEY else None)
+        if fam is None or BY_KEY[fam].params != FLOAT_CUTS:
+            raise _Bad("recall= applies to IPrec only (the recall level: IPrec(recall=0.5) "
+                       "is IPrec@0.5)")
+        if cut_text is not None:
+            raise _Bad("the recall level is given twice (recall= and @)")
+        cut_text = recall_arg
+    return cut_text
+
+
+def _dcg_family(base: str, dcg: str) -> str:
+    """The family name of ``base`` with ir_measures' ``dcg=`` argument (``exp-log2``: Burges'
+    gains), refused where it does not apply."""
+    if base.lower() == "sdcg":  # SDCG's one discount (ir_measures)
+        if dcg != "log2":
+            raise _Bad(f"SDCG's dcg must be 'log2', got {dcg!r}")
+    elif base.lower() != "ndcg":
+        raise _Bad("dcg= applies to nDCG only (and SDCG's dcg='log2', its default)")
+    elif dcg in ("exp-log2", "exp_log2", "burges"):
+        return "ndcg_burges"
+    elif dcg != "log2":
+        raise _Bad(f"dcg must be 'log2' or 'exp-log2', got {dcg!r}")
+    return base
 
 
 _NAMED_ARGS = frozenset(
