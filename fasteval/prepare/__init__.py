@@ -4,15 +4,15 @@
 a :class:`Batch` of flat numpy arrays that the kernels of :mod:`fasteval.kernels.ranking`
 read: no strings and no dicts past this point.
 
-One job per module; every name is importable from here:
+One job per module; the public names are importable from here:
 
 * :mod:`fasteval.prepare.views`: Arrow string views, the kernels' id columns;
 * :mod:`fasteval.prepare.threads`: parts of a table on a few Python threads;
 * :mod:`fasteval.prepare.tables`: the input checks and the :class:`Report`;
 * :mod:`fasteval.prepare.qrels`: the qrels index (:class:`PreparedQrels`);
 * :mod:`fasteval.prepare.ranking`: ranking and labelling a run (:class:`Batch`), with the
-  duplicate retry, and placeholder rankings;
-* :mod:`fasteval.prepare.ties`: the tie groups of ``tie_break="expected"``.
+  duplicate retry, placeholder rankings and the tie groups of ``tie_break="expected"``;
+* :mod:`fasteval.prepare.small`: small tables prepared by polars alone.
 
 Examples
 --------
@@ -26,52 +26,17 @@ Examples
 
 from __future__ import annotations
 
-from fasteval.prepare.qrels import (  # noqa: F401
-    PreparedQrels,
-    _qrels_as_text,
-    _run_heads,
-    index_qrels,
-    prepare_qrels,
-    run_heads,
-)
-from fasteval.prepare.ranking import (  # noqa: F401
-    PLACEHOLDER_LABEL,
-    Batch,
-    _each_query_once,
-    _find_duplicate,
-    _harmonize,
-    _query_groups,
-    _rank_and_label_blocked,
-    placeholder_rankings,
-    prepare_run,
-)
-from fasteval.prepare.tables import (  # noqa: F401
+from fasteval.prepare.qrels import PreparedQrels, index_qrels, prepare_qrels, run_heads
+from fasteval.prepare.ranking import PLACEHOLDER_LABEL, Batch, placeholder_rankings, prepare_run
+from fasteval.prepare.tables import (
     DUPLICATES,
     TIE_BREAKS,
     Report,
-    _check_columns,
-    _first_null,
     check_qrels_table,
     check_run_table,
 )
-from fasteval.prepare.threads import (  # noqa: F401
-    _MIN_PART_ROWS,
-    _PARALLEL_CHUNKS,
-    BLOCK_ROWS,
-    _block_cuts,
-    _on_threads,
-    _part_rows,
-    _parts,
-)
-from fasteval.prepare.views import (  # noqa: F401
-    _IDENTITY,
-    _NO_BYTES,
-    _NO_INTS,
-    _NO_VIEWS,
-    _readonly,
-    _string_views,
-    id_column,
-)
+from fasteval.prepare.threads import BLOCK_ROWS
+from fasteval.prepare.views import id_column
 
 __all__ = [
     "BLOCK_ROWS",

@@ -10,6 +10,7 @@ import polars as pl
 
 from fasteval._lazy import LazyModule
 from fasteval.errors import DuplicateJudgmentError, InputError
+from fasteval.prepare import small
 from fasteval.prepare.tables import _check_columns, check_qrels_table
 from fasteval.prepare.threads import _PARALLEL_CHUNKS, _on_threads, _parts
 from fasteval.prepare.views import _IDENTITY, _readonly, id_column
@@ -206,14 +207,12 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
     >>> pq.n_queries, pq.max_grade
     (1, 1)
     """
-    from fasteval.prepare import small
-
     _check_columns(qrels, ("query_id", "doc_id", "relevance"), "qrels")
     if qrels.height == 0:
         raise InputError("qrels are empty: no judgments to evaluate against", source="qrels")
     qrels = check_qrels_table(qrels)
     if small.is_small(qrels.height):
-        return small.prepare_qrels_small(qrels)
+        return _prepare_qrels_small(qrels)
     return _prepare_qrels_kernels(qrels)
 
 
@@ -226,6 +225,50 @@ def _duplicate_judgment(qrels: pl.DataFrame) -> DuplicateJudgmentError:
     r = qrels.row(row)
     return DuplicateJudgmentError(
         f"duplicate judgment for query {r[0]!r}, document {r[1]!r}", source="qrels", row=row,
+    )
+
+
+def _prepare_qrels_small(qrels: pl.DataFrame) -> PreparedQrels:
+    """:func:`prepare_qrels` by polars (:mod:`fasteval.prepare.small`), of a checked table."""
+    if qrels.select(pl.struct("query_id", "doc_id").is_duplicated().any()).item():
+        raise _duplicate_judgment(qrels)
+    qcol = qrels.get_column("query_id")
+    uniq = qcol.unique()
+    query_ids = uniq.gather(uniq.arg_sort())
+    as_int = qcol.dtype.is_integer()
+    codes = pl.DataFrame({"query_id": small._ids(query_ids, as_int),
+                          "__code": np.arange(len(query_ids), dtype=np.int64)})
+    rel = qrels.get_column("relevance")
+    # positions: rows by query code, judged grades first, descending
+    pos = (
+        pl.DataFrame({"query_id": small._ids(qcol, as_int), "relevance": rel})
+        .join(codes, on="query_id", how="left")
+        .select("__code", "relevance")
+        .sort(["__code", "relevance"], descending=[False, True])
+    )
+    nq = len(query_ids)
+    code = pos.get_column("__code").to_numpy()
+    grade = pos.get_column("relevance").to_numpy()
+    counts = np.bincount(code, minlength=nq).astype(np.int64)
+    judged = np.bincount(code[grade >= 0], minlength=nq).astype(np.int64)
+    ends = np.cumsum(counts)
+    starts = ends - counts
+    docs = qrels.get_column("doc_id")
+    all_text = not query_ids.dtype.is_integer() and not docs.dtype.is_integer()
+    q_rel = rel.to_numpy()
+    q_rel.flags.writeable = False
+    return PreparedQrels(
+        query_ids=query_ids,
+        doc_ids=docs.clear() if all_text else docs,
+        q_rel=q_rel,
+        q_start=starts,
+        q_end=ends,
+        grades=grade.astype(np.int32),
+        g_end=starts + judged,
+        max_grade=int(max(0, q_rel.max())),
+        n_rows=qrels.height,
+        index=None,
+        frame=qrels,
     )
 
 

@@ -1,6 +1,14 @@
 """Ranking a run: group its rows by query, sort each query into rank order and label it
 from the qrels (:func:`prepare_run` -> :class:`Batch`), again without the duplicates when
-``duplicates="keep_best"`` finds some; placeholder rankings for ``complete=True``."""
+``duplicates="keep_best"`` finds some; placeholder rankings for ``complete=True``.
+
+``tie_break="expected"`` (:func:`prepare_run_expected`) ranks as ``"trec"`` (inside a tie
+the order does not matter to the expected values) and marks the first document of every
+group of equal scores (``Batch.tie_starts``). ``max_docs`` must not cut a tie group (which
+documents are kept would then depend on the order of the tie): such a cut is refused,
+naming the query. Documents dropped by ``judged_only`` leave their groups with the others,
+whose orderings stay equally likely.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +20,7 @@ import polars as pl
 from fasteval._lazy import LazyModule
 from fasteval.errors import InputError, ParameterError
 from fasteval.prepare import small, threads
-from fasteval.prepare.qrels import PreparedQrels, _qrels_as_text, _run_heads
+from fasteval.prepare.qrels import PreparedQrels, _qrels_as_text, _run_heads, run_heads
 from fasteval.prepare.tables import (
     DUPLICATES,
     TIE_BREAKS,
@@ -24,6 +32,7 @@ from fasteval.prepare.tables import (
 from fasteval.prepare.threads import _block_cuts, _on_threads, _parts
 from fasteval.prepare.views import _IDENTITY, _readonly, id_column
 
+E = LazyModule("fasteval.kernels.expected")
 KG = LazyModule("fasteval.kernels.groups")
 KR = LazyModule("fasteval.kernels.rank")
 """The preparation kernels, imported (with numba) on first use."""
@@ -39,7 +48,7 @@ class Batch:
     present: np.ndarray  # bool [n]: False for queries filled by complete=True
     report: Report
     # bool, aligned with labels: True where a group of equal scores starts (only with
-    # tie_break="expected"; see fasteval.prepare.ties)
+    # tie_break="expected"; see prepare_run_expected)
     tie_starts: np.ndarray | None = None
     # the distinct run queries not in the qrels (ids as compared with the qrels' ones)
     dropped_ids: pl.Series | None = None
@@ -87,7 +96,7 @@ def prepare_run(
         ``"trec"``: score descending, then doc id descending byte-wise (trec_eval);
         ``"rank"``: the ``rank`` column ascending (ties by doc id descending);
         ``"input"``: the row order as given; ``"expected"``: as ``"trec"``, with the tie
-        groups marked for expected values (:func:`fasteval.prepare.ties.prepare_run_expected`).
+        groups marked for expected values (:func:`prepare_run_expected`).
     max_docs : int, optional
         Keep the top ``max_docs`` of each query after sorting (trec_eval ``-M``).
     judged_only : bool
@@ -111,33 +120,10 @@ def prepare_run(
                                  or isinstance(max_docs, (bool, np.bool_)) or max_docs <= 0):
         raise ParameterError("max_docs", "a positive integer", max_docs)
     if tie_break == "expected":
-        from fasteval.prepare.ties import prepare_run_expected
-
         return prepare_run_expected(pq, run, max_docs=max_docs, judged_only=judged_only,
                                     complete=complete, duplicates=duplicates, source=source,
                                     check_scores=check_scores)
-    if duplicates not in DUPLICATES:
-        raise ParameterError("duplicates", f"one of {DUPLICATES}", duplicates)
-    _check_columns(run, ("query_id", "doc_id", "score"), source)
-    if tie_break == "rank" and "rank" not in run.columns:
-        raise InputError("tie_break='rank' needs a 'rank' column", source=source, column="rank")
-    check_run_table(run, source, scores=check_scores, run_id=False)
-    if tie_break == "rank" and run.get_column("rank").null_count():
-        rank = run.get_column("rank")
-        raise InputError("rank is null; tie_break='rank' needs a rank on every row",
-                         source=source, row=_first_null(rank), column="rank")
-    report = Report()
-    score = run.get_column("score")
-    if score.dtype != pl.Float64:
-        score = score.cast(pl.Float64)
-    if tie_break == "rank":
-        from fasteval.io._common import normalize_rank, row_locator
-
-        # NaN, fractional or past-int64 ranks are refused, as read_run refuses them
-        rank = normalize_rank(run.get_column("rank"), source=source, where=row_locator())
-        key_col = -rank.cast(pl.Float64)
-    else:
-        key_col = score
+    key_col = _ranking_key(run, tie_break, duplicates, source, check_scores)
     sort = tie_break != "input"
     if pq.index is None and small.is_small(run.height):
         given = pq
@@ -148,39 +134,76 @@ def prepare_run(
         pq = given = pq.indexed()  # integer qrels meet a text run through a text copy
         labels, offsets, dropped_ids, dup_row, qcol, doc_col, pq = (
             _rank_and_label_kernels(pq, run, key_col, sort))
-    report.dropped_not_in_qrels = len(dropped_ids)
     if dup_row is not None:
         if duplicates == "error":
             raise InputError(
                 f"document {doc_col[dup_row]!r} appears more than once for query "
                 f"{qcol[dup_row]!r}",
-                advice="keep_best_run",
-                source=source,
-                row=dup_row,
-                column="doc_id",
+                advice="keep_best_run", source=source, row=dup_row, column="doc_id",
             )
-        numbered = run.with_row_index("__row")
-        # the row ranked first: the best score (tie_break="rank": the best rank, then the
-        # best score), the first row among equals
-        best = ["score", "__row"] if tie_break != "rank" else ["__rank", "score", "__row"]
-        kept = (
-            numbered.with_columns(__rank=key_col)
-            .sort(best, descending=[True] * (len(best) - 1) + [False])
-            .unique(subset=["query_id", "doc_id"], keep="first", maintain_order=True)
-            .sort("__row")
-            .drop("__rank")
-        )
-        batch = prepare_run(
-            given, kept.drop("__row"), tie_break=tie_break, max_docs=max_docs,
-            judged_only=judged_only, complete=complete, duplicates="error", source=source,
-        )
-        # the rows removed from scored queries: duplicates are looked for only there (a
-        # query without judgments is dropped unread), so the count does not depend on
-        # whether a scored query of the same table also had one
-        removed = numbered.join(kept.select("__row"), on="__row", how="anti").get_column("query_id")
-        scored = given.query_ids.gather(batch.qidx[batch.present]).cast(pl.Utf8)
-        batch.report.deduplicated_rows = int(removed.cast(pl.Utf8).is_in(scored.implode()).sum())
-        return batch
+        return _without_duplicates(given, run, key_col, tie_break, max_docs=max_docs,
+                                   judged_only=judged_only, complete=complete, source=source)
+    report = Report(dropped_not_in_qrels=len(dropped_ids))
+    batch = _cut_and_fill(pq, given, labels, offsets, report, max_docs, judged_only, complete)
+    batch.dropped_ids = dropped_ids
+    return batch
+
+
+def _ranking_key(run: pl.DataFrame, tie_break: str, duplicates: str, source: str,
+                 check_scores: bool) -> pl.Series:
+    """The run's checks (after :func:`prepare_run`'s own), and the key its queries are sorted
+    by, descending: the score, or minus the rank for ``tie_break="rank"``."""
+    if duplicates not in DUPLICATES:
+        raise ParameterError("duplicates", f"one of {DUPLICATES}", duplicates)
+    _check_columns(run, ("query_id", "doc_id", "score"), source)
+    if tie_break == "rank" and "rank" not in run.columns:
+        raise InputError("tie_break='rank' needs a 'rank' column", source=source, column="rank")
+    check_run_table(run, source, scores=check_scores, run_id=False)
+    if tie_break != "rank":
+        return run.get_column("score").cast(pl.Float64)
+    if run.get_column("rank").null_count():
+        rank = run.get_column("rank")
+        raise InputError("rank is null; tie_break='rank' needs a rank on every row",
+                         source=source, row=_first_null(rank), column="rank")
+    from fasteval.io._common import normalize_rank, row_locator
+
+    # NaN, fractional or past-int64 ranks are refused, as read_run refuses them
+    rank = normalize_rank(run.get_column("rank"), source=source, where=row_locator())
+    return -rank.cast(pl.Float64)
+
+
+def _without_duplicates(given: PreparedQrels, run: pl.DataFrame, key_col: pl.Series,
+                        tie_break: str, **options) -> Batch:
+    """:func:`prepare_run` again, on the run without its repeated documents
+    (``duplicates="keep_best"``), counting the rows removed from scored queries."""
+    numbered = run.with_row_index("__row")
+    # the row ranked first: the best score (tie_break="rank": the best rank, then the
+    # best score), the first row among equals
+    best = ["score", "__row"] if tie_break != "rank" else ["__rank", "score", "__row"]
+    kept = (
+        numbered.with_columns(__rank=key_col)
+        .sort(best, descending=[True] * (len(best) - 1) + [False])
+        .unique(subset=["query_id", "doc_id"], keep="first", maintain_order=True)
+        .sort("__row")
+        .drop("__rank")
+    )
+    batch = prepare_run(given, kept.drop("__row"), tie_break=tie_break, duplicates="error",
+                        **options)
+    # the rows removed from scored queries: duplicates are looked for only there (a
+    # query without judgments is dropped unread), so the count does not depend on
+    # whether a scored query of the same table also had one
+    removed = numbered.join(kept.select("__row"), on="__row", how="anti").get_column("query_id")
+    scored = given.query_ids.gather(batch.qidx[batch.present]).cast(pl.Utf8)
+    batch.report.deduplicated_rows = int(removed.cast(pl.Utf8).is_in(scored.implode()).sum())
+    return batch
+
+
+def _cut_and_fill(pq: PreparedQrels, given: PreparedQrels, labels: np.ndarray,
+                  offsets: np.ndarray, report: Report, max_docs: int | None, judged_only: bool,
+                  complete: bool) -> Batch:
+    """The batch of ranked and labelled queries (``offsets`` over all of ``pq``'s queries,
+    ``pq`` the qrels ``given`` or their text copy): ``max_docs``, then ``judged_only``, then
+    ``complete``'s placeholders; the report's counts."""
     nq = pq.n_queries
     counts = np.diff(offsets)
     has = counts > 0
@@ -210,8 +233,7 @@ def prepare_run(
             labels, offsets = _reorder(labels, offsets, order)
             qidx = qidx[order]
             present = present[order]
-    return Batch(labels=labels, offsets=offsets, qidx=qidx, present=present, report=report,
-                 dropped_ids=dropped_ids)
+    return Batch(labels=labels, offsets=offsets, qidx=qidx, present=present, report=report)
 
 
 def _reorder(labels: np.ndarray, offsets: np.ndarray,
@@ -361,3 +383,119 @@ def _find_duplicate(perm, offsets, groups, qcol: pl.Series, docs: pl.Series) -> 
     first = dup.row(0)
     later = dup.filter((pl.col("q") == first[0]) & (pl.col("d") == first[1]))
     return int(later["row"][1])
+
+
+def prepare_run_expected(
+    pq: PreparedQrels,
+    run: pl.DataFrame,
+    *,
+    max_docs: int | None = None,
+    judged_only: bool = False,
+    complete: bool = False,
+    duplicates: str = "error",
+    source: str = "run",
+    check_scores: bool = True,
+) -> Batch:
+    """:func:`fasteval.prepare.prepare_run` with ``tie_break="expected"``: the batch of
+    ``tie_break="trec"`` with :attr:`Batch.tie_starts` and the report's tie counts.
+
+    Raises
+    ------
+    ParameterError
+        When ``max_docs`` cuts a tie group of some query.
+
+    Examples
+    --------
+    >>> from fasteval.prepare.qrels import prepare_qrels
+    >>> pq = prepare_qrels(pl.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "b"],
+    ...                                  "relevance": [1, 0]}))
+    >>> run = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"],
+    ...                     "score": [0.5, 0.5, 0.2]})
+    >>> batch = prepare_run_expected(pq, run)
+    >>> batch.labels.tolist(), batch.tie_starts.tolist()
+    ([0, 1, -1], [True, False, True])
+    >>> batch.report.tied_queries, batch.report.ties_mattered
+    (1, 1)
+    """
+    base = prepare_run(pq, run, tie_break="trec", max_docs=None, judged_only=False,
+                       complete=False, duplicates=duplicates, source=source,
+                       check_scores=check_scores)
+    report = base.report
+    labels, offsets, qidx = base.labels, base.offsets, base.qidx
+    if report.deduplicated_rows:  # the rows prepare_run kept (its keep_best rule)
+        run = (
+            run.with_row_index("__row")
+            .sort(["score", "__row"], descending=[True, False])
+            .unique(subset=["query_id", "doc_id"], keep="first", maintain_order=True)
+            .sort("__row")
+            .drop("__row")
+        )
+    starts = _tie_starts(pq, run, qidx, offsets)
+    no_limit = int(np.iinfo(np.int64).max)
+    limit = min(int(max_docs), no_limit) if max_docs is not None else no_limit
+    if limit < no_limit or judged_only:
+        labels, offsets, starts, split = E.truncate_groups(labels, offsets, starts, limit,
+                                                           judged_only)
+        if split >= 0:
+            qid = pq.query_ids[int(qidx[split])]
+            raise ParameterError(
+                "max_docs",
+                "a cutoff between tie groups with tie_break='expected' (query "
+                f"{qid!r} has equal scores across rank {limit}; which documents are kept "
+                "would depend on their order)",
+                max_docs,
+            )
+    present = np.ones(len(qidx), dtype=bool)
+    if complete and report.missing_from_run:
+        nq = pq.n_queries
+        lengths = np.zeros(nq, dtype=np.int64)
+        lengths[qidx] = np.diff(offsets)
+        full = np.zeros(nq + 1, dtype=np.int64)
+        np.cumsum(lengths, out=full[1:])
+        present = np.zeros(nq, dtype=bool)
+        present[qidx] = True
+        offsets, qidx = full, np.arange(nq, dtype=np.int64)
+        if not judged_only:  # trec_eval 10's placeholder document (-J drops it)
+            at = offsets[:-1][~present]
+            labels, offsets = placeholder_rankings(labels, offsets, ~present)
+            starts = np.insert(starts, at, True)
+        report.filled = report.missing_from_run
+        report.evaluated = nq
+    report.tied_queries, report.ties_mattered = (int(x) for x in E.count_ties(labels, offsets,
+                                                                               starts))
+    return Batch(labels=labels, offsets=offsets, qidx=qidx, present=present, report=report,
+                 tie_starts=starts, dropped_ids=base.dropped_ids)
+
+
+def _tie_starts(pq: PreparedQrels, run: pl.DataFrame, qidx: np.ndarray,
+                offsets: np.ndarray) -> np.ndarray:
+    """Tie-group starts aligned with the labels of the batch's queries ``qidx`` (codes of
+    ``pq``; rankings at ``offsets``): each run row is assigned its batch query through
+    the runs of equal query ids (only their first rows are joined), its query's rows are
+    grouped (:func:`fasteval.kernels.groups.group_runs`) and their scores sorted."""
+    qcol = run.get_column("query_id")
+    batch_ids = pq.query_ids.gather(qidx)
+    if qcol.dtype.is_integer() and batch_ids.dtype.is_integer():
+        qcol, batch_ids = qcol.cast(pl.Int64), batch_ids.cast(pl.Int64)
+    else:
+        qcol, batch_ids = qcol.cast(pl.Utf8), batch_ids.cast(pl.Utf8)
+    n = len(qcol)
+    if n == 0:
+        return np.zeros(0, dtype=np.bool_)
+    heads = run_heads(qcol)
+    codes = (
+        pl.DataFrame({"query_id": qcol.gather(heads)})
+        .join(pl.DataFrame({"query_id": batch_ids,
+                            "__pos": np.arange(len(batch_ids), dtype=np.int64)}),
+              on="query_id", how="left", maintain_order="left")
+        .get_column("__pos").fill_null(-1).to_numpy().astype(np.int64)
+    )
+    if len(codes) == len(batch_ids) and (codes[0] == 0) and (np.diff(codes) == 1).all():
+        perm = np.zeros(0, dtype=np.int64)  # the usual dump: each query once, in code order
+        grouped = np.append(heads, n)
+    else:
+        perm, grouped = KG.group_runs(heads, n, codes, len(batch_ids))
+    if not np.array_equal(grouped, offsets):  # pragma: no cover - prepare_run invariant
+        raise RuntimeError("tie groups do not line up with the prepared rankings")
+    key = run.get_column("score").cast(pl.Float64).to_numpy()
+    return E.tie_starts(perm, grouped, np.ascontiguousarray(key))

@@ -3,8 +3,9 @@
 A first job on a new machine would otherwise spend most of its time compiling the
 preparation kernels (interning, hashing, sorting Arrow string views), which pay for
 themselves only on large tables. Qrels of at most :data:`SMALL_ROWS` rows, and runs of at
-most that many rows against them, are therefore joined and sorted by polars here, with the
-same results as the kernels: the same query codes (the sorted query ids), rank order
+most that many rows against them, are therefore joined and sorted by polars (the qrels in
+:mod:`fasteval.prepare.qrels` with this module's helpers, runs here), with the same results
+as the kernels: the same query codes (the sorted query ids), rank order
 (score descending, then doc id descending byte-wise; integer ids as their decimal text),
 labels, duplicate errors and report counts. The tests compare both paths on random inputs
 (``tests/core/test_prepare_paths.py``).
@@ -59,53 +60,6 @@ def id_kinds(pq, qcol: pl.Series, docs: pl.Series) -> tuple[bool, bool]:
     if (ref_q and not q_int) or (ref_d and not d_int):
         return False, False
     return q_int, d_int
-
-
-def prepare_qrels_small(qrels: pl.DataFrame):
-    """:func:`fasteval.prepare.prepare_qrels` by polars, of a checked table (see
-    :func:`fasteval.prepare.check_qrels_table`)."""
-    from fasteval.prepare.qrels import PreparedQrels, _duplicate_judgment
-
-    if qrels.select(pl.struct("query_id", "doc_id").is_duplicated().any()).item():
-        raise _duplicate_judgment(qrels)
-    qcol = qrels.get_column("query_id")
-    uniq = qcol.unique()
-    query_ids = uniq.gather(uniq.arg_sort())
-    as_int = qcol.dtype.is_integer()
-    codes = pl.DataFrame({"query_id": _ids(query_ids, as_int),
-                          "__code": np.arange(len(query_ids), dtype=np.int64)})
-    rel = qrels.get_column("relevance")
-    # positions: rows by query code, judged grades first, descending
-    pos = (
-        pl.DataFrame({"query_id": _ids(qcol, as_int), "relevance": rel})
-        .join(codes, on="query_id", how="left")
-        .select("__code", "relevance")
-        .sort(["__code", "relevance"], descending=[False, True])
-    )
-    nq = len(query_ids)
-    code = pos.get_column("__code").to_numpy()
-    grade = pos.get_column("relevance").to_numpy()
-    counts = np.bincount(code, minlength=nq).astype(np.int64)
-    judged = np.bincount(code[grade >= 0], minlength=nq).astype(np.int64)
-    ends = np.cumsum(counts)
-    starts = ends - counts
-    docs = qrels.get_column("doc_id")
-    all_text = not query_ids.dtype.is_integer() and not docs.dtype.is_integer()
-    q_rel = rel.to_numpy()
-    q_rel.flags.writeable = False
-    return PreparedQrels(
-        query_ids=query_ids,
-        doc_ids=docs.clear() if all_text else docs,
-        q_rel=q_rel,
-        q_start=starts,
-        q_end=ends,
-        grades=grade.astype(np.int32),
-        g_end=starts + judged,
-        max_grade=int(max(0, q_rel.max())),
-        n_rows=qrels.height,
-        index=None,
-        frame=qrels,
-    )
 
 
 def _judgments(pq, q_int: bool, d_int: bool) -> pl.DataFrame:

@@ -229,11 +229,11 @@ def test_prepare_marks_tie_groups(monkeypatch, seed, int_ids, small):
         # (tie_starts reads them in place, without grouping or sorting)
         run = run.filter(pl.col("query_id").is_in(qrels["query_id"].unique().implode()))
         run = run.sort(["query_id", "score"], descending=[False, True])
-        import fasteval.prepare.ties as T
+        import fasteval.kernels.expected as E
 
         perms = []
-        real = T.E.tie_starts
-        monkeypatch.setattr(T.E, "tie_starts", lambda p, *a: perms.append(len(p)) or real(p, *a))
+        real = E.tie_starts
+        monkeypatch.setattr(E, "tie_starts", lambda p, *a: perms.append(len(p)) or real(p, *a))
     else:  # queries interleaved, rows in no order
         run = run.sample(fraction=1.0, shuffle=True, seed=seed)
     pq = P.prepare_qrels(qrels)

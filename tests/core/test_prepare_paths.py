@@ -14,6 +14,9 @@ import fasteval
 import fasteval.prepare as P
 from fasteval.errors import InputError
 from fasteval.kernels import ids as K
+from fasteval.prepare.ranking import _each_query_once, _query_groups, _rank_and_label_blocked
+from fasteval.prepare.threads import _parts
+from fasteval.prepare.views import _readonly
 from tests._profile import examples
 from tests.core._gen import random_case
 
@@ -54,7 +57,7 @@ def _whole_and_blocked(qrels, run, monkeypatch, block: int, expect_blocked: bool
     whole = P.prepare_run(pq, run, **opts)
     monkeypatch.setattr(P.threads, "BLOCK_ROWS", block)
     used = []
-    real = P._rank_and_label_blocked
+    real = _rank_and_label_blocked
     monkeypatch.setattr(P.ranking, "_rank_and_label_blocked",
                         lambda *a, **k: used.append(real(*a, **k)) or used[-1])
     blocked = P.prepare_run(pq, run, **opts)
@@ -102,7 +105,7 @@ def test_query_order_and_split_queries(seed, monkeypatch):
     first = shuffled.filter(pl.col("query_id") == shuffled["query_id"][0]).height
     split = pl.concat([shuffled.slice(1), shuffled.slice(0, 1)])  # first query: both ends
     pq = P.prepare_qrels(qrels)
-    assert P._each_query_once(P._query_groups(pq, split["query_id"])[1]) == (
+    assert _each_query_once(_query_groups(pq, split["query_id"])[1]) == (
         first == 1)
     whole, blocked = _whole_and_blocked(qrels, split, monkeypatch, 16, expect_blocked=False)
     _same(whole, blocked)
@@ -157,7 +160,7 @@ def test_view_comparisons_match_bytes(texts):
     # the doc keys the qrels index computes (one group holding every text, in row order)
     hashes = P.index_qrels(np.zeros(0, dtype=np.int64), np.array([0], dtype=np.int64),
                            np.array([n], dtype=np.int64), col,
-                           P._readonly(np.zeros(n, dtype=np.int64)))[0]
+                           _readonly(np.zeros(n, dtype=np.int64)))[0]
     for i, a in enumerate(texts):
         for j, b in enumerate(texts):
             want = (a.encode() > b.encode()) - (a.encode() < b.encode())
@@ -227,7 +230,7 @@ def test_parts_on_threads_equal_one_pass(seed, ids, monkeypatch):
     one_run = P.prepare_run(one, run)
     previous = numba.get_num_threads()
     monkeypatch.setattr(P.threads, "BLOCK_ROWS", 13)
-    assert len(P._parts(np.cumsum(one.q_end - one.q_start), one.n_queries)) > 3
+    assert len(_parts(np.cumsum(one.q_end - one.q_start), one.n_queries)) > 3
     try:
         for threads in (1, previous):
             numba.set_num_threads(threads)
