@@ -30,6 +30,8 @@ Duplicates = Literal["error", "keep_best"]
 Compat = Literal[9, 10]
 #: where runs are scored: in this process, or on Ray Data
 Engine = Literal["local", "ray"]
+#: the formats a table is written in (:func:`fasteval.io.writers.write_table`)
+WriteFormat = Literal["parquet", "csv", "tsv", "json", "jsonl", "trec"]
 
 #: the sidedness of a paired test or interval (``"greater"``: ``run`` scores higher)
 Alternative = Literal["two-sided", "greater", "less"]

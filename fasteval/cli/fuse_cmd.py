@@ -20,10 +20,11 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from fasteval.cli import STDIN, add_command, input_source, stdin_once
 from fasteval.errors import options_named
+from fasteval.options import WriteFormat
 
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
                      r"|[+-]?(?:inf|infinity|nan)", re.IGNORECASE)
@@ -89,7 +90,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="OUT", default=None,
                    help="write here (atomically; format from the suffix); default or -: TREC "
                         "text on standard output")
-    p.add_argument("--format", default=None, choices=("parquet", "trec", "csv", "tsv", "jsonl", "json"),
+    p.add_argument("--format", default=None, choices=get_args(WriteFormat),
                    help="output format (default: from the -o suffix)")
     p.add_argument("--tag", default=None, help="run tag of TREC output (default: fused-METHOD)")
     if hasattr(p, "_negative_number_matcher"):  # -w -1,2: a value (the weights' own check

@@ -10,12 +10,13 @@ from __future__ import annotations
 import gzip
 import os
 from pathlib import Path
-from typing import IO
+from typing import IO, get_args
 
 import polars as pl
 
 from fasteval.errors import InputError, ParameterError
 from fasteval.io.atomic import atomic_path
+from fasteval.options import WriteFormat
 
 COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip", ".7z")
 """Suffixes of compressed files: an output named so is refused unless its writer compresses
@@ -23,7 +24,7 @@ COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip", ".7z")
 
 __all__ = ["write_table", "output_format", "WRITE_FORMATS"]
 
-WRITE_FORMATS = ("parquet", "csv", "tsv", "json", "jsonl", "trec")
+WRITE_FORMATS = get_args(WriteFormat)
 _SUFFIX = {
     ".parquet": "parquet",
     ".pq": "parquet",
