@@ -39,6 +39,7 @@ from fasteval._words import one_line
 from fasteval.compare.result import ComparisonResult
 from fasteval.compare.settings import TEST_LABELS
 from fasteval.errors import ParameterError
+from fasteval.options import Marks, MeasureNames, check_choice
 
 FORMATS = ("text", "markdown", "latex", "html", "csv", "parquet")
 SUFFIX_FORMATS = {  # file suffix -> report format (also used by `fasteval compare -o`)
@@ -75,7 +76,8 @@ def _letter(i: int) -> str:
 
 
 def cells(
-    cmp: ComparisonResult, marks: str | None = None, digits: int = 4, names: str = "display"
+    cmp: ComparisonResult, marks: Marks | None = None, digits: int = 4,
+    names: MeasureNames = "display",
 ) -> dict:
     """The table as plain data: row labels, column names, and per cell value/best/marks.
 
@@ -91,12 +93,10 @@ def cells(
     >>> c["columns"]
     ['MAP']
     """
-    if names not in ("display", "canonical"):
-        raise ParameterError("names", "'display' or 'canonical'", names)
+    check_choice("names", MeasureNames, names)
     if marks is None:
         marks = "dagger" if cmp.baseline is not None else "letters"
-    if marks not in ("letters", "dagger", "none"):
-        raise ParameterError("marks", "'letters', 'dagger' or 'none'", marks)
+    check_choice("marks", Marks, marks)
     if marks == "dagger" and cmp.baseline is None:
         raise ParameterError("marks", "'letters' or 'none' without a baseline", marks)
     if not isinstance(digits, int) or isinstance(digits, bool) or not 0 <= digits <= 17:
@@ -496,9 +496,9 @@ def render(
     cmp: ComparisonResult,
     format: str = "text",
     *,
-    marks: str | None = None,
+    marks: Marks | None = None,
     digits: int = 4,
-    names: str = "display",
+    names: MeasureNames = "display",
     caption: bool = True,
     label: str | None = None,
 ) -> str:
