@@ -145,6 +145,229 @@ def _ec_rnonrel_ret(s, e, lstart, rel, doc, njr, num_rel_ret):
 
 
 @njit(cache=True, error_model="numpy")
+def _ec_group(s, e, rel, doc, nj, njr, pc, cnt, errinfo):
+    """One judgment group of a single sub-group (equivalence classes, rows ``s:e`` by
+    rel_level descending): its pairs into ``pc`` and ``cnt``. Returns ``(status, Rnonrel,
+    Rnonrel_ret)``, the group's two ratios."""
+    num_rel = num_rel_ret = num_nonrel = num_nonrel_ret = 0
+    r1 = s
+    lstart = s
+    while r1 < e:
+        c_end = r1
+        while c_end < e and rel[c_end] == rel[r1]:
+            c_end += 1
+        lstart = r1
+        for a in range(r1, c_end):
+            d1 = doc[a]
+            if rel[a] > 0.0:
+                num_rel += 1
+                if d1 < njr:
+                    num_rel_ret += 1
+            else:
+                num_nonrel += 1
+                if d1 < njr:
+                    num_nonrel_ret += 1
+            for b in range(c_end, e):
+                d2 = doc[b]
+                if d1 == d2:
+                    errinfo[0] = d1
+                    return ERR_DOC_TWO_LEVELS_EC, 0.0, 0.0
+                pc[d1 * nj + d2] += 1
+                _classify(d1, d2, njr, cnt)
+        r1 = c_end
+    # Rnonrel (all judged)
+    if num_rel >= num_nonrel:
+        f = cnt[0] + cnt[2] + num_rel_ret * (num_rel - num_nonrel)
+        p = cnt[1] + cnt[3] + cnt[4] + num_rel * (num_rel - num_nonrel)
+    else:
+        f, p = _ec_rnonrel(s, e, lstart, rel, doc, njr, num_rel)
+    rn = f / p
+    if num_rel_ret >= num_nonrel_ret:
+        f = cnt[0] + num_rel_ret * (num_rel_ret - num_nonrel_ret)
+        p = cnt[1] + num_rel * (num_rel_ret - num_nonrel_ret)
+    else:
+        f, p = _ec_rnonrel_ret(s, e, lstart, rel, doc, njr, num_rel_ret)
+    return OK, rn, f / p
+
+
+@njit(cache=True, error_model="numpy")
+def _pa_build(s, e, jsg, rel, doc, nj, pa, rel_arr, mark, members, errinfo):
+    """The preference array of a judgment group of several sub-groups (rows ``s:e``): its
+    docs marked and listed in ``members`` (by docid), their levels in ``rel_arr``, ``pa``
+    transitively closed. Returns ``(status, n_mem)``; on an error the marks are cleared."""
+    n_mem = 0
+    for r in range(s, e):
+        d = doc[r]
+        if mark[d] == 0:
+            mark[d] = 1
+            members[n_mem] = d
+            n_mem += 1
+            rel_arr[d] = -1.0
+    for a in range(n_mem):
+        for b in range(n_mem):
+            pa[members[a] * nj + members[b]] = 0
+    for r in range(s, e):
+        d = doc[r]
+        if (rel_arr[d] > 0.0 and rel[r] == 0.0) or (rel_arr[d] == 0.0 and rel[r] > 0.0):
+            errinfo[0] = d
+            for a in range(n_mem):
+                mark[members[a]] = 0
+            return ERR_ZERO_NONZERO, n_mem
+        rel_arr[d] = rel[r]
+        j = r + 1
+        while j < e and jsg[j] == jsg[r] and rel[j] == rel[r]:
+            j += 1
+        while j < e and jsg[j] == jsg[r]:
+            pa[d * nj + doc[j]] = 1
+            j += 1
+    # sort members by docid (insertion sort; members are few per JG)
+    for a in range(1, n_mem):
+        v = members[a]
+        b = a - 1
+        while b >= 0 and members[b] > v:
+            members[b + 1] = members[b]
+            b -= 1
+        members[b + 1] = v
+    # transitive closure (Warshall) with the diagonal set, then cleared
+    for a in range(n_mem):
+        pa[members[a] * nj + members[a]] = 1
+    for kk in range(n_mem):
+        k = members[kk]
+        for ii in range(n_mem):
+            i = members[ii]
+            if pa[i * nj + k]:
+                for jj in range(n_mem):
+                    jx = members[jj]
+                    if pa[k * nj + jx]:
+                        pa[i * nj + jx] = 1
+    for a in range(n_mem):
+        pa[members[a] * nj + members[a]] = 0
+    conflict = False
+    for ii in range(n_mem):
+        i = members[ii]
+        for jj in range(n_mem):
+            jx = members[jj]
+            if i != jx and pa[i * nj + jx] and pa[jx * nj + i]:
+                errinfo[0] = i
+                errinfo[1] = jx
+                conflict = True
+    if conflict:
+        for a in range(n_mem):
+            mark[members[a]] = 0
+        return ERR_CONFLICT, n_mem
+    return OK, n_mem
+
+
+@njit(cache=True, error_model="numpy")
+def _pa_rnonrel(n_mem, members, rel_arr, pa, nj, njr, limit, num_rel):
+    """``(ful, poss)`` of a preference array over its docs below ``limit`` (nj: all judged;
+    njr: the retrieved ones), nonrelevant docs past the ``num_rel + 1``-th dropped. trec_eval
+    compares with ``num_rel`` in both (not ``num_rel_ret`` for the retrieved)."""
+    seen = 0
+    fd = limit  # docid of the (num_rel+1)-th nonrelevant doc; nonrel docs from there on are dropped
+    for ii in range(n_mem):
+        i = members[ii]
+        if i >= limit:
+            break
+        if rel_arr[i] == 0.0:
+            seen += 1
+            if seen == num_rel + 1:
+                fd = i
+                break
+    f = 0
+    p = 0
+    for ii in range(n_mem):
+        i = members[ii]
+        if i >= limit:
+            break
+        if i >= fd and rel_arr[i] == 0.0:
+            continue
+        for jj in range(n_mem):
+            jx = members[jj]
+            if jx >= limit:
+                break
+            if jx >= fd and rel_arr[jx] == 0.0:
+                continue
+            if pa[i * nj + jx]:
+                if i < njr and (jx >= njr or jx > i):
+                    f += 1
+                else:
+                    p += 1
+    return f, p + f
+
+
+@njit(cache=True, error_model="numpy")
+def _pa_group(s, e, jsg, rel, doc, nj, njr, pc, pa, rel_arr, mark, members, cnt, errinfo):
+    """One judgment group of several sub-groups (rows ``s:e``): its preferences (closed
+    transitively) into ``pc`` and ``cnt``. Returns ``(status, Rnonrel, Rnonrel_ret)``."""
+    status, n_mem = _pa_build(s, e, jsg, rel, doc, nj, pa, rel_arr, mark, members, errinfo)
+    if status != OK:
+        return status, 0.0, 0.0
+    num_rel = num_rel_ret = num_nonrel = num_nonrel_ret = 0
+    for ii in range(n_mem):
+        i = members[ii]
+        if rel_arr[i] > 0.0:
+            num_rel += 1
+            if i < njr:
+                num_rel_ret += 1
+        elif rel_arr[i] == 0.0:
+            num_nonrel += 1
+            if i < njr:
+                num_nonrel_ret += 1
+        for jj in range(n_mem):
+            jx = members[jj]
+            if pa[i * nj + jx]:
+                pc[i * nj + jx] += 1
+                _classify(i, jx, njr, cnt)
+    # Rnonrel (all judged)
+    if num_rel >= num_nonrel:
+        f = cnt[0] + cnt[2] + num_rel_ret * (num_rel - num_nonrel)
+        p = cnt[1] + cnt[3] + cnt[4] + num_rel * (num_rel - num_nonrel)
+    else:
+        f, p = _pa_rnonrel(n_mem, members, rel_arr, pa, nj, njr, nj, num_rel)
+    rn = f / p
+    if num_rel_ret >= num_nonrel_ret:
+        f = cnt[0] + num_rel_ret * (num_rel_ret - num_nonrel_ret)
+        p = cnt[1] + num_rel * (num_rel_ret - num_nonrel_ret)
+    else:
+        f, p = _pa_rnonrel(n_mem, members, rel_arr, pa, nj, njr, njr, num_rel)
+    for a in range(n_mem):
+        mark[members[a]] = 0
+    return OK, rn, f / p
+
+
+@njit(cache=True, error_model="numpy")
+def _pair_measures(pc, nj, njr, out):
+    """The pair measures from the count matrix: ``out[8]`` (retrieved pairs), ``out[12]``
+    (with the implied ones), ``out[4]`` (all pairs)."""
+    acc = 0.0
+    n1 = 0
+    for i in range(njr):
+        for j in range(i + 1, njr):
+            a = pc[i * nj + j]
+            b = pc[j * nj + i]
+            if a or b:
+                n1 += 1
+                acc += a / (a + b)
+    out[8] = acc / n1 if n1 > 0 else 0.0
+    n2 = n1
+    for i in range(njr):
+        for j in range(njr, nj):
+            a = pc[i * nj + j]
+            b = pc[j * nj + i]
+            if a or b:
+                n2 += 1
+                acc += a / (a + b)
+    out[12] = acc / n2 if n2 > 0 else 0.0
+    n3 = n2
+    for i in range(njr, nj):
+        for j in range(i + 1, nj):
+            if pc[i * nj + j] or pc[j * nj + i]:
+                n3 += 1
+    out[4] = acc / n3 if n3 > 0 else 0.0
+
+
+@njit(cache=True, error_model="numpy")
 def _one_query(
     rs, re_, jg, jsg, rel, doc, nj, njr, pc, pa, rel_arr, mark, members, out, errinfo, cnt, tot
 ):
@@ -173,198 +396,15 @@ def _one_query(
         n_jgs += 1
         for k in range(5):
             cnt[k] = 0
-        num_rel = 0
-        num_rel_ret = 0
-        num_nonrel = 0
-        num_nonrel_ret = 0
         if n_sub <= 1:
-            # ---- equivalence classes ----
-            r1 = s
-            lstart = s
-            while r1 < e:
-                c_end = r1
-                while c_end < e and rel[c_end] == rel[r1]:
-                    c_end += 1
-                lstart = r1
-                for a in range(r1, c_end):
-                    d1 = doc[a]
-                    if rel[a] > 0.0:
-                        num_rel += 1
-                        if d1 < njr:
-                            num_rel_ret += 1
-                    else:
-                        num_nonrel += 1
-                        if d1 < njr:
-                            num_nonrel_ret += 1
-                    for b in range(c_end, e):
-                        d2 = doc[b]
-                        if d1 == d2:
-                            errinfo[0] = d1
-                            return ERR_DOC_TWO_LEVELS_EC
-                        pc[d1 * nj + d2] += 1
-                        _classify(d1, d2, njr, cnt)
-                r1 = c_end
-            # Rnonrel (all judged)
-            if num_rel >= num_nonrel:
-                f = cnt[0] + cnt[2] + num_rel_ret * (num_rel - num_nonrel)
-                p = cnt[1] + cnt[3] + cnt[4] + num_rel * (num_rel - num_nonrel)
-            else:
-                f, p = _ec_rnonrel(s, e, lstart, rel, doc, njr, num_rel)
-            sum_rn += f / p
-            if num_rel_ret >= num_nonrel_ret:
-                f = cnt[0] + num_rel_ret * (num_rel_ret - num_nonrel_ret)
-                p = cnt[1] + num_rel * (num_rel_ret - num_nonrel_ret)
-            else:
-                f, p = _ec_rnonrel_ret(s, e, lstart, rel, doc, njr, num_rel_ret)
-            sum_rn_ret += f / p
+            status, rn, rn_ret = _ec_group(s, e, rel, doc, nj, njr, pc, cnt, errinfo)
         else:
-            # ---- preference array (several sub-groups) ----
-            n_mem = 0
-            for r in range(s, e):
-                d = doc[r]
-                if mark[d] == 0:
-                    mark[d] = 1
-                    members[n_mem] = d
-                    n_mem += 1
-                    rel_arr[d] = -1.0
-            for a in range(n_mem):
-                for b in range(n_mem):
-                    pa[members[a] * nj + members[b]] = 0
-            for r in range(s, e):
-                d = doc[r]
-                if (rel_arr[d] > 0.0 and rel[r] == 0.0) or (rel_arr[d] == 0.0 and rel[r] > 0.0):
-                    errinfo[0] = d
-                    for a in range(n_mem):
-                        mark[members[a]] = 0
-                    return ERR_ZERO_NONZERO
-                rel_arr[d] = rel[r]
-                j = r + 1
-                while j < e and jsg[j] == jsg[r] and rel[j] == rel[r]:
-                    j += 1
-                while j < e and jsg[j] == jsg[r]:
-                    pa[d * nj + doc[j]] = 1
-                    j += 1
-            # sort members by docid (insertion sort; members are few per JG)
-            for a in range(1, n_mem):
-                v = members[a]
-                b = a - 1
-                while b >= 0 and members[b] > v:
-                    members[b + 1] = members[b]
-                    b -= 1
-                members[b + 1] = v
-            # transitive closure (Warshall) with the diagonal set, then cleared
-            for a in range(n_mem):
-                pa[members[a] * nj + members[a]] = 1
-            for kk in range(n_mem):
-                k = members[kk]
-                for ii in range(n_mem):
-                    i = members[ii]
-                    if pa[i * nj + k]:
-                        for jj in range(n_mem):
-                            jx = members[jj]
-                            if pa[k * nj + jx]:
-                                pa[i * nj + jx] = 1
-            for a in range(n_mem):
-                pa[members[a] * nj + members[a]] = 0
-            conflict = False
-            for ii in range(n_mem):
-                i = members[ii]
-                for jj in range(n_mem):
-                    jx = members[jj]
-                    if i != jx and pa[i * nj + jx] and pa[jx * nj + i]:
-                        errinfo[0] = i
-                        errinfo[1] = jx
-                        conflict = True
-            if conflict:
-                for a in range(n_mem):
-                    mark[members[a]] = 0
-                return ERR_CONFLICT
-            for ii in range(n_mem):
-                i = members[ii]
-                if rel_arr[i] > 0.0:
-                    num_rel += 1
-                    if i < njr:
-                        num_rel_ret += 1
-                elif rel_arr[i] == 0.0:
-                    num_nonrel += 1
-                    if i < njr:
-                        num_nonrel_ret += 1
-                for jj in range(n_mem):
-                    jx = members[jj]
-                    if pa[i * nj + jx]:
-                        pc[i * nj + jx] += 1
-                        _classify(i, jx, njr, cnt)
-            # Rnonrel (all judged)
-            if num_rel >= num_nonrel:
-                f = cnt[0] + cnt[2] + num_rel_ret * (num_rel - num_nonrel)
-                p = cnt[1] + cnt[3] + cnt[4] + num_rel * (num_rel - num_nonrel)
-            else:
-                # docid of the (num_rel+1)-th nonrelevant doc; nonrel docs from there on are dropped
-                seen = 0
-                fd = nj
-                for ii in range(n_mem):
-                    i = members[ii]
-                    if rel_arr[i] == 0.0:
-                        seen += 1
-                        if seen == num_rel + 1:
-                            fd = i
-                            break
-                f = 0
-                p = 0
-                for ii in range(n_mem):
-                    i = members[ii]
-                    if i >= fd and rel_arr[i] == 0.0:
-                        continue
-                    for jj in range(n_mem):
-                        jx = members[jj]
-                        if jx >= fd and rel_arr[jx] == 0.0:
-                            continue
-                        if pa[i * nj + jx]:
-                            if i < njr and (jx >= njr or jx > i):
-                                f += 1
-                            else:
-                                p += 1
-                p += f
-            sum_rn += f / p
-            if num_rel_ret >= num_nonrel_ret:
-                f = cnt[0] + num_rel_ret * (num_rel_ret - num_nonrel_ret)
-                p = cnt[1] + num_rel * (num_rel_ret - num_nonrel_ret)
-            else:
-                # trec_eval scans only retrieved docids here but compares with num_rel (not num_rel_ret)
-                seen = 0
-                fd = njr
-                for ii in range(n_mem):
-                    i = members[ii]
-                    if i >= njr:
-                        break
-                    if rel_arr[i] == 0.0:
-                        seen += 1
-                        if seen == num_rel + 1:
-                            fd = i
-                            break
-                f = 0
-                p = 0
-                for ii in range(n_mem):
-                    i = members[ii]
-                    if i >= njr:
-                        break
-                    if i >= fd and rel_arr[i] == 0.0:
-                        continue
-                    for jj in range(n_mem):
-                        jx = members[jj]
-                        if jx >= njr:
-                            break
-                        if jx >= fd and rel_arr[jx] == 0.0:
-                            continue
-                        if pa[i * nj + jx]:
-                            if jx > i:
-                                f += 1
-                            else:
-                                p += 1
-                p += f
-            sum_rn_ret += f / p
-            for a in range(n_mem):
-                mark[members[a]] = 0
+            status, rn, rn_ret = _pa_group(s, e, jsg, rel, doc, nj, njr, pc, pa, rel_arr, mark,
+                                           members, cnt, errinfo)
+        if status != OK:
+            return status
+        sum_rn += rn
+        sum_rn_ret += rn_ret
         # per-JG ratios
         pj = cnt[1] + cnt[3] + cnt[4]
         if pj > 0:
@@ -392,32 +432,7 @@ def _one_query(
     p_imp = tot[1] + tot[3]
     out[11] = (tot[0] + tot[2]) / p_imp if p_imp > 0 else 0.0
     out[13] = sum_avg_imp / n_jgs if sum_avg_imp > 0.0 else 0.0
-    # pair measures from the count matrix
-    acc = 0.0
-    n1 = 0
-    for i in range(njr):
-        for j in range(i + 1, njr):
-            a = pc[i * nj + j]
-            b = pc[j * nj + i]
-            if a or b:
-                n1 += 1
-                acc += a / (a + b)
-    out[8] = acc / n1 if n1 > 0 else 0.0
-    n2 = n1
-    for i in range(njr):
-        for j in range(njr, nj):
-            a = pc[i * nj + j]
-            b = pc[j * nj + i]
-            if a or b:
-                n2 += 1
-                acc += a / (a + b)
-    out[12] = acc / n2 if n2 > 0 else 0.0
-    n3 = n2
-    for i in range(njr, nj):
-        for j in range(i + 1, nj):
-            if pc[i * nj + j] or pc[j * nj + i]:
-                n3 += 1
-    out[4] = acc / n3 if n3 > 0 else 0.0
+    _pair_measures(pc, nj, njr, out)
     return OK
 
 
