@@ -42,103 +42,42 @@ ideal ranking from the qrels' grades.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numba import get_num_threads, get_thread_id, prange
 
-from fasteval.kernels._borrow import borrow as _borrow
-from fasteval.kernels._jit import njit, py_func
+from fasteval.kernels._jit import njit
 from fasteval.kernels.cwl import HORIZON, geometric_tail
-from fasteval.kernels.ranking import _count_level, _gain, _ideal_range, _num_rel
+from fasteval.kernels.ranking import (
+    SERIAL_ROWS,
+    _count_level,
+    _dcg_kind,
+    _gain,
+    _ideal_range,
+    _num_rel,
+    build_pass,
+    pass_scratch,
+)
+from fasteval.measures.plan import Plan, plan_slots
+from fasteval.measures.registry import (
+    BY_KEY,
+    FAMILIES,
+    PATH_DCG,
+    PATH_OWN,
+    PATH_REL,
+    PATH_REL_FULL,
+    Code,
+    check_paths,
+)
 
 _JIT = {"cache": True, "error_model": "numpy", "nogil": True}
 
-# Operations of the expected pass (one per supported family).
-OP_NUM_Q = 0
-OP_NUM_RET = 1
-OP_NUM_REL = 2
-OP_NUM_REL_RET = 3
-OP_MAP = 4
-OP_RPREC = 5
-OP_RR = 6
-OP_P = 7
-OP_RECALL = 8
-OP_RPREC_MULT = 9
-OP_MAP_CUT = 10
-OP_RELATIVE_P = 11
-OP_SUCCESS = 12
-OP_SET_P = 13
-OP_SET_RELATIVE_P = 14
-OP_SET_RECALL = 15
-OP_SET_MAP = 16
-OP_SET_F = 17
-OP_NONREL_JUDGED_RET = 18
-OP_UNJ = 19
-OP_RR_CUT = 20
-OP_F1 = 21
-OP_JUDGED = 22
-OP_HITS = 23
-OP_NDCG = 24
-OP_NDCG_CUT = 25
-OP_DCG = 26
-OP_NDCG_BURGES = 27
-OP_NDCG_BURGES_CUT = 28
-OP_DCG_BURGES = 29
-OP_RBP = 30
-OP_RBP_RAW = 31
-OP_SET_P_CUT = 32
-OP_RBP_CUT = 33
 
-FAMILY_OPS: dict[str, int] = {
-    "num_q": OP_NUM_Q,
-    "num_ret": OP_NUM_RET,
-    "num_rel": OP_NUM_REL,
-    "num_rel_ret": OP_NUM_REL_RET,
-    "map": OP_MAP,
-    "gm_map": OP_MAP,
-    "Rprec": OP_RPREC,
-    "recip_rank": OP_RR,
-    "P": OP_P,
-    "recall": OP_RECALL,
-    "Rprec_mult": OP_RPREC_MULT,
-    "map_cut": OP_MAP_CUT,
-    "relative_P": OP_RELATIVE_P,
-    "success": OP_SUCCESS,
-    "set_P": OP_SET_P,
-    "set_relative_P": OP_SET_RELATIVE_P,
-    "set_recall": OP_SET_RECALL,
-    "set_map": OP_SET_MAP,
-    "set_F": OP_SET_F,
-    "num_nonrel_judged_ret": OP_NONREL_JUDGED_RET,
-    "unj": OP_UNJ,
-    "recip_rank_cut": OP_RR_CUT,
-    "F1": OP_F1,
-    "judged": OP_JUDGED,
-    # the fraction judged of the whole ranking: Judged@k with k past its end
-    "set_judged": OP_JUDGED,
-    "set_P_cut": OP_SET_P_CUT,
-    "hits": OP_HITS,
-    "ndcg": OP_NDCG,
-    "ndcg_cut": OP_NDCG_CUT,
-    "dcg": OP_DCG,
-    "ndcg_burges": OP_NDCG_BURGES,
-    "ndcg_burges_cut": OP_NDCG_BURGES_CUT,
-    "dcg_burges": OP_DCG_BURGES,
-    "rbp": OP_RBP,
-    "rbp_raw": OP_RBP_RAW,
-    "rbp_cut": OP_RBP_CUT,
-}
-"""Measure families with an expected-value kernel, by registry key."""
-
-WHOLE = 2**62
-"""Cutoff meaning the whole ranking."""
-
-_KIND_DIRECT = 0
-_KIND_REL = 1  # answered from the expected relevance profile at the slot's level
-_KIND_DCG = 2  # answered from the expected DCG profile at the slot's gain and floor
+_SUPPORTED = sorted(f.key for f in FAMILIES if f.expected)
+"""The families with an expected value (a ``Family.expected`` path), by key."""
 
 
 def unsupported_families(families: Iterable[str]) -> list[str]:
@@ -151,7 +90,7 @@ def unsupported_families(families: Iterable[str]) -> list[str]:
     """
     out: list[str] = []
     for f in families:
-        if f not in FAMILY_OPS and f not in out:
+        if not BY_KEY[f].expected and f not in out:
             out.append(f)
     return out
 
@@ -181,7 +120,7 @@ def check_measures(measures: Iterable[Any]) -> None:
     if bad:
         raise ParameterError(
             "measures with tie_break='expected'",
-            f"of the families with an expected value ({', '.join(sorted(FAMILY_OPS))})",
+            f"of the families with an expected value ({', '.join(_SUPPORTED)})",
             [m.name for m in measures if m.family in bad],
         )
 
@@ -338,15 +277,23 @@ def _expected_count(lab, st, s, e, k, lo, hi):
 
 
 @njit(**_JIT)
-def _rel_profile(lab, st, s, e, d, level, want_rr, erel, eap, err, enone):
-    """Expected relevance profile of the top ``i`` (``i <= d``): ``erel[i]`` relevant
-    documents (labels >= level), ``eap[i]`` the sum of precisions at them; with
-    ``want_rr``, ``err[i]`` the reciprocal rank of the first one if it is there (else 0)
-    and ``enone[i]`` the chance that none is there."""
+def _rel_profile(lab, st, s, e, d, level, prof):
+    """Expected relevance profile of the top ``i`` (``i <= d``): ``prof[0, i]`` relevant
+    documents (labels >= level), ``prof[1, i]`` the sum of precisions at them; when
+    ``prof`` has four rows (a slot reads them: :data:`_RR`), ``prof[2, i]`` the
+    reciprocal rank of the first one if it is there (else 0) and ``prof[3, i]`` the
+    chance that none is there. Returns -1 (the trec pass's first relevant rank, which
+    no reader here takes)."""
+    want_rr = prof.shape[0] > 2
+    erel = prof[0]
+    eap = prof[1]
+    err = prof[2 if want_rr else 0]  # (a stand-in, never written, when not wanted)
+    enone = prof[3 if want_rr else 0]
     erel[0] = 0.0
     eap[0] = 0.0
-    err[0] = 0.0
-    enone[0] = 1.0
+    if want_rr:
+        err[0] = 0.0
+        enone[0] = 1.0
     before = 0  # relevant documents in the groups above
     ap = 0.0
     rr = 0.0
@@ -401,6 +348,7 @@ def _rel_profile(lab, st, s, e, d, level, want_rr, erel, eap, err, enone):
         before += r
         a += n
         i = j
+    return -1
 
 
 @njit(cache=True)
@@ -422,9 +370,11 @@ def _gain_of(v, exp_gain, floor):
 
 
 @njit(**_JIT)
-def _dcg_profile(lab, st, s, e, d, exp_gain, floor, lg, edcg):
-    """``edcg[i]``: expected DCG of the top ``i`` (``i <= d``): each position of a tie
-    group gains the group's mean gain."""
+def _dcg_profile(lab, st, s, e, d, grades, gs, gd, exp_gain, floor, lg, prof):
+    """``prof[0, i]``: expected DCG of the top ``i`` (``i <= d``), each position of a tie
+    group gaining the group's mean gain; ``prof[1, i]``: DCG of the best ``i`` judged
+    grades (``i <= gd``); gains as ``ndcg_cut``'s (:func:`_gain_of`)."""
+    edcg = prof[0]
     edcg[0] = 0.0
     dcg = 0.0
     a = 0
@@ -443,19 +393,14 @@ def _dcg_profile(lab, st, s, e, d, exp_gain, floor, lg, edcg):
             edcg[a + t + 1] = dcg
         a += n
         i = j
-
-
-@njit(**_JIT)
-def _ideal_profile(grades, gs, gd, exp_gain, floor, lg, out):
-    """``out[i]``: DCG of the best ``i`` judged grades (``i <= gd``)."""
+    ideal = prof[1]
     dcg = 0.0
-    out[0] = 0.0
+    ideal[0] = 0.0
     for i in range(gd):
         g = grades[gs + i]
         if g > 0 and g >= floor:
             dcg += _gain_of(g, exp_gain, floor) / lg[i]
-        out[i + 1] = dcg
-
+        ideal[i + 1] = dcg
 
 
 @njit(**_JIT)
@@ -571,98 +516,96 @@ def _rbp(lab, st, s, e, p, level, raw, grades, gs, ge, cl, cv, cs, ce, k):
 
 
 @njit(**_JIT)
-def _kind(op):
-    if op >= OP_MAP and op <= OP_SUCCESS:
-        return _KIND_REL
-    if op == OP_RR_CUT or op == OP_F1 or op == OP_HITS or op == OP_SET_P_CUT:
-        return _KIND_REL
-    if op == OP_NDCG_CUT or op == OP_DCG or op == OP_NDCG_BURGES or op == OP_NDCG_BURGES_CUT:
-        return _KIND_DCG
-    if op == OP_DCG_BURGES:
-        return _KIND_DCG
-    return _KIND_DIRECT
-
-
-@njit(**_JIT)
-def _whole(op):
-    """Whether a relevance-profile op reads the whole ranking (not only its cutoff)."""
-    return op == OP_MAP or op == OP_RPREC or op == OP_RR or op == OP_RPREC_MULT
-
-
-@njit(**_JIT)
-def _from_rel(op, k, p, n, nrel, erel, eap, err, enone):
+def _from_rel_profile(code, k, p, n, nrel, prof, first):
+    """A slot's expected value from the expected relevance profile: the dispatch of
+    ``PATH_REL`` and ``PATH_REL_FULL`` (:data:`PATHS`). ``first`` (the trec pass's) is not
+    read; the reciprocal-rank rows are there for the codes of :data:`_RR` only."""
     top = min(k, n)
-    if op == OP_MAP:
-        return eap[n] / nrel if nrel else 0.0
-    if op == OP_RPREC:
-        return erel[min(nrel, n)] / nrel if nrel else 0.0
-    if op == OP_RR:
-        return err[n]
-    if op == OP_P:
-        return erel[top] / k
-    if op == OP_RECALL:
-        return erel[top] / nrel if nrel else 0.0
-    if op == OP_RPREC_MULT:
+    if code == Code.MAP or code == Code.GM_MAP:
+        return prof[1, n] / nrel if nrel else 0.0
+    if code == Code.RPREC:
+        return prof[0, min(nrel, n)] / nrel if nrel else 0.0
+    if code == Code.RECIP_RANK:
+        return prof[2, n]
+    if code == Code.P:
+        return prof[0, top] / k
+    if code == Code.RECALL:
+        return prof[0, top] / nrel if nrel else 0.0
+    if code == Code.RPREC_MULT:
         cut = int(math.floor(p * nrel + 0.9))
-        return erel[min(cut, n)] / cut if cut > 0 else 0.0
-    if op == OP_MAP_CUT:
-        return eap[top] / nrel if nrel else 0.0
-    if op == OP_RELATIVE_P:
+        return prof[0, min(cut, n)] / cut if cut > 0 else 0.0
+    if code == Code.MAP_CUT:
+        return prof[1, top] / nrel if nrel else 0.0
+    if code == Code.RELATIVE_P:
         d = min(k, nrel)
-        return erel[top] / d if d else 0.0
-    if op == OP_SUCCESS:
-        return 1.0 - enone[top]
-    if op == OP_RR_CUT:
-        return err[top]
-    if op == OP_F1:  # 2 P R / (P + R) = 2 rel / (k + nrel), linear in the relevant count
-        return 2.0 * erel[top] / (k + nrel) if nrel else 0.0
-    if op == OP_SET_P_CUT:  # relevant in the top k / the number retrieved there
-        return erel[top] / top if top else 0.0
-    return erel[top]  # OP_HITS
+        return prof[0, top] / d if d else 0.0
+    if code == Code.SUCCESS:
+        return 1.0 - prof[3, top]
+    if code == Code.RECIP_RANK_CUT:
+        return prof[2, top]
+    if code == Code.F1:  # 2 P R / (P + R) = 2 rel / (k + nrel), linear in the relevant count
+        return 2.0 * prof[0, top] / (k + nrel) if nrel else 0.0
+    if code == Code.SET_P_CUT:  # relevant in the top k / the number retrieved there
+        return prof[0, top] / top if top else 0.0
+    if code == Code.HITS:
+        return prof[0, top]
+    return np.nan
+
+
+_RR = (Code.RECIP_RANK, Code.RECIP_RANK_CUT, Code.SUCCESS)
+"""The families whose expected value reads the reciprocal-rank rows of the relevance
+profile (:func:`_rel_profile` computes them only for a plan that has one)."""
 
 
 @njit(**_JIT)
-def _direct(op, lab, st, s, e, grades, gs, ge, k, p, level, cl, cv, cs, ce, ol, og, os_, oe,
-            lg):
-    """Slots whose value does not depend on the order inside tie groups, or that are
-    computed by a function of their own."""
+def _one(plan, j, lab, st, s, e, grades, gs, ge, lg):
+    """Slot ``j``'s expected value by its family's own function, for the slots whose value
+    does not depend on the order inside tie groups or that have a function of their own:
+    the dispatch of ``PATH_OWN`` (:data:`PATHS`)."""
+    code = plan.codes[j]
+    k = plan.cuts[j]
+    p = plan.params[j]
+    level = plan.levels[j]
+    cs = plan.coff[j]
+    ce = plan.coff[j + 1]
     n = e - s
-    if op == OP_NUM_Q:
+    if code == Code.NUM_Q:
         return 1.0
-    if op == OP_NUM_RET:
+    if code == Code.NUM_RET:
         return float(n)
     nrel = _num_rel(grades, gs, ge, level)
-    if op == OP_NUM_REL:
+    if code == Code.NUM_REL:
         return float(nrel)
-    if op == OP_NDCG:
-        return _ndcg(lab, st, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, lg)
-    if op == OP_RBP or op == OP_RBP_RAW:
-        return _rbp(lab, st, s, e, p, level, op == OP_RBP_RAW, grades, gs, ge, cl, cv, cs, ce,
-                    e - s)
-    if op == OP_RBP_CUT:  # trec_eval's graded rbp of the top k
-        return _rbp(lab, st, s, e, p, -1, False, grades, gs, ge, cl, cv, cs, ce, k)
-    if op == OP_UNJ:
+    if code == Code.NDCG:
+        return _ndcg(lab, st, s, e, grades, gs, ge, plan.cl, plan.cv, cs, ce, plan.ol, plan.og,
+                     plan.ooff[j], plan.ooff[j + 1], lg)
+    if code == Code.RBP or code == Code.RBP_RAW:
+        return _rbp(lab, st, s, e, p, level, code == Code.RBP_RAW, grades, gs, ge, plan.cl,
+                    plan.cv, cs, ce, e - s)
+    if code == Code.RBP_CUT:  # trec_eval's graded rbp of the top k
+        return _rbp(lab, st, s, e, p, -1, False, grades, gs, ge, plan.cl, plan.cv, cs, ce, k)
+    if code == Code.UNJ:
         return _expected_count(lab, st, s, e, k, -2, -1) / k
-    if op == OP_JUDGED:
+    if code == Code.JUDGED or code == Code.SET_JUDGED:  # set_judged: k is the whole ranking
         d = min(k, n)
         return _expected_count(lab, st, s, e, k, 0, 2147483647) / d if d else 0.0
-    if op == OP_NONREL_JUDGED_RET:
+    if code == Code.NUM_NONREL_JUDGED_RET:
         return float(_count(lab, s, e, 0, level - 1))
     nrr = _count(lab, s, e, level, 2147483647)
-    if op == OP_NUM_REL_RET:
+    if code == Code.NUM_REL_RET:
         return float(nrr)
-    if op == OP_SET_P:
+    if code == Code.SET_P:
         return nrr / n if n > 0 else 0.0
-    if op == OP_SET_RELATIVE_P:
+    if code == Code.SET_RELATIVE_P:
         d = min(n, nrel)
         return nrr / d if d > 0 else 0.0
-    if op == OP_SET_RECALL:
+    if code == Code.SET_RECALL:
         return nrr / nrel if nrel > 0 else 0.0
-    if op == OP_SET_MAP:
+    if code == Code.SET_MAP:
         if n > 0 and nrel > 0:
             return (float(nrr) * nrr) / (float(n) * nrel)
         return 0.0
-    if op == OP_SET_F:
+    if code == Code.SET_F:
         if n > 0 and nrel > 0 and nrr > 0:
             prec = nrr / n
             rec = nrr / nrel
@@ -671,128 +614,25 @@ def _direct(op, lab, st, s, e, grades, gs, ge, k, p, level, cl, cv, cs, ce, ol, 
     return np.nan
 
 
-_FULL = -1
+PATHS = {PATH_REL: (_from_rel_profile,), PATH_REL_FULL: (_from_rel_profile,),
+         PATH_DCG: (_dcg_kind,), PATH_OWN: (_one,)}
+"""The expected pass's dispatch functions by kernel path (the registry's
+``Family.expected``), checked against the registry when this module is imported."""
+check_paths("expected", PATHS)
+
 _PASSES: dict[bool, Any] = {}
-
-
-def _expected_pass(parallel: bool) -> Any:
-    """The pass over queries (scratch given by the caller), compiled on first use; a
-    ``prange`` over queries when ``parallel``, else one thread (each its own cache entry)."""
-    if parallel in _PASSES:
-        return _PASSES[parallel]
-
-    def _pass(labels, offsets, starts, grades, gstart, gend, ops, cuts, params, levels, cl, cv,
-              coff, ol, og, ooff, out, rdepth, ddepth, want_rr, lg, erel, eap, err, enone, edcg,
-              eidcg):
-        nq = offsets.shape[0] - 1
-        m = ops.shape[0]
-        labels = _borrow(labels)
-        starts = _borrow(starts)
-        grades = _borrow(grades)
-        cl = _borrow(cl)
-        cv = _borrow(cv)
-        ol = _borrow(ol)
-        og = _borrow(og)
-        erel = _borrow(erel)
-        eap = _borrow(eap)
-        err = _borrow(err)
-        enone = _borrow(enone)
-        edcg = _borrow(edcg)
-        eidcg = _borrow(eidcg)
-        lg = _borrow(lg)
-        for q in prange(nq):
-            s = offsets[q]
-            e = offsets[q + 1]
-            n = e - s
-            gs = gstart[q]
-            ge = gend[q]
-            tid = get_thread_id() if parallel else 0
-            rel_level = -1  # level of the relevance profile in scratch (-1: none yet)
-            nrel = 0
-            dcg_exp = -1  # gain and floor of the DCG profile in scratch (-1: none yet)
-            dcg_floor = 0
-            dd = min(n, ddepth)
-            gd = min(ge - gs, ddepth)
-            for j in range(m):
-                op = ops[j]
-                kind = _kind(op)
-                if kind == _KIND_REL:
-                    level = levels[j]
-                    if rel_level < 0 or level != rel_level:
-                        d = n if rdepth == _FULL else min(n, rdepth)
-                        _rel_profile(labels, starts, s, e, d, level, want_rr, erel[tid],
-                                     eap[tid], err[tid], enone[tid])
-                        nrel = _num_rel(grades, gs, ge, level)
-                        rel_level = level
-                    out[q, j] = _from_rel(op, cuts[j], params[j], n, nrel, erel[tid], eap[tid],
-                                          err[tid], enone[tid])
-                elif kind == _KIND_DCG:
-                    exp_gain = 1 if (op == OP_NDCG_BURGES or op == OP_NDCG_BURGES_CUT
-                                     or op == OP_DCG_BURGES) else 0
-                    floor = levels[j]
-                    if exp_gain != dcg_exp or floor != dcg_floor:
-                        _dcg_profile(labels, starts, s, e, dd, exp_gain == 1, floor, lg,
-                                     edcg[tid])
-                        _ideal_profile(grades, gs, gd, exp_gain == 1, floor, lg, eidcg[tid])
-                        dcg_exp = exp_gain
-                        dcg_floor = floor
-                    k = cuts[j]
-                    if op == OP_DCG or op == OP_DCG_BURGES:
-                        out[q, j] = edcg[tid, min(k, dd)]
-                    else:
-                        idcg = eidcg[tid, min(k, gd)]
-                        out[q, j] = edcg[tid, min(k, dd)] / idcg if idcg > 0.0 else 0.0
-                else:
-                    out[q, j] = _direct(op, labels, starts, s, e, grades, gs, ge, cuts[j],
-                                        params[j], levels[j], cl, cv, coff[j], coff[j + 1], ol,
-                                        og, ooff[j], ooff[j + 1], lg)
-
-    _pass.__qualname__ = f"_expected_pass_{'parallel' if parallel else 'serial'}"
-    _pass.__name__ = _pass.__qualname__
-    kernel = njit(cache=True, parallel=parallel, error_model="numpy")(_pass)
-    _PASSES[parallel] = kernel
-    return kernel
-
-
-SERIAL_ROWS = 1 << 17
-"""Batches of fewer ranked rows are scored by the serial variant of the pass."""
-
-
-@dataclass(frozen=True)
-class ExpectedPlan:
-    """Per-slot arrays of :func:`score_expected` (see :func:`plan_expected`).
-
-    Attributes
-    ----------
-    ops, cuts, params, levels : numpy.ndarray
-        Per slot: operation (``OP_*``), rank cutoff (:data:`WHOLE` for none), float
-        parameter, relevance level (binary measures) or gain floor (DCG measures).
-    cl, cv, coff : numpy.ndarray
-        ``ndcg``'s custom gains (level, gain) per slot, flat with offsets.
-    ol, og, ooff : numpy.ndarray
-        ``ndcg``'s levels in ideal order (gain descending) per slot, flat with offsets.
-    """
-
-    ops: np.ndarray
-    cuts: np.ndarray
-    params: np.ndarray
-    levels: np.ndarray
-    cl: np.ndarray
-    cv: np.ndarray
-    coff: np.ndarray
-    ol: np.ndarray
-    og: np.ndarray
-    ooff: np.ndarray
+"""The variants of the pass built so far, by ``parallel`` (:func:`score_expected`)."""
 
 
 def plan_expected(measures: Sequence[Any], relevance_level: int,
-                  judged_levels: Iterable[int] = ()) -> ExpectedPlan:
-    """The :class:`ExpectedPlan` of ``measures`` (:class:`fasteval.measures.Measure`).
+                  judged_levels: Iterable[int] = ()) -> Plan:
+    """The plan of :func:`score_expected`: :func:`fasteval.measures.plan.plan_slots` with
+    each slot on its family's ``expected`` kernel path.
 
     Parameters
     ----------
     measures : sequence of Measure
-        Each of a family in :data:`FAMILY_OPS`.
+        Each of a family with an expected value (see :func:`check_measures`).
     relevance_level : int
         Level of the measures that do not set their own ``rel``.
     judged_levels : iterable of int
@@ -807,24 +647,16 @@ def plan_expected(measures: Sequence[Any], relevance_level: int,
     --------
     >>> from fasteval.measures import parse_measures
     >>> plan = plan_expected(parse_measures(["P@5", "ndcg"]), 1, [0, 1, 2])
-    >>> plan.ops.tolist(), plan.cuts.tolist(), plan.ol.tolist()
-    ([7, 24], [5, 4611686018427387904], [2, 1, 0])
+    >>> plan.codes.tolist(), plan.cuts.tolist(), plan.ol.tolist()
+    ([10, 20], [5, 4611686018427387904], [2, 1, 0])
     """
-    from fasteval.measures.plan import plan_slots
-
     check_measures(measures)
-    plan = plan_slots(list(measures), relevance_level, list(judged_levels))
-    ops = np.array([FAMILY_OPS[m.family] for m in measures], dtype=np.int64)
-    # a family without a cutoff reads the whole ranking
-    cuts = np.where(plan.cuts > 0, plan.cuts, WHOLE).astype(np.int64)
-    return ExpectedPlan(ops=ops, cuts=cuts, params=plan.params, levels=plan.levels,
-                        cl=plan.cl, cv=plan.cv, coff=plan.coff, ol=plan.ol, og=plan.og,
-                        ooff=plan.ooff)
+    return plan_slots(list(measures), relevance_level, list(judged_levels), expected=True)
 
 
 def score_expected(labels: np.ndarray, offsets: np.ndarray, starts: np.ndarray,
                    grades: np.ndarray, gstart: np.ndarray, gend: np.ndarray,
-                   plan: ExpectedPlan, out: np.ndarray, n_threads: int = 1,
+                   plan: Plan, out: np.ndarray, n_threads: int = 1,
                    parallel: bool | None = None) -> None:
     """Fill ``out[q, j]`` with the expected value of slot ``j`` for query ``q`` over every
     ordering of its tie groups (see the module docstring).
@@ -833,12 +665,12 @@ def score_expected(labels: np.ndarray, offsets: np.ndarray, starts: np.ndarray,
     ----------
     labels, offsets, starts : the rankings and their tie-group starts (module docstring).
     grades, gstart, gend : judged grades of query q are grades[gstart[q]:gend[q]], descending.
-    plan : ExpectedPlan
+    plan : Plan
         From :func:`plan_expected`.
     out : float64[n_queries, n_slots], preallocated.
     n_threads : ``numba.get_num_threads()`` (one scratch area per thread).
     parallel : a ``prange`` over queries; None: when there are at least
-        :data:`SERIAL_ROWS` ranked rows.
+        :data:`fasteval.kernels.ranking.SERIAL_ROWS` ranked rows.
 
     Examples
     --------
@@ -856,33 +688,15 @@ def score_expected(labels: np.ndarray, offsets: np.ndarray, starts: np.ndarray,
     >>> [round(float(v), 6) for v in out[0]]
     [0.5, 0.75, 0.708333]
     """
-    m = plan.ops.shape[0]
-    rdepth = 0
-    ddepth = 0
-    want_rr = False
-    for j in range(m):
-        op = int(plan.ops[j])
-        want_rr |= op in (OP_RR, OP_RR_CUT, OP_SUCCESS)
-        kind = py_func(_kind)(op)
-        if kind == _KIND_REL:
-            whole = py_func(_whole)(op) or rdepth == _FULL
-            rdepth = _FULL if whole else max(rdepth, int(plan.cuts[j]))
-        elif kind == _KIND_DCG:
-            ddepth = max(ddepth, int(plan.cuts[j]))
-    nq = offsets.shape[0] - 1
-    if nq == 0 or m == 0:
+    if offsets.shape[0] < 2 or plan.codes.shape[0] == 0:
         return
-    longest = max(0, int(np.diff(offsets).max()))
-    judged = max(0, int((gend[:nq] - gstart[:nq]).max()))
-    lr = 0 if rdepth == 0 else (longest if rdepth == _FULL else min(longest, rdepth))
-    ld = min(longest, ddepth)
     if parallel is None:
         parallel = labels.shape[0] >= SERIAL_ROWS
     threads = max(1, int(n_threads)) if parallel else 1
-    kernel = _expected_pass(bool(parallel))
-    starts = np.ascontiguousarray(starts, dtype=np.bool_)
-    kernel(labels, offsets, starts, grades, gstart, gend, plan.ops, plan.cuts, plan.params,
-           plan.levels, plan.cl, plan.cv, plan.coff, plan.ol, plan.og, plan.ooff, out, rdepth,
-           ddepth, want_rr, _log2_table(max(longest, judged) + 1), np.empty((threads, lr + 1)),
-           np.empty((threads, lr + 1)), np.empty((threads, lr + 1)), np.empty((threads, lr + 1)),
-           np.empty((threads, ld + 1)), np.empty((threads, min(judged, ddepth) + 1)))
+    rows = 4 if any(int(c) in _RR for c in plan.codes) else 2
+    prof, dcg, work, iwork, longest = pass_scratch(offsets, gstart, gend, plan, threads, rows)
+    if bool(parallel) not in _PASSES:
+        _PASSES[bool(parallel)] = build_pass(sys.modules[__name__], True, False, bool(parallel))
+    _PASSES[bool(parallel)](labels, offsets, np.ascontiguousarray(starts, dtype=np.bool_),
+                            grades, gstart, gend, plan, out, prof, dcg, work, iwork,
+                            _log2_table(longest + 1))

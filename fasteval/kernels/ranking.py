@@ -18,18 +18,27 @@ relevance level, gains), called from ``_one``.
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 from numba import get_num_threads, get_thread_id, prange
 
 from fasteval.kernels._borrow import borrow as _borrow
-from fasteval.kernels._jit import njit, py_func
+from fasteval.kernels._jit import njit
 from fasteval.kernels.cwl import compat as _compat
 from fasteval.kernels.cwl import cwl_value as _cwl_value
 from fasteval.measures.gains import IDEAL_VARIANTS as _IDEAL_VARIANTS
-from fasteval.measures.plan import FULL as _FULL
-from fasteval.measures.plan import MODE_DCG, MODE_MODEL, MODE_REL, Plan
-from fasteval.measures.registry import Code
+from fasteval.measures.plan import FULL, MODE_DCG, MODE_MODEL, MODE_REL, Plan
+from fasteval.measures.registry import (
+    FAMILIES,
+    PATH_DCG,
+    PATH_MODEL,
+    PATH_OWN,
+    PATH_REL,
+    PATH_REL_FULL,
+    Code,
+    check_paths,
+)
 
 NONPOOL = -1
 UNJUDGED = -2
@@ -343,23 +352,6 @@ def _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, whi
 
 
 @njit(**_JIT)
-def _ndcg_full_exp(lab, s, e, grades, gs, ge, floor):
-    """nDCG of the whole ranking with gain 2^grade - 1 for grades > 0 and >= floor."""
-    dcg = 0.0
-    for i in range(s, e):
-        g = lab[i]
-        if g > 0 and g >= floor:
-            dcg += (2.0**g - 1.0) / math.log2(i - s + 2.0)
-    idcg = 0.0
-    for i in range(gs, ge):
-        g = grades[i]
-        if g <= 0 or g < floor:
-            break
-        idcg += (2.0**g - 1.0) / math.log2(i - gs + 2.0)
-    return dcg / idcg if idcg > 0.0 else 0.0
-
-
-@njit(**_JIT)
 def _rbp_raw(lab, s, e, p, floor):
     """Rank-biased precision with the grade as gain (grades > 0 and >= floor; ranx)."""
     total = 0.0
@@ -517,13 +509,15 @@ def _one_model(plan, j, lab, s, e, grades, gs, ge, work, iwork):
 
 
 @njit(inline="always", **_JIT)
-def _one(plan, j, lab, s, e, grades, gs, ge):
-    """Slot ``j``'s value for one query, by its family's kernel function (the families
-    that no profile answers; see :data:`fasteval.measures.plan.MODE_FAMILY`).
+def _one(plan, j, lab, st, s, e, grades, gs, ge, lg):
+    """Slot ``j``'s value for one query by its family's own function: the trec pass's
+    dispatch of ``PATH_OWN`` (:data:`PATHS`). ``st`` and ``lg`` are the expected pass's
+    (its tie starts and discounts), not read here.
 
-    Each family is reached through its constant in :class:`Code`; a family without a
-    branch here (or in a profile reader) is refused by the planner
-    (:func:`implemented_codes`), so the NaN at the end is never returned.
+    Each family is reached through its constant in :class:`Code`; the rows and these
+    branches are checked against each other when this module is imported
+    (:func:`fasteval.measures.registry.check_paths`), so the NaN at the end is never
+    returned.
     """
     code = plan.codes[j]
     k = plan.cuts[j]
@@ -545,7 +539,6 @@ def _one(plan, j, lab, s, e, grades, gs, ge):
     if code == Code.INFAP:
         return _infap(lab, s, e, level, nrel)
     vs = plan.voff[j]
-    ve = plan.voff[j + 1]
     vec = plan.vec
     if code == Code.UTILITY:
         nrr = _rel_in_top(lab, s, e, n, level)
@@ -553,32 +546,20 @@ def _one(plan, j, lab, s, e, grades, gs, ge):
                 + vec[vs + 3] * (plan.ndocs + nrr - n - nrel))
     if code == Code.F11PT_AVG:
         nrr = _rel_in_top(lab, s, e, n, level)
-        return _pt_avg(lab, s, e, level, nrel, nrr, vec, vs, ve, plan.compat)
+        return _pt_avg(lab, s, e, level, nrel, nrr, vec, vs, plan.voff[j + 1], plan.compat)
     if code == Code.BING:
         return _binG(lab, s, e, level, nrel)
     cl = plan.cl
     cv = plan.cv
     cs = plan.coff[j]
     ce = plan.coff[j + 1]
-    ol = plan.ol
-    og = plan.og
-    os_, oe = _ideal_range(ol, plan.ooff[j], plan.ooff[j + 1], grades, gs, ge)
-    whole = _WHOLE
-    if code == Code.G:
-        return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 3, level,
-                            whole)
-    if code == Code.NDCG:
-        return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 0, level,
-                            whole)
-    if code == Code.NDCG_CUT:  # with custom gains (else read off the DCG profiles)
-        return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 0, level,
-                            k)
-    if code == Code.NDCG_REL:
-        return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 1, level,
-                            whole)
-    if code == Code.RNDCG:
-        return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, 2, level,
-                            whole)
+    if (code == Code.NDCG or code == Code.NDCG_CUT or code == Code.NDCG_REL
+            or code == Code.RNDCG or code == Code.G):  # ndcg_cut: with custom gains
+        which = 1 if code == Code.NDCG_REL else (2 if code == Code.RNDCG else (
+            3 if code == Code.G else 0))
+        os_, oe = _ideal_range(plan.ol, plan.ooff[j], plan.ooff[j + 1], grades, gs, ge)
+        return _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, plan.ol, plan.og, os_,
+                            oe, which, level, k if code == Code.NDCG_CUT else _WHOLE)
     if code == Code.NUM_NONREL_JUDGED_RET:
         return float(_count_below(lab, s, e, n, 0, level - 1))
     if code == Code.RBP:  # trec_eval's graded rbp (RBP(rel=k) is _one_model's)
@@ -589,8 +570,6 @@ def _one(plan, j, lab, s, e, grades, gs, ge):
         return _rbp_resid(lab, s, e, p)
     if code == Code.UNJ:
         return _count_below(lab, s, e, k, -2, -1) / k
-    if code == Code.NDCG_BURGES:
-        return _ndcg_full_exp(lab, s, e, grades, gs, ge, level)
     if code == Code.JUDGED:
         d = min(k, n)
         if d == 0:
@@ -608,9 +587,12 @@ def _one(plan, j, lab, s, e, grades, gs, ge):
 
 
 @njit(**_JIT)
-def _rel_profile(lab, s, d, level, crel, cap):
-    """crel[i] / cap[i]: labels >= level / sum of precisions at them, in the top i (i <= d).
-    Returns the rank (0-based) of the first such label, -1 if none in the top d."""
+def _rel_profile(lab, st, s, e, d, level, prof):
+    """prof[0, i] / prof[1, i]: labels >= level / sum of precisions at them, in the top i
+    (i <= d). Returns the rank (0-based) of the first such label, -1 if none in the top d.
+    (``st`` and ``e``, which the expected pass's profile reads, are not read here.)"""
+    crel = prof[0]
+    cap = prof[1]
     rel = 0
     total = 0.0
     first = -1
@@ -628,8 +610,11 @@ def _rel_profile(lab, s, d, level, crel, cap):
 
 
 @njit(**_JIT)
-def _from_rel_profile(code, k, p, n, nrel, crel, cap, first):
-    """A slot's value from the relevance profile (see the family docs in the registry)."""
+def _from_rel_profile(code, k, p, n, nrel, prof, first):
+    """A slot's value from the relevance profile (see the family docs in the registry): the
+    trec pass's dispatch of ``PATH_REL`` and ``PATH_REL_FULL`` (:data:`PATHS`)."""
+    crel = prof[0]
+    cap = prof[1]
     if code == Code.NUM_REL_RET:
         return float(crel[n])
     if code == Code.MAP or code == Code.GM_MAP:
@@ -702,25 +687,39 @@ def _running_dcg(values, start, count, exp_gain, floor, out):
 
 
 @njit(**_JIT)
-def _dcg_profile(lab, s, d, grades, gs, gd, exp_gain, floor, cdcg, cidcg):
-    """cdcg[i]: DCG of the top i (i <= d); cidcg[i]: DCG of the best i judged grades
-    (i <= gd): ndcg_cut, dcg and their exponential-gain variants (ndcg_burges_cut,
-    dcg_burges); grades below ``floor`` gain 0 (a measure's ``rel``)."""
-    _running_dcg(lab, s, d, exp_gain, floor, cdcg)
-    _running_dcg(grades, gs, gd, exp_gain, floor, cidcg)
+def _dcg_profile(lab, st, s, e, d, grades, gs, gd, exp_gain, floor, lg, prof):
+    """prof[0, i]: DCG of the top i (i <= d); prof[1, i]: DCG of the best i judged grades
+    (i <= gd); grades below ``floor`` gain 0 (a measure's ``rel``). (``st``, ``e`` and
+    ``lg``, which the expected pass's profiles read, are not read here.)"""
+    _running_dcg(lab, s, d, exp_gain, floor, prof[0])
+    _running_dcg(grades, gs, gd, exp_gain, floor, prof[1])
 
 
-_DISPATCH = (_one, _one_model, _from_rel_profile)
-"""The functions that branch on family codes: :func:`implemented_codes` reads them (and
-the DCG branch of the score pass, :data:`_DCG_CODES`)."""
+@njit(**_JIT)
+def _dcg_kind(code):
+    """A DCG slot's gain (1: 2^grade - 1, 0: the grade) and whether it is normalised by the
+    ideal DCG: the dispatch of ``PATH_DCG``, shared by both passes (:data:`PATHS`)."""
+    if code == Code.NDCG_CUT:
+        return 0, True
+    if code == Code.NDCG_BURGES or code == Code.NDCG_BURGES_CUT:
+        return 1, True
+    if code == Code.DCG:
+        return 0, False
+    if code == Code.DCG_BURGES:
+        return 1, False
+    return -1, False
 
-_DCG_CODES = (Code.NDCG_CUT, Code.NDCG_BURGES_CUT, Code.DCG, Code.DCG_BURGES)
-"""The families the score pass reads off its DCG profiles (inline, in ``_score_pass``)."""
+
+PATHS = {PATH_REL: (_from_rel_profile,), PATH_REL_FULL: (_from_rel_profile,),
+         PATH_DCG: (_dcg_kind,), PATH_MODEL: (_one_model,), PATH_OWN: (_one,)}
+"""The trec pass's dispatch functions by kernel path (the registry's ``Family.trec``),
+checked against the registry when this module is imported."""
+check_paths("trec", PATHS)
 
 
 def implemented_codes() -> frozenset[int]:
-    """The family codes some kernel computes: those whose :class:`Code` constant a
-    dispatch function (``_one``, ``_one_model`` or a profile reader) names. The planner
+    """The family codes the trec pass computes: those of the families that declare a path
+    of it (each checked against its dispatch function, see :data:`PATHS`). The planner
     refuses the rest.
 
     Examples
@@ -730,22 +729,20 @@ def implemented_codes() -> frozenset[int]:
     """
     global _IMPLEMENTED
     if _IMPLEMENTED is None:
-        names: set[str] = set()
-        for f in _DISPATCH:
-            names.update(py_func(f).__code__.co_names)
-        _IMPLEMENTED = frozenset(int(c) for c in Code if c.name in names) | frozenset(
-            int(c) for c in _DCG_CODES)
+        _IMPLEMENTED = frozenset(f.code for f in FAMILIES if f.trec)
     return _IMPLEMENTED
 
 
 _IMPLEMENTED: frozenset[int] | None = None
 
 SERIAL_ROWS = 1 << 17
-"""Batches of fewer ranked rows are scored by the serial variant of the pass (see
+"""Batches of fewer ranked rows are scored by the serial variant of a pass (see
 :func:`score_queries`): a parallel kernel costs more to compile and to start than such a
 batch takes to score on one core."""
 
-_PASSES: dict[tuple[bool, bool], object] = {}
+_PASSES: dict[tuple[bool, bool, bool], object] = {}
+_NO_STARTS = np.zeros(0, dtype=np.bool_)
+_NO_DISCOUNTS = np.zeros(0, dtype=np.float64)
 
 
 def score_queries(labels, offsets, grades, gstart, gend, plan, out, n_threads=None, parallel=None):
@@ -766,7 +763,7 @@ def score_queries(labels, offsets, grades, gstart, gend, plan, out, n_threads=No
     Slots of the common families are answered from one scan per query (a running count and
     precision sum, a running DCG) up to the deepest cutoff asked, instead of one scan per
     slot; the others call their family function. Only the variant of the pass that a batch
-    needs is compiled and loaded (:func:`_score_pass`): without the family functions when
+    needs is compiled and loaded (:func:`build_pass`): without the family functions when
     every slot is answered from a profile, serial for a small batch.
 
     Examples
@@ -782,124 +779,122 @@ def score_queries(labels, offsets, grades, gstart, gend, plan, out, n_threads=No
     >>> out.tolist()
     [[0.5, 0.5]]
     """
-    nq = offsets.shape[0] - 1
-    longest = max(0, int(np.diff(offsets).max())) if nq > 0 else 0
-    judged = max(0, int((gend[:nq] - gstart[:nq]).max())) if nq > 0 else 0
-    rdepth = plan.rel_depth
-    ddepth = plan.dcg_depth
-    lr = 0 if rdepth == 0 else (longest if rdepth == _FULL else min(longest, rdepth))
-    ld = min(longest, ddepth)
     if parallel is None:
         parallel = labels.shape[0] >= SERIAL_ROWS
     if not parallel:
         threads = 1
     else:
         threads = max(1, int(get_num_threads() if n_threads is None else n_threads))
-    model = plan.model
-    kernel = _score_pass(plan.generic or model, model, bool(parallel))
+    key = (plan.generic or plan.model, plan.model, bool(parallel))
+    if key not in _PASSES:
+        _PASSES[key] = build_pass(sys.modules[__name__], *key)
+    prof, dcg, work, iwork, _ = pass_scratch(offsets, gstart, gend, plan, threads, 2)
+    _PASSES[key](labels, offsets, _NO_STARTS, grades, gstart, gend, plan, out, prof, dcg, work,
+                 iwork, _NO_DISCOUNTS)
+
+
+def pass_scratch(offsets, gstart, gend, plan, threads, rel_rows):
+    """The per-thread scratch of a pass (:func:`build_pass`), allocated here so that it
+    outlives the parallel loop, which borrows it: ``(prof, dcg, work, iwork, longest)``,
+    the relevance profile (``rel_rows`` rows as deep as a ranking reads it), the DCG
+    profiles (of the ranking and of the ideal one), the user models' work arrays
+    (``NEEDS_WORK``) and the length of the longest ranking or judgment list."""
+    nq = offsets.shape[0] - 1
+    longest = max(0, int(np.diff(offsets).max())) if nq > 0 else 0
+    judged = max(0, int((gend[:nq] - gstart[:nq]).max())) if nq > 0 else 0
+    rdepth = plan.rel_depth
+    lr = 0 if rdepth == 0 else (longest if rdepth == FULL else min(longest, rdepth))
+    ld = min(max(longest, judged), plan.dcg_depth)
     lw = max(longest, judged) if plan.work else 0
-    # per-thread scratch, allocated here so that it outlives the parallel pass (see _borrow)
-    kernel(labels, offsets, grades, gstart, gend, plan, out,
-           np.empty((threads, lr + 1), dtype=np.int64),
-           np.empty((threads, lr + 1), dtype=np.float64),
-           np.empty((threads, ld + 1), dtype=np.float64),
-           np.empty((threads, min(judged, ddepth) + 1), dtype=np.float64),
-           np.empty((threads, lw + 1), dtype=np.float64),
-           np.empty((threads, lw + 1), dtype=np.int64))
+    return (np.empty((threads, rel_rows, lr + 1)), np.empty((threads, 2, ld + 1)),
+            np.empty((threads, lw + 1)), np.empty((threads, lw + 1), dtype=np.int64),
+            max(longest, judged))
 
 
-def _score_pass(generic: bool, model: bool, parallel: bool):
-    """The pass of :func:`score_queries` (scratch given by the caller), compiled on first use.
+@njit(inline="always", **_JIT)
+def _borrowed_plan(plan):
+    """The plan with its arrays borrowed (:mod:`fasteval.kernels._borrow`): a family
+    function reads them without reference counts."""
+    return Plan(_borrow(plan.codes), _borrow(plan.modes), _borrow(plan.cuts),
+                _borrow(plan.params), _borrow(plan.levels), _borrow(plan.vec),
+                _borrow(plan.voff), _borrow(plan.cl), _borrow(plan.cv), _borrow(plan.coff),
+                _borrow(plan.ol), _borrow(plan.og), _borrow(plan.ooff), plan.rel_depth,
+                plan.dcg_depth, plan.compat, plan.ndocs, plan.work)
 
-    ``generic``: slots that no profile answers call their family function (``_one``, most of
-    the compile time); without it such slots would be NaN, so it is chosen whenever a slot
-    needs it. ``model``: slots of the user-model families (:data:`MODE_MODEL`) call
-    ``_one_model`` (only with ``generic``: a job without such a slot never compiles
-    :mod:`fasteval.kernels.cwl`). ``parallel``: a ``prange`` over queries, else one thread.
-    Each of the six variants has its own cache entry (the flags are closure constants,
-    which numba folds and keys its cache on).
+
+def build_pass(kit, generic: bool, model: bool, parallel: bool):
+    """The score pass over queries (scratch from :func:`pass_scratch`), for either tie rule:
+    one skeleton whose closure constants numba folds, and keys its cache on.
+
+    ``kit``: the module whose kernels the pass calls, this one (the trec pass) or
+    :mod:`fasteval.kernels.expected` (expected values over tie orderings); each has
+    ``_rel_profile`` (a query's relevance profile), ``_from_rel_profile`` (the dispatch of
+    ``PATH_REL`` and ``PATH_REL_FULL``), ``_dcg_profile`` (its DCG profiles) and ``_one``
+    (the dispatch of ``PATH_OWN``), with the same arguments; :func:`_dcg_kind` (``PATH_DCG``)
+    is shared, :func:`_one_model` (``PATH_MODEL``) is the trec pass's. ``generic``: slots
+    of ``PATH_OWN`` call ``kit._one`` (most of the compile time; without it such slots
+    would be NaN, so it is chosen whenever a slot needs it). ``model``: slots of
+    :data:`MODE_MODEL` call ``_one_model`` (only with ``generic``: a job without such a
+    slot never compiles :mod:`fasteval.kernels.cwl`). ``parallel``: a ``prange`` over
+    queries, else one thread. Callers keep the variants they build (:data:`_PASSES`).
     """
-    key = (generic, model, parallel)
-    if key in _PASSES:
-        return _PASSES[key]
-
-    def _pass(labels, offsets, grades, gstart, gend, plan, out, crel, cap, cdcg, cidcg, work,
-              iwork):
-        nq = offsets.shape[0] - 1
-        m = plan.codes.shape[0]
+    def _pass(labels, offsets, starts, grades, gstart, gend, plan, out, prof, dcg, work, iwork,
+              lg):
         rdepth = plan.rel_depth
         ddepth = plan.dcg_depth
-        labels = _borrow(labels)
-        grades = _borrow(grades)
-        if generic:  # the plan's arrays, borrowed: reading them in _one costs no counts
-            bplan = Plan(_borrow(plan.codes), _borrow(plan.modes), _borrow(plan.cuts),
-                         _borrow(plan.params), _borrow(plan.levels), _borrow(plan.vec),
-                         _borrow(plan.voff), _borrow(plan.cl), _borrow(plan.cv),
-                         _borrow(plan.coff), _borrow(plan.ol), _borrow(plan.og),
-                         _borrow(plan.ooff), rdepth, ddepth, plan.compat, plan.ndocs,
-                         plan.work)
-        else:  # (folded away: the profiles-only pass never builds it)
-            bplan = plan
-        codes = _borrow(plan.codes)
-        modes = _borrow(plan.modes)
-        cuts = _borrow(plan.cuts)
-        params = _borrow(plan.params)
-        levels = _borrow(plan.levels)
-        crel = _borrow(crel)
-        cap = _borrow(cap)
-        cdcg = _borrow(cdcg)
-        cidcg = _borrow(cidcg)
-        work = _borrow(work)
-        iwork = _borrow(iwork)
-        for q in prange(nq):
+        labels, starts, grades = _borrow(labels), _borrow(starts), _borrow(grades)
+        bplan = _borrowed_plan(plan) if generic else plan  # (the profiles-only pass: folded)
+        codes, modes, cuts = _borrow(plan.codes), _borrow(plan.modes), _borrow(plan.cuts)
+        params, levels = _borrow(plan.params), _borrow(plan.levels)
+        prof, dcg, lg = _borrow(prof), _borrow(dcg), _borrow(lg)
+        work, iwork = _borrow(work), _borrow(iwork)
+        for q in prange(offsets.shape[0] - 1):
             s = offsets[q]
             e = offsets[q + 1]
             n = e - s
             gs = gstart[q]
             ge = gend[q]
+            dd = min(n, ddepth)
+            gd = min(ge - gs, ddepth)
             tid = get_thread_id() if parallel else 0
             rel_level = -1  # level of the relevance profile in scratch (-1: none yet)
             nrel = 0
             first = -1
-            dcg_exp = -1  # gain of the DCG profile in scratch (-1: none yet)
-            dcg_floor = 0  # and its gain floor
-            for j in range(m):
+            dcg_exp = -1  # gain and floor of the DCG profiles in scratch (-1: none yet)
+            dcg_floor = 0
+            for j in range(codes.shape[0]):
                 code = codes[j]
                 mode = modes[j]
                 if mode == MODE_REL:
                     level = levels[j]
                     if rel_level < 0 or level != rel_level:
-                        d = n if rdepth == _FULL else min(n, rdepth)
-                        first = _rel_profile(labels, s, d, level, crel[tid], cap[tid])
+                        d = n if rdepth == FULL else min(n, rdepth)
+                        first = kit._rel_profile(labels, starts, s, e, d, level, prof[tid])
                         nrel = _num_rel(grades, gs, ge, level)
                         rel_level = level
-                    out[q, j] = _from_rel_profile(code, cuts[j], params[j], n, nrel, crel[tid],
-                                                  cap[tid], first)
+                    out[q, j] = kit._from_rel_profile(code, cuts[j], params[j], n, nrel,
+                                                      prof[tid], first)
                 elif mode == MODE_DCG:
-                    exp_gain = 1 if code == Code.NDCG_BURGES_CUT or code == Code.DCG_BURGES else 0
+                    exp_gain, norm = _dcg_kind(code)
                     floor = levels[j]
-                    dd = min(n, ddepth)
-                    gd = min(ge - gs, ddepth)
                     if exp_gain != dcg_exp or floor != dcg_floor:
-                        _dcg_profile(labels, s, dd, grades, gs, gd, exp_gain == 1, floor,
-                                     cdcg[tid], cidcg[tid])
+                        kit._dcg_profile(labels, starts, s, e, dd, grades, gs, gd, exp_gain == 1,
+                                         floor, lg, dcg[tid])
                         dcg_exp = exp_gain
                         dcg_floor = floor
-                    k = cuts[j]
-                    if code == Code.DCG or code == Code.DCG_BURGES:  # not normalised
-                        out[q, j] = cdcg[tid, min(k, dd)]
-                    else:  # NDCG_CUT, NDCG_BURGES_CUT
-                        idcg = cidcg[tid, min(k, gd)]
-                        out[q, j] = cdcg[tid, min(k, dd)] / idcg if idcg > 0.0 else 0.0
+                    value = dcg[tid, 0, min(cuts[j], dd)]
+                    if norm:
+                        idcg = dcg[tid, 1, min(cuts[j], gd)]
+                        value = value / idcg if idcg > 0.0 else 0.0
+                    out[q, j] = value
                 elif model and mode == MODE_MODEL:
                     out[q, j] = _one_model(bplan, j, labels, s, e, grades, gs, ge, work[tid],
                                            iwork[tid])
                 elif generic:
-                    out[q, j] = _one(bplan, j, labels, s, e, grades, gs, ge)
+                    out[q, j] = kit._one(bplan, j, labels, starts, s, e, grades, gs, ge, lg)
 
     kind = ("generic_model" if model else "generic") if generic else "profiles"
-    _pass.__qualname__ = f"_score_pass_{kind}_{'parallel' if parallel else 'serial'}"
+    rule = kit.__name__.rsplit(".", 1)[-1]  # each variant its own cache entry
+    _pass.__qualname__ = f"_{rule}_pass_{kind}_{'parallel' if parallel else 'serial'}"
     _pass.__name__ = _pass.__qualname__
-    kernel = njit(cache=True, parallel=parallel, error_model="numpy")(_pass)
-    _PASSES[key] = kernel
-    return kernel
+    return njit(cache=True, parallel=parallel, error_model="numpy")(_pass)

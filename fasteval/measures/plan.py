@@ -1,6 +1,6 @@
 """The plan of a score pass: measures turned into the typed arrays the kernels read.
 
-:func:`plan_slots` reads everything from the registry (each family's code, profile,
+:func:`plan_slots` reads everything from the registry (each family's code, kernel paths,
 parameter default and needs), so a new family needs no line here. The kernels take the
 :class:`Plan` as one argument (a named tuple of arrays and numbers, which numba passes
 as a struct: no boxing cost per call, one type for its cache).
@@ -15,23 +15,25 @@ import numpy as np
 
 from fasteval.errors import ParameterError, UnknownMeasureError
 from fasteval.measures.gains import ideal_order, results_gains
-from fasteval.measures.measure import Measure
+from fasteval.measures.measure import WHOLE_RANKING, Measure
 from fasteval.measures.registry import (
     BY_KEY,
     GAINS,
     NEEDS_LEVELS,
     NEEDS_MAX_GRADE,
     NEEDS_WORK,
-    PROFILE_DCG,
-    PROFILE_MODEL,
-    PROFILE_REL,
-    PROFILE_REL_FULL,
+    PATH_DCG,
+    PATH_MODEL,
+    PATH_OWN,
+    PATH_REL,
+    PATH_REL_FULL,
     REL_BINARY,
     VECTOR,
+    Family,
 )
 
 MODE_FAMILY = 0
-"""A slot answered by its family's kernel function (``ranking._one``)."""
+"""A slot answered by its family's own function (``PATH_OWN``: the pass's ``_one``)."""
 MODE_REL = 1
 """A slot read off the relevance profile (running relevant count and precision sum)."""
 MODE_DCG = 2
@@ -42,8 +44,8 @@ Compatibility): compiled into the score pass only when a plan has such a slot.""
 FULL = -1
 """Profile depth: the whole ranking."""
 
-_MODES = {PROFILE_REL: MODE_REL, PROFILE_REL_FULL: MODE_REL, PROFILE_DCG: MODE_DCG,
-          PROFILE_MODEL: MODE_MODEL}
+_MODES = {PATH_REL: MODE_REL, PATH_REL_FULL: MODE_REL, PATH_DCG: MODE_DCG,
+          PATH_MODEL: MODE_MODEL, PATH_OWN: MODE_FAMILY}
 
 
 class Plan(NamedTuple):
@@ -56,7 +58,8 @@ class Plan(NamedTuple):
     modes : int64[m]
         :data:`MODE_FAMILY`, :data:`MODE_REL`, :data:`MODE_DCG` or :data:`MODE_MODEL`.
     cuts : int64[m]
-        Rank cutoff (0: none; a huge one for an optional cutoff left out).
+        Rank cutoff (:data:`fasteval.measures.measure.WHOLE_RANKING` for a family without
+        one, or an optional cutoff left out).
     params : float64[m]
         The family's number (``p``, ``beta``, a recall fraction), its default if unset.
     levels : int64[m]
@@ -130,7 +133,7 @@ def needs(measures: Iterable[Measure]) -> frozenset[str]:
 
 def plan_slots(measures: list[Measure], relevance_level: int = 1,
                grades: Iterable[int] | int = (), *, compat: int = 10,
-               num_docs: float = 0.0) -> Plan:
+               num_docs: float = 0.0, expected: bool = False) -> Plan:
     """Turn measures into the :class:`Plan` of :func:`fasteval.kernels.ranking.score_queries`.
 
     Parameters
@@ -148,11 +151,14 @@ def plan_slots(measures: list[Measure], relevance_level: int = 1,
         number of distinct grades, not the largest one. Levels absent from a query's
         judgments are skipped by the kernel, so both spellings give the same values.
     compat, num_docs : see :class:`Plan`.
+    expected : bool
+        Plan the tie-aware expected pass (``tie_break="expected"``): each slot takes its
+        family's ``expected`` kernel path instead of its ``trec`` one.
 
     Raises
     ------
     UnknownMeasureError
-        A family that no kernel computes (never a silent NaN).
+        A family that no kernel of the pass computes (never a silent NaN).
     ParameterError
         A grade above what a family allows (``NEEDS_MAX_GRADE``).
 
@@ -164,96 +170,86 @@ def plan_slots(measures: list[Measure], relevance_level: int = 1,
     ([1000000000000, 1, 0], [1000000000000.0, 1.0, 0.0])
     >>> plan_slots(parse_measures(["P@5", "map@100"])).rel_depth
     100
+    >>> plan_slots(parse_measures(["set_P"]), expected=True).modes.tolist()
+    [0]
     """
-    from fasteval.kernels.ranking import implemented_codes
-
     if isinstance(grades, (int, np.integer)):
         grades = range(int(grades) + 1)
     judged = [int(g) for g in grades]
-    done = implemented_codes()
-    m = len(measures)
-    codes = np.zeros(m, dtype=np.int64)
-    modes = np.zeros(m, dtype=np.int64)
-    cuts = np.zeros(m, dtype=np.int64)
-    params = np.zeros(m, dtype=np.float64)
-    levels = np.zeros(m, dtype=np.int64)
+    rows = [_slot(meas, relevance_level, judged, expected) for meas in measures]
+    rel_depth = dcg_depth = 0
+    for (_, mode, cut, *_), meas in zip(rows, measures, strict=True):
+        if mode == MODE_REL:
+            full = BY_KEY[meas.family].paths(_RULE[expected])[0] == PATH_REL_FULL
+            rel_depth = FULL if full or rel_depth == FULL else max(rel_depth, cut)
+        elif mode == MODE_DCG:
+            dcg_depth = max(dcg_depth, cut)
+    cols = list(zip(*rows, strict=True)) if rows else [()] * 10
+
+    def flat(i: int, dtype: type) -> tuple[np.ndarray, np.ndarray]:
+        parts = cols[i]
+        off = np.cumsum([0, *map(len, parts)], dtype=np.int64)
+        return np.asarray([x for part in parts for x in part], dtype=dtype), off
+
+    (vec, voff), (cl, coff), (ol, ooff) = flat(5, np.float64), flat(6, np.int64), flat(8, np.int64)
+    return Plan(
+        codes=np.asarray(cols[0], dtype=np.int64), modes=np.asarray(cols[1], dtype=np.int64),
+        cuts=np.asarray(cols[2], dtype=np.int64), params=np.asarray(cols[3], dtype=np.float64),
+        levels=np.asarray(cols[4], dtype=np.int64), vec=vec, voff=voff, cl=cl,
+        cv=flat(7, np.float64)[0], coff=coff, ol=ol, og=flat(9, np.float64)[0], ooff=ooff,
+        rel_depth=int(rel_depth), dcg_depth=int(dcg_depth), compat=int(compat),
+        ndocs=float(num_docs),
+        work=int(any(NEEDS_WORK in BY_KEY[m.family].needs for m in measures)))
+
+
+_RULE = {False: "trec", True: "expected"}
+
+
+def _path(fam: Family, meas: Measure, expected: bool) -> str:
+    """The kernel path a member takes (see :attr:`Family.trec`); refuses a family without one."""
+    paths = fam.paths(_RULE[expected])
+    done = paths and (expected or fam.code in _implemented())
+    if not done:
+        raise UnknownMeasureError(
+            f"measure {meas.name!r} has no kernel (family {fam.key!r}, code {fam.code})")
+    if meas.gains and PATH_OWN in paths[1:]:  # custom gains: the family function
+        return PATH_OWN
+    if fam.rel == REL_BINARY and meas.rel is not None and PATH_MODEL in paths[1:]:
+        return PATH_MODEL  # RBP(rel=k): C/W/L's
+    return paths[0]
+
+
+def _implemented() -> frozenset[int]:
+    from fasteval.kernels.ranking import implemented_codes
+
+    return implemented_codes()
+
+
+def _slot(meas: Measure, relevance_level: int, judged: list[int], expected: bool) -> tuple:
+    """One slot's columns: code, mode, cut, param, level, vector, gain levels, gains,
+    ideal-order levels, ideal-order gains."""
+    fam = BY_KEY[meas.family]
+    mode = _MODES[_path(fam, meas, expected)]
+    meas.check_options()
+    param = meas.param if meas.param is not None else (
+        fam.param.default if fam.param is not None else 0.0)
+    if NEEDS_MAX_GRADE in fam.needs and judged and max(judged) > param:
+        raise ParameterError(f"{meas.name}'s {fam.param.name if fam.param else 'maximum'}",
+                             f">= the largest grade in the qrels ({max(judged)})", np.float64(param))
     vec: list[float] = []
-    voff = [0]
-    cl: list[int] = []
-    cv: list[float] = []
-    coff = [0]
+    if fam.params == VECTOR:
+        vec = list(meas.vector or fam.default)
+    elif fam.options:  # in the family's order, defaults filled in
+        vec = [meas.option(o.name) for o in fam.options]
+    custom = meas.gain_overrides(judged)
     ol: list[int] = []
     og: list[float] = []
-    ooff = [0]
-    rel_depth = 0
-    dcg_depth = 0
-    work = 0
-    for j, meas in enumerate(measures):
-        fam = BY_KEY[meas.family]
-        if fam.code not in done:
-            raise UnknownMeasureError(
-                f"measure {meas.name!r} has no kernel (family {fam.key!r}, code {fam.code})")
-        codes[j] = fam.code
-        modes[j] = mode = _MODES.get(fam.profile, MODE_FAMILY)
-        if meas.gains and mode == MODE_DCG:  # custom gains: the family function
-            modes[j] = mode = MODE_FAMILY
-        if fam.rel == REL_BINARY and meas.rel is not None:  # RBP(rel=k): C/W/L's
-            modes[j] = mode = MODE_MODEL
-        if NEEDS_WORK in fam.needs:
-            work = 1
-        meas.check_options()
-        cuts[j] = meas.depth
-        levels[j] = meas.level(relevance_level)
-        if meas.param is not None:
-            params[j] = meas.param
-        elif fam.param is not None:
-            params[j] = fam.param.default
-        if mode == MODE_REL:
-            full = fam.profile == PROFILE_REL_FULL or rel_depth == FULL
-            rel_depth = FULL if full else max(rel_depth, int(cuts[j]))
-        elif mode == MODE_DCG:
-            dcg_depth = max(dcg_depth, int(cuts[j]))
-        if NEEDS_MAX_GRADE in fam.needs and judged and max(judged) > params[j]:
-            raise ParameterError(f"{meas.name}'s {fam.param.name if fam.param else 'maximum'}",
-                                 f">= the largest grade in the qrels ({max(judged)})",
-                                 params[j])
-        if fam.params == VECTOR:
-            vec.extend(meas.vector or fam.default)
-        elif fam.options:  # in the family's order, defaults filled in
-            vec.extend(meas.option(o.name) for o in fam.options)
-        voff.append(len(vec))
-        custom = meas.gain_overrides(judged)
-        ideal = (fam.params == GAINS and NEEDS_LEVELS in fam.needs) or bool(meas.gains)
-        if ideal:  # trec_eval's gain list (see fasteval.measures.gains)
-            typed = list(meas.gains or ())
-            named = {lv for lv, _ in typed}
-            typed += [(lv, g) for lv, g in sorted(custom.items()) if lv not in named]  # rel floor
-            custom = results_gains(typed, judged)
-            levels_j, gains_j = ideal_order(typed, judged)
-            ol.extend(levels_j)
-            og.extend(gains_j)
-        for lv, g in custom.items():
-            cl.append(lv)
-            cv.append(g)
-        coff.append(len(cl))
-        ooff.append(len(ol))
-    return Plan(
-        codes=codes,
-        modes=modes,
-        cuts=cuts,
-        params=params,
-        levels=levels,
-        vec=np.asarray(vec, dtype=np.float64),
-        voff=np.asarray(voff, dtype=np.int64),
-        cl=np.asarray(cl, dtype=np.int64),
-        cv=np.asarray(cv, dtype=np.float64),
-        coff=np.asarray(coff, dtype=np.int64),
-        ol=np.asarray(ol, dtype=np.int64),
-        og=np.asarray(og, dtype=np.float64),
-        ooff=np.asarray(ooff, dtype=np.int64),
-        rel_depth=int(rel_depth),
-        dcg_depth=int(dcg_depth),
-        compat=int(compat),
-        ndocs=float(num_docs),
-        work=work,
-    )
+    if (fam.params == GAINS and NEEDS_LEVELS in fam.needs) or meas.gains:
+        typed = list(meas.gains or ())  # trec_eval's gain list (see fasteval.measures.gains)
+        named = {lv for lv, _ in typed}
+        typed += [(lv, g) for lv, g in sorted(custom.items()) if lv not in named]  # rel floor
+        custom = results_gains(typed, judged)
+        ol, og = ideal_order(typed, judged)
+    # a family without a cutoff reads the whole ranking
+    return (fam.code, mode, meas.depth or WHOLE_RANKING, param,
+            meas.level(relevance_level), vec, list(custom), list(custom.values()), ol, og)
