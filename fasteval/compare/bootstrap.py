@@ -49,23 +49,14 @@ tail and leave the other bound infinite.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import get_args
 
 import numpy as np
 
 from fasteval.compare import kernels
 from fasteval.errors import ParameterError
-from fasteval.options import CiMethod
 
-CI_METHODS = get_args(CiMethod)
-_CI_ALIASES = {
-    "t": "t",
-    "bootstrap-t": "t",
-    "studentized": "t",
-    "bca": "bca",
-    "percentile": "percentile",
-    "pct": "percentile",
-}
+_CI_ALIASES = {"t": "t", "bootstrap-t": "t", "studentized": "t", "bca": "bca",
+               "percentile": "percentile", "pct": "percentile"}
 #: relative tolerance for "equal" when comparing resampled statistics with observed ones
 _REL = 1e-6
 

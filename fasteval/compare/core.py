@@ -322,34 +322,32 @@ def _check_paired(paired: dict[str, Paired], systems: list[str], measures: list[
             )
 
 
-_TEXT_COLUMNS = ("measure", "run_id", "versus", "test", "note")
-_INT_COLUMNS = ("n_queries", "wins", "ties", "losses", "n_used", "n_present", "n_missing")
+_MEANS_SCHEMA = {"run_id": pl.Utf8, "measure": pl.Utf8, "mean": pl.Float64, "ci_low": pl.Float64,
+                 "ci_high": pl.Float64, "n_used": pl.Int64, "n_present": pl.Int64,
+                 "n_missing": pl.Int64}
 _EFFECTS = ("cohens_d", "hedges_g", "glass_delta", "sakai_es")
-
-
-def _frame(rows: dict[str, list]) -> pl.DataFrame:
-    schema = {k: pl.Utf8 if k in _TEXT_COLUMNS else pl.Int64 if k in _INT_COLUMNS
-              else pl.Boolean if k == "significant" else pl.Float64 for k in rows}
-    return pl.DataFrame(rows, schema=schema)
+_EFFECTS_SCHEMA = {"measure": pl.Utf8, "run_id": pl.Utf8, "versus": pl.Utf8,
+                   "n_queries": pl.Int64, **dict.fromkeys(("mean_run", "mean_versus", "mean_diff",
+                                                           "ci_low", "ci_high", *_EFFECTS),
+                                                          pl.Float64),
+                   "wins": pl.Int64, "ties": pl.Int64, "losses": pl.Int64}
+_TESTS_SCHEMA = {"measure": pl.Utf8, "run_id": pl.Utf8, "versus": pl.Utf8, "test": pl.Utf8,
+                 "statistic": pl.Float64, "p_value": pl.Float64, "p_adjusted": pl.Float64,
+                 "significant": pl.Boolean, "note": pl.Utf8}
 
 
 def _means_table(paired: dict[str, Paired], systems: list[str], measures: list[str],
                  out: procedures.Outcome) -> pl.DataFrame:
-    rows: dict[str, list] = {k: [] for k in ("run_id", "measure", "mean", "ci_low", "ci_high",
-                                             "n_used", "n_present", "n_missing")}
+    rows = []
     for m in measures:
         pm = paired[m]
         means = pm.scores.mean(axis=1)
-        for s in range(len(systems)):
-            rows["run_id"].append(systems[s])
-            rows["measure"].append(m)
-            rows["mean"].append(float(means[s]))
-            rows["ci_low"].append(float(out.mean_low[m][s]) if m in out.mean_low else None)
-            rows["ci_high"].append(float(out.mean_high[m][s]) if m in out.mean_high else None)
-            rows["n_used"].append(pm.scores.shape[1])
-            rows["n_present"].append(int(pm.n_present[s]))
-            rows["n_missing"].append(int(pm.n_union - pm.n_present[s]))
-    return _frame(rows)
+        low, high = out.mean_low.get(m), out.mean_high.get(m)
+        rows += [(name, m, float(means[s]), None if low is None else float(low[s]),
+                  None if high is None else float(high[s]), pm.scores.shape[1],
+                  int(pm.n_present[s]), int(pm.n_union - pm.n_present[s]))
+                 for s, name in enumerate(systems)]
+    return pl.DataFrame(rows, schema=_MEANS_SCHEMA, orient="row")
 
 
 def _effects_table(paired: dict[str, Paired], systems: list[str], measures: list[str],
@@ -357,28 +355,24 @@ def _effects_table(paired: dict[str, Paired], systems: list[str], measures: list
     pi, pj = pairs
     P = pi.size
     names = np.array(systems, dtype=object)
-    rows: dict[str, list] = {k: [] for k in (
-        "measure", "run_id", "versus", "n_queries", "mean_run", "mean_versus", "mean_diff",
-        "ci_low", "ci_high", *_EFFECTS, "wins", "ties", "losses")}
+    cols: dict[str, list] = {k: [] for k in _EFFECTS_SCHEMA}
     for m in measures:
         X = paired[m].scores
         n = X.shape[1]
         means = X.mean(axis=1)
-        rows["measure"] += [m] * P
-        rows["run_id"] += names[pi].tolist()
-        rows["versus"] += names[pj].tolist()
-        rows["n_queries"] += [n] * P
-        rows["mean_run"] += means[pi].tolist()
-        rows["mean_versus"] += means[pj].tolist()
-        rows["mean_diff"] += ((X[pi] - X[pj]).mean(axis=1) if n else np.zeros(P)).tolist()
-        rows["ci_low"] += out.ci_low[m].tolist() if m in out.ci_low else [None] * P
-        rows["ci_high"] += out.ci_high[m].tolist() if m in out.ci_high else [None] * P
-        for k in _EFFECTS:
-            rows[k] += out.effects[m][k].tolist()
-        rows["wins"] += out.wins[m].tolist()
-        rows["ties"] += out.ties[m].tolist()
-        rows["losses"] += out.losses[m].tolist()
-    return _frame(rows)
+        none = [None] * P
+        values = {"measure": [m] * P, "run_id": names[pi].tolist(),
+                  "versus": names[pj].tolist(), "n_queries": [n] * P,
+                  "mean_run": means[pi].tolist(), "mean_versus": means[pj].tolist(),
+                  "mean_diff": ((X[pi] - X[pj]).mean(axis=1) if n else np.zeros(P)).tolist(),
+                  "ci_low": out.ci_low[m].tolist() if m in out.ci_low else none,
+                  "ci_high": out.ci_high[m].tolist() if m in out.ci_high else none,
+                  **{k: out.effects[m][k].tolist() for k in _EFFECTS},
+                  "wins": out.wins[m].tolist(), "ties": out.ties[m].tolist(),
+                  "losses": out.losses[m].tolist()}
+        for k, v in values.items():
+            cols[k] += v
+    return pl.DataFrame(cols, schema=_EFFECTS_SCHEMA)
 
 
 def _tests_table(systems: list[str], measures: list[str], pairs: tuple[np.ndarray, np.ndarray],
@@ -386,18 +380,16 @@ def _tests_table(systems: list[str], measures: list[str], pairs: tuple[np.ndarra
     pi, pj = pairs
     P = pi.size
     names = np.array(systems, dtype=object)
-    rows: dict[str, list] = {k: [] for k in ("measure", "run_id", "versus", "test", "statistic",
-                                             "p_value", "p_adjusted", "significant", "note")}
+    cols: dict[str, list] = {k: [] for k in _TESTS_SCHEMA}
     for m in measures:
         for t in opts.tests:
-            rows["measure"] += [m] * P
-            rows["run_id"] += names[pi].tolist()
-            rows["versus"] += names[pj].tolist()
-            rows["test"] += [t] * P
-            rows["statistic"] += np.asarray(out.stat[t][m], dtype=np.float64).tolist()
-            rows["p_value"] += out.p[t][m].tolist()
-            rows["p_adjusted"] += out.adjusted[t][m].tolist()
             with np.errstate(invalid="ignore"):  # NaN (undefined) is never significant
-                rows["significant"] += (out.adjusted[t][m] <= opts.alpha).tolist()
-            rows["note"] += out.notes[t][m]
-    return _frame(rows)
+                significant = (out.adjusted[t][m] <= opts.alpha).tolist()
+            values = {"measure": [m] * P, "run_id": names[pi].tolist(),
+                      "versus": names[pj].tolist(), "test": [t] * P,
+                      "statistic": np.asarray(out.stat[t][m], dtype=np.float64).tolist(),
+                      "p_value": out.p[t][m].tolist(), "p_adjusted": out.adjusted[t][m].tolist(),
+                      "significant": significant, "note": out.notes[t][m]}
+            for k, v in values.items():
+                cols[k] += v
+    return pl.DataFrame(cols, schema=_TESTS_SCHEMA)

@@ -31,15 +31,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, get_args
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 from fasteval.errors import InputError, ParameterError
 from fasteval.options import Alternative, Design, check_choice
-
-DESIGNS = get_args(Design)
 
 MAX_SYSTEMS = 10_000
 """Most systems the ANOVA design takes: past it scipy's noncentral F (and its chi-square

@@ -32,26 +32,17 @@ distribution and for ranking):
 
 from __future__ import annotations
 
-from typing import get_args
-
 import numpy as np
 
 from fasteval.errors import ParameterError
 from fasteval.options import Alternative, ZeroMethod, check_choice
 
-ZERO_METHODS = get_args(ZeroMethod)
 #: most non-zero differences for the exact distribution (its table has ~n**2 entries and
 #: takes ~n**3 / 2 operations to build: about a second at this size)
 MAX_EXACT = 1000
 METHODS = ("auto", "exact", "approx")
-ALTERNATIVES = get_args(Alternative)
-_METHOD_ALIASES = {
-    "auto": "auto",
-    "exact": "exact",
-    "approx": "approx",
-    "asymptotic": "approx",
-    "normal": "approx",
-}
+_METHOD_ALIASES = {"auto": "auto", "exact": "exact", "approx": "approx", "asymptotic": "approx",
+                   "normal": "approx"}
 
 
 def check_zero_method(zero_method: str) -> str:
