@@ -435,83 +435,99 @@ def _combine_queries(q_lo, q_hi, n_runs, seg, ent_val, ent_cand, cand_off, metho
                 fused[cb + order[p]] = nc - p
             continue
         for c in range(nc):
-            o = c * n_runs
-            t = 0.0  # sum of the scores of the runs that hold the document
-            wt = 0.0  # sum of their weights
-            cnt = 0
-            hi = -np.inf
-            lo = np.inf
-            for r in range(n_runs):
-                i = rk[o + r]
-                present = i >= 0
-                x = 0.0
-                if method == M_RRF or method == M_RBC or method == M_ISR or (
-                        method == M_LOG_ISR or method == M_LOGN_ISR):
-                    if not present:
-                        continue
-                    if method == M_RRF:
-                        x = 1 / (k + i + 1)
-                    elif method == M_RBC:
-                        x = (1 - phi) * phi**i
-                    else:
-                        x = 1 / ((i + 1) ** 2)
-                elif method == M_BORDA or method == M_W_BORDA:
-                    x = float(nc - i) if present else (nc - lens[r] + 1) / 2
-                    present = True
-                elif present:
-                    x = val[o + r]
-                elif borda_norm:
-                    x = 0.5 - ((lens[r] - 1) / (2 * nc))
-                    present = True
-                if method == M_WSUM or method == M_W_BORDA:
-                    t += weights[r] * (x if present else 0.0)
-                elif present:
-                    if method == M_MIXED:
-                        t += x * weights[r]
-                    else:
-                        t += x
-                    wt += weights[r]
-                    hi = max(hi, x)
-                    lo = min(lo, x)
-                    tmp[cnt] = x
-                    cnt += 1
-            if method == M_MNZ or method == M_ISR:
-                z = t * cnt
-            elif method == M_ANZ:
-                z = t / cnt
-                if np.isinf(z):  # the sum passed float64's largest: the mean may not
-                    z = 0.0
-                    for a in range(cnt):
-                        z += tmp[a] / cnt
-            elif method == M_MAX:
-                z = hi
-            elif method == M_MIN:
-                z = lo
-            elif method == M_MED:
-                for a in range(1, cnt):  # at most one value per run: insertion sort
-                    y = tmp[a]
-                    b = a - 1
-                    while b >= 0 and tmp[b] > y:
-                        tmp[b + 1] = tmp[b]
-                        b -= 1
-                    tmp[b + 1] = y
-                h = cnt // 2
-                z = tmp[h] if cnt % 2 == 1 else (tmp[h - 1] + tmp[h]) / 2
-                if np.isinf(z) and np.isfinite(tmp[h - 1]) and np.isfinite(tmp[h]):
-                    z = tmp[h - 1] / 2 + tmp[h] / 2  # the midpoint, past an overflowing sum
-            elif method == M_GMNZ:
-                z = t * (float(cnt) ** gamma)
-            elif method == M_LOG_ISR:
-                z = t * np.log(cnt)
-            elif method == M_LOGN_ISR:
-                z = t * np.log(cnt + sigma)
-            elif method == M_WMNZ:
-                z = t * wt
-            elif method == M_MIXED:
-                z = t * np.sqrt(cnt)
-            else:  # sum, rrf, rbc, borda, wsum, w_borda: the sum itself
-                z = t
-            fused[cb + c] = z
+            t, wt, cnt, hi, lo = _run_values(c * n_runs, n_runs, method, borda_norm, weights, k,
+                                             phi, val, rk, lens, nc, tmp)
+            fused[cb + c] = _fused_value(method, t, wt, cnt, hi, lo, tmp, gamma, sigma)
+
+
+@njit(cache=True, inline="always")
+def _run_values(o, n_runs, method, borda_norm, weights, k, phi, val, rk, lens, nc, tmp):
+    """What the runs give one candidate (``val``/``rk`` from ``o``): the sum of the values
+    of the runs that hold it (weighted for the weighted methods), their weights' sum, count,
+    largest and smallest value; the values themselves in ``tmp[:cnt]``."""
+    t = 0.0  # sum of the scores of the runs that hold the document
+    wt = 0.0  # sum of their weights
+    cnt = 0
+    hi = -np.inf
+    lo = np.inf
+    for r in range(n_runs):
+        i = rk[o + r]
+        present = i >= 0
+        x = 0.0
+        if method == M_RRF or method == M_RBC or method == M_ISR or (
+                method == M_LOG_ISR or method == M_LOGN_ISR):
+            if not present:
+                continue
+            if method == M_RRF:
+                x = 1 / (k + i + 1)
+            elif method == M_RBC:
+                x = (1 - phi) * phi**i
+            else:
+                x = 1 / ((i + 1) ** 2)
+        elif method == M_BORDA or method == M_W_BORDA:
+            x = float(nc - i) if present else (nc - lens[r] + 1) / 2
+            present = True
+        elif present:
+            x = val[o + r]
+        elif borda_norm:
+            x = 0.5 - ((lens[r] - 1) / (2 * nc))
+            present = True
+        if method == M_WSUM or method == M_W_BORDA:
+            t += weights[r] * (x if present else 0.0)
+        elif present:
+            if method == M_MIXED:
+                t += x * weights[r]
+            else:
+                t += x
+            wt += weights[r]
+            hi = max(hi, x)
+            lo = min(lo, x)
+            tmp[cnt] = x
+            cnt += 1
+    return t, wt, cnt, hi, lo
+
+
+@njit(cache=True, inline="always")
+def _fused_value(method, t, wt, cnt, hi, lo, tmp, gamma, sigma):
+    """A candidate's fused score from :func:`_run_values` (``tmp[:cnt]`` sorted here for
+    the median)."""
+    if method == M_MNZ or method == M_ISR:
+        z = t * cnt
+    elif method == M_ANZ:
+        z = t / cnt
+        if np.isinf(z):  # the sum passed float64's largest: the mean may not
+            z = 0.0
+            for a in range(cnt):
+                z += tmp[a] / cnt
+    elif method == M_MAX:
+        z = hi
+    elif method == M_MIN:
+        z = lo
+    elif method == M_MED:
+        for a in range(1, cnt):  # at most one value per run: insertion sort
+            y = tmp[a]
+            b = a - 1
+            while b >= 0 and tmp[b] > y:
+                tmp[b + 1] = tmp[b]
+                b -= 1
+            tmp[b + 1] = y
+        h = cnt // 2
+        z = tmp[h] if cnt % 2 == 1 else (tmp[h - 1] + tmp[h]) / 2
+        if np.isinf(z) and np.isfinite(tmp[h - 1]) and np.isfinite(tmp[h]):
+            z = tmp[h - 1] / 2 + tmp[h] / 2  # the midpoint, past an overflowing sum
+    elif method == M_GMNZ:
+        z = t * (float(cnt) ** gamma)
+    elif method == M_LOG_ISR:
+        z = t * np.log(cnt)
+    elif method == M_LOGN_ISR:
+        z = t * np.log(cnt + sigma)
+    elif method == M_WMNZ:
+        z = t * wt
+    elif method == M_MIXED:
+        z = t * np.sqrt(cnt)
+    else:  # sum, rrf, rbc, borda, wsum, w_borda: the sum itself
+        z = t
+    return z
 
 
 @njit(cache=True, nogil=True)
