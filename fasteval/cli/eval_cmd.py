@@ -209,7 +209,8 @@ def _replaces_ray_output(args: argparse.Namespace) -> bool:
         return False
     from fasteval.batch.ray_engine import earlier_output  # (a Ray job only)
     from fasteval.batch.sinks import format_from_path
-    fmt = args.format or format_from_path(args.output, default="table", param="-o/--output")
+    fmt = format_from_path(args.output, default="table", param="-o/--output")
+    fmt = args.format or fmt
     return fmt == "parquet" and earlier_output(args.output)
 
 
@@ -241,10 +242,9 @@ def _run(args: argparse.Namespace) -> int:
         from fasteval.batch.ray_engine import require_ray
 
         require_ray()
-    outputs = _outputs(args)
+    outputs, fmt, agg_fmt = _outputs(args)
     abort_on_sigterm()
     t0 = time.perf_counter()
-    fmt, agg_fmt = _formats(args)
     t_prep = time.perf_counter()
     duplicates = "keep_best" if args.keep_best_duplicates else "error"
     measures = _labelled_measures(args)
@@ -261,10 +261,12 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _outputs(args: argparse.Namespace) -> dict:
+def _outputs(args: argparse.Namespace) -> tuple[dict, str, str]:
     """The outputs, checked against the inputs before anything is read (an earlier
-    ``--engine ray`` parquet directory given again as ``-o`` is replaced, not refused)."""
-    from fasteval.io.atomic import check_outputs
+    ``--engine ray`` parquet directory given again as ``-o`` is replaced, not refused), and
+    the formats of ``-o`` and ``--aggregate-out``."""
+    from fasteval.batch.sinks import format_from_path
+    from fasteval.io.atomic import STDOUT, check_outputs
 
     outputs = {"-o/--output": args.output, "--aggregate-out": args.aggregate_out}
     if _replaces_ray_output(args):  # a directory of parquet parts an earlier job wrote
@@ -273,14 +275,6 @@ def _outputs(args: argparse.Namespace) -> dict:
         check_not_inside(args.output, [args.qrels, *args.runs], "-o/--output")
         outputs["-o/--output"] = None
     check_outputs(outputs, [args.qrels, *args.runs])  # before anything is read
-    return outputs
-
-
-def _formats(args: argparse.Namespace) -> tuple[str, str]:
-    """The formats of ``-o`` and ``--aggregate-out``."""
-    from fasteval.batch.sinks import format_from_path
-    from fasteval.io.atomic import STDOUT
-
     fmt = format_from_path(args.output, default="table", param="-o/--output")
     fmt = args.format or fmt
     # the -o rule: a known suffix names the format, another (or none) is the text table;
@@ -291,7 +285,7 @@ def _formats(args: argparse.Namespace) -> tuple[str, str]:
 
         raise ParameterError("--aggregate-out", "a file when -o - writes parquet to standard "
                              "output (a table after the parquet bytes would corrupt them)", STDOUT)
-    return fmt, agg_fmt
+    return outputs, fmt, agg_fmt
 
 
 def _output(args: argparse.Namespace, outputs: dict, sources: list, fmt: str) -> str | None:

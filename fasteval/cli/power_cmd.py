@@ -38,49 +38,25 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "more runs) or a standard deviation of paired differences (--sd)."
         ),
     )
-    p.add_argument(
-        "--results",
-        nargs="+",
-        metavar="FILE",
-        help="pilot per-query result files (fasteval eval -q)",
-    )
-    p.add_argument(
-        "-m",
-        "--measure",
-        action="append",
-        default=[],
-        metavar="MEASURE",
-        help="measure(s) of the pilot results to use (default: all)",
-    )
-    p.add_argument(
-        "--sd",
-        type=float,
-        default=None,
-        help="standard deviation of a paired difference (design t) or of the ANOVA error "
-        "(design anova), instead of --results",
-    )
-    p.add_argument(
-        "--min-diff",
-        type=float,
-        action="append",
-        required=True,
-        metavar="D",
-        help="smallest difference (t) or range of system means (anova) to detect; repeatable",
-    )
+    p.add_argument("--results", nargs="+", metavar="FILE",
+                   help="pilot per-query result files (fasteval eval -q)")
+    p.add_argument("-m", "--measure", action="append", default=[], metavar="MEASURE",
+                   help="measure(s) of the pilot results to use (default: all)")
+    p.add_argument("--sd", type=float, default=None,
+                   help="standard deviation of a paired difference (design t) or of the ANOVA "
+                        "error (design anova), instead of --results")
+    p.add_argument("--min-diff", type=float, action="append", required=True, metavar="D",
+                   help="smallest difference (t) or range of system means (anova) to detect; "
+                        "repeatable")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     p.add_argument("--power", type=float, default=None,
                    help="power wanted (0.8); not with --topics, which prints the power")
-    p.add_argument(
-        "--design",
-        choices=get_args(Design),
-        default="t",
-        help="paired t-test (two systems) or topic-blocked ANOVA over --systems systems",
-    )
+    p.add_argument("--design", choices=get_args(Design), default="t",
+                   help="paired t-test (two systems) or topic-blocked ANOVA over --systems systems")
     p.add_argument("--systems", type=int, default=None, metavar="M", help="systems (anova)")
     p.add_argument("--alternative", choices=get_args(Alternative), default="two-sided")
-    p.add_argument(
-        "--topics", type=int, default=None, metavar="N", help="print the power at N topics"
-    )
+    p.add_argument("--topics", type=int, default=None, metavar="N",
+                   help="print the power at N topics")
     p.add_argument("--format", choices=("table", "csv"), default="table")
     return p
 

@@ -12,6 +12,7 @@ import polars as pl
 
 from fasteval.compare import procedures
 from fasteval.compare._data import Paired, load_results, pair_all
+from fasteval.compare.effects import EFFECT_LABELS
 from fasteval.compare.names import resolve_measures
 from fasteval.compare.plots import PLOTS
 from fasteval.compare.report import render, write
@@ -325,7 +326,7 @@ def _check_paired(paired: dict[str, Paired], systems: list[str], measures: list[
 _MEANS_SCHEMA = {"run_id": pl.Utf8, "measure": pl.Utf8, "mean": pl.Float64, "ci_low": pl.Float64,
                  "ci_high": pl.Float64, "n_used": pl.Int64, "n_present": pl.Int64,
                  "n_missing": pl.Int64}
-_EFFECTS = ("cohens_d", "hedges_g", "glass_delta", "sakai_es")
+_EFFECTS = tuple(EFFECT_LABELS)
 _EFFECTS_SCHEMA = {"measure": pl.Utf8, "run_id": pl.Utf8, "versus": pl.Utf8,
                    "n_queries": pl.Int64, **dict.fromkeys(("mean_run", "mean_versus", "mean_diff",
                                                            "ci_low", "ci_high", *_EFFECTS),

@@ -126,10 +126,6 @@ def _ttest(a: np.ndarray, b: np.ndarray, alternative: str) -> tuple[np.ndarray, 
     return stat, p
 
 
-def _fmt_p(p: float) -> str:
-    return f"{p:.3g}"
-
-
 def run(
     paired: dict[str, Paired],
     systems: list[str],
@@ -360,24 +356,16 @@ def _correct(out: Outcome, measures: list[str], P: int, opts: CompareOptions,
 
 
 def _undefined_notes(out, test, m, ds, const, zero, n) -> None:
+    """Note the comparisons whose statistic is undefined: too few queries, or no spread."""
     for k in range(ds.shape[0]):
         if zero[k]:
             continue
         if n < 2:
-            out.note(
-                test,
-                m,
-                k,
-                f"{n} paired quer{'y' if n == 1 else 'ies'}: no spread, the statistic is undefined",
-            )
-        elif const[k] and not zero[k]:
-            out.note(
-                test,
-                m,
-                k,
-                f"every query has the same difference ({ds[k, 0]:.6g}): zero variance, "
-                "the statistic is undefined",
-            )
+            out.note(test, m, k, f"{n} paired quer{'y' if n == 1 else 'ies'}: no spread, the "
+                     "statistic is undefined")
+        elif const[k]:
+            out.note(test, m, k, f"every query has the same difference ({ds[k, 0]:.6g}): zero "
+                     "variance, the statistic is undefined")
 
 
 def _floor_notes(out, test, m, floor, zero, alpha, n, n_resamples=None) -> None:
@@ -394,4 +382,4 @@ def _floor_notes(out, test, m, floor, zero, alpha, n, n_resamples=None) -> None:
         else:
             what = f"{n_resamples} resample{'s' * (n_resamples != 1)}"
         out.note(test, m, k,
-             f"cannot reach p <= {alpha:g} with {what} (smallest attainable p = {_fmt_p(least)})")
+                 f"cannot reach p <= {alpha:g} with {what} (smallest attainable p = {least:.3g})")

@@ -385,23 +385,12 @@ def _markdown(c: dict) -> str:
 
 
 _LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
     # a blank line would end the paragraph inside a cell or the caption (an error)
-    "\n": " ",
-    "\r": " ",
+    "\n": " ", "\r": " ",
     # text-mode glyphs of the default OT1 encoding: < > | print as ¡ ¿ and an em dash
-    "<": r"\textless{}",
-    ">": r"\textgreater{}",
-    "|": r"\textbar{}",
+    "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
 }
 
 
@@ -481,15 +470,8 @@ def _html(c: dict) -> str:
             tds.append(f'<td style="text-align:right">{cell}</td>')
         rows.append("<tr>" + "".join(tds) + "</tr>")
     notes = "".join(f"<p>{e(n)}</p>" for n in c["notes"])
-    return (
-        '<table class="fasteval-compare">\n<thead><tr>'
-        + head
-        + "</tr></thead>\n<tbody>\n"
-        + "\n".join(rows)
-        + "\n</tbody>\n</table>\n"
-        + notes
-        + "\n"
-    )
+    return ('<table class="fasteval-compare">\n<thead><tr>' + head + "</tr></thead>\n<tbody>\n"
+            + "\n".join(rows) + "\n</tbody>\n</table>\n" + notes + "\n")
 
 
 def render(
