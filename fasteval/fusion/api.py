@@ -34,6 +34,7 @@ def _runs_of(runs: RunsInput) -> list[tuple[str, pl.DataFrame]]:
     return loaded
 
 
+# long: the docstring is the reference of every method, normalisation and parameter
 def fuse(
     runs: RunsInput,
     method: str = "rrf",
@@ -101,29 +102,7 @@ def fuse(
     -----
     The values are ranx's (0.3.21) on inputs without tied scores: the same formulas, the
     sums taken in run order. Where ranx leaves the result to chance, or to a placeholder,
-    a rule is fixed here instead:
-
-    * Each run is ranked by score descending, ties by doc id descending (ranx ranks tied
-      documents in an unspecified order), for the rank methods and the rank and Borda
-      normalisations.
-    * A document missing from a run adds nothing to that run's term, as in ranx: 0 to
-      ``sum``/``wsum``, and it is not counted by ``mnz``/``anz``/``gmnz``/``isr``...
-      (``max``/``min``/``med`` use the runs that hold it; ranx puts -1e9 / 1e9 in for the
-      others, which differs only for documents whose every score is below -1e9 or above
-      1e9). After ``norm="borda"`` every run holds every document, as in ranx.
-    * ranx requires every run to hold the same queries; here a query missing from a run
-      is an empty ranking of that run (it adds nothing, or Borda's mean points).
-    * ``norm="borda"`` is refused with the rank methods: ranx then ranks the documents it
-      adds in the iteration order of a Python set (a different result per process).
-    * Condorcet: ranx sorts with a comparison that is not an order when votes tie or form
-      a cycle; here a tie in votes keeps the trec order (doc id descending) and the merge
-      sort puts each document next to ones it does not lose to. Without ties or cycles
-      both give the one Condorcet ranking. A run lacking both documents abstains.
-    * Scores near the float64 limit: where a run's range, sum or squared deviations
-      overflow, min-max, sum and z-score are computed on its scores scaled down by a power
-      of two, which leaves their values unchanged (ranx gives NaN there, or 0 for every
-      document of a z-score). CombANZ's mean and CombMED's midpoint of two scores are
-      their values even where the scores' sum overflows (ranx: inf).
+    a rule is fixed instead: docs/fusion.md, *Where fasteval decides what ranx leaves open*.
 
     Raises
     ------
@@ -131,9 +110,7 @@ def fuse(
         See :func:`fasteval.fusion.options.resolve`; fewer than two runs.
     InputError
         A run with a null id, a null, NaN or infinite score, or a document twice for a query;
-        a fused score that is not a finite number: NaN (scores that reach both +inf and
-        -inf) or past the float64 range (a sum of scores near the limit, ``gmnz``'s count **
-        ``gamma`` with a large ``gamma``), where ranx gives NaN or inf.
+        a fused score that is not a finite number (NaN, or past the float64 range).
 
     Examples
     --------
@@ -321,23 +298,52 @@ def optimize_fusion(
     >>> best.weights, best.score  # the last of the best
     ((1.0, 0.0), 0.75)
     """
-    from fasteval.evaluation import Evaluator, aggregate
+    m, n = method_name(method), norm_name(norm)
+    _check_search(grid, metric, step)
+    loaded = _runs_of(runs)
+    names = [name for name, _ in loaded]
+    param, settings = _settings(m, method, len(loaded), names, step, grid)
+    specs: list[FusionSpec] = [resolve(m, n, **{param: s}, n_runs=len(loaded), names=names)
+                               for s in settings]
+    evaluator = _one_measure(qrels, metric, eval_options)
+    prepared: FusionInput = prepare_fusion(loaded, n)
+    best_i, best, trials = _search(prepared, specs, evaluator, param)
+    return FusionSearch(method=m, norm=n, metric=evaluator.measures[0].name,  # canonical
+                        params=specs[best_i].params, score=best,
+                        run=prepared.table(prepared.combine(specs[best_i])), trials=trials)
+
+
+def _check_search(grid: Any, metric: Any, step: float | None) -> None:
+    """:func:`optimize_fusion`'s checks of ``grid``, ``metric`` and ``step``."""
     from fasteval.measures.measure import Measure
 
-    m = method_name(method)
-    n = norm_name(norm)
     if grid is not None and (isinstance(grid, str | bytes) or not isinstance(grid, Iterable)):
         raise ParameterError("grid", "an iterable of settings (weight vectors, or numbers)", grid)
     if not isinstance(metric, str | Measure):
         raise ParameterError("metric", "one measure name (a string such as 'ndcg@10')", metric)
     if step is not None and grid is not None:
         raise ParameterError("step", "not given with grid (it spaces the default grid)", step)
-    loaded = _runs_of(runs)
-    names = [name for name, _ in loaded]
+
+
+def _one_measure(qrels: Any, metric: Any, eval_options: dict[str, Any]) -> Any:
+    """The :class:`fasteval.Evaluator` of ``metric``, which must name one measure."""
+    from fasteval.evaluation import Evaluator
+
+    evaluator = Evaluator(qrels, [metric], **eval_options)
+    if len(evaluator.measure_names) != 1:
+        raise ParameterError("metric", "one measure (a name with a cutoff such as "
+                             f"'{evaluator.measure_names[0]}'), not "
+                             f"{len(evaluator.measure_names)}: {evaluator.measure_names}", metric)
+    return evaluator
+
+
+def _settings(m: str, method: Any, n_runs: int, names: list[str], step: float | None,
+              grid: Iterable[Any] | None) -> tuple[str, list[Any]]:
+    """The parameter :func:`optimize_fusion` searches for method ``m`` and its settings."""
     if m in WEIGHTED_METHODS:
-        settings: list[Any] = (weight_grid(len(loaded), 0.1 if step is None else step)
+        settings: list[Any] = (weight_grid(n_runs, 0.1 if step is None else step)
                                if grid is None else
-                               [check_weights(w, len(loaded), names) for w in grid])
+                               [check_weights(w, n_runs, names) for w in grid])
         param = "weights"
     elif m in PARAMETERS:
         param = PARAMETERS[m][0]
@@ -347,22 +353,22 @@ def optimize_fusion(
                              "rrf, rbc, gmnz, logn_isr)", method)
     if not settings:
         raise ParameterError("grid", "at least one setting", grid)
-    specs: list[FusionSpec] = [resolve(m, n, **{param: s}, n_runs=len(loaded), names=names)
-                               for s in settings]
-    evaluator = Evaluator(qrels, [metric], **eval_options)
-    if len(evaluator.measure_names) != 1:
-        raise ParameterError("metric", "one measure (a name with a cutoff such as "
-                             f"'{evaluator.measure_names[0]}'), not "
-                             f"{len(evaluator.measure_names)}: {evaluator.measure_names}", metric)
+    return param, settings
+
+
+def _search(prepared: FusionInput, specs: list[FusionSpec], evaluator: Any,
+            param: str) -> tuple[int, float, pl.DataFrame]:
+    """Each setting's fused run scored by the evaluator's one measure, averaged over queries:
+    the best setting (ties: the last), its score and the trials."""
+    from fasteval.evaluation import aggregate
+
     measure = evaluator.measure_names[0]
-    prepared: FusionInput = prepare_fusion(loaded, n)
     cands = prepared.candidates()
     best_i = -1
     best = -math.inf
     scores: list[float] = []
     for i, spec in enumerate(specs):
-        fused = prepared.combine(spec)
-        table = cands.with_columns(pl.Series("score", fused, dtype=pl.Float64))
+        table = cands.with_columns(pl.Series("score", prepared.combine(spec), dtype=pl.Float64))
         agg = aggregate(evaluator.evaluate(table, run_id="fused"))
         value = agg.filter(pl.col("measure") == measure).get_column("value")
         score = float(value[0]) if len(value) else math.nan
@@ -372,11 +378,9 @@ def optimize_fusion(
     if best_i < 0:
         raise ParameterError("qrels", "judgments for some query of the runs (no setting could "
                              "be scored)", "no overlap")
-    spec = specs[best_i]
     trials = pl.DataFrame({
         "trial": list(range(len(specs))),
         "params": [repr(s.params[param]) for s in specs],
         "score": scores,
     })
-    return FusionSearch(method=m, norm=n, metric=evaluator.measures[0].name, params=spec.params,  # canonical
-                        score=best, run=prepared.table(prepared.combine(spec)), trials=trials)
+    return best_i, best, trials

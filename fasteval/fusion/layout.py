@@ -197,6 +197,30 @@ class FusionInput:
         return pl.DataFrame(cols)
 
 
+def _check_run(name: str, t: pl.DataFrame) -> None:
+    """A run's columns, ids and scores (finite: the normalisations need them)."""
+    _check_columns(t, ("query_id", "doc_id", "score"), name)
+    check_run_table(t, name, run_id=False)
+    s = t.get_column("score")
+    if s.dtype.is_float() and s.is_infinite().any():
+        row = int(s.is_infinite().arg_max())
+        raise InputError(f"score is {s[row]!r}; fusion needs finite scores", source=name,
+                         column="score", **_located(name, row))
+
+
+def _repeated(row: int, bases: np.ndarray, qcols: list[pl.Series], dcols: list[pl.Series],
+              names: list[str]) -> InputError:
+    """The error for a document twice in one query of a run (``row``: one of its rows in the
+    runs' concatenated columns, which start at ``bases``), naming the repeat as read_run."""
+    r = int(np.searchsorted(bases, row, side="right") - 1)
+    local = row - int(bases[r])
+    q, d = qcols[r][local], dcols[r][local]
+    local = int(((qcols[r] == q) & (dcols[r] == d)).arg_true()[1])
+    return InputError(
+        f"document {dcols[r][local]!r} appears more than once for query "
+        f"{qcols[r][local]!r}", source=names[r], column="doc_id", **_located(names[r], local))
+
+
 def prepare_fusion(runs: list[tuple[str, pl.DataFrame]], norm: str) -> FusionInput:
     """Intern, group, rank, match and normalise the runs (``norm``: a canonical name).
 
@@ -209,13 +233,7 @@ def prepare_fusion(runs: list[tuple[str, pl.DataFrame]], norm: str) -> FusionInp
     names = [n for n, _ in runs]
     tables = [t for _, t in runs]
     for name, t in runs:
-        _check_columns(t, ("query_id", "doc_id", "score"), name)
-        check_run_table(t, name, run_id=False)
-        s = t.get_column("score")
-        if s.dtype.is_float() and s.is_infinite().any():
-            row = int(s.is_infinite().arg_max())
-            raise InputError(f"score is {s[row]!r}; fusion needs finite scores", source=name,
-                             column="score", **_located(name, row))
+        _check_run(name, t)
     sizes = np.array([t.height for t in tables], dtype=np.int64)
     bases = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     qcols = _harmonize([t.get_column("query_id") for t in tables])
@@ -262,15 +280,7 @@ def prepare_fusion(runs: list[tuple[str, pl.DataFrame]], norm: str) -> FusionInp
     _on_threads(part, range(len(cuts) - 1))
     bad = np.flatnonzero(dup_at >= 0)
     if len(bad):
-        e = int(dup_at[bad[0]])
-        row = int(ent_row[e])
-        r = int(np.searchsorted(bases, row, side="right") - 1)
-        local = row - int(bases[r])
-        q, d = qcols[r][local], dcols[r][local]
-        local = int(((qcols[r] == q) & (dcols[r] == d)).arg_true()[1])  # the repeat, as read_run
-        raise InputError(
-            f"document {dcols[r][local]!r} appears more than once for query "
-            f"{qcols[r][local]!r}", source=names[r], column="doc_id", **_located(names[r], local))
+        raise _repeated(int(ent_row[dup_at[bad[0]]]), bases, qcols, dcols, names)
     cand_off = np.zeros(nq + 1, dtype=np.int64)
     np.cumsum(ncand, out=cand_off[1:])
     starts = seg[:-1:n_runs] if nq else np.zeros(0, dtype=np.int64)
