@@ -80,13 +80,9 @@ def two_way_anova(x: np.ndarray) -> dict[str, float]:
     df_sys, df_top = S - 1, n - 1
     df_res = df_sys * df_top
     out: dict[str, float] = {
-        "ss_system": ss_sys,
-        "ss_topic": ss_top,
-        "ss_residual": ss_res,
+        "ss_system": ss_sys, "ss_topic": ss_top, "ss_residual": ss_res,
         "ss_total": float(((x - grand) ** 2).sum()),
-        "df_system": df_sys,
-        "df_topic": df_top,
-        "df_residual": df_res,
+        "df_system": df_sys, "df_topic": df_top, "df_residual": df_res,
     }
     with np.errstate(all="ignore"):
         out["ms_system"] = ss_sys / df_sys if df_sys else np.nan

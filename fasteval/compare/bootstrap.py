@@ -235,15 +235,8 @@ def paired_bootstrap(
     resampled = _resampled(D, X, keys, ci_method == "t" and x.shape[0] > 0, pairs)
     t_obs, p, floor = _test(D, d_snapped, resampled[1], keys.size, alternative)
     bounds = _intervals(D, X, resampled, keys, level, ci_method, alternative)
-    return BootstrapResult(
-        statistic=t_obs,
-        p_value=p,
-        min_p=floor,
-        ci_low=bounds[:rows, 0].copy(),
-        ci_high=bounds[:rows, 1].copy(),
-        mean_low=bounds[rows:, 0].copy(),
-        mean_high=bounds[rows:, 1].copy(),
-    )
+    return BootstrapResult(t_obs, p, floor, bounds[:rows, 0].copy(), bounds[:rows, 1].copy(),
+                           bounds[rows:, 0].copy(), bounds[rows:, 1].copy())
 
 
 def _resampled(D: _Rows, X: _Rows, keys: np.ndarray, x_sq: bool,
