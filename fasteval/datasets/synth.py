@@ -343,14 +343,8 @@ def generate(spec: SynthSpec) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
     return pl.concat(qparts), {names[r]: pl.concat(rparts[r]) for r in range(spec.runs)}
 
 
-def write_synth(
-    spec: SynthSpec,
-    out: str | os.PathLike[str],
-    *,
-    rows_per_group: int = 1_000_000,
-    compression: str = "zstd",
-    progress=None,
-) -> dict[str, Path]:
+def write_synth(spec: SynthSpec, out: str | os.PathLike[str], *, rows_per_group: int = 1_000_000,
+                compression: str = "zstd", progress=None) -> dict[str, Path]:
     """Write a benchmark as parquet under ``out``: ``qrels.parquet`` and ``runs/<name>.parquet``.
 
     Run rows are sorted by query, then by descending score, as dumps usually are. Qrels

@@ -287,16 +287,11 @@ class DocumentTable:
         return out
 
     @classmethod
-    def build(
-        cls,
-        ground_truth_documents: Sequence[Sequence[Any]],
-        retrieved_documents: Sequence[Sequence[Any]],
-        document_comparison_field: str = "content",
-        *,
-        gains: bool = False,
-        normalize: bool | Callable[[str], str] = False,
-        require_hashable: bool = False,
-    ) -> DocumentTable:
+    def build(cls, ground_truth_documents: Sequence[Sequence[Any]],
+              retrieved_documents: Sequence[Sequence[Any]],
+              document_comparison_field: str = "content", *, gains: bool = False,
+              normalize: bool | Callable[[str], str] = False,
+              require_hashable: bool = False) -> DocumentTable:
         """Flatten, extract comparison values and key them.
 
         Parameters
@@ -341,18 +336,11 @@ class DocumentTable:
         return table
 
     @classmethod
-    def _keyed(
-        cls,
-        ground_truth_documents: Sequence[Sequence[Any]],
-        retrieved_documents: Sequence[Sequence[Any]],
-        document_comparison_field: str,
-        getter: Callable[[Any], Any],
-        mapper: Callable[[Any], Any] | None,
-        gt_offsets: np.ndarray,
-        ret_offsets: np.ndarray,
-        gt_gain: np.ndarray,
-        require_hashable: bool,
-    ) -> DocumentTable:
+    def _keyed(cls, ground_truth_documents: Sequence[Sequence[Any]],
+               retrieved_documents: Sequence[Sequence[Any]], document_comparison_field: str,
+               getter: Callable[[Any], Any], mapper: Callable[[Any], Any] | None,
+               gt_offsets: np.ndarray, ret_offsets: np.ndarray, gt_gain: np.ndarray,
+               require_hashable: bool) -> DocumentTable:
         """The table with its comparison values read and keyed (see :meth:`build`)."""
         if mapper is None:
             gt_packed = _packed_text(ground_truth_documents, gt_offsets, document_comparison_field, getter)
@@ -792,12 +780,9 @@ def _hash_keys(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
 _PLAIN_SCORES = frozenset({float, int, bool, type(None)})
 
 
-def _gains(
-    ground_truth_documents: Sequence[Sequence[Any]],
-    gt_offsets: np.ndarray,
-    getter: Callable[[Any], Any],
-    mapper: Callable[[Any], Any] | None,
-) -> tuple[np.ndarray, np.ndarray | None]:
+def _gains(ground_truth_documents: Sequence[Sequence[Any]], gt_offsets: np.ndarray,
+           getter: Callable[[Any], Any],
+           mapper: Callable[[Any], Any] | None) -> tuple[np.ndarray, np.ndarray | None]:
     """Ground-truth gains, and which documents (or None) hold a numpy score that Haystack
     would use as a gain (see :func:`_numpy_gain_rows`).
 
@@ -834,13 +819,9 @@ def _gains(
     return gain, numpy_docs
 
 
-def _odd_gains(
-    ground_truth_documents: Sequence[Sequence[Any]],
-    gt_offsets: np.ndarray,
-    scores: list[Any],
-    getter: Callable[[Any], Any],
-    mapper: Callable[[Any], Any] | None,
-) -> tuple[np.ndarray, np.ndarray | None]:
+def _odd_gains(ground_truth_documents: Sequence[Sequence[Any]], gt_offsets: np.ndarray,
+               scores: list[Any], getter: Callable[[Any], Any],
+               mapper: Callable[[Any], Any] | None) -> tuple[np.ndarray, np.ndarray | None]:
     """:func:`_gains` for scores that are not all plain ``float`` / ``int`` / None, or that
     hold an ``int`` beyond float64 (``OverflowError``, as Haystack's arithmetic raises, unless
     its document has no comparison value): the gains and the mask of documents with a

@@ -175,13 +175,8 @@ class _DocumentEvaluator(HaystackComponent):
             if name not in cls.__dict__:
                 setattr(cls, name, _renamed(getattr(cls, name), f"{cls.__name__}.{name}"))
 
-    def __init__(
-        self,
-        document_comparison_field: str = "content",
-        *,
-        top_k: int | None = None,
-        normalize: bool = False,
-    ) -> None:
+    def __init__(self, document_comparison_field: str = "content", *, top_k: int | None = None,
+                 normalize: bool = False) -> None:
         check_comparison_field(document_comparison_field)
         if not isinstance(normalize, bool):
             raise ParameterError("normalize", "True or False", normalize)
@@ -200,11 +195,8 @@ class _DocumentEvaluator(HaystackComponent):
     def _measure_name(self) -> str:
         return self._measure
 
-    def run(
-        self,
-        ground_truth_documents: list[list[Document]],
-        retrieved_documents: list[list[Document]],
-    ) -> dict[str, Any]:
+    def run(self, ground_truth_documents: list[list[Document]],
+            retrieved_documents: list[list[Document]]) -> dict[str, Any]:
         """Score each question and average.
 
         Parameters
@@ -258,14 +250,9 @@ class DocumentRecallEvaluator(_DocumentEvaluator):
 
     _require_hashable = True
 
-    def __init__(
-        self,
-        mode: str | RecallMode = RecallMode.SINGLE_HIT,
-        document_comparison_field: str = "content",
-        *,
-        top_k: int | None = None,
-        normalize: bool = False,
-    ) -> None:
+    def __init__(self, mode: str | RecallMode = RecallMode.SINGLE_HIT,
+                 document_comparison_field: str = "content", *, top_k: int | None = None,
+                 normalize: bool = False) -> None:
         if isinstance(mode, str):
             mode = RecallMode.from_str(mode)
         elif not isinstance(mode, RecallMode):
@@ -436,14 +423,10 @@ def _parse_measure(name: str) -> tuple[str, int | None]:
     return _ALIASES[m.group("name")], (int(k) if k is not None else None)
 
 
-def evaluate_documents(
-    ground_truth_documents: list[list[Any]],
-    retrieved_documents: list[list[Any]],
-    measures: Iterable[str] = MEASURES,
-    *,
-    document_comparison_field: str = "content",
-    normalize: bool | Callable[[str], str] = False,
-) -> dict[str, dict[str, Any]]:
+def evaluate_documents(ground_truth_documents: list[list[Any]],
+                       retrieved_documents: list[list[Any]], measures: Iterable[str] = MEASURES, *,
+                       document_comparison_field: str = "content",
+                       normalize: bool | Callable[[str], str] = False) -> dict[str, dict[str, Any]]:
     """Several measures (and cutoffs) from one conversion of the documents.
 
     Parameters

@@ -429,31 +429,16 @@ class LLMEvaluator(HaystackComponent):
     }
     __haystack_supports_async__ = True
 
-    def __init__(
-        self,
-        instructions: str,
-        inputs: list[tuple[str, type[list]]],
-        outputs: list[str],
-        examples: list[dict[str, Any]],
-        progress_bar: bool = True,
-        *,
-        raise_on_failure: bool = True,
-        chat_generator: Any | None = None,
-        max_concurrency: int = 8,
-        cache_dir: str | os.PathLike[str] | None = None,
-        corrective_retry: bool = True,
-        deadline: float | None = None,
-    ) -> None:
+    def __init__(self, instructions: str, inputs: list[tuple[str, type[list]]], outputs: list[str],
+                 examples: list[dict[str, Any]], progress_bar: bool = True, *,
+                 raise_on_failure: bool = True, chat_generator: Any | None = None,
+                 max_concurrency: int = 8, cache_dir: str | os.PathLike[str] | None = None,
+                 corrective_retry: bool = True, deadline: float | None = None) -> None:
         self.validate_init_parameters(inputs, outputs, examples)
         from fasteval.errors import ParameterError, check_flag
+        from fasteval.judge.runner import check_job_limits
 
-        if not isinstance(max_concurrency, int) or isinstance(max_concurrency, bool) or max_concurrency < 1:
-            raise ParameterError("max_concurrency", "an integer >= 1", max_concurrency)
-        if deadline is not None and not (
-            isinstance(deadline, (int, float)) and not isinstance(deadline, bool)
-            and 0 < deadline < float("inf")
-        ):
-            raise ParameterError("deadline", "a positive number of seconds or None", deadline)
+        check_job_limits(max_concurrency, deadline)
         if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
             raise ParameterError("cache_dir", "a folder (str or PathLike) or None", cache_dir)
         corrective_retry = check_flag("corrective_retry", corrective_retry)
@@ -835,7 +820,67 @@ def _faithfulness_score(reply: dict[str, Any]) -> Any:
         ) from None
 
 
-class FaithfulnessEvaluator(LLMEvaluator):
+class _ScoredLLMEvaluator(LLMEvaluator):
+    """What Haystack's LLM evaluators share: their arguments (the instructions, inputs,
+    outputs and examples are the class's), a score and a status per row (a failed row:
+    empty outputs, ``score=nan``, ``status="error"``, left out of the mean ``score``)."""
+
+    _output_types: typing.ClassVar[dict[str, Any]] = {
+        "individual_scores": list[float],
+        "score": float,
+        "results": list[dict[str, Any]],
+        "meta": typing.Optional[list[dict[str, Any]]],  # noqa: UP045
+    }
+    _default_instructions: typing.ClassVar[str]
+    _inputs: typing.ClassVar[list[tuple[str, Any]]]
+    _outputs: typing.ClassVar[list[str]]
+    _default_examples: typing.ClassVar[list[dict[str, Any]]]
+    _numpy_mean: typing.ClassVar[bool] = False
+
+    def __init__(self, examples: list[dict[str, Any]] | None = None, progress_bar: bool = True,
+                 raise_on_failure: bool = True, chat_generator: Any | None = None, *,
+                 max_concurrency: int = 8, cache_dir: str | os.PathLike[str] | None = None,
+                 corrective_retry: bool = True, deadline: float | None = None,
+                 instructions: str | None = None) -> None:
+        super().__init__(
+            instructions=self._default_instructions if instructions is None else instructions,
+            inputs=list(self._inputs), outputs=list(self._outputs),
+            examples=examples or self._default_examples, progress_bar=progress_bar,
+            raise_on_failure=raise_on_failure, chat_generator=chat_generator, max_concurrency=max_concurrency,
+            cache_dir=cache_dir, corrective_retry=corrective_retry, deadline=deadline,
+        )
+
+    def run(self, **inputs: Any) -> dict[str, Any]:
+        """Returns ``score``, ``individual_scores``, ``results`` (the outputs, score, status), ``meta``."""
+        return self._postprocess(super().run(**inputs))
+
+    async def run_async(self, **inputs: Any) -> dict[str, Any]:
+        """Like :meth:`run`, on the caller's event loop."""
+        return self._postprocess(await super().run_async(**inputs))
+
+    def _score(self, result: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def _postprocess(self, result: dict[str, Any]) -> dict[str, Any]:
+        for i, res in enumerate(result["results"]):
+            if res is None:
+                result["results"][i] = {**{k: [] for k in self._outputs}, "score": float("nan"), "status": "error"}
+                continue
+            res["status"] = "evaluated"
+            res["score"] = self._score(res)
+        scores = [res["score"] for res in result["results"]]
+        result["score"] = _excluded_mean(scores, numpy_mean=self._numpy_mean)
+        result["individual_scores"] = scores
+        return result
+
+    def _own_parameters(self) -> dict[str, Any]:
+        params = {"examples": self.examples, "progress_bar": self.progress_bar, "raise_on_failure": self.raise_on_failure}
+        if self.instructions != self._default_instructions:
+            params["instructions"] = self.instructions
+        return params
+
+
+class FaithfulnessEvaluator(_ScoredLLMEvaluator):
     """Share of an answer's statements that the contexts support (Haystack-compatible).
 
     Inputs ``questions`` (list of str), ``contexts`` (list of list of str) and
@@ -868,76 +913,22 @@ class FaithfulnessEvaluator(LLMEvaluator):
     (np.float64(0.5), [np.float64(0.5)], 'evaluated')
     """
 
-    _output_types: typing.ClassVar[dict[str, Any]] = {
-        "individual_scores": list[float],
-        "score": float,
-        "results": list[dict[str, Any]],
-        "meta": typing.Optional[list[dict[str, Any]]],  # noqa: UP045
-    }
     _default_instructions: typing.ClassVar[str] = _FAITHFULNESS_INSTRUCTIONS
-
-    def __init__(
-        self,
-        examples: list[dict[str, Any]] | None = None,
-        progress_bar: bool = True,
-        raise_on_failure: bool = True,
-        chat_generator: Any | None = None,
-        *,
-        max_concurrency: int = 8,
-        cache_dir: str | os.PathLike[str] | None = None,
-        corrective_retry: bool = True,
-        deadline: float | None = None,
-        instructions: str | None = None,
-    ) -> None:
-        super().__init__(
-            instructions=_FAITHFULNESS_INSTRUCTIONS if instructions is None else instructions,
-            inputs=[("questions", list[str]), ("contexts", list[list[str]]), ("predicted_answers", list[str])],
-            outputs=["statements", "statement_scores"],
-            examples=examples or _FAITHFULNESS_EXAMPLES,
-            progress_bar=progress_bar,
-            raise_on_failure=raise_on_failure,
-            chat_generator=chat_generator,
-            max_concurrency=max_concurrency,
-            cache_dir=cache_dir,
-            corrective_retry=corrective_retry,
-            deadline=deadline,
-        )
+    _inputs: typing.ClassVar[list[tuple[str, Any]]] = [
+        ("questions", list[str]), ("contexts", list[list[str]]), ("predicted_answers", list[str])]
+    _outputs: typing.ClassVar[list[str]] = ["statements", "statement_scores"]
+    _default_examples: typing.ClassVar[list[dict[str, Any]]] = _FAITHFULNESS_EXAMPLES
+    _numpy_mean = True
 
     def _validate_reply(self, obj: dict[str, Any]) -> dict[str, Any]:
         _faithfulness_score(obj)  # a reply Haystack could not score is unusable
         return obj
 
-    def run(self, **inputs: Any) -> dict[str, Any]:
-        """Returns ``score``, ``individual_scores``, ``results`` (statements, statement_scores, score, status), ``meta``."""
-        return self._postprocess(super().run(**inputs))
-
-    async def run_async(self, **inputs: Any) -> dict[str, Any]:
-        """Like :meth:`run`, on the caller's event loop."""
-        return self._postprocess(await super().run_async(**inputs))
-
-    @staticmethod
-    def _postprocess(result: dict[str, Any]) -> dict[str, Any]:
-        for i, res in enumerate(result["results"]):
-            if res is None:
-                result["results"][i] = {
-                    "statements": [], "statement_scores": [], "score": float("nan"), "status": "error",
-                }
-                continue
-            res["status"] = "evaluated"
-            res["score"] = _faithfulness_score(res)
-        scores = [res["score"] for res in result["results"]]
-        result["score"] = _excluded_mean(scores, numpy_mean=True)
-        result["individual_scores"] = scores
-        return result
-
-    def _own_parameters(self) -> dict[str, Any]:
-        params = {"examples": self.examples, "progress_bar": self.progress_bar, "raise_on_failure": self.raise_on_failure}
-        if self.instructions != self._default_instructions:
-            params["instructions"] = self.instructions
-        return params
+    def _score(self, result: dict[str, Any]) -> Any:
+        return _faithfulness_score(result)
 
 
-class ContextRelevanceEvaluator(LLMEvaluator):
+class ContextRelevanceEvaluator(_ScoredLLMEvaluator):
     """Whether the contexts hold anything that helps answer the question (Haystack-compatible).
 
     Inputs ``questions`` (list of str) and ``contexts`` (list of list of str). The model
@@ -968,40 +959,10 @@ class ContextRelevanceEvaluator(LLMEvaluator):
     ([1, 0], 0.5)
     """
 
-    _output_types: typing.ClassVar[dict[str, Any]] = {
-        "individual_scores": list[float],
-        "score": float,
-        "results": list[dict[str, Any]],
-        "meta": typing.Optional[list[dict[str, Any]]],  # noqa: UP045
-    }
     _default_instructions: typing.ClassVar[str] = _CONTEXT_RELEVANCE_INSTRUCTIONS
-
-    def __init__(
-        self,
-        examples: list[dict[str, Any]] | None = None,
-        progress_bar: bool = True,
-        raise_on_failure: bool = True,
-        chat_generator: Any | None = None,
-        *,
-        max_concurrency: int = 8,
-        cache_dir: str | os.PathLike[str] | None = None,
-        corrective_retry: bool = True,
-        deadline: float | None = None,
-        instructions: str | None = None,
-    ) -> None:
-        super().__init__(
-            instructions=_CONTEXT_RELEVANCE_INSTRUCTIONS if instructions is None else instructions,
-            inputs=[("questions", list[str]), ("contexts", list[list[str]])],
-            outputs=["relevant_statements"],
-            examples=examples or _CONTEXT_RELEVANCE_EXAMPLES,
-            progress_bar=progress_bar,
-            raise_on_failure=raise_on_failure,
-            chat_generator=chat_generator,
-            max_concurrency=max_concurrency,
-            cache_dir=cache_dir,
-            corrective_retry=corrective_retry,
-            deadline=deadline,
-        )
+    _inputs: typing.ClassVar[list[tuple[str, Any]]] = [("questions", list[str]), ("contexts", list[list[str]])]
+    _outputs: typing.ClassVar[list[str]] = ["relevant_statements"]
+    _default_examples: typing.ClassVar[list[dict[str, Any]]] = _CONTEXT_RELEVANCE_EXAMPLES
 
     def _validate_reply(self, obj: dict[str, Any]) -> dict[str, Any]:
         value = obj["relevant_statements"]
@@ -1013,32 +974,8 @@ class ContextRelevanceEvaluator(LLMEvaluator):
             ) from None
         return obj
 
-    def run(self, **inputs: Any) -> dict[str, Any]:
-        """Returns ``score``, ``individual_scores``, ``results`` (relevant_statements, score, status), ``meta``."""
-        return self._postprocess(super().run(**inputs))
-
-    async def run_async(self, **inputs: Any) -> dict[str, Any]:
-        """Like :meth:`run`, on the caller's event loop."""
-        return self._postprocess(await super().run_async(**inputs))
-
-    @staticmethod
-    def _postprocess(result: dict[str, Any]) -> dict[str, Any]:
-        for i, res in enumerate(result["results"]):
-            if res is None:
-                result["results"][i] = {"relevant_statements": [], "score": float("nan"), "status": "error"}
-                continue
-            res["status"] = "evaluated"
-            res["score"] = 1 if len(res["relevant_statements"]) > 0 else 0
-        scores = [res["score"] for res in result["results"]]
-        result["score"] = _excluded_mean(scores)
-        result["individual_scores"] = scores
-        return result
-
-    def _own_parameters(self) -> dict[str, Any]:
-        params = {"examples": self.examples, "progress_bar": self.progress_bar, "raise_on_failure": self.raise_on_failure}
-        if self.instructions != self._default_instructions:
-            params["instructions"] = self.instructions
-        return params
+    def _score(self, result: dict[str, Any]) -> Any:
+        return 1 if len(result["relevant_statements"]) > 0 else 0
 
 
 __all__ = ["LLMEvaluator", "FaithfulnessEvaluator", "ContextRelevanceEvaluator", "default_chat_generator"]

@@ -177,16 +177,9 @@ class SASEvaluator(HaystackComponent):
 
     _output_types: ClassVar[dict[str, Any]] = {"score": float, "individual_scores": list[float]}
 
-    def __init__(
-        self,
-        model: str | os.PathLike[str] | None = None,
-        batch_size: int | None = None,
-        device: Any = None,
-        token: Any = _DEFAULT_TOKEN,
-        *,
-        precision: str = "auto",
-        cache_dir: str | os.PathLike[str] | None = None,
-    ) -> None:
+    def __init__(self, model: str | os.PathLike[str] | None = None, batch_size: int | None = None,
+                 device: Any = None, token: Any = _DEFAULT_TOKEN, *, precision: str = "auto",
+                 cache_dir: str | os.PathLike[str] | None = None) -> None:
         from fasteval.sas.core import check_batch_size
 
         batch_size = check_batch_size(batch_size)

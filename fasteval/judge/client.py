@@ -150,25 +150,13 @@ class OpenAIChatClient:
 
     _fasteval_messages = "dict"
 
-    def __init__(
-        self,
-        model: str = DEFAULT_MODEL,
-        base_url: str | None = None,
-        *,
-        api_key_env: str | None = "OPENAI_API_KEY",
-        json_mode: bool = True,
-        generation_kwargs: dict[str, Any] | None = None,
-        timeout: float = 60.0,
-        max_retries: int = 5,
-        backoff_base: float = 0.5,
-        backoff_max: float = 30.0,
-        max_retry_after: float = 300.0,
-        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
-        requests_per_minute: float | None = None,
-        tokens_per_minute: float | None = None,
-        headers: dict[str, str] | None = None,
-        trust_env: bool = False,
-    ) -> None:
+    def __init__(self, model: str = DEFAULT_MODEL, base_url: str | None = None, *,
+                 api_key_env: str | None = "OPENAI_API_KEY", json_mode: bool = True,
+                 generation_kwargs: dict[str, Any] | None = None, timeout: float = 60.0,
+                 max_retries: int = 5, backoff_base: float = 0.5, backoff_max: float = 30.0,
+                 max_retry_after: float = 300.0, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+                 requests_per_minute: float | None = None, tokens_per_minute: float | None = None,
+                 headers: dict[str, str] | None = None, trust_env: bool = False) -> None:
         require_extra("llm", "OpenAIChatClient")  # here, not at the first request of each row
         if not isinstance(model, str) or not model:
             raise ParameterError("model", "a non-empty string", model)

@@ -120,14 +120,8 @@ class OpenAISDKClient:
 
     _fasteval_messages = "dict"
 
-    def __init__(
-        self,
-        client: Any,
-        model: str = DEFAULT_MODEL,
-        *,
-        json_mode: bool = True,
-        generation_kwargs: dict[str, Any] | None = None,
-    ) -> None:
+    def __init__(self, client: Any, model: str = DEFAULT_MODEL, *, json_mode: bool = True,
+                 generation_kwargs: dict[str, Any] | None = None) -> None:
         completions = getattr(getattr(client, "chat", None), "completions", None)
         if not callable(getattr(completions, "create", None)):
             raise ParameterError("client", "an openai.OpenAI or openai.AsyncOpenAI client", type(client).__name__)

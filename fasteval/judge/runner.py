@@ -131,14 +131,8 @@ class Backend:
     ('async', 'sync')
     """
 
-    def __init__(
-        self,
-        generator: Any,
-        executor: Executor | None = None,
-        *,
-        prefer_async: bool = True,
-        trace_parent: Any = None,
-    ) -> None:
+    def __init__(self, generator: Any, executor: Executor | None = None, *,
+                 prefer_async: bool = True, trace_parent: Any = None) -> None:
         generator = as_chat_generator(generator)  # an openai.OpenAI / AsyncOpenAI client object
         if not callable(getattr(generator, "run", None)):
             raise ParameterError(
@@ -217,22 +211,13 @@ _ENDPOINT_ATTRIBUTES = ("api_base_url", "base_url", "azure_endpoint", "url")
 """Where a chat generator names its server (Haystack's OpenAI, Azure, ... generators)."""
 
 
-async def judge_prompts_async(
-    generator: Any,
-    prompts: Sequence[str],
-    parse: Callable[[str | None], dict[str, Any]],
-    *,
-    expected_keys: Sequence[str] = (),
-    max_concurrency: int = 8,
-    cache: ReplyCache | str | None = None,
-    corrective_retry: bool = True,
-    raise_on_failure: bool = True,
-    progress_bar: bool = False,
-    desc: str | None = None,
-    deadline: float | None = None,
-    prefer_async: bool = True,
-    trace_parent: Any = None,
-) -> JobReport:
+async def judge_prompts_async(generator: Any, prompts: Sequence[str],
+                              parse: Callable[[str | None], dict[str, Any]], *,
+                              expected_keys: Sequence[str] = (), max_concurrency: int = 8,
+                              cache: ReplyCache | str | None = None, corrective_retry: bool = True,
+                              raise_on_failure: bool = True, progress_bar: bool = False,
+                              desc: str | None = None, deadline: float | None = None,
+                              prefer_async: bool = True, trace_parent: Any = None) -> JobReport:
     """Judge ``prompts`` (one user message each) with at most ``max_concurrency`` in flight.
 
     Each row: look up the cache; else send the prompt; parse the reply with ``parse``; when
@@ -285,7 +270,7 @@ async def judge_prompts_async(
     :func:`fasteval.redact.redact`: an API key echoed by a server, a URL's password
     or a bearer token never reach them.
     """
-    _check_job(max_concurrency, deadline)
+    check_job_limits(max_concurrency, deadline)
     if cache is not None and not isinstance(cache, ReplyCache):
         cache = ReplyCache(cache)
     started = time.perf_counter()
@@ -297,8 +282,17 @@ async def judge_prompts_async(
                      time.perf_counter() - started)
 
 
-def _check_job(max_concurrency: Any, deadline: Any) -> None:
-    """Refuse a ``max_concurrency`` or ``deadline`` of :func:`judge_prompts_async` out of range."""
+def check_job_limits(max_concurrency: Any, deadline: Any) -> None:
+    """Refuse a ``max_concurrency`` or ``deadline`` of :func:`judge_prompts_async` out of range.
+
+    Examples
+    --------
+    >>> check_job_limits(8, None)
+    >>> check_job_limits(0, None)
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: max_concurrency must be an integer >= 1, got 0
+    """
     if not isinstance(max_concurrency, int) or isinstance(max_concurrency, bool) or max_concurrency < 1:
         raise ParameterError("max_concurrency", "an integer >= 1", max_concurrency)
     if deadline is not None and not (
@@ -311,9 +305,10 @@ class _Job:
     """What the rows of one :func:`judge_prompts_async` job share: the backend, the cache,
     the limit on requests in flight, and the prompts that a row is judging now."""
 
-    def __init__(self, generator: Any, prompts: Sequence[str], parse: Callable[[str | None], dict[str, Any]],
-                 cache: ReplyCache | None, *, expected_keys: Sequence[str], max_concurrency: int,
-                 corrective_retry: bool, prefer_async: bool, trace_parent: Any) -> None:
+    def __init__(self, generator: Any, prompts: Sequence[str],
+                 parse: Callable[[str | None], dict[str, Any]], cache: ReplyCache | None, *,
+                 expected_keys: Sequence[str], max_concurrency: int, corrective_retry: bool,
+                 prefer_async: bool, trace_parent: Any) -> None:
         self.prompts, self.parse, self.cache = prompts, parse, cache
         self.expected_keys, self.corrective_retry = expected_keys, corrective_retry
         executor = _DaemonThreads()  # at most max_concurrency calls at once: the semaphore

@@ -245,16 +245,9 @@ def _find_slot(slot_key, g0, u, k):  # pragma: no cover - numba
     return lo if lo < u and slot_key[g0 + lo] == k else -1
 
 
-def document_measures(
-    gt_offsets: np.ndarray,
-    gt_key: np.ndarray,
-    gt_flag: np.ndarray,
-    gt_gain: np.ndarray,
-    ret_offsets: np.ndarray,
-    ret_key: np.ndarray,
-    ret_flag: np.ndarray,
-    top_k: int = 0,
-) -> DocumentKernelResult:
+def document_measures(gt_offsets: np.ndarray, gt_key: np.ndarray, gt_flag: np.ndarray,
+                      gt_gain: np.ndarray, ret_offsets: np.ndarray, ret_key: np.ndarray,
+                      ret_flag: np.ndarray, top_k: int = 0) -> DocumentKernelResult:
     """Score every question for all of :data:`MEASURES` in one grouped pass.
 
     Parameters

@@ -357,14 +357,8 @@ def _embedding_dim(model: Any) -> int:
     return int(probe.shape[-1])
 
 
-def predict_pairs(
-    loaded: LoadedModel,
-    pairs: list[tuple[str, str]],
-    *,
-    batch_size: int,
-    stats: EncodeStats | None = None,
-    progress: bool | None = None,
-) -> np.ndarray:
+def predict_pairs(loaded: LoadedModel, pairs: list[tuple[str, str]], *, batch_size: int,
+                  stats: EncodeStats | None = None, progress: bool | None = None) -> np.ndarray:
     """Score (prediction, gold) pairs, each once, with a cross-encoder; float32 in input order.
 
     The cross-encoder's own activation (``predict``'s default) is applied; pairs are sorted by
@@ -407,14 +401,8 @@ def predict_pairs(
     return out
 
 
-def encode_multi_process(
-    loaded: LoadedModel,
-    texts: list[str],
-    devices: list[str],
-    *,
-    batch_size: int,
-    stats: EncodeStats | None = None,
-) -> np.ndarray:
+def encode_multi_process(loaded: LoadedModel, texts: list[str], devices: list[str], *,
+                         batch_size: int, stats: EncodeStats | None = None) -> np.ndarray:
     """Embed on several devices through sentence-transformers' multi-process pool.
 
     Examples

@@ -309,14 +309,8 @@ def _missing_model(name: str, exc: BaseException | None) -> ModelNotFoundError:
     return ModelNotFoundError(msg)
 
 
-def load_model(
-    model: Any = None,
-    *,
-    device: Any = None,
-    precision: str = "auto",
-    revision: str | None = None,
-    cross_encoder: bool | None = None,
-) -> LoadedModel:
+def load_model(model: Any = None, *, device: Any = None, precision: str = "auto",
+               revision: str | None = None, cross_encoder: bool | None = None) -> LoadedModel:
     """Load a bi-encoder (SentenceTransformer) or cross-encoder from local files only.
 
     Parameters
