@@ -550,40 +550,7 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
         raise InputError("standard input holds the run only, as in trec_eval; give the "
                          "qrels as a file", source="-")
     if o.rel_format in ("prefs", "qrels_prefs"):
-        from fasteval.prefs import evaluate_prefs
-
-        run = _read_trec_run(o, run_path, tie_docno_desc=False)
-        if o.compat == 9 or not o.complete:
-            # trec_eval's topic loop is the same for preference judgments: 10 stops at the
-            # first judged topic the run lacks (without -c); 9.0.8 leaves such topics out.
-            # Every judged topic is evaluated once (the judgments are read once: a FIFO
-            # cannot be read again), and the lines are then cut to what trec_eval prints
-            every = evaluate_prefs(
-                qrels_path, run, mode=o.rel_format, measures=o.measures or None,
-                per_query=True, max_docs=o.max_docs, complete=True, summary=True,
-            )
-            qids = sorted({qid for _, qid, _ in every if qid != "all"})
-            answered = set(run.get_column("query_id").cast(pl.Utf8).to_list())
-            stop = _topic_stop(o, qids, np.array([q in answered for q in qids], dtype=bool))
-            if stop:
-                return stop
-            missing = [q for q in qids if q not in answered]
-            if missing:  # --compat 9 only
-                lines = _prefs_v9(every, set(missing), len(qids), o)
-            else:  # every judged topic answered: -c changes nothing
-                lines = [line for line in every
-                         if (o.summary if line[1] == "all" else o.per_query)]
-        else:
-            lines = evaluate_prefs(
-                qrels_path, run, mode=o.rel_format, measures=o.measures or None,
-                per_query=o.per_query, max_docs=o.max_docs, complete=o.complete,
-                summary=o.summary,
-            )
-        _put(out, "".join(
-            f"{one_line(name):<22}\t{one_line(qid)}\t{one_line(value)}\n" if isinstance(value, str)
-            else _fmt(name, qid, value, isinstance(value, (int, np.integer))) + "\n"
-            for name, qid, value in lines))
-        return 0
+        return _run_prefs(o, qrels_path, run_path, out)
     measures, print_runid, avgjg = _plan(o)
     qrels_table: list[pl.DataFrame] = []
 
@@ -603,20 +570,7 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
     )
     numeric = [m for m in measures if m.family != "relstring"]
     if o.rel_format == "qrels_jg":
-        # trec_eval computes no other measure from qrels_jg judgments (they stop it with
-        # "Can't calculate measure"): refused, not left out of the output
-        other = [m.name for m in measures if m.family != "num_q"]
-        if other:
-            shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
-            if not o.measures:  # trec_eval's default set, official, is not for qrels_jg
-                raise ParameterError(
-                    "-R qrels_jg", "used with -m qrels_jg (or num_q, map_avgjg, P_avgjg, "
-                    "Rprec_mult_avgjg): the default measures, official, are not computed "
-                    "from qrels_jg judgments", "no -m")
-            raise ParameterError(
-                "-m with -R qrels_jg", "num_q, map_avgjg, P_avgjg, Rprec_mult_avgjg or qrels_jg "
-                "(no other measure is computed from qrels_jg judgments)", shown,
-            )
+        _check_jg_measures(o, measures)
         return _run_jg(o, qrels(), run, runid, numeric, print_runid, avgjg, opts, out)
     if avgjg:
         # trec_eval computes the judgment-group averages from qrels_jg judgments only (with
@@ -631,47 +585,111 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
     batch = ev.prepare(run.select("query_id", "doc_id", "score"), complete=True)
     values = (ev.score(batch, trec_eval_names=True) if numeric
               else np.zeros((len(batch.qidx), 0)))
-    present = batch.present
     qids = [str(q) for q in ev.qrels.query_ids.gather(batch.qidx).to_list()]
-    stop = _topic_stop(o, qids, present)
+    stop = _topic_stop(o, qids, batch.present)
     if stop:
         return stop
-    keep = present if (not o.complete or o.compat == 9) else np.ones(len(qids), dtype=bool)
+    keep = batch.present if (not o.complete or o.compat == 9) else np.ones(len(qids), dtype=bool)
     zs = _read_zscores(o.zscores) if o.zscores else None
-    z_values = values
-    if zs is not None:
-        z_values = _zscore(values, numeric, qids, zs)
-    lines: list[str] = []
+    z_values = _zscore(values, numeric, qids, zs) if zs is not None else values
     prefix = "Z" if zs is not None else ""
-    if o.per_query:
-        for qi, qid in enumerate(qids):
-            if not keep[qi]:
+    lines = (_query_lines(measures, numeric, qids, keep, batch, z_values, prefix)
+             if o.per_query else [])
+    if o.summary:  # -n: trec_eval's print_final steps print nothing
+        if print_runid:
+            lines.append(_fmt("runid", "all", 0, True).replace("\t0", "\t" + runid, 1))
+        rows = keep if o.compat == 10 or not o.complete else np.ones(len(qids), dtype=bool)
+        lines += _summary_lines(o, numeric, z_values, rows, prefix, ev)
+    _put(out, "".join(line + "\n" for line in lines))
+    return 0
+
+
+def _run_prefs(o: Options, qrels_path: str, run_path: str, out: TextIO) -> int:
+    """trec-eval with preference judgments (``-R prefs`` / ``-R qrels_prefs``)."""
+    from fasteval.prefs import evaluate_prefs
+
+    run = _read_trec_run(o, run_path, tie_docno_desc=False)
+    if o.compat == 9 or not o.complete:
+        # trec_eval's topic loop is the same for preference judgments: 10 stops at the
+        # first judged topic the run lacks (without -c); 9.0.8 leaves such topics out.
+        # Every judged topic is evaluated once (the judgments are read once: a FIFO
+        # cannot be read again), and the lines are then cut to what trec_eval prints
+        every = evaluate_prefs(
+            qrels_path, run, mode=o.rel_format, measures=o.measures or None,
+            per_query=True, max_docs=o.max_docs, complete=True, summary=True,
+        )
+        qids = sorted({qid for _, qid, _ in every if qid != "all"})
+        answered = set(run.get_column("query_id").cast(pl.Utf8).to_list())
+        stop = _topic_stop(o, qids, np.array([q in answered for q in qids], dtype=bool))
+        if stop:
+            return stop
+        missing = [q for q in qids if q not in answered]
+        if missing:  # --compat 9 only
+            lines = _prefs_v9(every, set(missing), len(qids), o)
+        else:  # every judged topic answered: -c changes nothing
+            lines = [line for line in every
+                     if (o.summary if line[1] == "all" else o.per_query)]
+    else:
+        lines = evaluate_prefs(
+            qrels_path, run, mode=o.rel_format, measures=o.measures or None,
+            per_query=o.per_query, max_docs=o.max_docs, complete=o.complete,
+            summary=o.summary,
+        )
+    _put(out, "".join(
+        f"{one_line(name):<22}\t{one_line(qid)}\t{one_line(value)}\n" if isinstance(value, str)
+        else _fmt(name, qid, value, isinstance(value, (int, np.integer))) + "\n"
+        for name, qid, value in lines))
+    return 0
+
+
+def _check_jg_measures(o: Options, measures: list[Measure]) -> None:
+    """trec_eval computes no other measure from qrels_jg judgments (they stop it with
+    "Can't calculate measure"): refused, not left out of the output."""
+    other = [m.name for m in measures if m.family != "num_q"]
+    if other:
+        shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
+        if not o.measures:  # trec_eval's default set, official, is not for qrels_jg
+            raise ParameterError(
+                "-R qrels_jg", "used with -m qrels_jg (or num_q, map_avgjg, P_avgjg, "
+                "Rprec_mult_avgjg): the default measures, official, are not computed "
+                "from qrels_jg judgments", "no -m")
+        raise ParameterError(
+            "-m with -R qrels_jg", "num_q, map_avgjg, P_avgjg, Rprec_mult_avgjg or qrels_jg "
+            "(no other measure is computed from qrels_jg judgments)", shown,
+        )
+
+
+def _query_lines(measures: list[Measure], numeric: list[Measure], qids: list[str],
+                 keep: np.ndarray, batch, z_values: np.ndarray, prefix: str) -> list[str]:
+    """trec_eval's per-query lines (``-q``) of the topics ``keep`` marks."""
+    lines: list[str] = []
+    for qi, qid in enumerate(qids):
+        if not keep[qi]:
+            continue
+        for m in measures:
+            if m.spec.scope == "summary":
                 continue
-            for m in measures:
-                if m.spec.scope == "summary":
-                    continue
-                if m.family == "relstring":
-                    s, e = batch.offsets[qi], batch.offsets[qi + 1]
-                    rs = _relstring(batch.labels, int(s), int(e), int(m.cutoff))
-                    if not present[qi] and m.base_name == "relstring":
-                        # trec_eval 10 clears the placeholder's string (-c) only when the
-                        # measure is named exactly "relstring": relstring.N keeps its "-"
-                        rs = ""
-                    lines.append(f"{one_line(m.base_name):<22}\t{one_line(qid)}\t'{rs}'")
-                    continue
-                j = numeric.index(m)
-                v = z_values[qi, j]
-                lines.append(prefix + _fmt(m.base_name, qid, v, m.spec.integer and not prefix))
-    if not o.summary:  # -n: trec_eval's print_final steps print nothing
-        _put(out, "".join(line + "\n" for line in lines))
-        return 0
-    if print_runid:
-        lines.append(_fmt("runid", "all", 0, True).replace("\t0", "\t" + runid, 1))
-    rows = keep if o.compat == 10 or not o.complete else np.ones(len(qids), dtype=bool)
+            if m.family == "relstring":
+                s, e = batch.offsets[qi], batch.offsets[qi + 1]
+                rs = _relstring(batch.labels, int(s), int(e), int(m.cutoff))
+                if not batch.present[qi] and m.base_name == "relstring":
+                    # trec_eval 10 clears the placeholder's string (-c) only when the
+                    # measure is named exactly "relstring": relstring.N keeps its "-"
+                    rs = ""
+                lines.append(f"{one_line(m.base_name):<22}\t{one_line(qid)}\t'{rs}'")
+                continue
+            v = z_values[qi, numeric.index(m)]
+            lines.append(prefix + _fmt(m.base_name, qid, v, m.spec.integer and not prefix))
+    return lines
+
+
+def _summary_lines(o: Options, numeric: list[Measure], z_values: np.ndarray, rows: np.ndarray,
+                   prefix: str, ev) -> list[str]:
+    """trec_eval's summary lines (qid ``all``) over the topics ``rows`` marks."""
+    lines = []
     for j, m in enumerate(numeric):
         if m.spec.scope == "query":
             continue
-        col = z_values[rows, j]
         if m.family == "num_q":
             v = float(rows.sum())
         elif m.family == "num_rel" and o.complete:
@@ -679,10 +697,9 @@ def run_trec_eval(o: Options, out: TextIO | None = None) -> int:
             # accumulated values, z-scores included (-Z -c prints that count as Znum_rel)
             v = float(ev.qrels.num_rel_all())
         else:
-            v = summary(col, m.spec.agg)
+            v = summary(z_values[rows, j], m.spec.agg)
         lines.append(prefix + _fmt(m.base_name, "all", v, m.spec.integer and not prefix))
-    _put(out, "".join(line + "\n" for line in lines))
-    return 0
+    return lines
 
 
 MISSING_ZSCORE = -1000000.0
