@@ -419,22 +419,25 @@ def evaluate_prefs(
     if max_docs is not None and (not isinstance(max_docs, (int, np.integer))
                                  or isinstance(max_docs, bool) or max_docs < 0):
         raise ParameterError("max_docs", "a non-negative integer", max_docs)
-    complete = check_flag("complete", complete)
-    per_query = check_flag("per_query", per_query)
-    summary = check_flag("summary", summary)
+    complete, per_query, summary = (check_flag(name, value) for name, value in (
+        ("complete", complete), ("per_query", per_query), ("summary", summary)))
     names = _select_measures(measures)
     j, source = _load_judgments(judgments, mode)
     run_df, tag = _load_run(run)
-    if run_id is None:
-        run_id = tag
+    values, qids = _values(j, source, run_df, max_docs, complete)
+    return _lines(values, qids, names, tag if run_id is None else run_id, per_query, summary)
+
+
+def _values(j: pl.DataFrame, source: str, run_df: pl.DataFrame, max_docs: int | None,
+            complete: bool) -> tuple[np.ndarray, list[str]]:
+    """The kernel's values (a row per topic) and the topics (strcmp order)."""
     topics = j.get_column("query_id").unique().sort()
     judged = j.select("query_id", "doc_id").unique()
     ranked = _rank_run(
         run_df, topics, max_docs=max_docs, complete=complete, tie_docno_desc=False, judged=judged
     )
     prep = _prepare(j, ranked)
-    values = _run_kernel(prep, j, source)
-    return _lines(values, prep["qids"], names, run_id, per_query, summary)
+    return _run_kernel(prep, j, source), prep["qids"]
 
 
 def _lines(values: np.ndarray, qids: list[str], names: list[str], run_id: str | None,
