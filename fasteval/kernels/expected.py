@@ -37,6 +37,10 @@ so that rankings without ties give the values of ``tie_break="trec"``, bit for b
 trec_eval's rules hold throughout: unjudged documents and negative grades are not
 relevant, ``num_rel`` comes from the qrels (grades >= the relevance level) and nDCG's
 ideal ranking from the qrels' grades.
+
+The pass is :func:`fasteval.kernels.ranking.build_pass` over this module's profiles and
+dispatch functions (:data:`PATHS`: the paths of the registry's ``Family.expected``), on the
+plan of :func:`fasteval.measures.plan.plan_slots` with ``expected=True``.
 """
 
 from __future__ import annotations

@@ -13,6 +13,12 @@ common families read their values off two per-query profiles computed once (runn
 relevant count and precision sum at a relevance level; running DCG), to the deepest cutoff
 asked; each other family is one function taking its parameters (cutoff, fraction,
 relevance level, gains), called from ``_one``.
+
+Which of these answers a family is its registry row's kernel path (``Family.trec``); each
+path has one dispatch function branching on the family's ``Code`` constant (:data:`PATHS`),
+checked against the rows when this module is imported. The pass itself
+(:func:`build_pass`) is one skeleton for both tie rules: :mod:`fasteval.kernels.expected`
+builds the tie-aware pass from it with its own profiles and dispatch functions.
 """
 
 from __future__ import annotations
