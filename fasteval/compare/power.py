@@ -30,12 +30,12 @@ Examples
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
 import polars as pl
 
+from fasteval.compare.settings import is_count, is_real
 from fasteval.errors import InputError, ParameterError
 from fasteval.options import Alternative, Design, check_choice
 
@@ -47,11 +47,6 @@ _F_LIMIT_DF = 1e9
 """Denominator degrees of freedom past which the ANOVA power is taken from F's chi-square
 limit (scipy's noncentral F loses accuracy from about 1e10; the limit is within 4e-7 of
 it at 1e9 for up to :data:`MAX_SYSTEMS` systems)."""
-
-
-def _real(value: object) -> bool:
-    """A real number (numpy's included), not a bool."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
 
 
 def _finite(value: float) -> bool:
@@ -80,15 +75,11 @@ def _check(
             or v <= 0
         ):
             raise ParameterError(name, "a finite number > 0", v)
-    if not (_real(alpha) and 0 < alpha < 1):
+    if not (is_real(alpha) and 0 < alpha < 1):
         raise ParameterError("alpha", "a number between 0 and 1", alpha)
     check_choice("design", Design, design)
     if design == "anova":
-        if (
-            not isinstance(n_systems, (int, np.integer))
-            or isinstance(n_systems, bool)
-            or not 2 <= n_systems <= MAX_SYSTEMS
-        ):
+        if not is_count(n_systems) or not 2 <= n_systems <= MAX_SYSTEMS:
             raise ParameterError("n_systems", f"an integer from 2 to {MAX_SYSTEMS} for "
                                  "design='anova'", n_systems)
         if alternative != "two-sided":
@@ -229,7 +220,7 @@ def topic_set_size(
     26
     """
     _check(min_diff, sd, alpha, design, n_systems, alternative)
-    if not (_real(power) and 0 < power < 1):
+    if not (is_real(power) and 0 < power < 1):
         raise ParameterError("power", "a number between 0 and 1", power)
     if not isinstance(max_topics, (int, np.integer)) or isinstance(max_topics, bool) \
             or max_topics < 2:
@@ -319,14 +310,6 @@ def pilot_variance(results: Any, measures: Any = None) -> pl.DataFrame:
             )
         ve = 0.0 if residual_is_zero(x) else two_way_anova(x)["ms_residual"]
         rows.append((m, len(systems), int(x.shape[1]), ve, math.sqrt(2 * ve)))
-    return pl.DataFrame(
-        rows,
-        schema={
-            "measure": pl.Utf8,
-            "n_runs": pl.Int64,
-            "n_topics": pl.Int64,
-            "residual_variance": pl.Float64,
-            "sd_diff": pl.Float64,
-        },
-        orient="row",
-    )
+    schema = {"measure": pl.Utf8, "n_runs": pl.Int64, "n_topics": pl.Int64,
+              "residual_variance": pl.Float64, "sd_diff": pl.Float64}
+    return pl.DataFrame(rows, schema=schema, orient="row")

@@ -43,25 +43,13 @@ from fasteval.options import Marks, MeasureNames, check_choice
 
 FORMATS = ("text", "markdown", "latex", "html", "csv", "parquet")
 SUFFIX_FORMATS = {  # file suffix -> report format (also used by `fasteval compare -o`)
-    ".txt": "text",
-    ".md": "markdown",
-    ".tex": "latex",
-    ".html": "html",
-    ".htm": "html",
-    ".csv": "csv",
-    ".parquet": "parquet",
-    ".pq": "parquet",
+    ".txt": "text", ".md": "markdown", ".tex": "latex", ".html": "html", ".htm": "html",
+    ".csv": "csv", ".parquet": "parquet", ".pq": "parquet",
 }
 _CORRECTION_LABEL = {
-    "holm": "Holm",
-    "bonferroni": "Bonferroni",
-    "sidak": "Sidak",
-    "holm-sidak": "Holm-Sidak",
-    "hochberg": "Hochberg",
-    "bh": "Benjamini-Hochberg",
-    "by": "Benjamini-Yekutieli",
-    "maxt": "permutation max-T (single-step)",
-    "stepdown": "Westfall-Young step-down max-T",
+    "holm": "Holm", "bonferroni": "Bonferroni", "sidak": "Sidak", "holm-sidak": "Holm-Sidak",
+    "hochberg": "Hochberg", "bh": "Benjamini-Hochberg", "by": "Benjamini-Yekutieli",
+    "maxt": "permutation max-T (single-step)", "stepdown": "Westfall-Young step-down max-T",
     "none": "no",
 }
 

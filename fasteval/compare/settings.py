@@ -99,24 +99,24 @@ def _test_names(tests: str | Sequence[str]) -> list[str]:
     return out
 
 
-def _real(value: object) -> bool:
+def is_real(value: object) -> bool:
     """A real number (numpy's float32 included), not a bool."""
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
-def _count(value: object) -> bool:
+def is_count(value: object) -> bool:
     """An integer (numpy's included), not a bool."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
 def _check_numbers(alpha: object, ci: object, n_resamples: object, seed: object) -> None:
-    if not (_real(alpha) and 0 < alpha < 1):
+    if not (is_real(alpha) and 0 < alpha < 1):
         raise ParameterError("alpha", "a number between 0 and 1", alpha)
-    if ci is not None and not (_real(ci) and 0 < ci < 1):
+    if ci is not None and not (is_real(ci) and 0 < ci < 1):
         raise ParameterError("ci", "a number between 0 and 1, or None", ci)
-    if not _count(n_resamples) or not 1 <= n_resamples <= MAX_RESAMPLES:
+    if not is_count(n_resamples) or not 1 <= n_resamples <= MAX_RESAMPLES:
         raise ParameterError("n_resamples", f"an integer from 1 to {MAX_RESAMPLES:_}", n_resamples)
-    if seed is not None and (not _count(seed) or seed < 0):
+    if seed is not None and (not is_count(seed) or seed < 0):
         raise ParameterError("seed", "an integer >= 0 or None", seed)
 
 
