@@ -20,6 +20,7 @@ the same kernels.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 import tempfile
@@ -576,15 +577,7 @@ def run_job(
         ``stats``: :class:`JobStats`.
     """
     t0 = time.perf_counter()
-    if max_rows_per_chunk is None:
-        if memory_limit is not None:
-            max_rows_per_chunk = rows_for_memory(parse_memory(memory_limit))
-        else:
-            max_rows_per_chunk = DEFAULT_MAX_ROWS
-    if isinstance(max_rows_per_chunk, bool) or not isinstance(max_rows_per_chunk, int | np.integer) or max_rows_per_chunk < MIN_ROWS:
-        raise ParameterError("max_rows_per_chunk", "a positive integer", max_rows_per_chunk)
-    max_rows = int(max_rows_per_chunk)
-    batch_rows = batch_rows_for(max_rows)
+    max_rows = _chunk_rows(max_rows_per_chunk, memory_limit)
     stats = JobStats(max_rows_per_chunk=max_rows)
     measure_names = list(evaluator.measure_names)
     wide_parts: list[pl.DataFrame] = []
@@ -604,69 +597,14 @@ def run_job(
         stats.add_time("write", time.perf_counter() - t_write)
 
     for source in sources:
-        # a source streams (grouped input) or, once a query shows up in two chunks, is
-        # re-read hash-partitioned: what it wrote so far is taken back first, so a restart
-        # never leaves partial rows in the output.
-        at_sink = sink.mark() if sink is not None else None
-        at_parts = len(wide_parts)
-        mode = "stream"
-        try:
-            outs, seen, rows, queries, chunks = _score(
-                evaluator, stream_chunks(iter_frames(source, batch_rows), max_rows),
-                source, measure_names, check_grouped=True, progress=progress, emit=emit_timed, stats=stats,
-                max_rows=max_rows, kinds=kinds,
-            )
-        except _NotGrouped:
-            if sink is not None:
-                sink.rollback(at_sink)
-            del wide_parts[at_parts:]
-            mode = "partition"
-            total = source.rows if source.rows > 0 else max_rows
-            n_parts = max(2, math.ceil(total * 1.25 / max_rows))
-            first_met: dict[str, None] = {}  # the runs in input order (parts come in hash order)
-            parts = partition_chunks(_note_runs(iter_frames(source, batch_rows), first_met), n_parts, tmp_dir)
-            try:
-                outs, seen, rows, queries, chunks = _score(
-                    evaluator, parts, source, measure_names, check_grouped=False, progress=progress,
-                    emit=emit_timed, stats=stats, max_rows=max_rows, kinds=kinds,
-                )
-            finally:
-                # its folder of part files is removed now, also when a part fails: the
-                # command ends its process without running finalizers
-                parts.close()
-            seen = {r: seen[r] for r in [*first_met, *seen] if r in seen}
-        for rep in outs:  # per-chunk counts that add up; "missing" ones are per run, below
-            if rep:
-                stats.add_report({k: v for k, v in rep.items() if k not in ("missing_from_run", "filled")})
-        stats.rows += rows
-        stats.queries += queries
-        stats.chunks += chunks
-        counted = [rep["evaluated"] for rep in outs if rep and "evaluated" in rep]
-        if rows > 0 and not complete and counted and not sum(counted):
-            import warnings
-
-            from fasteval.errors import DataWarning
-
-            warnings.warn(DataWarning(
-                f"{_label(source)}: none of its queries is in the qrels, so it has no results "
-                "(are these the qrels of this run? -c scores the qrels queries as empty rankings)"),
-                stacklevel=2)
-        fast = _fast_path(evaluator)
-        for rid in seen:
-            if rid in stats.runs:  # an earlier input held a run of this name: rows would merge
-                raise InputError(f"run {rid!r} is also in an earlier input; each run may be "
-                                 "given once", source=_label(source))
-        for rid, qids in seen.items():
-            if rid not in stats.runs:
-                stats.runs.append(rid)
-            stats.mode[rid] = mode
-            if complete:
-                fill = evaluator.fill_missing(qids, rid)
-                n_fill = fill.get_column("query_id").n_unique()
-                stats.add_report({"filled": n_fill, "missing_from_run": n_fill, "evaluated": n_fill})
-                emit(to_wide(fill, measure_names))
-            elif fast:
-                stats.add_report({"missing_from_run": len(evaluator.qrels.query_ids) - len(qids)})
+        score = functools.partial(_score, evaluator, source=source, measure_names=measure_names,
+                                  progress=progress, emit=emit_timed, stats=stats,
+                                  max_rows=max_rows, kinds=kinds)
+        mode, (outs, seen, rows, queries, chunks) = _score_source(score, source, sink, wide_parts,
+                                                                  max_rows, tmp_dir)
+        _add_counts(stats, source, outs, rows, queries, chunks, complete)
+        _add_runs(evaluator, stats, source, seen, mode, complete,
+                  lambda fill: emit(to_wide(fill, measure_names)))
     stats.seconds = time.perf_counter() - t0
     wide = None
     if collect_wide:
@@ -674,6 +612,101 @@ def run_job(
         if _fast_path(evaluator) and wide.height:
             wide = evaluate_order(evaluator, wide, stats.runs, kinds)
     return wide, stats
+
+
+def _chunk_rows(max_rows_per_chunk: int | None, memory_limit: int | str | None) -> int:
+    """Rows per chunk: ``max_rows_per_chunk``, else what ``memory_limit`` allows, else
+    :data:`DEFAULT_MAX_ROWS`."""
+    if max_rows_per_chunk is None:
+        if memory_limit is not None:
+            max_rows_per_chunk = rows_for_memory(parse_memory(memory_limit))
+        else:
+            max_rows_per_chunk = DEFAULT_MAX_ROWS
+    if isinstance(max_rows_per_chunk, bool) or not isinstance(max_rows_per_chunk, int | np.integer) or max_rows_per_chunk < MIN_ROWS:
+        raise ParameterError("max_rows_per_chunk", "a positive integer", max_rows_per_chunk)
+    return int(max_rows_per_chunk)
+
+
+def _score_source(score: Callable, source: RunSource, sink: Sink | None,
+                  wide_parts: list[pl.DataFrame], max_rows: int,
+                  tmp_dir: str | None) -> tuple[str, tuple]:
+    """``score`` (:func:`_score` bound to a job and ``source``) over ``source``, and how it was
+    read. A source streams (grouped input) or, once a query shows up in two chunks, is
+    re-read hash-partitioned: what it wrote so far is taken back first, so a restart never
+    leaves partial rows in the output."""
+    at_sink = sink.mark() if sink is not None else None
+    at_parts = len(wide_parts)
+    try:
+        frames = iter_frames(source, batch_rows_for(max_rows))
+        return "stream", score(stream_chunks(frames, max_rows), check_grouped=True)
+    except _NotGrouped:
+        if sink is not None:
+            sink.rollback(at_sink)
+        del wide_parts[at_parts:]
+    return "partition", _score_partitioned(score, source, max_rows, tmp_dir)
+
+
+def _score_partitioned(score: Callable, source: RunSource, max_rows: int,
+                       tmp_dir: str | None) -> tuple:
+    """``score`` over ``source`` re-read hash-partitioned; its runs in input order (the
+    parts come in hash order)."""
+    total = source.rows if source.rows > 0 else max_rows
+    n_parts = max(2, math.ceil(total * 1.25 / max_rows))
+    first_met: dict[str, None] = {}
+    frames = _note_runs(iter_frames(source, batch_rows_for(max_rows)), first_met)
+    parts = partition_chunks(frames, n_parts, tmp_dir)
+    try:
+        outs, seen, rows, queries, chunks = score(parts, check_grouped=False)
+    finally:
+        # its folder of part files is removed now, also when a part fails: the
+        # command ends its process without running finalizers
+        parts.close()
+    seen = {r: seen[r] for r in [*first_met, *seen] if r in seen}
+    return outs, seen, rows, queries, chunks
+
+
+def _add_counts(stats: JobStats, source: RunSource, outs: list, rows: int, queries: int,
+                chunks: int, complete: bool) -> None:
+    """A source's per-chunk counts into ``stats`` ("missing" ones are per run: _add_runs);
+    a warning when none of its queries is in the qrels."""
+    for rep in outs:
+        if rep:
+            stats.add_report({k: v for k, v in rep.items() if k not in ("missing_from_run", "filled")})
+    stats.rows += rows
+    stats.queries += queries
+    stats.chunks += chunks
+    counted = [rep["evaluated"] for rep in outs if rep and "evaluated" in rep]
+    if rows > 0 and not complete and counted and not sum(counted):
+        import warnings
+
+        from fasteval.errors import DataWarning
+
+        warnings.warn(DataWarning(
+            f"{_label(source)}: none of its queries is in the qrels, so it has no results "
+            "(are these the qrels of this run? -c scores the qrels queries as empty rankings)"),
+            stacklevel=3)
+
+
+def _add_runs(evaluator, stats: JobStats, source: RunSource, seen: dict[str, pl.Series],
+              mode: str, complete: bool, emit_fill: Callable[[pl.DataFrame], None]) -> None:
+    """A source's runs into ``stats`` (a name given twice is refused), with the queries each
+    lacks: filled (``complete``: their rows go to ``emit_fill``) or counted missing."""
+    fast = _fast_path(evaluator)
+    for rid in seen:
+        if rid in stats.runs:  # an earlier input held a run of this name: rows would merge
+            raise InputError(f"run {rid!r} is also in an earlier input; each run may be "
+                             "given once", source=_label(source))
+    for rid, qids in seen.items():
+        if rid not in stats.runs:
+            stats.runs.append(rid)
+        stats.mode[rid] = mode
+        if complete:
+            fill = evaluator.fill_missing(qids, rid)
+            n_fill = fill.get_column("query_id").n_unique()
+            stats.add_report({"filled": n_fill, "missing_from_run": n_fill, "evaluated": n_fill})
+            emit_fill(fill)
+        elif fast:
+            stats.add_report({"missing_from_run": len(evaluator.qrels.query_ids) - len(qids)})
 
 
 def _note_runs(frames: Iterator[pl.DataFrame], met: dict[str, None]) -> Iterator[pl.DataFrame]:
@@ -745,16 +778,11 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
     ``stats.oversized``. ``kinds`` (optional) receives the kind of each run's query ids
     (``"str"``, ``"int"``), which decides the order :func:`fasteval.evaluate` lists them in.
     """
-    from fasteval.batch.discover import _kind
-
     fast = _fast_path(evaluator)
-    nq = len(evaluator.qrels.query_ids) if fast else 0
     masks: dict[str, np.ndarray] = {}  # fast path: qrels queries seen, per run
     dropped: dict[str, pl.Series] = {}  # fast path: queries without judgments met, per run
-    reports = []
-    starts_parts: list[pl.DataFrame] = []
-    prev: pl.DataFrame | None = None
-    suspicious = False
+    reports: list = []
+    starts = None if fast else _Starts(check_grouped)
     rows = queries = n = 0
     clock = time.perf_counter()
     for chunk in chunks:
@@ -763,41 +791,12 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
         if stats is not None:
             stats.add_time("read", now - clock)
         keys = _keys(chunk)
-        st = None
-        before = queries
-        if not fast:
-            if check_grouped:
-                # interleaved queries inside a chunk are harmless while it is the only chunk;
-                # with a second chunk they predict splits, so switch to partitioning early
-                if suspicious:
-                    raise _NotGrouped
-                st = _segment_starts(chunk, keys)
-                suspicious = st.height != st.unique().height
-                if prev is not None and st.join(prev, on=keys, how="semi").height:
-                    raise _NotGrouped
-                prev = st
-            else:
-                st = chunk.select(keys).unique(maintain_order=True)
-            starts_parts.append(st)
+        st = starts.add(chunk, keys) if starts is not None else None
         if max_rows is not None and stats is not None and chunk.height > max_rows:
             _note_oversized(chunk, keys, source.name, max_rows, stats)
-        produced = []
         try:
-            _check_integer_ids(chunk)
-            for name, wide, rep, qidx, table, lacking in _evaluate_chunk(evaluator, chunk, source.name,
-                                                                        measure_names):
-                if kinds is not None and name not in kinds:
-                    kinds[name] = _kind(table.schema["query_id"])
-                if fast:
-                    mask = masks.setdefault(name, np.zeros(nq, dtype=bool))
-                    if check_grouped and mask[qidx].any():
-                        raise _NotGrouped
-                    mask[qidx] = True
-                    if check_grouped and lacking is not None and len(lacking):
-                        _check_dropped_once(dropped, name, lacking)
-                    queries += len(qidx) + (rep or {}).get("dropped_not_in_qrels", 0)
-                produced.append(wide)
-                reports.append(rep)
+            produced, counted = _chunk_results(evaluator, chunk, source.name, measure_names,
+                                               check_grouped, kinds, masks, dropped, reports)
         except InputError as exc:
             raise _relabel(exc, source, rows if check_grouped else None) from None
         except ParameterError:
@@ -808,8 +807,8 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
                 raise _NotGrouped from None
             raise
         rows += chunk.height
-        if st is not None:
-            queries += st.height
+        counted += st.height if st is not None else 0
+        queries += counted
         n += 1
         if stats is not None:
             stats.add_time("evaluate", time.perf_counter() - now)
@@ -817,22 +816,89 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
             emit(wide)
         clock = time.perf_counter()
         if progress is not None:
-            progress(chunk.height, queries - before)
-    if fast:
+            progress(chunk.height, counted)
+    if starts is None:
         qq = evaluator.qrels.query_ids
         seen = {name: qq.filter(pl.Series(mask)) for name, mask in masks.items()}
         return reports, seen, rows, queries, n
-    starts = (
-        pl.concat(starts_parts, how="vertical_relaxed")
-        if starts_parts
-        else pl.DataFrame(schema={"query_id": pl.Utf8})
-    )
-    if check_grouped and n > 1 and starts.height != starts.unique().height:
-        raise _NotGrouped
-    if suspicious:  # a single chunk: its keys were counted once per segment
-        starts = starts.unique(maintain_order=True)
-        queries = starts.height
-    return reports, _seen_by_run(starts, source.name), rows, queries, n
+    seen, distinct = starts.seen(n, source.name)
+    return reports, seen, rows, queries if distinct is None else distinct, n
+
+
+def _chunk_results(evaluator, chunk: pl.DataFrame, name: str, measure_names: list[str],
+                   check_grouped: bool, kinds: dict[str, str] | None,
+                   masks: dict[str, np.ndarray], dropped: dict[str, pl.Series],
+                   reports: list) -> tuple[list[pl.DataFrame], int]:
+    """One chunk scored: its wide results (one frame per run) and, on the fast path, the
+    queries it counts; its reports appended to ``reports``, each run's kind of query ids to
+    ``kinds``. On the fast path with ``check_grouped``, a query met again (or a query
+    without judgments met again) raises :class:`_NotGrouped`."""
+    from fasteval.batch.discover import _kind
+
+    fast = _fast_path(evaluator)
+    nq = len(evaluator.qrels.query_ids) if fast else 0
+    produced = []
+    counted = 0
+    _check_integer_ids(chunk)
+    for run, wide, rep, qidx, table, lacking in _evaluate_chunk(evaluator, chunk, name,
+                                                               measure_names):
+        if kinds is not None and run not in kinds:
+            kinds[run] = _kind(table.schema["query_id"])
+        if fast:
+            mask = masks.setdefault(run, np.zeros(nq, dtype=bool))
+            if check_grouped and mask[qidx].any():
+                raise _NotGrouped
+            mask[qidx] = True
+            if check_grouped and lacking is not None and len(lacking):
+                _check_dropped_once(dropped, run, lacking)
+            counted += len(qidx) + (rep or {}).get("dropped_not_in_qrels", 0)
+        produced.append(wide)
+        reports.append(rep)
+    return produced, counted
+
+
+class _Starts:
+    """The query starts of a source's chunks off the fast path; with ``check_grouped``,
+    :class:`_NotGrouped` as soon as a query is met in two chunks."""
+
+    def __init__(self, check_grouped: bool) -> None:
+        self.check_grouped = check_grouped
+        self.parts: list[pl.DataFrame] = []
+        self.prev: pl.DataFrame | None = None
+        self.suspicious = False
+
+    def add(self, chunk: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+        """The starts of ``chunk`` (its distinct query keys without the check)."""
+        if self.check_grouped:
+            # interleaved queries inside a chunk are harmless while it is the only chunk;
+            # with a second chunk they predict splits, so switch to partitioning early
+            if self.suspicious:
+                raise _NotGrouped
+            st = _segment_starts(chunk, keys)
+            self.suspicious = st.height != st.unique().height
+            if self.prev is not None and st.join(self.prev, on=keys, how="semi").height:
+                raise _NotGrouped
+            self.prev = st
+        else:
+            st = chunk.select(keys).unique(maintain_order=True)
+        self.parts.append(st)
+        return st
+
+    def seen(self, n: int, name: str) -> tuple[dict[str, pl.Series], int | None]:
+        """The query ids met in each run (after ``n`` chunks), and the number of distinct
+        queries when the one chunk counted a query once per segment (else None)."""
+        starts = (
+            pl.concat(self.parts, how="vertical_relaxed")
+            if self.parts
+            else pl.DataFrame(schema={"query_id": pl.Utf8})
+        )
+        if self.check_grouped and n > 1 and starts.height != starts.unique().height:
+            raise _NotGrouped
+        distinct = None
+        if self.suspicious:  # a single chunk: its keys were counted once per segment
+            starts = starts.unique(maintain_order=True)
+            distinct = starts.height
+        return _seen_by_run(starts, name), distinct
 
 
 def _check_dropped_once(dropped: dict[str, pl.Series], name: str, lacking: pl.Series) -> None:

@@ -87,7 +87,8 @@ def _fingerprint() -> str:
         pkg = Path(fasteval.__file__).resolve().parent
         h = hashlib.sha256()
         h.update(f"{fasteval.__version__}|{pl.__version__}|{np.__version__}|{MAGIC!r}".encode())
-        files = sorted([*pkg.glob("io/*.py"), *pkg.glob("prepare/*.py"), pkg / "kernels" / "prepare.py",
+        kernels = [pkg / "kernels" / f"{m}.py" for m in ("ids", "groups", "qrels_index", "rank")]
+        files = sorted([*pkg.glob("io/*.py"), *pkg.glob("prepare/*.py"), *kernels,
                         Path(__file__).resolve()])
         for f in files:
             h.update(f.name.encode())
