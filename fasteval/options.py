@@ -26,6 +26,8 @@ RankedTieBreak = Literal["trec", "rank", "input"]
 TieBreak = Literal[RankedTieBreak, "expected"]
 #: a document twice in one query's ranking: an error, or keep its best row
 Duplicates = Literal["error", "keep_best"]
+#: the readers' policy for a repeated judgment or ranked document ("ignore": keep every row)
+ReadDuplicates = Literal[Duplicates, "ignore"]
 #: the trec_eval version matched
 Compat = Literal[9, 10]
 #: where runs are scored: in this process, or on Ray Data

@@ -49,7 +49,7 @@ import shutil
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 import polars as pl
@@ -57,8 +57,8 @@ import polars as pl
 from fasteval.batch.discover import RunSource
 from fasteval.batch.driver import JobStats
 from fasteval.errors import FastevalError, InputError, ParameterError, first_line
+from fasteval.options import Engine, check_choice
 
-ENGINES = ("local", "ray")
 QRELS_MODES = ("auto", "shared", "co-partitioned")
 DEFAULT_SHARE_QRELS_LIMIT = 1 << 30
 """Prepared qrels up to this many bytes are shared whole through the object store."""
@@ -111,9 +111,7 @@ def check_engine(engine: str) -> str:
     >>> check_engine("ray")
     'ray'
     """
-    if engine not in ENGINES:
-        raise ParameterError("engine", f"one of {', '.join(ENGINES)}", engine)
-    return engine
+    return check_choice("engine", Engine, engine, f"one of {', '.join(get_args(Engine))}")
 
 
 def deep_nbytes(obj: Any, _depth: int = 0) -> int:

@@ -13,12 +13,13 @@ import os
 import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 import polars as pl
 
-from fasteval.errors import DataWarning, InputError, ParameterError
+from fasteval.errors import DataWarning, InputError
+from fasteval.options import ReadDuplicates, check_choice
 
 Kind = Literal["qrels", "run"]
 
@@ -47,13 +48,9 @@ ALIASES: dict[str, tuple[str, ...]] = {
 _PARAMETER = {"query_id": "query_col", "doc_id": "doc_col"}
 """The readers' parameter that names a column, where it is not ``<canonical>_col``."""
 
-VALID_DUPLICATES = ("error", "keep_best", "ignore")
-
-
 def check_duplicates_param(duplicates: str) -> None:
     """Raise :class:`ParameterError` unless ``duplicates`` is a known policy."""
-    if duplicates not in VALID_DUPLICATES:
-        raise ParameterError("duplicates", f"one of {VALID_DUPLICATES}", duplicates)
+    check_choice("duplicates", ReadDuplicates, duplicates, f"one of {get_args(ReadDuplicates)}")
 
 
 def value_column(kind: Kind) -> str:
