@@ -21,6 +21,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from fasteval.judge.protocol import _to_chat_messages, normalize_reply
+
 __all__ = ["SPAN_NAME", "active_tracer", "current_span", "chat_span", "set_output"]
 
 SPAN_NAME = "haystack.chat_generator.run"
@@ -49,8 +51,6 @@ def _as_chat_messages(messages: Any) -> Any:
     """OpenAI-style message dicts as Haystack ``ChatMessage`` objects (others unchanged)."""
     if not (isinstance(messages, list) and all(isinstance(m, dict) for m in messages)):
         return messages
-    from fasteval.judge.protocol import _to_chat_messages
-
     return _to_chat_messages(messages)
 
 
@@ -80,8 +80,6 @@ def set_output(span: Any, result: Any) -> None:
     """Record the generator's result on ``span`` in Haystack's shape (``{"replies": [ChatMessage]}``)."""
     if not (isinstance(result, dict) and "replies" in result):
         from haystack.dataclasses import ChatMessage
-
-        from fasteval.judge.protocol import normalize_reply
 
         reply = normalize_reply(result)
         result = {"replies": [ChatMessage.from_assistant(reply.text or "", meta=dict(reply.meta))]}
