@@ -21,8 +21,7 @@ from fasteval.prefs import kernels
 from fasteval.prefs.readers import (
     judgments_from_frame,
     numeric_column,
-    read_prefs_lines,
-    read_qrels_prefs_lines,
+    read_judgment_lines,
     read_trec_run_minimal,
 )
 
@@ -84,8 +83,7 @@ def _load_judgments(judgments, mode: str) -> tuple[pl.DataFrame, str]:
     if mode not in ("prefs", "qrels_prefs"):
         raise ParameterError("mode", "'prefs' or 'qrels_prefs'", mode)
     if isinstance(judgments, (str, os.PathLike)):
-        read = read_prefs_lines if mode == "prefs" else read_qrels_prefs_lines
-        return read(judgments), str(judgments)
+        return read_judgment_lines(judgments, mode), str(judgments)
     return judgments_from_frame(judgments, mode), "judgments"
 
 

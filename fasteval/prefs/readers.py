@@ -126,24 +126,7 @@ def read_prefs(path: str | os.PathLike[str]) -> pl.DataFrame:
     [('q1', 'u1', 's1', 'd#1', 2.0), ('q1', 'u1', 's1', 'd2', 0.0)]
     >>> os.unlink(f.name)
     """
-    return read_prefs_lines(path).drop("lineno")
-
-
-def read_prefs_lines(path: str | os.PathLike[str]) -> pl.DataFrame:
-    """:func:`read_prefs` with a ``lineno`` column (1-based), to name a judgment's line."""
-    src = str(path)
-    df = _split_fields(src, _read_lines(path), 5, ("qid", "jg", "jsg", "docno", "rel_level"))
-    if df.height == 0:
-        raise InputError("no judgments (only comments)", source=src)
-    df = _parse_rel(src, df, "rel_level")
-    return df.select(
-        pl.col("qid").alias("query_id"),
-        "jg",
-        "jsg",
-        pl.col("docno").alias("doc_id"),
-        "rel_level",
-        "lineno",
-    )
+    return read_judgment_lines(path, "prefs").drop("lineno")
 
 
 def read_qrels_prefs(path: str | os.PathLike[str]) -> pl.DataFrame:
@@ -171,24 +154,22 @@ def read_qrels_prefs(path: str | os.PathLike[str]) -> pl.DataFrame:
     [('q1', '0', '0', 'd1', 1.0), ('q1', '0', '0', 'd2', 0.0)]
     >>> os.unlink(f.name)
     """
-    return read_qrels_prefs_lines(path).drop("lineno")
+    return read_judgment_lines(path, "qrels_prefs").drop("lineno")
 
 
-def read_qrels_prefs_lines(path: str | os.PathLike[str]) -> pl.DataFrame:
-    """:func:`read_qrels_prefs` with a ``lineno`` column (1-based), to name a judgment's line."""
+def read_judgment_lines(path: str | os.PathLike[str], mode: str = "prefs") -> pl.DataFrame:
+    """:func:`read_prefs` (``mode="prefs"``) or :func:`read_qrels_prefs` (``"qrels_prefs"``)
+    with a ``lineno`` column (1-based), to name a judgment's line."""
     src = str(path)
-    df = _split_fields(src, _read_lines(path), 4, ("qid", "iter", "docno", "rel"))
+    prefs = mode == "prefs"
+    fields = ("qid", "jg", "jsg", "docno", "rel_level") if prefs else ("qid", "iter", "docno", "rel")
+    df = _split_fields(src, _read_lines(path), len(fields), fields)
     if df.height == 0:
         raise InputError("no judgments (only comments)", source=src)
-    df = _parse_rel(src, df, "rel")
-    return df.select(
-        pl.col("qid").alias("query_id"),
-        pl.col("iter").alias("jg"),
-        pl.lit("0", dtype=pl.Utf8).alias("jsg"),
-        pl.col("docno").alias("doc_id"),
-        "rel_level",
-        "lineno",
-    )
+    df = _parse_rel(src, df, fields[-1])
+    return df.select(pl.col("qid").alias("query_id"), pl.col(fields[1]).alias("jg"),
+                     pl.col("jsg") if prefs else pl.lit("0", dtype=pl.Utf8).alias("jsg"),
+                     pl.col("docno").alias("doc_id"), "rel_level", "lineno")
 
 
 def numeric_column(df: pl.DataFrame, column: str, source: str) -> pl.Expr:
