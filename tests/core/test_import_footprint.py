@@ -58,7 +58,7 @@ def test_small_jobs_load_nothing_heavy(command):
     else:  # the driver the command runs on, without the rest of the package
         assert _under(mods, ["fasteval.batch"]) == [
             "fasteval.batch", "fasteval.batch.api", "fasteval.batch.discover",
-            "fasteval.batch.driver", "fasteval.batch.sinks"]
+            "fasteval.batch.driver", "fasteval.batch.sinks", "fasteval.batch.warm"]
 
 
 def test_jobs_import_no_pyarrow(tmp_path):
