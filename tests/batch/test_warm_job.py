@@ -8,9 +8,9 @@ import gzip
 import polars as pl
 import pytest
 
-from fasteval.batch.warm import Job, Slot, _run_job, rows_bounds
 from fasteval.batch.api import _warm_job
 from fasteval.batch.discover import discover_all
+from fasteval.batch.warm import Job, Slot, _run_job, rows_bounds
 
 
 def test_rows_bounds(tmp_path):
