@@ -424,14 +424,14 @@ class DiversityEvaluator:
         """Per-query results ``(run_id, query_id, measure, value)`` for one or many runs
         (a table with an optional ``run_id`` column, anything :func:`fasteval.read_run`
         reads, or a mapping ``{name: run}``)."""
-        from fasteval.evaluation import _merge_reports, _split_runs, relocated
+        from fasteval.evaluation import merge_reports, relocated, split_runs
         from fasteval.prepare import prepare_run
 
         frames = []
         reports = []
         pq = self.subtopics.pq
         names = pl.Series("measure", self.measure_names, dtype=pl.Utf8)
-        for name, table, checked, source, locate in _split_runs(run, run_id):
+        for name, table, checked, source, locate in split_runs(run, run_id):
             try:
                 batch = prepare_run(pq, table, tie_break=self.tie_break, max_docs=self.max_docs,
                                     judged_only=self.judged_only, complete=self.complete,
@@ -450,7 +450,7 @@ class DiversityEvaluator:
             reports.append(batch.report)
         if not frames:
             raise InputError("no runs to evaluate", source="run")
-        self.report = _merge_reports(reports)
+        self.report = merge_reports(reports)
         return pl.concat(frames, how="vertical") if len(frames) > 1 else frames[0]
 
 

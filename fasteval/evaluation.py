@@ -39,7 +39,7 @@ from fasteval.measures import Measure, parse_labelled, parse_measures
 from fasteval.measures.aggregate import aggregate_long
 from fasteval.measures.plan import needs, plan_slots
 from fasteval.measures.registry import BY_KEY, INT_CUTS, LENGTH, NEEDS_LEVELS, NEEDS_MAX_GRADE
-from fasteval.options import Compat, Duplicates, Engine, TieBreak, check_choice
+from fasteval.options import Compat, Duplicates, TieBreak, check_choice
 from fasteval.prepare import (
     Batch,
     PreparedQrels,
@@ -50,7 +50,7 @@ from fasteval.prepare import (
     prepare_run,
 )
 
-__all__ = ["Evaluator", "evaluate", "aggregate", "check_measure_values", "plan_slots", "score_batch"]
+__all__ = ["Evaluator", "aggregate", "check_measure_values", "plan_slots", "score_batch"]
 
 RESULT_COLUMNS = ("run_id", "query_id", "measure", "value")
 
@@ -84,7 +84,7 @@ def relocated(exc: InputError, source: str, locate: Locate) -> InputError:
     return exc.at(**{"source": source, "row": None, **locate(exc.row)})
 
 
-def _load_qrels(qrels: Any) -> pl.DataFrame:
+def load_qrels(qrels: Any) -> pl.DataFrame:
     return _load_qrels_located(qrels)[0]
 
 
@@ -105,12 +105,12 @@ def _load_qrels_located(qrels: Any) -> tuple[pl.DataFrame, str, Locate]:
     return read_qrels(qrels, duplicates="ignore"), "qrels", _same_row
 
 
-def _load_run(run: Any, name: str) -> RunPart:
+def load_run(run: Any, name: str) -> RunPart:
     """The run as a :class:`RunPart`; ``checked`` when :func:`fasteval.read_run` made it
     (its scores are then known to be numbers: :func:`prepare_run` need not look for NaN
     again). A file's rows are located by their lines."""
     if isinstance(run, pl.DataFrame) and {"query_id", "doc_id", "score"} <= set(run.columns) \
-            and _plain_types(run.schema) and _canonical_names(run.columns):
+            and plain_types(run.schema) and canonical_names(run.columns):
         if run.height == 0:  # as read_run says of any other empty table
             raise InputError("the run table is empty (no rows)", source=name)
         return RunPart(name, run, False, name)
@@ -124,7 +124,7 @@ def _load_run(run: Any, name: str) -> RunPart:
     return RunPart(name, read_run(run, duplicates="ignore"), True, name)
 
 
-def _canonical_names(columns: list[str]) -> bool:
+def canonical_names(columns: list[str]) -> bool:
     """Whether read_run would take every column it knows by its canonical name: a table
     whose run name is in ``runid`` (or ``system``...) or whose rank is in ``position``
     goes through read_run, which renames them (taken as it is, its runs would be one)."""
@@ -134,7 +134,7 @@ def _canonical_names(columns: list[str]) -> bool:
     return all(name == canonical for canonical, name in found.items())
 
 
-def _plain_types(schema: pl.Schema) -> bool:
+def plain_types(schema: pl.Schema) -> bool:
     """Text or integer ids and numeric scores: a table prepare_run takes as it is (any other
     goes through read_run, which converts what it can and names the row of what it cannot)."""
     ids = all(schema[c] == pl.String or schema[c].is_integer() for c in ("query_id", "doc_id"))
@@ -488,9 +488,11 @@ class Evaluator:
         :func:`fasteval.read_run` reads, or a mapping ``{name: run}``.
         """
         self.report = Report()
-        return self._evaluate(_split_runs(run, run_id), complete)
+        return self.evaluate_parts(split_runs(run, run_id), complete)
 
-    def _evaluate(self, runs: list[RunPart], complete: bool | None) -> pl.DataFrame:
+    def evaluate_parts(self, runs: list[RunPart], complete: bool | None) -> pl.DataFrame:
+        """:meth:`evaluate` of runs already split and loaded (:func:`split_runs`); a warning
+        it gives names the line that called its caller."""
         self.report = Report()  # a call that raises leaves no counts of an earlier one
         frames = []
         reports = []
@@ -509,7 +511,7 @@ class Evaluator:
                        f"none of its {batch.report.run_queries} queries is")
                     + " in the qrels, so it has no results (complete=True scores the qrels "
                     "queries as empty rankings)"), stacklevel=3)
-        self.report = _merge_reports(reports)
+        self.report = merge_reports(reports)
         if not frames:
             raise InputError("no runs to evaluate", source="run")
         return pl.concat(frames, how="vertical") if len(frames) > 1 else frames[0]
@@ -535,22 +537,22 @@ class Evaluator:
         return self._to_frame(batch, self.score(batch), run_id)
 
 
-def _split_runs(run: Any, run_id: str | None) -> list[RunPart]:
+def split_runs(run: Any, run_id: str | None) -> list[RunPart]:
     """A :class:`RunPart` for each run given; ``checked``: its scores are known to be
     numbers (read by read_run, or checked here before the split, where the rows still have
     their numbers in the table given); the rows of a part of a table with a ``run_id``
     column are located in that table."""
-    if _is_runs_mapping(run):
+    if is_runs_mapping(run):
         names = [str(k) for k in run]
         if len(set(names)) < len(names):
             twice = sorted({n for n in names if names.count(n) > 1})
             raise InputError(f"run name(s) {twice} given twice (keys equal as text)",
                              source="run")
-        parts = [_load_run(v, name) for name, v in zip(names, run.values(), strict=True)]
+        parts = [load_run(v, name) for name, v in zip(names, run.values(), strict=True)]
         for part in parts:
             check_one_run_per_key(part.table, part.name)
         return parts
-    whole = _load_run(run, run_id or "run")
+    whole = load_run(run, run_id or "run")
     table = whole.table
     check_run_id_argument(table, run_id)
     if "run_id" in table.columns and run_id is None:
@@ -611,7 +613,7 @@ class _Shown(str):
         return str(self)
 
 
-def _is_runs_mapping(run: Any) -> bool:
+def is_runs_mapping(run: Any) -> bool:
     """A mapping ``{name: run}`` (not one ``{qid: {docid: score}}`` run)."""
     return isinstance(run, Mapping) and bool(run) and all(
         isinstance(v, (pl.DataFrame, str, os.PathLike)) or hasattr(v, "columns") or _is_run_dict(v)
@@ -643,102 +645,12 @@ def _is_ranx(obj: Any) -> bool:
     return type(obj).__module__.split(".")[0] == "ranx" and hasattr(obj, "to_dict")
 
 
-def _merge_reports(reports: list[Report]) -> Report:
+def merge_reports(reports: list[Report]) -> Report:
     total = Report()
     for r in reports:
         for f in total.__dataclass_fields__:
             setattr(total, f, getattr(total, f) + getattr(r, f))
     return total
-
-
-def evaluate(
-    qrels: Any,
-    run: Any,
-    measures: str | Measure | Iterable[str | Measure],
-    *,
-    run_id: str | None = None,
-    engine: Engine = "local",
-    relevance_level: int = 1,
-    max_docs: int | None = None,
-    complete: bool = False,
-    judged_only: bool = False,
-    tie_break: TieBreak = "trec",
-    duplicates: Duplicates = "error",
-    num_docs: int = 0,
-    compat: Compat = 10,
-    **ray_options: Any,
-) -> pl.DataFrame:
-    """Evaluate one or more runs; per-query results in long form.
-
-    Parameters
-    ----------
-    qrels, run
-        Tables, paths or dicts (see :func:`fasteval.read_qrels`, :func:`fasteval.read_run`);
-        ``run`` may also be a mapping ``{name: run}`` (one run per key: a table under a
-        key whose ``run_id`` column names several runs is refused) or have a ``run_id``
-        column.
-    measures
-        Measure names in trec_eval, ir_measures or ranx spelling. Each is labelled in the
-        results as it was asked for (``"mrr"`` gives rows named ``mrr``, ``"nDCG@10"``
-        rows named ``nDCG@10``); a :class:`~fasteval.measures.Measure` object, trec_eval's
-        ``name.params`` lists (``"P.10"``, ``"P.5,10"``) and names that give several
-        (``"P"``, ``"official"``) carry their canonical names (``P_10``, as trec_eval prints). Two different names of one measure in one call
-        (``"ndcg@10"`` and ``"ndcg_cut_10"``) raise :class:`~fasteval.errors.ParameterError`;
-        a name repeated as written is scored once. See :class:`Evaluator`.
-    run_id : str, optional
-        Name for a single run without a ``run_id`` column (default ``"run"``); it renames
-        the run of a ``run_id`` column naming one, and is refused for one naming several.
-    engine : {"local", "ray"}
-        ``"ray"`` scores on Ray Data (``pip install ".[ray]"``): ``run`` is then a
-        table, a mapping ``{name: table}``, or parquet paths / globs / directories (the rules
-        of :mod:`fasteval.batch.discover`); the results equal the local ones bit for bit.
-    relevance_level, max_docs, complete, judged_only, tie_break, duplicates, num_docs, compat
-        See :class:`Evaluator`.
-    **ray_options
-        With ``engine="ray"``: ``ray_address``, ``share_qrels_limit``, ``qrels_mode`` (see
-        :func:`fasteval.batch.ray_engine.run_job_ray`).
-
-    Returns
-    -------
-    polars.DataFrame
-        ``run_id``, ``query_id``, ``measure``, ``value``; :func:`aggregate` summarises it.
-        Run queries absent from the qrels have no rows (trec_eval's rule); for their count
-        (and those filled or deduplicated) use :class:`Evaluator`, whose ``report`` holds
-        them after :meth:`Evaluator.evaluate`.
-
-    Examples
-    --------
-    >>> import fasteval
-    >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
-    >>> runs = {"bm25": {"q1": {"a": 1.0}, "q2": {"c": 1.0, "b": 0.5}}}
-    >>> fasteval.aggregate(fasteval.evaluate(qrels, runs, "mrr")).rows()
-    [('bm25', 'mrr', 0.75)]
-    >>> fasteval.evaluate(qrels, runs, ["P@1", "P_1"])
-    Traceback (most recent call last):
-    ...
-    fasteval.errors.ParameterError: measures must be one name per measure (both are P_1; \
-results carry the name asked for), got ['P@1', 'P_1']
-    """
-    options = {"relevance_level": relevance_level, "max_docs": max_docs, "complete": complete,
-               "judged_only": judged_only, "tie_break": tie_break, "duplicates": duplicates,
-               "num_docs": num_docs, "compat": compat, **ray_options}
-    if engine != "local":
-        from fasteval.batch.ray_engine import evaluate_ray
-
-        return evaluate_ray(qrels, run, measures, run_id=run_id, engine=engine, **options)
-    if not isinstance(run, str | os.PathLike):
-        # _evaluate called from here, as below: its warnings name the caller's line
-        evaluator = Evaluator(qrels, measures, **options)
-        return evaluator._evaluate(_split_runs(run, run_id), None)
-    # the run file is read on a thread while the qrels are read and prepared (polars reads
-    # without holding the GIL); errors surface as they would without the thread
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1, thread_name_prefix="fasteval-read") as pool:
-        pending = pool.submit(_split_runs, run, run_id)
-        evaluator = Evaluator(qrels, measures, **options)
-        runs = pending.result()
-    return evaluator._evaluate(runs, None)
 
 
 def aggregate(results: pl.DataFrame) -> pl.DataFrame:

@@ -504,9 +504,9 @@ def _read_table(spec: object) -> pl.DataFrame:
     pyarrow, a run dict) through :func:`fasteval.read_run`, as :func:`fasteval.evaluate`
     takes it."""
     if isinstance(spec, pl.DataFrame) and set(RUN_COLUMNS) <= set(spec.columns):
-        from fasteval.evaluation import _canonical_names, _plain_types
+        from fasteval.evaluation import canonical_names, plain_types
 
-        if _plain_types(spec.schema) and _canonical_names(spec.columns):
+        if plain_types(spec.schema) and canonical_names(spec.columns):
             return spec
     from fasteval.io.readers import read_run
 

@@ -533,9 +533,9 @@ def _dataset(ray, i: int, source: RunSource, tie_break: str, qrels_cols: list[tu
 
 def _qrels_dataset(ray, qrels: Any, casts: dict[str, str], run_cols: list[tuple[str, str]], key_text: bool):
     """The qrels as rows of the co-partitioned shuffle (read on the driver, in parts)."""
-    from fasteval.evaluation import _load_qrels
+    from fasteval.evaluation import load_qrels
 
-    table = _load_qrels(qrels).select(["query_id", "doc_id", "relevance"]).with_row_index("_row")
+    table = load_qrels(qrels).select(["query_id", "doc_id", "relevance"]).with_row_index("_row")
     table = table.with_columns(pl.col("_row").cast(pl.Int64))
     step = READ_TASK_ROWS
     ds = ray.data.from_arrow([table.slice(s, step).to_arrow() for s in range(0, max(table.height, 1), step)])
@@ -1122,17 +1122,17 @@ def evaluate_ray(qrels, run, measures, *, run_id: str | None = None, engine: str
     require_ray()
     from fasteval.batch.discover import _read_table
     from fasteval.evaluation import (
-        _is_runs_mapping,
-        _load_run,
         check_one_run_per_key,
         check_run_id_argument,
+        is_runs_mapping,
+        load_run,
     )
 
     if not isinstance(run, pl.DataFrame | str | os.PathLike | list | tuple) \
-            and not _is_runs_mapping(run):
+            and not is_runs_mapping(run):
         run = _read_table(run)  # one run in memory (pandas, Arrow, a run dict): named as locally
     if isinstance(run, pl.DataFrame):
-        run = _load_run(_read_table(run), run_id or "run").table  # refuses an empty table
+        run = load_run(_read_table(run), run_id or "run").table  # refuses an empty table
         check_run_id_argument(run, run_id)
         if run_id is not None:  # the name given names the column's one run, as locally
             run = run.drop("run_id", strict=False)
@@ -1140,7 +1140,7 @@ def evaluate_ray(qrels, run, measures, *, run_id: str | None = None, engine: str
                              has_run_id="run_id" in run.columns)]
     elif isinstance(run, dict) and all(isinstance(v, pl.DataFrame) for v in run.values()):
         # the name given wins over a run_id column, as in fasteval.evaluate({name: table})
-        frames = {str(k): _load_run(_read_table(v), str(k)).table for k, v in run.items()}
+        frames = {str(k): load_run(_read_table(v), str(k)).table for k, v in run.items()}
         for k, v in frames.items():
             check_one_run_per_key(v, k)
         frames = {k: v.drop("run_id", strict=False) for k, v in frames.items()}

@@ -112,7 +112,7 @@ def _locate(j: pl.DataFrame, qid: str, doc_id: str, code: int) -> tuple[int, str
     return int(row["_row"]), row["jg"], row["jsg"]
 
 
-def _load_run(run) -> tuple[pl.DataFrame, str | None]:
+def load_run(run) -> tuple[pl.DataFrame, str | None]:
     if isinstance(run, (str, os.PathLike)):
         return read_trec_run_minimal(run)
     if not isinstance(run, pl.DataFrame):
@@ -421,7 +421,7 @@ def evaluate_prefs(
         ("complete", complete), ("per_query", per_query), ("summary", summary)))
     names = _select_measures(measures)
     j, source = _load_judgments(judgments, mode)
-    run_df, tag = _load_run(run)
+    run_df, tag = load_run(run)
     values, qids = _values(j, source, run_df, max_docs, complete)
     return _lines(values, qids, names, tag if run_id is None else run_id, per_query, summary)
 

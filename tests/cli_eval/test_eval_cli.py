@@ -8,9 +8,9 @@ import polars as pl
 import pytest
 
 import fasteval
+from fasteval import aggregate, evaluate
 from fasteval.cli import main
 from fasteval.datasets import SynthSpec, generate
-from fasteval.evaluation import aggregate, evaluate
 
 TREC = "datasets/trec"
 M = ["ndcg@10", "map", "P@5", "recip_rank", "num_ret", "gm_map", "bpref"]

@@ -22,8 +22,8 @@ import polars as pl
 import pytest
 
 import fasteval
+from fasteval import aggregate, evaluate
 from fasteval.cli import _guard, main
-from fasteval.evaluation import aggregate, evaluate
 from fasteval.io import atomic
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,8 +13,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from fasteval import evaluate
 from fasteval.datasets import SynthSpec, write_synth
-from fasteval.evaluation import evaluate
 
 ROOT = Path(__file__).resolve().parents[2]
 MEASURES = ["ndcg@10", "map", "P@5"]
