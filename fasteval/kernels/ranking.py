@@ -846,12 +846,16 @@ def build_pass(kit, generic: bool, model: bool, parallel: bool):
     slot never compiles :mod:`fasteval.kernels.cwl`). ``parallel``: a ``prange`` over
     queries, else one thread. Callers keep the variants they build (:data:`_PASSES`).
     """
+    # the trec pass's family functions, inlined, read the plan borrowed; the expected pass's
+    # _one, a call, takes it as it is (a borrowed copy costs it 0.5 s of compile time)
+    borrow = generic and kit is sys.modules[__name__]
+
     def _pass(labels, offsets, starts, grades, gstart, gend, plan, out, prof, dcg, work, iwork,
               lg):
         rdepth = plan.rel_depth
         ddepth = plan.dcg_depth
         labels, starts, grades = _borrow(labels), _borrow(starts), _borrow(grades)
-        bplan = _borrowed_plan(plan) if generic else plan  # (the profiles-only pass: folded)
+        bplan = _borrowed_plan(plan) if borrow else plan  # (folded away where not)
         codes, modes, cuts = _borrow(plan.codes), _borrow(plan.modes), _borrow(plan.cuts)
         params, levels = _borrow(plan.params), _borrow(plan.levels)
         prof, dcg, lg = _borrow(prof), _borrow(dcg), _borrow(lg)
