@@ -255,9 +255,8 @@ def _next_ideal(j, oe, ol, grades, gs, ge):
     return j, 0
 
 
-# long: one walk down the ranking and the ideal one together; its ten running sums would
-# cross every call of a split
 @njit(**_JIT)
+# long: one walk down the ranking and the ideal ranking at once; a split passes ten sums per call
 def _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, which, level, k):
     """ndcg (0), ndcg_rel (1), Rndcg (2) and G (3) with trec_eval's gain rules; ndcg of the
     top ``k`` (and the ideal top ``k``) for a cutoff (``nDCG(gains={...})@k``)."""
