@@ -726,8 +726,8 @@ check_paths("trec", PATHS)
 
 def implemented_codes() -> frozenset[int]:
     """The family codes the trec pass computes: those of the families that declare a path
-    of it (each checked against its dispatch function, see :data:`PATHS`). The planner
-    refuses the rest.
+    of it (each checked against its dispatch function, see :data:`PATHS`); the planner
+    refuses the others (``relstring``).
 
     Examples
     --------

@@ -208,8 +208,7 @@ _RULE = {False: "trec", True: "expected"}
 def _path(fam: Family, meas: Measure, expected: bool) -> str:
     """The kernel path a member takes (see :attr:`Family.trec`); refuses a family without one."""
     paths = fam.paths(_RULE[expected])
-    done = paths and (expected or fam.code in _implemented())
-    if not done:
+    if not paths:
         raise UnknownMeasureError(
             f"measure {meas.name!r} has no kernel (family {fam.key!r}, code {fam.code})")
     if meas.gains and PATH_OWN in paths[1:]:  # custom gains: the family function
@@ -217,12 +216,6 @@ def _path(fam: Family, meas: Measure, expected: bool) -> str:
     if fam.rel == REL_BINARY and meas.rel is not None and PATH_MODEL in paths[1:]:
         return PATH_MODEL  # RBP(rel=k): C/W/L's
     return paths[0]
-
-
-def _implemented() -> frozenset[int]:
-    from fasteval.kernels.ranking import implemented_codes
-
-    return implemented_codes()
 
 
 def _slot(meas: Measure, relevance_level: int, judged: list[int], expected: bool) -> tuple:

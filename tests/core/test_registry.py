@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -40,7 +41,7 @@ def test_codes_and_constants() -> None:
 
 
 def test_a_family_without_a_kernel_is_refused_when_planning(monkeypatch) -> None:
-    monkeypatch.setattr(ranking, "_IMPLEMENTED", ranking.implemented_codes() - {int(Code.BPREF)})
+    monkeypatch.setitem(BY_KEY, "bpref", dataclasses.replace(BY_KEY["bpref"], trec=()))
     with pytest.raises(UnknownMeasureError, match="bpref"):
         plan_slots(parse_measures(["P@5", "bpref"]))
     with pytest.raises(UnknownMeasureError, match="no kernel"):
