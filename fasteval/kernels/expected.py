@@ -561,7 +561,7 @@ _RR = (Code.RECIP_RANK, Code.RECIP_RANK_CUT, Code.SUCCESS)
 profile (:func:`_rel_profile` computes them only for a plan that has one)."""
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _one(plan, j, lab, st, s, e, grades, gs, ge, lg):
     """Slot ``j``'s expected value by its family's own function, for the slots whose value
     does not depend on the order inside tie groups or that have a function of their own:

@@ -845,8 +845,8 @@ def build_pass(kit, generic: bool, model: bool, parallel: bool):
     slot never compiles :mod:`fasteval.kernels.cwl`). ``parallel``: a ``prange`` over
     queries, else one thread. Callers keep the variants they build (:data:`_PASSES`).
     """
-    # the trec pass's family functions, inlined, read the plan borrowed; the expected pass's
-    # _one, a call, takes it as it is (a borrowed copy costs it 0.5 s of compile time)
+    # the trec pass's family functions read the plan borrowed; the expected pass's _one
+    # reads it as it is (a borrowed copy costs that pass 0.5 s of compile time)
     borrow = generic and kit is sys.modules[__name__]
 
     def _pass(labels, offsets, starts, grades, gstart, gend, plan, out, prof, dcg, work, iwork,
