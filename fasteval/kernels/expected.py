@@ -116,6 +116,12 @@ def check_measures(measures: Iterable[Any]) -> None:
     ... except ParameterError as e:
     ...     print(e.value)
     ['bpref', 'infAP']
+    >>> check_measures(parse_measures(["nDCG(gains={0: 0, 1: 1, 2: 5})@10"]))
+    Traceback (most recent call last):
+    ...
+    fasteval.errors.ParameterError: measures with tie_break='expected' must be without custom \
+gains when they have a cutoff (ndcg with gains and no cutoff has an expected value), got \
+['ndcg_cut_10(gains={0:0,1:1,2:5})']
     """
     from fasteval.errors import ParameterError
 
@@ -127,6 +133,12 @@ def check_measures(measures: Iterable[Any]) -> None:
             f"of the families with an expected value ({', '.join(_SUPPORTED)})",
             [m.name for m in measures if m.family in bad],
         )
+    # the expected DCG profile gains the grade itself: custom gains only without a cutoff
+    gained = [m.name for m in measures if m.gains and BY_KEY[m.family].expected == PATH_DCG]
+    if gained:
+        raise ParameterError("measures with tie_break='expected'", "without custom gains when "
+                             "they have a cutoff (ndcg with gains and no cutoff has an expected "
+                             "value)", gained)
 
 
 # ---------------------------------------------------------------------------------------

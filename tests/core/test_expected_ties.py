@@ -368,6 +368,23 @@ def test_evaluate_refuses_measures_without_expected_value():
         fasteval.Evaluator(qrels, ["map", "bpref", "infAP"], tie_break="expected")
 
 
+def test_custom_gains_with_a_cutoff_are_refused_not_ignored():
+    """The expected DCG profile gains the grade itself: nDCG(gains=...)@k would silently be
+    plain nDCG@k, so it is refused; custom gains without a cutoff have an expected value."""
+    qrels = {"q1": {"a": 1, "b": 2, "c": 0, "d": 1}}
+    run = {"q1": {"a": 1.0, "b": 0.5, "c": 0.5, "d": 0.2}}
+    with pytest.raises(fasteval.errors.ParameterError, match=r"without custom gains"):
+        fasteval.evaluate(qrels, run, ["nDCG(gains={0: 0, 1: 10, 2: 1})@2"], tie_break="expected")
+    gained = fasteval.evaluate(qrels, run, ["nDCG(gains={0: 0, 1: 10, 2: 1})"],
+                               tie_break="expected")["value"].item()
+    plain = fasteval.evaluate(qrels, run, ["ndcg"], tie_break="expected")["value"].item()
+    # b and c tie at ranks 2-3: the mean of the two orders, gains 10 / 1 for grades 1 / 2
+    dcg = 10 + (1 / 2) * (1 / 1.584962500721156 + 0 + 1 / 2 + 0) + 10 / 2.321928094887362
+    idcg = 10 + 10 / 1.584962500721156 + 1 / 2
+    assert gained == pytest.approx(dcg / idcg)
+    assert gained != pytest.approx(plain)
+
+
 def test_evaluate_example_and_report():
     qrels = {"q1": {"a": 1, "b": 0, "c": 0}, "q2": {"x": 1}}
     run = {"q1": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.5}, "q2": {"x": 2.0, "y": 2.0}}
