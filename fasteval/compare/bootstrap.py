@@ -54,6 +54,7 @@ import numpy as np
 
 from fasteval.compare import kernels
 from fasteval.errors import ParameterError
+from fasteval.options import Alternative, CiMethod
 
 _CI_ALIASES = {"t": "t", "bootstrap-t": "t", "studentized": "t", "bca": "bca",
                "percentile": "percentile", "pct": "percentile"}
@@ -61,7 +62,7 @@ _CI_ALIASES = {"t": "t", "bootstrap-t": "t", "studentized": "t", "bca": "bca",
 _REL = 1e-6
 
 
-def check_ci_method(ci_method: str) -> str:
+def check_ci_method(ci_method: CiMethod) -> str:
     """Canonical interval name: ``"t"``, ``"bca"`` or ``"percentile"``.
 
     Examples
@@ -75,7 +76,7 @@ def check_ci_method(ci_method: str) -> str:
     return _CI_ALIASES[key]
 
 
-def min_pvalue(d: np.ndarray, alternative: str = "two-sided") -> float:
+def min_pvalue(d: np.ndarray, alternative: Alternative = "two-sided") -> float:
     """Smallest p-value the bootstrap-t test can give for these differences.
 
     The probability that a resample draws only from one group of equal differences whose
@@ -128,7 +129,7 @@ class BootstrapResult:
     mean_high: np.ndarray
 
 
-def _levels(level: float, alternative: str) -> tuple[float | None, float | None]:
+def _levels(level: float, alternative: Alternative) -> tuple[float | None, float | None]:
     if alternative == "greater":
         return 1.0 - level, None
     if alternative == "less":
@@ -179,8 +180,8 @@ def paired_bootstrap(
     keys: np.ndarray,
     *,
     level: float = 0.95,
-    ci_method: str = "t",
-    alternative: str = "two-sided",
+    ci_method: CiMethod = "t",
+    alternative: Alternative = "two-sided",
     pairs: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> BootstrapResult:
     """Bootstrap-t test and intervals for many comparisons sharing one set of resamples.
@@ -267,7 +268,7 @@ def _resampled(D: _Rows, X: _Rows, keys: np.ndarray, x_sq: bool,
 
 
 def _test(D: _Rows, d_snapped: np.ndarray, tD: np.ndarray, R: int,
-          alternative: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+          alternative: Alternative) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The observed t, the p-value and its floor (:func:`min_pvalue`) of every row."""
     rows, n = D.values.shape
     with np.errstate(all="ignore"):
@@ -292,7 +293,7 @@ def _test(D: _Rows, d_snapped: np.ndarray, tD: np.ndarray, R: int,
 
 
 def _intervals(D: _Rows, X: _Rows, resampled: tuple[np.ndarray, ...], keys: np.ndarray,
-               level: float, ci_method: str, alternative: str) -> np.ndarray:
+               level: float, ci_method: CiMethod, alternative: Alternative) -> np.ndarray:
     """``(low, high)`` of every difference row's mean, then of every score row's."""
     mD, tD, mX, tX = resampled
     rows, n = D.values.shape
@@ -329,7 +330,7 @@ def _intervals(D: _Rows, X: _Rows, resampled: tuple[np.ndarray, ...], keys: np.n
 
 
 def _exact_bounds(bounds: np.ndarray, plan: list, wanted: list, D: _Rows, X: _Rows,
-                  keys: np.ndarray, ci_method: str) -> None:
+                  keys: np.ndarray, ci_method: CiMethod) -> None:
     """The ``wanted`` bounds, from the resamples they are read from, recomputed in double
     precision."""
     rows, n = D.values.shape

@@ -63,7 +63,7 @@ def _check(
     alpha: float,
     design: str,
     n_systems: int | None,
-    alternative: str,
+    alternative: Alternative,
 ) -> None:
     for name, v in (("min_diff", min_diff), ("sd", sd)):
         if name == "sd" and v is None:

@@ -43,6 +43,7 @@ from fasteval.compare.effects import effect_sizes
 from fasteval.compare.settings import FAMILYWISE, PERMUTATION_CORRECTIONS, CompareOptions
 from fasteval.compare.ties import snap, tolerance
 from fasteval.errors import ParameterError
+from fasteval.options import Alternative
 
 _ANOVA_SCHEMA = {"measure": pl.Utf8, "source": pl.Utf8, "ss": pl.Float64, "df": pl.Int64,
                  "ms": pl.Float64, "f": pl.Float64, "p_value": pl.Float64}
@@ -115,7 +116,7 @@ def _groups(paired: dict[str, Paired], measures: list[str]) -> list[list[str]]:
     return groups
 
 
-def _ttest(a: np.ndarray, b: np.ndarray, alternative: str) -> tuple[np.ndarray, np.ndarray]:
+def _ttest(a: np.ndarray, b: np.ndarray, alternative: Alternative) -> tuple[np.ndarray, np.ndarray]:
     from scipy import stats
 
     with np.errstate(all="ignore"), warnings.catch_warnings():

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from fasteval.compare import kernels
+from fasteval.options import Alternative
 
 CORRECTIONS = ("maxt", "stepdown")
 
@@ -58,7 +59,7 @@ def signflip_test(
     rng: np.random.Generator | None,
     *,
     exact: bool,
-    alternative: str = "two-sided",
+    alternative: Alternative = "two-sided",
     families: Sequence[np.ndarray] | None = None,
     correction: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -121,7 +122,7 @@ class _Tally:
     and, with a max-T ``correction``, how often each family's largest ``t*`` reaches each
     comparison's observed ``t``."""
 
-    def __init__(self, y: np.ndarray, alternative: str,
+    def __init__(self, y: np.ndarray, alternative: Alternative,
                  families: Sequence[np.ndarray] | None, correction: str | None):
         n_series, self.n = y.shape
         self.alternative, self.correction = alternative, correction
@@ -215,7 +216,7 @@ def _sign_sums(y: np.ndarray, n_resamples: int, rng: np.random.Generator | None,
         yield out[:m]
 
 
-def _oriented(t: np.ndarray, alternative: str) -> np.ndarray:
+def _oriented(t: np.ndarray, alternative: Alternative) -> np.ndarray:
     """Larger is more extreme: ``|t|``, ``t`` or ``-t``."""
     if alternative == "greater":
         return t

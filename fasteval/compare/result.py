@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from fasteval.compare._data import Paired
+from fasteval.options import Alternative
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class ComparisonResult:
     paired: dict[str, Paired] = field(repr=False, default_factory=dict)
     ci: float | None = 0.95
     """The confidence level of ``ci_low``/``ci_high`` (None: no interval was computed)."""
-    alternative: str = "two-sided"
+    alternative: Alternative = "two-sided"
     ci_method: str = "t"
     zero_method: str = "wilcox"
     continuity: bool = False

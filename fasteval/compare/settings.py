@@ -20,7 +20,15 @@ from fasteval.compare.corrections import correction_name
 from fasteval.compare.randomization import CORRECTIONS as PERMUTATION_CORRECTIONS
 from fasteval.compare.wilcoxon import check_alternative, check_zero_method
 from fasteval.errors import ParameterError
-from fasteval.options import CompareTest, CorrectionFamily, Missing, check_choice
+from fasteval.options import (
+    Alternative,
+    CiMethod,
+    CompareTest,
+    CorrectionFamily,
+    Missing,
+    ZeroMethod,
+    check_choice,
+)
 
 #: test names in report order, and the spellings accepted for them
 TESTS: tuple[str, ...] = get_args(CompareTest)
@@ -69,12 +77,12 @@ class CompareOptions:
     n_resamples: int = 10_000
     seed: int | None = 0
     missing: str = "drop"
-    family: str = "report"
+    family: CorrectionFamily = "report"
     exact: bool | str = "auto"
     mark_test: str = "t"
-    alternative: str = "two-sided"
-    ci_method: str = "t"
-    zero_method: str = "wilcox"
+    alternative: Alternative = "two-sided"
+    ci_method: CiMethod = "t"
+    zero_method: ZeroMethod = "wilcox"
     continuity: bool = False
 
     @property
@@ -129,7 +137,7 @@ def _mark_test(mark_test: str | None, tests: list[str]) -> str:
     return name
 
 
-def _check_together(tests: list[str], correction: str, alternative: str) -> None:
+def _check_together(tests: list[str], correction: str, alternative: Alternative) -> None:
     """Refuse the options that exclude each other."""
     if alternative != "two-sided" and any(t in FAMILYWISE for t in tests):
         raise ParameterError(
@@ -144,8 +152,8 @@ def _check_together(tests: list[str], correction: str, alternative: str) -> None
         )
 
 
-def _check_interval_resamples(ci: float, n_resamples: int, alternative: str,
-                              ci_method: str) -> None:
+def _check_interval_resamples(ci: float, n_resamples: int, alternative: Alternative,
+                              ci_method: CiMethod) -> None:
     least = min_resamples(float(ci), alternative, ci_method)
     if n_resamples < least:
         raise ParameterError(
@@ -169,12 +177,12 @@ def check_options(
     n_resamples: int = 10_000,
     seed: int | None = 0,
     missing: str = "drop",
-    family: str = "report",
+    family: CorrectionFamily = "report",
     exact: bool | str = "auto",
     mark_test: str | None = None,
-    alternative: str = "two-sided",
-    ci_method: str = "t",
-    zero_method: str = "wilcox",
+    alternative: Alternative = "two-sided",
+    ci_method: CiMethod = "t",
+    zero_method: ZeroMethod = "wilcox",
     continuity: bool = False,
 ) -> CompareOptions:
     """:func:`fasteval.compare.compare`'s options checked (before any data is read or
@@ -219,7 +227,7 @@ def check_options(
     )
 
 
-def min_resamples(ci: float, alternative: str = "two-sided", ci_method: str = "t") -> int:
+def min_resamples(ci: float, alternative: Alternative = "two-sided", ci_method: CiMethod = "t") -> int:
     """Fewest bootstrap resamples whose order statistics reach a ``ci`` interval's tails.
 
     A tail of probability ``a`` (``(1 - ci) / 2`` for a two-sided interval, ``1 - ci`` for a

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from fasteval.options import Alternative
+
 
 def sign_test(wins: np.ndarray, losses: np.ndarray,
-              alternative: str = "two-sided") -> tuple[np.ndarray, np.ndarray]:
+              alternative: Alternative = "two-sided") -> tuple[np.ndarray, np.ndarray]:
     """Statistic (the wins) and exact p-value of each comparison.
 
     Parameters
@@ -60,7 +62,7 @@ def sign_test(wins: np.ndarray, losses: np.ndarray,
     return w.astype(np.float64), np.asarray(p, dtype=np.float64)
 
 
-def smallest_p(nonzero: np.ndarray, alternative: str = "two-sided") -> np.ndarray:
+def smallest_p(nonzero: np.ndarray, alternative: Alternative = "two-sided") -> np.ndarray:
     """The smallest p-value the test can give with ``nonzero`` untied queries.
 
     Examples

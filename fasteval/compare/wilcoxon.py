@@ -76,7 +76,7 @@ def check_method(method: str | bool) -> str:
     return _METHOD_ALIASES[key]
 
 
-def check_alternative(alternative: str) -> str:
+def check_alternative(alternative: Alternative) -> str:
     """Validate ``alternative`` (``"two-sided"``, ``"greater"`` or ``"less"``).
 
     Examples
@@ -131,7 +131,7 @@ def signed_rank(
     zero_method: str = "wilcox",
     correction: bool = False,
     method: str | bool = "auto",
-    alternative: str = "two-sided",
+    alternative: Alternative = "two-sided",
 ) -> tuple[float, float, str]:
     """Wilcoxon signed-rank test of one series of tie-merged differences.
 
@@ -232,7 +232,7 @@ def signed_rank_rows(
     zero_method: str = "wilcox",
     correction: bool = False,
     method: str | bool = "auto",
-    alternative: str = "two-sided",
+    alternative: Alternative = "two-sided",
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """:func:`signed_rank` for every row of ``d`` (shape ``(rows, n)``).
 
@@ -256,7 +256,7 @@ def signed_rank_batch(
     zero_method: str = "wilcox",
     correction: bool = False,
     method: str | bool = "auto",
-    alternative: str = "two-sided",
+    alternative: Alternative = "two-sided",
 ) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
     """:func:`signed_rank` for every row of ``d`` (shape ``(rows, n)``), and the smallest
     p-value each row's ranks can give.
@@ -401,7 +401,7 @@ def _row_ranks(d: np.ndarray, nonzero: np.ndarray,
     return ranks, has_ties, n_zero
 
 
-def _exact_p(dist: np.ndarray, w_plus: float, alternative: str) -> float:
+def _exact_p(dist: np.ndarray, w_plus: float, alternative: Alternative) -> float:
     """p-value of ``W+ = w_plus`` under the exact distribution ``dist`` of ``2 W+``."""
     k = int(round(2.0 * w_plus))
     cdf = float(dist[: k + 1].sum())
@@ -415,7 +415,7 @@ def _exact_p(dist: np.ndarray, w_plus: float, alternative: str) -> float:
     return min(1.0, p)
 
 
-def _approx_p(diff: np.ndarray, sd: np.ndarray, correction: bool, alternative: str) -> np.ndarray:
+def _approx_p(diff: np.ndarray, sd: np.ndarray, correction: bool, alternative: Alternative) -> np.ndarray:
     """Normal-approximation p-values of ``W+ - mean = diff`` with standard deviation ``sd``."""
     from scipy.stats import norm
 

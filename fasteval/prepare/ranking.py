@@ -19,6 +19,7 @@ import polars as pl
 
 from fasteval._lazy import LazyModule
 from fasteval.errors import InputError, ParameterError
+from fasteval.options import Duplicates, TieBreak
 from fasteval.prepare import small, threads
 from fasteval.prepare.qrels import PreparedQrels, _qrels_as_text, _run_heads, run_heads
 from fasteval.prepare.tables import (
@@ -76,11 +77,11 @@ def prepare_run(
     pq: PreparedQrels,
     run: pl.DataFrame,
     *,
-    tie_break: str = "trec",
+    tie_break: TieBreak = "trec",
     max_docs: int | None = None,
     judged_only: bool = False,
     complete: bool = False,
-    duplicates: str = "error",
+    duplicates: Duplicates = "error",
     source: str = "run",
     check_scores: bool = True,
 ) -> Batch:
@@ -149,7 +150,7 @@ def prepare_run(
     return batch
 
 
-def _ranking_key(run: pl.DataFrame, tie_break: str, duplicates: str, source: str,
+def _ranking_key(run: pl.DataFrame, tie_break: TieBreak, duplicates: Duplicates, source: str,
                  check_scores: bool) -> pl.Series:
     """The run's checks (after :func:`prepare_run`'s own), and the key its queries are sorted
     by, descending: the score, or minus the rank for ``tie_break="rank"``."""
@@ -173,7 +174,7 @@ def _ranking_key(run: pl.DataFrame, tie_break: str, duplicates: str, source: str
 
 
 def _without_duplicates(given: PreparedQrels, run: pl.DataFrame, key_col: pl.Series,
-                        tie_break: str, **options) -> Batch:
+                        tie_break: TieBreak, **options) -> Batch:
     """:func:`prepare_run` again, on the run without its repeated documents
     (``duplicates="keep_best"``), counting the rows removed from scored queries."""
     numbered = run.with_row_index("__row")
@@ -392,7 +393,7 @@ def prepare_run_expected(
     max_docs: int | None = None,
     judged_only: bool = False,
     complete: bool = False,
-    duplicates: str = "error",
+    duplicates: Duplicates = "error",
     source: str = "run",
     check_scores: bool = True,
 ) -> Batch:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import numbers
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 
 from fasteval._arrow_lists import is_list_like, list_offsets_values
 from fasteval.errors import InputError, ParameterError, check_flag, first_line
+from fasteval.options import Engine, check_choice
 from fasteval.sas.encode import EncodeStats, encode_multi_process, encode_texts, predict_pairs
 from fasteval.sas.model import LoadedModel, check_device, default_batch_size, load_model
 
@@ -259,7 +260,7 @@ def sas(data: Any = None, golds: Sequence | None = None, *, pred_col: str = "pre
         precision: str = "auto", batch_size: int | None = None, revision: str | None = None,
         cache_dir: Any = None, sigmoid: str = "never", per: str | None = None, embeddings: bool = False,
         progress: bool | None = None, output: str = "polars", return_stats: bool = False,
-        engine: str = "local", ray_address: str | None = None):
+        engine: Engine = "local", ray_address: str | None = None):
     """Semantic answer similarity of predictions against one or several gold answers.
 
     Every distinct text (predictions and golds together) is embedded once, in length-sorted
@@ -325,8 +326,7 @@ def sas(data: Any = None, golds: Sequence | None = None, *, pred_col: str = "pre
     >>> fasteval.sas(["Paris"], [["Paris", "its capital"]], device="cpu").columns  # doctest: +SKIP
     ['prediction', 'gold', 'sas', 'sas_mean', 'n_golds']
     """
-    if engine not in ("local", "ray"):
-        raise ParameterError("engine", "one of local, ray", engine)
+    check_choice("engine", Engine, engine, f"one of {', '.join(get_args(Engine))}")
     options = {"pred_col": pred_col, "gold_col": gold_col, "query_col": query_col, "model": model,
                "device": device, "precision": precision, "batch_size": batch_size, "revision": revision,
                "cache_dir": cache_dir, "sigmoid": sigmoid, "per": per, "embeddings": embeddings,
