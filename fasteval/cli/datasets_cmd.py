@@ -58,10 +58,6 @@ _OPTION_NAMES = {name: f"--{name.replace('_', '-')}" for name in (
 @options_named(_OPTION_NAMES)
 def run(args: argparse.Namespace) -> int:
     """Run ``fasteval datasets ACTION``."""
-    return _run(args)
-
-
-def _run(args: argparse.Namespace) -> int:
     from fasteval.errors import ParameterError
 
     if getattr(args, "action", None) != "synth":

@@ -111,10 +111,6 @@ _OPTION_NAMES = {"method": "-m/--method", "norm": "--norm", "weights": "-w/--wei
 @options_named(_OPTION_NAMES)
 def run(args: argparse.Namespace) -> int:
     """Run ``fasteval fuse``."""
-    return _run(args)
-
-
-def _run(args: argparse.Namespace) -> int:
     import polars as pl
 
     from fasteval.errors import ParameterError

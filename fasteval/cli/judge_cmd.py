@@ -35,12 +35,6 @@ from fasteval.io import _json
 
 DEFAULT_MAX_REPLY_BYTES = 8 * 2**20  # fasteval.judge.client.DEFAULT_MAX_REPLY_BYTES (not imported: httpx-free help)
 
-_RESULT_COLUMNS = {
-    "faithfulness": ["statements", "statement_scores", "score", "status", "error", "cached"],
-    "context-relevance": ["relevant_statements", "score", "status", "error", "cached"],
-}
-
-
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``judge`` and its two metrics."""
     parser = add_command(

@@ -70,10 +70,6 @@ _OPTION_NAMES = {"alpha": "--alpha", "min_diff": "--min-diff", "sd": "--sd", "po
 @options_named(_OPTION_NAMES)
 def run(args: argparse.Namespace) -> int:
     """Execute ``fasteval power``."""
-    return _run(args)
-
-
-def _run(args: argparse.Namespace) -> int:
     _check_args(args)
     table = _table(args, _sources(args))
     from fasteval.io.atomic import write_stdout

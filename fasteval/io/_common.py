@@ -13,7 +13,7 @@ import os
 import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import numpy as np
 import polars as pl
@@ -316,19 +316,23 @@ def fix_line_endings(data: str | bytes, source: str) -> str | bytes:
     >>> fix_line_endings(b"q1 0 d1 1\r\nq1 0 d2 0\r\n", "qrels")  # Windows: unchanged
     b'q1 0 d1 1\r\nq1 0 d2 0\r\n'
     """
+    return _mapped(data, lambda buf: _fix_buffer(buf, data, source), data)
+
+
+def _mapped(data: str | bytes, check: Callable[[bytes | mmap.mmap], Any], empty: Any = None) -> Any:
+    """``check(buf)`` of ``data``: its bytes, or a path's file mapped into memory (nothing
+    copied); ``empty`` for an empty file."""
     if isinstance(data, bytes):
-        return _fix_buffer(data, data, source)
+        return check(data)
     with open(data, "rb") as fh:
         if os.fstat(fh.fileno()).st_size == 0:
-            return data
+            return empty
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            if mm.find(b"\r") == -1:  # the usual case: one memchr pass, nothing copied
-                return data
-            return _fix_buffer(mm, data, source)
+            return check(mm)
 
 
 def _fix_buffer(buf: bytes | mmap.mmap, data: str | bytes, source: str) -> str | bytes:
-    if buf.find(b"\r") == -1:
+    if buf.find(b"\r") == -1:  # the usual case: one memchr pass, nothing copied
         return data
     if buf.find(b"\n") == -1:
         return bytes(buf).replace(b"\r", b"\n")
@@ -373,14 +377,7 @@ def check_text_encoding(data: str | bytes, source: str) -> None:
     ...
     fasteval.errors.InputError: qrels: the file is UTF-16 text (it starts with a UTF-16 byte order mark); expected UTF-8 (or ASCII); convert it first (for example: iconv -f UTF-16 -t UTF-8 < in > out)
     """
-    if isinstance(data, bytes):
-        _check_buffer(data, source)
-        return
-    with open(data, "rb") as fh:
-        if os.fstat(fh.fileno()).st_size == 0:
-            return
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            _check_buffer(mm, source)
+    _mapped(data, lambda buf: _check_buffer(buf, source))
 
 _COMPRESSED = (
     (b"\xfd7zXZ\x00", "xz-compressed"), (b"\x28\xb5\x2f\xfd", "zstd-compressed"),
@@ -470,20 +467,13 @@ def check_json_escapes(data: str | bytes, source: str, *, lines: bool = False) -
     ...
     fasteval.errors.InputError: r.jsonl, line 2, column 'qid': the string "q \ud83d" holds the escape \ud83d (character 12 of the line), half of a UTF-16 surrogate pair without its other half, which is no character; expected valid Unicode (a character past U+FFFF is written as both halves, \ud83d\ude00)
     """
-    if isinstance(data, bytes):
-        _check_escapes(data, source, lines)
-        return
-    with open(data, "rb") as fh:
-        if os.fstat(fh.fileno()).st_size == 0:
-            return
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            if _SURROGATE_HINT.search(mm) is not None:
-                _check_escapes(bytes(mm), source, lines)
+    _mapped(data, lambda buf: _check_escapes(buf, source, lines))
 
 
-def _check_escapes(buf: bytes, source: str, lines: bool) -> None:
-    if _SURROGATE_HINT.search(buf) is None:
+def _check_escapes(mapped: bytes | mmap.mmap, source: str, lines: bool) -> None:
+    if _SURROGATE_HINT.search(mapped) is None:
         return
+    buf = bytes(mapped)
     pending = None  # (offset, code) of a high half waiting for its low half
     for m in _ESCAPE.finditer(buf):
         code = int(m.group(1), 16) if m.group(1) is not None else None

@@ -7,6 +7,7 @@ their *input* names (mapping to canonical names and validation happen in
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import os
@@ -290,13 +291,16 @@ def _check_header(data: str | bytes, sep: str, header: list[str], mapping: dict[
     The header is read again (Python's csv) only when polars' names show such a rename."""
     if not any("_duplicated_" in c for c in header):
         return
-    import csv
-
     raw = data[: 1 << 20] if isinstance(data, bytes) else _head_bytes(data, 1 << 20)
-    text = io.StringIO(raw.decode("utf-8", "replace").removeprefix("\ufeff"), newline="")
-    names = next(csv.reader(text, delimiter=sep), [])
+    names = next(_csv_reader(raw, sep), [])
     used = set(mapping.values())
     _check_unique_names([n for n in names if n in used], "header", source)
+
+
+def _csv_reader(raw: bytes, sep: str, strict: bool = False) -> Any:
+    """Python's csv reader over ``raw`` (undecodable bytes replaced, a byte order mark dropped)."""
+    text = io.StringIO(raw.decode("utf-8", "replace").removeprefix("\ufeff"), newline="")
+    return csv.reader(text, delimiter=sep, strict=strict)
 
 
 def _unclosed_quote(data: str | bytes) -> int | None:
@@ -329,11 +333,7 @@ def _quoting_error(data: str | bytes, sep: str) -> tuple[int, str] | None:
     >>> _quoting_error(b'qid,docno\n"a,b",c\n', ",") is None
     True
     """
-    import csv
-
-    raw = data if isinstance(data, bytes) else _read_all(data, "")
-    text = io.StringIO(raw.decode("utf-8", "replace").removeprefix("\ufeff"), newline="")
-    reader = csv.reader(text, delimiter=sep, strict=True)
+    reader = _csv_reader(data if isinstance(data, bytes) else _read_all(data, ""), sep, strict=True)
     try:
         for _ in reader:
             pass
@@ -355,11 +355,7 @@ def _ragged_record(data: str | bytes, sep: str, width: int, need: int = 0) -> tu
     >>> _ragged_record(b"a,b,c\\n1,2,3\\n1,2\\n", ",", 3), _ragged_record(b"a,b,c\\n1,2,3\\n1,2\\n", ",", 3, 3)
     (None, (3, 2))
     """
-    import csv
-
-    raw = data if isinstance(data, bytes) else _read_all(data, "")
-    text = io.StringIO(raw.decode("utf-8", "replace").removeprefix("\ufeff"), newline="")
-    reader = csv.reader(text, delimiter=sep)
+    reader = _csv_reader(data if isinstance(data, bytes) else _read_all(data, ""), sep)
     try:
         next(reader, None)
         start = reader.line_num
