@@ -316,10 +316,10 @@ def fix_line_endings(data: str | bytes, source: str) -> str | bytes:
     >>> fix_line_endings(b"q1 0 d1 1\r\nq1 0 d2 0\r\n", "qrels")  # Windows: unchanged
     b'q1 0 d1 1\r\nq1 0 d2 0\r\n'
     """
-    return _mapped(data, lambda buf: _fix_buffer(buf, data, source), data)
+    return mapped(data, lambda buf: _fix_buffer(buf, data, source), data)
 
 
-def _mapped(data: str | bytes, check: Callable[[bytes | mmap.mmap], Any], empty: Any = None) -> Any:
+def mapped(data: str | bytes, check: Callable[[bytes | mmap.mmap], Any], empty: Any = None) -> Any:
     """``check(buf)`` of ``data``: its bytes, or a path's file mapped into memory (nothing
     copied); ``empty`` for an empty file."""
     if isinstance(data, bytes):
@@ -377,7 +377,7 @@ def check_text_encoding(data: str | bytes, source: str) -> None:
     ...
     fasteval.errors.InputError: qrels: the file is UTF-16 text (it starts with a UTF-16 byte order mark); expected UTF-8 (or ASCII); convert it first (for example: iconv -f UTF-16 -t UTF-8 < in > out)
     """
-    _mapped(data, lambda buf: _check_buffer(buf, source))
+    mapped(data, lambda buf: _check_buffer(buf, source))
 
 _COMPRESSED = (
     (b"\xfd7zXZ\x00", "xz-compressed"), (b"\x28\xb5\x2f\xfd", "zstd-compressed"),
@@ -467,7 +467,7 @@ def check_json_escapes(data: str | bytes, source: str, *, lines: bool = False) -
     ...
     fasteval.errors.InputError: r.jsonl, line 2, column 'qid': the string "q \ud83d" holds the escape \ud83d (character 12 of the line), half of a UTF-16 surrogate pair without its other half, which is no character; expected valid Unicode (a character past U+FFFF is written as both halves, \ud83d\ude00)
     """
-    _mapped(data, lambda buf: _check_escapes(buf, source, lines))
+    mapped(data, lambda buf: _check_escapes(buf, source, lines))
 
 
 def _check_escapes(mapped: bytes | mmap.mmap, source: str, lines: bool) -> None:

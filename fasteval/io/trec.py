@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import mmap
 import os
 import re
 import warnings
@@ -44,7 +43,7 @@ import numpy as np
 import polars as pl
 
 from fasteval.errors import DataWarning, InputError
-from fasteval.io._common import Kind, Locator, _fmt, check_grades, normalize_relevance
+from fasteval.io._common import Kind, Locator, _fmt, check_grades, mapped, normalize_relevance
 
 __all__ = ["read_trec", "scan_trec", "data_line_numbers"]
 
@@ -115,23 +114,12 @@ keeps inside them."""
 def _has_stray_cr(data: str | bytes) -> bool:
     """Whether the raw text holds a carriage return that is not part of a line ending (looked
     for only in text that holds one)."""
-    if not _contains(data, b"\r"):
-        return False
-    if isinstance(data, bytes):
-        return _STRAY_CR.search(data) is not None
-    with open(data, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        return _STRAY_CR.search(mm) is not None
+    return _contains(data, b"\r") and mapped(data, lambda buf: _STRAY_CR.search(buf) is not None)
 
 
 def _contains(data: str | bytes, needle: bytes) -> bool:
     """Whether the raw file holds ``needle`` (a memchr scan of the mapped file)."""
-    if isinstance(data, bytes):
-        return needle in data
-    with open(data, "rb") as fh:
-        if os.fstat(fh.fileno()).st_size == 0:
-            return False
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            return mm.find(needle) != -1
+    return mapped(data, lambda buf: buf.find(needle) != -1, False)
 
 
 @functools.cache
