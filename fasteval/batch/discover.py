@@ -404,10 +404,7 @@ def _undecodable_apart(files: list[Path], folder: Path | None, others: list[Path
 
 
 def _run_name(path: Path) -> str:
-    name = path.name
-    for suf in (".gz",):
-        if name.endswith(suf):
-            name = name[: -len(suf)]
+    name = path.name.removesuffix(".gz")
     for suf in PARQUET_SUFFIXES:
         if name.lower().endswith(suf):
             name = name[: -len(suf)]

@@ -33,7 +33,7 @@ import numpy as np
 import polars as pl
 
 from fasteval import _stop
-from fasteval.batch.discover import RunSource
+from fasteval.batch.discover import RunSource, _kind
 from fasteval.batch.sinks import Sink, empty_wide, to_wide
 from fasteval.errors import InputError, ParameterError, first_line
 
@@ -117,15 +117,7 @@ class JobStats:
         self.timings[key] = self.timings.get(key, 0.0) + seconds
 
     def add_report(self, report: object) -> None:
-        if report is None:
-            return
-        if dataclasses.is_dataclass(report):
-            items = dataclasses.asdict(report).items()
-        elif isinstance(report, dict):
-            items = report.items()
-        else:
-            items = vars(report).items()
-        for k, v in items:
+        for k, v in (_copy_report(report) or {}).items():
             if isinstance(v, int | float) and not isinstance(v, bool):
                 self.report[k] = self.report.get(k, 0) + v
 
@@ -309,15 +301,19 @@ def _segment_starts(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     return df.select(keys).filter(change)
 
 
+def _differing(df: pl.DataFrame, keys: list[str], key: tuple) -> np.ndarray:
+    """Indices of the rows of ``df`` whose ``keys`` are not ``key``."""
+    same = pl.all_horizontal([pl.col(k) == v for k, v in zip(keys, key, strict=True)])
+    return np.flatnonzero(~df.select(same).to_series().to_numpy())
+
+
 def _last_boundary(df: pl.DataFrame, keys: list[str]) -> int:
     """Index where the trailing query's rows start (0 if the frame is one query)."""
     last = df.select(keys).row(-1)
     window = 4096
     while True:
         start = max(df.height - window, 0)
-        tail = df.select(keys).slice(start)
-        same = pl.all_horizontal([pl.col(k) == v for k, v in zip(keys, last, strict=True)])
-        differ = np.flatnonzero(~tail.select(same).to_series().to_numpy())
+        differ = _differing(df.select(keys).slice(start), keys, last)
         if differ.size:
             return start + int(differ[-1]) + 1
         if start == 0:
@@ -350,9 +346,7 @@ def stream_chunks(frames: Iterator[pl.DataFrame], max_rows: int) -> Iterator[pl.
             head = cat.slice(0, max_rows + 1)
             cut = _last_boundary(head, keys)
             if cut == 0:  # the first query alone exceeds max_rows: extend to its end
-                first = cat.select(keys).row(0)
-                same = pl.all_horizontal([pl.col(k) == v for k, v in zip(keys, first, strict=True)])
-                differ = np.flatnonzero(~cat.select(same).to_series().to_numpy())
+                differ = _differing(cat, keys, cat.select(keys).row(0))
                 if differ.size == 0:
                     buf, n = [cat], cat.height
                     break
@@ -410,18 +404,24 @@ def _hashed(frames: Iterator[pl.DataFrame]) -> Iterator[pl.DataFrame]:
     """``frames`` with a ``_hash`` column: the hash of each row's ``(run_id, query_id)``;
     small frames are put together up to :data:`SPLIT_READ_ROWS` rows (cut into many
     parts, a frame of a few rows would be many tiny writes)."""
-    group: list[pl.DataFrame] = []
-    rows = 0
-    for df in frames:
-        if not df.height:
-            continue
-        if group and rows + df.height > SPLIT_READ_ROWS:
-            yield _with_hash(group)
-            group, rows = [], 0
-        group.append(df)
-        rows += df.height
-    if group:
+    for group in _gathered((df for df in frames if df.height), len):
         yield _with_hash(group)
+
+
+def _gathered(items: Iterator, rows: Callable[..., int]) -> Iterator[list]:
+    """``items`` in consecutive groups of up to :data:`SPLIT_READ_ROWS` rows (``rows``: an
+    item's rows; an item of more rows is a group of its own)."""
+    group: list = []
+    total = 0
+    for item in items:
+        n = rows(item)
+        if group and total + n > SPLIT_READ_ROWS:
+            yield group
+            group, total = [], 0
+        group.append(item)
+        total += n
+    if group:
+        yield group
 
 
 def _with_hash(group: list[pl.DataFrame]) -> pl.DataFrame:
@@ -508,16 +508,8 @@ def _file_frames(path: Path) -> Iterator[pl.DataFrame]:
 
     with pa.memory_map(str(path)) as src:
         reader = ipc.open_file(src)
-        group: list[pa.RecordBatch] = []
-        rows = 0
-        for i in range(reader.num_record_batches):
-            batch = reader.get_batch(i)
-            if group and rows + batch.num_rows > SPLIT_READ_ROWS:
-                yield pl.from_arrow(pa.Table.from_batches(group))
-                group, rows = [], 0
-            group.append(batch)
-            rows += batch.num_rows
-        if group:
+        batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
+        for group in _gathered(batches, lambda batch: batch.num_rows):
             yield pl.from_arrow(pa.Table.from_batches(group))
 
 
@@ -726,8 +718,6 @@ def query_positions(evaluator, kind: str) -> pl.DataFrame:
     spelling in the qrels' own index), that is the qrels' order; for text ids against
     integer qrels it is the order of a one-document run of every qrels query, prepared by
     ``evaluator`` (the qrels re-indexed as text)."""
-    from fasteval.batch.discover import _kind
-
     qids = evaluator.qrels.query_ids
     if kind != "str" or _kind(qids.dtype) != "int":
         return pl.DataFrame({"query_id": qids, "_qidx": np.arange(len(qids), dtype=np.int64)})
@@ -833,8 +823,6 @@ def _chunk_results(evaluator, chunk: pl.DataFrame, name: str, measure_names: lis
     queries it counts; its reports appended to ``reports``, each run's kind of query ids to
     ``kinds``. On the fast path with ``check_grouped``, a query met again (or a query
     without judgments met again) raises :class:`_NotGrouped`."""
-    from fasteval.batch.discover import _kind
-
     fast = _fast_path(evaluator)
     nq = len(evaluator.qrels.query_ids) if fast else 0
     produced = []

@@ -54,8 +54,18 @@ from typing import Any, get_args
 import numpy as np
 import polars as pl
 
-from fasteval.batch.discover import RunSource
-from fasteval.batch.driver import JobStats
+from fasteval.batch.discover import RunSource, _kind, _read_table, discover_all, id_kind
+from fasteval.batch.driver import (
+    JobStats,
+    _check_integer_ids,
+    _check_rows,
+    _label,
+    convert_types,
+    iter_frames,
+    parse_memory,
+    query_positions,
+)
+from fasteval.batch.sinks import empty_wide, to_long, to_wide
 from fasteval.errors import FastevalError, InputError, ParameterError, first_line
 from fasteval.options import Engine, check_choice
 
@@ -182,8 +192,6 @@ def parse_share_limit(limit: int | str | None, param: str = "share_qrels_limit")
     >>> parse_share_limit("2GiB"), parse_share_limit(0), parse_share_limit(None) == DEFAULT_SHARE_QRELS_LIMIT
     (2147483648, 0, True)
     """
-    from fasteval.batch.driver import parse_memory
-
     if limit is None:
         return DEFAULT_SHARE_QRELS_LIMIT
     if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0:
@@ -218,6 +226,20 @@ def _key_expr(text: bool) -> pl.Expr:
     return col.hash(seed=_KEY_SEED).alias("_key")
 
 
+def _frame(table) -> pl.DataFrame:
+    """An Arrow table as a polars one."""
+    df = pl.from_arrow(table)
+    if not isinstance(df, pl.DataFrame):  # from_arrow on a Table always gives one
+        raise TypeError(f"expected a polars DataFrame, got {type(df).__name__}")
+    return df
+
+
+def _blocks(ray, table: pl.DataFrame):
+    """A Ray dataset of ``table`` in parts of :data:`READ_TASK_ROWS` rows (one for no rows)."""
+    step = READ_TASK_ROWS
+    return ray.data.from_arrow([table.slice(s, step).to_arrow() for s in range(0, max(table.height, 1), step)])
+
+
 def _finish(df: pl.DataFrame, *, src: int, row0: int, spec: dict) -> pl.DataFrame:
     """A checked part of source ``src`` as the rows of the shuffle: ``_src``, ``run_id``,
     the run columns (cast to the group's types), ``_row``, ``_key`` and, for a job with
@@ -241,7 +263,6 @@ def _check_part(df: pl.DataFrame, *, path: str, file_row0: int, label: str, src_
     """The single-machine checks of a part, with its errors: null ids and run ids (the file
     and the row in it), integer ids past int64 and null or NaN scores (the input and the row
     in it, as the single-machine path counts them)."""
-    from fasteval.batch.driver import _check_integer_ids, _check_rows
     from fasteval.prepare import check_run_table
 
     _check_rows(df, path, file_row0)
@@ -258,8 +279,6 @@ def read_parts(batch, *, specs: list[dict]):
     the checked rows of the shuffle (see :func:`_finish`)."""
     import pyarrow.parquet as pq
 
-    from fasteval.batch.driver import convert_types
-
     out = []
     for task in batch.to_pylist():
         spec = specs[task["src"]]
@@ -270,10 +289,7 @@ def read_parts(batch, *, specs: list[dict]):
             table = pf.read_row_groups(list(range(task["rg0"], task["rg1"])), columns=list(columns.values()))
         except OSError as exc:
             raise InputError(f"could not read parquet data ({first_line(exc)})", source=path) from None
-        df = pl.from_arrow(table)
-        if not isinstance(df, pl.DataFrame):  # from_arrow on a Table always gives one
-            raise TypeError(f"expected a polars DataFrame, got {type(df).__name__}")
-        df = df.select([pl.col(col).alias(canon) for canon, col in columns.items()])
+        df = _frame(table).select([pl.col(col).alias(canon) for canon, col in columns.items()])
         runs = spec["hive_runs"]
         if runs is not None and "run_id" not in df.columns:
             df = df.with_columns(pl.lit(runs[task["file"]], dtype=pl.Utf8).alias("run_id"))
@@ -286,10 +302,7 @@ def read_parts(batch, *, specs: list[dict]):
 def _qrels_part(block, *, casts: dict[str, str], run_cols: list[tuple[str, str]], key_text: bool):
     """Qrels rows as rows of the shuffle: ``_src`` = -1, null run columns, ``_row``, ``_key``
     and the judgments in ``_qq``, ``_qd``, ``_qr``."""
-    df = pl.from_arrow(block)
-    if not isinstance(df, pl.DataFrame):  # from_arrow on a Table always gives one
-        raise TypeError(f"expected a polars DataFrame, got {type(df).__name__}")
-    df = df.with_columns(_key_expr(key_text))
+    df = _frame(block).with_columns(_key_expr(key_text))
     nulls = {c: pl.lit(None, dtype=_DTYPES[k]).alias(c) for c, k in run_cols}
     cols = [pl.lit(_QRELS_SRC, dtype=pl.Int64).alias("_src"), pl.lit(None, dtype=pl.Utf8).alias("run_id"),
             *[nulls[c] for c, _ in run_cols], pl.col("_row"), pl.col("_key"),
@@ -362,9 +375,7 @@ def score_block(block, *, holder: tuple | None, names: list[str], keep: list[str
     qrels (co-partitioned; ``options`` then builds the block's evaluator).
     """
     _maybe_fail(fault)
-    df = pl.from_arrow(block)
-    if not isinstance(df, pl.DataFrame):  # from_arrow on a Table always gives one
-        raise TypeError(f"expected a polars DataFrame, got {type(df).__name__}")
+    df = _frame(block)
     if holder is None:
         runs = df.filter(pl.col("_src") != _QRELS_SRC)
         if runs.height == 0:
@@ -434,15 +445,7 @@ def _file_columns(source: RunSource, k: int, names=None) -> dict[str, str]:
     return {c: c for c in ("run_id", "query_id", "doc_id", "score", "rank") if c in names}
 
 
-def _kind(dtype) -> str:
-    from fasteval.batch.discover import _kind as kind
-
-    return kind(dtype)
-
-
 def _load_frame(source: RunSource) -> pl.DataFrame:
-    from fasteval.batch.driver import iter_frames
-
     parts = list(iter_frames(source, 1 << 62))
     if not parts and source.frame is not None:  # a table without rows: no runs, as in
         return source.frame  # the single-machine batch job (run files without rows are refused)
@@ -492,13 +495,9 @@ def _read_tasks(i: int, files: list[str]) -> list[dict]:
 def _dataset(ray, i: int, source: RunSource, tie_break: str, qrels_cols: list[tuple[str, str]],
              key_text: bool, casts_of: dict | None = None):
     """``(group key, dataset, run order, id casts)`` for one source."""
-    from fasteval.batch.driver import _label
-
     frame = _load_frame(source) if source.kind != "parquet" else None
     schema = frame.schema if frame is not None else _columns_of(source)
     keep = ["query_id", "doc_id", "score"] + (["rank"] if tie_break == "rank" and "rank" in schema else [])
-    from fasteval.batch.discover import id_kind
-
     casts = {"query_id": id_kind(schema["query_id"]), "doc_id": id_kind(schema["doc_id"]), "score": "float"}
     if "rank" in keep:
         casts["rank"] = "int"
@@ -513,8 +512,7 @@ def _dataset(ray, i: int, source: RunSource, tie_break: str, qrels_cols: list[tu
         frame = frame.select([c for c in ("run_id", *keep) if c in frame.columns])
         _check_part(frame, path=source.name, file_row0=0, label=label, src_row0=0)
         part = _finish(frame, src=i, row0=0, spec=spec)
-        step = READ_TASK_ROWS
-        ds = ray.data.from_arrow([part.slice(s, step).to_arrow() for s in range(0, max(part.height, 1), step)])
+        ds = _blocks(ray, part)
     else:
         hive = source.hive or [{}] * len(source.files)
         spec["columns"] = [{c: m[c] for c in ("run_id", *keep) if c in m}
@@ -537,10 +535,8 @@ def _qrels_dataset(ray, qrels: Any, casts: dict[str, str], run_cols: list[tuple[
 
     table = load_qrels(qrels).select(["query_id", "doc_id", "relevance"]).with_row_index("_row")
     table = table.with_columns(pl.col("_row").cast(pl.Int64))
-    step = READ_TASK_ROWS
-    ds = ray.data.from_arrow([table.slice(s, step).to_arrow() for s in range(0, max(table.height, 1), step)])
-    return ds.map_batches(_qrels_part, batch_format="pyarrow", batch_size=None,
-                          fn_kwargs={"casts": casts, "run_cols": run_cols, "key_text": key_text})
+    return _blocks(ray, table).map_batches(_qrels_part, batch_format="pyarrow", batch_size=None,
+                                           fn_kwargs={"casts": casts, "run_cols": run_cols, "key_text": key_text})
 
 
 def ray_endpoint(address: str) -> tuple[str, int] | None:
@@ -743,8 +739,6 @@ def _in_file(exc: BaseException, sources: list[RunSource]) -> BaseException:
     """An input error that names a parquet source of several files (its folder or glob) and
     a row counted over the whole source (block tasks number the rows so) as the file and
     the row in that file, as the single-machine path names them; any other error as it is."""
-    from fasteval.batch.driver import _label
-
     if not isinstance(exc, InputError) or exc.row is None:
         return exc
     for source in sources:
@@ -812,15 +806,6 @@ def _quiet_data(ray):
     return restore
 
 
-def _query_order(evaluator, kind: str, fq: pl.DataFrame) -> pl.DataFrame:
-    """``(query_id, _qidx)``: the order in which the single-machine path lists the queries
-    of a run whose query ids are of another kind than the qrels' (``"str"`` against integer
-    qrels); see :func:`fasteval.batch.driver.query_positions`."""
-    from fasteval.batch.driver import query_positions
-
-    return query_positions(evaluator, kind)
-
-
 def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks, t0,
          qrels, mode, progress):
     names = list(evaluator.measure_names)
@@ -867,8 +852,6 @@ def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks
     present_set = _report_totals(stats, allrows.filter(pl.col("_qidx") < 0), orders)
     pieces, fills = _wide_pieces(evaluator, rows, orders, kinds, present_set, stats,
                                  complete=complete, fills_last=fills_last)
-    from fasteval.batch.sinks import empty_wide
-
     wide_df = pl.concat(pieces) if pieces else empty_wide(names, qdtype)
     if out is not None:
         t_w = time.perf_counter()
@@ -883,8 +866,6 @@ def _source_datasets(ray, evaluator, sources, qkinds: tuple[str, str] | None):
     are scored as one), with each group's columns, each source's runs, label and id kind; a
     run given by two sources is refused. ``qkinds``: the qrels' id kinds, when they are
     co-partitioned with the runs."""
-    from fasteval.batch.driver import _label
-
     qrels_cols = [] if qkinds is None else [("_qq", qkinds[0]), ("_qd", qkinds[1]), ("_qr", "int")]
     groups: dict[tuple, list] = {}
     keeps: dict[tuple, list[str]] = {}
@@ -957,14 +938,12 @@ def _wide_pieces(evaluator, rows: pl.DataFrame, orders: list[list[str]], kinds: 
     fills: list[pl.DataFrame] = []
     by_run = {r[0]: t for r, t in rows.partition_by("run_id", as_dict=True, maintain_order=False).items()}
     for i, order in enumerate(orders):  # as run_job: a source's runs, each with (-c) its filled queries
-        fq_i = fq if kinds[i] == _kind(qdtype) else _query_order(evaluator, kinds[i], fq)
+        fq_i = fq if kinds[i] == _kind(qdtype) else query_positions(evaluator, kinds[i])
         bodies, tails = [], []
         for rid in [r for r in order if r in present_set]:
             part = by_run.get(rid, rows.clear()).join(fq_i, on="query_id", how="left").sort("_qidx")
             body = part.select(["run_id", "query_id", *names, "_qidx"])
             if complete:
-                from fasteval.batch.sinks import to_wide
-
                 fill = to_wide(evaluator.fill_missing(part.get_column("query_id"), rid), names)
                 n_fill = fill.get_column("query_id").n_unique()
                 filled += n_fill
@@ -987,12 +966,7 @@ def _wide_pieces(evaluator, rows: pl.DataFrame, orders: list[list[str]], kinds: 
 
 
 def _drop_helpers(block, *, names: list[str], wide: bool):
-    from fasteval.batch.sinks import to_long
-
-    df = pl.from_arrow(block)
-    if not isinstance(df, pl.DataFrame):  # from_arrow on a Table always gives one
-        raise TypeError(f"expected a polars DataFrame, got {type(df).__name__}")
-    df = df.filter(pl.col("_qidx") >= 0).select(["run_id", "query_id", *names])
+    df = _frame(block).filter(pl.col("_qidx") >= 0).select(["run_id", "query_id", *names])
     return (df if wide else to_long(df, names)).to_arrow()
 
 
@@ -1062,7 +1036,6 @@ def _write_dir(ray, scored_parts: list[list], fills: pl.DataFrame | None, out, n
     temporary name, then removed). Both temporary names are those of
     :func:`fasteval.io.atomic.temp_prefix`, so that the folders a killed job leaves are
     removed by the next job writing ``out`` (:func:`fasteval.io.atomic.remove_stale`)."""
-    from fasteval.batch.sinks import empty_wide, to_long
     from fasteval.io.atomic import remove_stale, temp_prefix, temp_stem
 
     final = Path(out)
@@ -1115,12 +1088,9 @@ def evaluate_ray(qrels, run, measures, *, run_id: str | None = None, engine: str
     ``share_qrels_limit`` and ``qrels_mode``: see :func:`run_job_ray`.
     """
     import fasteval
-    from fasteval.batch.discover import discover_all
-    from fasteval.batch.sinks import to_long
 
     check_engine(engine)
     require_ray()
-    from fasteval.batch.discover import _read_table
     from fasteval.evaluation import (
         check_one_run_per_key,
         check_run_id_argument,

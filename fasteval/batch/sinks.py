@@ -36,10 +36,7 @@ def to_wide(long: pl.DataFrame, measure_names: list[str]) -> pl.DataFrame:
     ['run_id', 'query_id', 'map', 'P@5']
     """
     if long.height == 0:
-        return pl.DataFrame(
-            {"run_id": pl.Series([], dtype=pl.Utf8), "query_id": long.get_column("query_id").clear()}
-            | {m: pl.Series([], dtype=pl.Float64) for m in measure_names}
-        )
+        return empty_wide(measure_names, long.schema["query_id"])
     wide = long.pivot(on="measure", index=["run_id", "query_id"], values="value", maintain_order=True)
     missing = [m for m in measure_names if m not in wide.columns]
     if missing:
