@@ -304,6 +304,13 @@ def _read_stream(stream: Any, kind: Kind, format: str | None) -> tuple[bytes, st
     return content, fmt, name
 
 
+def _read_device(path: str, kind: Kind, format: str | None) -> tuple[bytes, str, str]:
+    """:func:`_read_stream` of a FIFO or device, read whole once, named by its path."""
+    stream = io.BytesIO(Path(path).read_bytes())
+    stream.name = path  # type: ignore[attr-defined]
+    return _read_stream(stream, kind, format or format_from_name(path))
+
+
 def _load_data(
     data: str | bytes, fmt: str, kind: Kind, explicit: dict[str, str | None], name: str
 ) -> tuple[pl.DataFrame, Locator, str]:
@@ -391,9 +398,7 @@ def _load(source: Source, kind: Kind, format: str | None, explicit: dict[str, st
         path = os.fspath(source)
         _check_exists(path)
         if _read_once_only(path):  # a FIFO or device: sniffing would consume what it reads
-            stream = io.BytesIO(Path(path).read_bytes())
-            stream.name = path  # type: ignore[attr-defined]
-            content, fmt, name = _read_stream(stream, kind, format or format_from_name(path))
+            content, fmt, name = _read_device(path, kind, format)
             return _load_data(content, fmt, kind, explicit, name)
         fmt = detect_format(path, format)
         if fmt != "parquet" and _gzip_magic(path, path):  # inflated as a stream, checked as it
@@ -638,9 +643,7 @@ def _scan(source: Source, kind: Kind, format: str | None, **cols: str | None) ->
         path = os.fspath(source)
         _check_exists(path)
         if _read_once_only(path):  # a FIFO or device: sniffing would consume what it reads
-            stream = io.BytesIO(Path(path).read_bytes())
-            stream.name = path  # type: ignore[attr-defined]
-            content, fmt, name = _read_stream(stream, kind, format or format_from_name(path))
+            content, fmt, name = _read_device(path, kind, format)
             return _load_data(content, fmt, kind, explicit, name)[0].lazy()
         fmt = detect_format(path, format)
         gz = os.path.isfile(path) and _is_gzip(path)

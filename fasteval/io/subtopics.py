@@ -132,12 +132,7 @@ def _open(source: Any, format: str | None) -> tuple[str, str, Any]:
 
             raise missing_path(path)
         if readers._read_once_only(path):  # a FIFO or device: sniffing would consume it
-            import io
-
-            stream = io.BytesIO(Path(path).read_bytes())
-            stream.name = path  # type: ignore[attr-defined]
-            content, fmt, _ = readers._read_stream(stream, "qrels",
-                                                   format or readers.format_from_name(path))
+            content, fmt, _ = readers._read_device(path, "qrels", format)
             return fmt, path, content
         fmt = readers.detect_format(path, format)
         if fmt == "parquet":

@@ -16,6 +16,7 @@ import polars as pl
 
 from fasteval.errors import InputError, ParameterError
 from fasteval.io.atomic import atomic_path
+from fasteval.io.readers import _SUFFIX as _READ_SUFFIX
 from fasteval.options import WriteFormat
 
 COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip", ".7z")
@@ -25,19 +26,9 @@ COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip", ".7z")
 __all__ = ["write_table", "output_format", "WRITE_FORMATS"]
 
 WRITE_FORMATS = get_args(WriteFormat)
-_SUFFIX = {
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".json": "json",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".trec": "trec",
-    ".run": "trec",
-    ".qrels": "trec",
-    ".txt": "trec",
-}
+_SUFFIX = {s: f for s, f in _READ_SUFFIX.items() if s not in (".test", ".res")}
+"""Output suffixes: the readers' (:data:`fasteval.io.readers._SUFFIX`) but for the names of
+trec_eval's test files and result files, read as TREC text but never written."""
 
 
 def output_format(path: str | os.PathLike[str], format: str | None = None, *,
