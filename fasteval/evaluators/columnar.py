@@ -527,16 +527,6 @@ def _blocks(offsets: np.ndarray, n: int) -> list[int]:
     return [*cuts[cuts > 0].tolist(), n] if n else []
 
 
-def _read_block(block: Sequence[Sequence[Any]], field_name: str, getter: Callable[[Any], Any]) -> list[Any]:
-    # list comprehensions with a literal attribute are the fastest way to read one
-    # attribute of many Python objects (specialized attribute loads)
-    if field_name == "content":
-        return [doc.content for docs in block for doc in docs]
-    if field_name == "id":
-        return [doc.id for docs in block for doc in docs]
-    return [getter(doc) for docs in block for doc in docs]
-
-
 _PAD = "\x00" * 23
 """Joined after a block's last value: 24 zero bytes, room for the kernels' 8-byte reads."""
 
@@ -643,7 +633,7 @@ def _packed_text(
     done = 0
     start = 0
     for end in _blocks(offsets, len(nested)):
-        values = _read_block(nested[start:end], field_name, getter)
+        values = _extract_nested(nested[start:end], field_name, getter)
         m = len(values)
         sl = slice(done, done + m)
         packed = _pack_block(values, keys[sl], flags[sl], starts[sl], lens[sl])
@@ -690,7 +680,7 @@ def _text_column(
     parts = []
     start = 0
     for end in _blocks(offsets, len(nested)):
-        part = _strict_text(_read_block(nested[start:end], field_name, getter))
+        part = _strict_text(_extract_nested(nested[start:end], field_name, getter))
         if part is None:
             return None
         parts.append(part)
@@ -748,10 +738,8 @@ def _gather(s: Any, index: np.ndarray) -> Any:
         if hi > lo:
             parts.append(chunk.gather(index[lo:hi] - start))
         start, lo = end, hi
-    return parts[0] if len(parts) == 1 else pl_concat(parts)
-
-
-def pl_concat(parts: list[Any]) -> Any:
+    if len(parts) == 1:
+        return parts[0]
     import polars as pl
 
     return pl.concat(parts, rechunk=False)
@@ -809,12 +797,7 @@ def _gains(ground_truth_documents: Sequence[Sequence[Any]], gt_offsets: np.ndarr
         if scores[i] is None:
             missing[i] = True
     if missing.any():
-        counts = np.diff(gt_offsets)
-        cum = np.concatenate(([0], np.cumsum(missing, dtype=np.int64)))
-        n_missing = cum[gt_offsets[1:]] - cum[gt_offsets[:-1]]
-        mixed = np.flatnonzero((n_missing > 0) & (n_missing < counts))
-        if mixed.size:
-            raise _mixed_error(int(mixed[0]))
+        refuse_mixed(missing, gt_offsets, _mixed_error)
         gain[missing] = 1.0
     return gain, numpy_docs
 
@@ -829,9 +812,8 @@ def _odd_gains(ground_truth_documents: Sequence[Sequence[Any]], gt_offsets: np.n
     docs = [doc for question in ground_truth_documents for doc in question]
     gain = np.empty(len(scores), dtype=np.float64)
     numpy_doc = np.zeros(len(scores), dtype=np.bool_)
-    mixed = _mixed_row(scores, gt_offsets)
-    if mixed is not None:  # the mixed-scores error comes first, as in Haystack
-        raise _mixed_error(mixed)
+    # the mixed-scores error comes first, as in Haystack
+    refuse_mixed(np.array([s is None for s in scores], dtype=np.bool_), gt_offsets, _mixed_error)
     for i, score in enumerate(scores):
         if score is None:
             gain[i] = np.nan
@@ -933,11 +915,20 @@ def _raise_first_mixed(questions: Sequence[Sequence[Any]]) -> None:
             raise _mixed_error(q)
 
 
-def _mixed_row(scores: list[Any], gt_offsets: np.ndarray) -> int | None:
-    """The first question mixing scored and unscored documents, or None."""
-    for q in range(gt_offsets.shape[0] - 1):
-        lo, hi = int(gt_offsets[q]), int(gt_offsets[q + 1])
-        n_none = sum(1 for s in scores[lo:hi] if s is None)
-        if 0 < n_none < hi - lo:
-            return q
-    return None
+def refuse_mixed(missing: np.ndarray, offsets: np.ndarray, error: Callable[[int], Exception]) -> None:
+    """Raise ``error(row)`` for the first question (row) where some documents but not all
+    are ``missing`` a gain.
+
+    Examples
+    --------
+    >>> refuse_mixed(np.array([True, True, False]), np.array([0, 2, 3]), ValueError)
+    >>> refuse_mixed(np.array([False, True, True]), np.array([0, 2, 3]), ValueError)
+    Traceback (most recent call last):
+    ...
+    ValueError: 0
+    """
+    cum = np.concatenate(([0], np.cumsum(missing, dtype=np.int64)))
+    n_missing = cum[offsets[1:]] - cum[offsets[:-1]]
+    mixed = np.flatnonzero((n_missing > 0) & (n_missing < np.diff(offsets)))
+    if mixed.size:
+        raise error(int(mixed[0]))

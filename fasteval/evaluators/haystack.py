@@ -38,14 +38,7 @@ __all__ = [
     "DocumentRecallEvaluator",
 ]
 
-register_with_haystack(
-    AnswerExactMatchEvaluator,
-    AnswerF1Evaluator,
-    DocumentMAPEvaluator,
-    DocumentMRREvaluator,
-    DocumentNDCGEvaluator,
-    DocumentRecallEvaluator,
-)
+register_with_haystack(*[globals()[_name] for _name in __all__])
 
 # Evaluators written in sibling modules (SAS, LLM judges): register those that import.
 for _module, _names in (

@@ -858,9 +858,6 @@ class _ScoredLLMEvaluator(LLMEvaluator):
         """Like :meth:`run`, on the caller's event loop."""
         return self._postprocess(await super().run_async(**inputs))
 
-    def _score(self, result: dict[str, Any]) -> Any:
-        raise NotImplementedError
-
     def _postprocess(self, result: dict[str, Any]) -> dict[str, Any]:
         for i, res in enumerate(result["results"]):
             if res is None:

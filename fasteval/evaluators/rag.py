@@ -279,12 +279,10 @@ def _gains(table: Any, name: str, gt_offsets: np.ndarray) -> np.ndarray:
     gain = np.array(values.cast(pa.float64()).fill_null(np.nan), dtype=np.float64)  # a writable copy
     missing = ~_valid(values)
     if missing.any():
-        cum = np.concatenate(([0], np.cumsum(missing, dtype=np.int64)))
-        n_missing = cum[gt_offsets[1:]] - cum[gt_offsets[:-1]]
-        mixed = np.flatnonzero((n_missing > 0) & (n_missing < np.diff(gt_offsets)))
-        if mixed.size:
-            raise InputError("either none or all ground-truth keys of a question must have a gain",
-                             source=name, row=int(mixed[0]))
+        from fasteval.evaluators.columnar import refuse_mixed
+
+        refuse_mixed(missing, gt_offsets, lambda row: InputError(
+            "either none or all ground-truth keys of a question must have a gain", source=name, row=row))
         gain[missing] = 1.0
     return gain
 

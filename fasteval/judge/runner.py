@@ -63,10 +63,7 @@ class RowOutcome:
     corrected: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def usage(self) -> dict[str, int]:
-        usage = self.meta.get("usage") or {}
-        return {k: int(v) for k, v in usage.items() if isinstance(v, (int, float))}
+    usage = ChatReply.usage  # the numeric counts of ``meta["usage"]``
 
 
 @dataclass
