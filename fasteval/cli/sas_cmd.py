@@ -71,12 +71,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def _read(path: str):
-    from fasteval.io.files import read_table_file
-
-    return read_table_file(path, text=True)
-
-
 def _check_output_name(path: str) -> None:
     """Refuse an output whose suffix names a format other than parquet (``-o out.csv``
     would hold parquet bytes under a CSV name); another suffix, or none, is written as parquet.
@@ -114,8 +108,9 @@ def run(args: argparse.Namespace) -> int:
     from fasteval.io.atomic import atomic_path
 
     out_path = _checked_before_work(args)
+    from fasteval.io.files import read_table_file
     from fasteval.sas import sas
-    table = _split_golds(_read(args.input), args)
+    table = _split_golds(read_table_file(args.input), args)
     device = args.device
     if device and "," in device:
         device = [d.strip() for d in device.split(",") if d.strip()]

@@ -284,11 +284,8 @@ def _finite(x: float) -> float:
 
 def _split_underscore(base: str) -> tuple[str, str] | None:
     """A canonical ``family_params`` spelling: the longest family key followed by ``_``."""
-    best = None
-    for key in BY_KEY:
-        if base.startswith(key + "_") and (best is None or len(key) > len(best[0])):
-            best = (key, base[len(key) + 1 :])
-    return best
+    key = max((k for k in BY_KEY if base.startswith(k + "_")), key=len, default=None)
+    return None if key is None else (key, base[len(key) + 1 :])
 
 
 def _parse_args(args: str) -> dict[str, str]:
@@ -764,18 +761,11 @@ def parse_measures(names: str | Measure | Iterable[str | Measure], *,
     ['set_P', 'hits_10(rel=2)', 'num_rel_ret(rel=2)']
     """
     names = _items(names)
-    out: list[Measure] = []
-    seen: set[Measure] = set()
     token = _C_NUMBERS.set(trec_eval_syntax)
     try:
-        for item in names:
-            for m in _parse_one(item):
-                if m not in seen:
-                    seen.add(m)
-                    out.append(m)
+        return list(dict.fromkeys(m for item in names for m in _parse_one(item)))
     finally:
         _C_NUMBERS.reset(token)
-    return out
 
 
 def _items(names: str | Measure | Iterable[str | Measure]) -> list[str | Measure]:
@@ -912,11 +902,8 @@ def parse_measure(name: str | Measure) -> Measure:
 
 
 def _expand_set(name: str) -> list[Measure]:
-    fams = [f for f in FAMILIES if ("official" if name == "official" else "all_trec") in f.sets]
-    out: list[Measure] = []
-    for f in fams:
-        out.extend(_defaults(f.key))
-    return out
+    want = "official" if name == "official" else "all_trec"
+    return [m for f in FAMILIES if want in f.sets for m in _defaults(f.key)]
 
 
 def trec_order(measures: Iterable[Measure]) -> list[Measure]:
