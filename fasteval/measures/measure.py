@@ -297,9 +297,7 @@ def _num(x: float) -> str:
 
 def _number(value: object, what: str) -> float:
     """``value`` as a finite float (a Python or numpy number; not text, not a bool)."""
-    if isinstance(value, (str, bytes, bool)) or not isinstance(value, numbers.Real):
-        raise ParameterError(what, "a finite number", value)
-    out = float(value)
+    out = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else math.nan
     if not math.isfinite(out):
         raise ParameterError(what, "a finite number", value)
     return out
@@ -402,8 +400,6 @@ def _normal_options(spec: Family, options) -> tuple[tuple[str, float], ...]:
         if opt is None:
             allowed = ", ".join(o.name for o in spec.options) or "none"
             raise ParameterError(f"{spec.key}'s option", f"one of: {allowed}", key)
-        if isinstance(value, bool):
-            value = float(value)
         try:
             value = float(value)
         except (TypeError, ValueError):
