@@ -382,7 +382,6 @@ def _wrap_object(obj: Any, dev: str, prec: str, revision: str | None) -> LoadedM
         raise ParameterError(
             "model", "a model folder, a cached hub name, a SentenceTransformer or a CrossEncoder", obj
         )
-    source = None
     try:
         source = obj.transformers_model.config._name_or_path
     except AttributeError:
@@ -414,10 +413,9 @@ def _load(name: str, dev: str, prec: str, revision: str | None, cross_encoder: b
     is_local = path.is_dir()
     if not is_local and (name.startswith((".", "/", "~")) or os.sep in name and name.count("/") > 1):
         raise _missing_model(name, None)
+    source = str(path) if is_local else name
     try:
-        config = AutoConfig.from_pretrained(
-            str(path) if is_local else name, local_files_only=True, revision=revision
-        )
+        config = AutoConfig.from_pretrained(source, local_files_only=True, revision=revision)
     except (OSError, ValueError) as exc:
         raise (_unreadable_model(name, exc) if is_local else _missing_model(name, exc)) from exc
     is_cross = _is_cross_encoder_config(config) if cross_encoder is None else bool(cross_encoder)
@@ -425,7 +423,6 @@ def _load(name: str, dev: str, prec: str, revision: str | None, cross_encoder: b
     kwargs: dict[str, Any] = {"device": dev, "local_files_only": True}
     if revision is not None:
         kwargs["revision"] = revision
-    source = str(path) if is_local else name
     try:
         with _no_loading_bar():
             model = (CrossEncoder if is_cross else SentenceTransformer)(source, **kwargs)
