@@ -609,32 +609,26 @@ def _run_prefs(o: Options, qrels_path: str, run_path: str, out: TextIO) -> int:
     from fasteval.prefs import evaluate_prefs
 
     run = _read_trec_run(o, run_path, tie_docno_desc=False)
-    if o.compat == 9 or not o.complete:
-        # trec_eval's topic loop is the same for preference judgments: 10 stops at the
-        # first judged topic the run lacks (without -c); 9.0.8 leaves such topics out.
-        # Every judged topic is evaluated once (the judgments are read once: a FIFO
-        # cannot be read again), and the lines are then cut to what trec_eval prints
-        every = evaluate_prefs(
-            qrels_path, run, mode=o.rel_format, measures=o.measures or None,
-            per_query=True, max_docs=o.max_docs, complete=True, summary=True,
-        )
-        qids = sorted({qid for _, qid, _ in every if qid != "all"})
+    # trec_eval's topic loop is the same for preference judgments: 10 stops at the first
+    # judged topic the run lacks (without -c); 9.0.8 leaves such topics out. Then every
+    # judged topic is evaluated once (the judgments are read once: a FIFO cannot be read
+    # again), and the lines are cut to what trec_eval prints
+    cut = o.compat == 9 or not o.complete
+    lines = evaluate_prefs(
+        qrels_path, run, mode=o.rel_format, measures=o.measures or None,
+        per_query=cut or o.per_query, max_docs=o.max_docs, complete=True, summary=cut or o.summary,
+    )
+    if cut:
+        qids = sorted({qid for _, qid, _ in lines if qid != "all"})
         answered = set(run.get_column("query_id").cast(pl.Utf8).to_list())
         stop = _topic_stop(o, qids, np.array([q in answered for q in qids], dtype=bool))
         if stop:
             return stop
         missing = [q for q in qids if q not in answered]
         if missing:  # --compat 9 only
-            lines = _prefs_v9(every, set(missing), len(qids), o)
+            lines = _prefs_v9(lines, set(missing), len(qids), o)
         else:  # every judged topic answered: -c changes nothing
-            lines = [line for line in every
-                     if (o.summary if line[1] == "all" else o.per_query)]
-    else:
-        lines = evaluate_prefs(
-            qrels_path, run, mode=o.rel_format, measures=o.measures or None,
-            per_query=o.per_query, max_docs=o.max_docs, complete=o.complete,
-            summary=o.summary,
-        )
+            lines = [line for line in lines if (o.summary if line[1] == "all" else o.per_query)]
     _put(out, "".join(
         f"{one_line(name):<22}\t{one_line(qid)}\t{one_line(value)}\n" if isinstance(value, str)
         else _fmt(name, qid, value, isinstance(value, (int, np.integer))) + "\n"
@@ -753,21 +747,15 @@ def _run_jg(o, jq, run, runid, numeric, print_runid, avgjg, opts, out) -> int:
     keep = present_any if not o.complete or o.compat == 9 else np.ones(len(all_q), dtype=bool)
     n_avg = len(all_q) if o.complete else int(keep.sum())
     names = [f"{key}{m.base_name[len(m.family):]}" for key, m in avgjg]
-    lines = []
-    if o.per_query:
-        for qi, qid in enumerate(qids):
-            if keep[qi]:
-                for j, nm in enumerate(names):
-                    lines.append(_fmt(nm, qid, avg[qi, j], False))
-    if not o.summary:
-        _put(out, "".join(line + "\n" for line in lines))
-        return 0
-    if print_runid:
-        lines.append(f"{'runid':<22}\tall\t{runid}")
-    if any(m.family == "num_q" for m in numeric):
-        lines.append(_fmt("num_q", "all", float(n_avg), True))
-    for j, nm in enumerate(names):
-        lines.append(_fmt(nm, "all", summary(avg[keep, j], "sum") / max(n_avg, 1), False))
+    lines = [_fmt(nm, qid, avg[qi, j], False) for qi, qid in enumerate(qids) if keep[qi]
+             for j, nm in enumerate(names)] if o.per_query else []
+    if o.summary:  # -n: no summary lines
+        if print_runid:
+            lines.append(f"{'runid':<22}\tall\t{runid}")
+        if any(m.family == "num_q" for m in numeric):
+            lines.append(_fmt("num_q", "all", float(n_avg), True))
+        for j, nm in enumerate(names):
+            lines.append(_fmt(nm, "all", summary(avg[keep, j], "sum") / max(n_avg, 1), False))
     _put(out, "".join(line + "\n" for line in lines))
     return 0
 
