@@ -267,16 +267,6 @@ def _generator_to_dict(generator: Any) -> dict[str, Any]:
     return {"type": f"{type(generator).__module__}.{type(generator).__qualname__}", "init_parameters": {}}
 
 
-def _haystack_registered(type_name: str) -> Any:
-    import sys
-
-    if "haystack" not in sys.modules:
-        return None
-    from haystack.core.component.component import component
-
-    return component.registry.get(type_name)
-
-
 def _generator_class(type_name: Any) -> Any:
     """The class a serialized chat generator names. fasteval's own (``fasteval.judge``)
     are imported; any other class only through Haystack's ``import_class_by_name``, so that
@@ -306,7 +296,9 @@ def _generator_class(type_name: Any) -> Any:
     try:
         return import_class_by_name(type_name)  # DeserializationError outside the allowlist
     except ImportError:
-        registered = _haystack_registered(type_name)
+        from fasteval.evaluators.base import _haystack_registry
+
+        registered = (_haystack_registry() or {}).get(type_name)
         if registered is None:
             raise
         return registered
