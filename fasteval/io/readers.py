@@ -251,15 +251,6 @@ def _is_gzip(path: str) -> bool:
         return fh.read(2) == b"\x1f\x8b"
 
 
-def _has_bom(path: str) -> bool:
-    """Whether the file starts with a UTF-8 byte order mark (False for a glob)."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(3) == b"\xef\xbb\xbf"
-    except OSError:
-        return False
-
-
 def _check_exists(path: str) -> None:
     if not path:
         raise InputError("the path is empty; expected a file")
@@ -660,7 +651,8 @@ def _scan(source: Source, kind: Kind, format: str | None, **cols: str | None) ->
             if fmt in ("csv", "tsv"):
                 lf, mapping = tables.lazy_delimited(path, "," if fmt == "csv" else "\t", kind, explicit, path)
                 return _lazy_one_line_fields(_lazy_normalize(lf, kind, mapping, path), path)
-            if fmt == "jsonl" and not _has_bom(path):  # polars' scanner stops at a byte order mark
+            # polars' scanner stops at a UTF-8 byte order mark: such a file is read eagerly
+            if fmt == "jsonl" and tables._head_bytes(path, 3) != b"\xef\xbb\xbf":
                 lf, mapping = tables.lazy_ndjson(path, kind, explicit, path)
                 return _lazy_normalize(lf, kind, mapping, path)
     df, _, _ = _load(source, kind, format, explicit)
