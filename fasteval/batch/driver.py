@@ -136,16 +136,14 @@ _KEEP = ("run_id", "query_id", "doc_id", "score", "rank", "tag")
 
 def iter_frames(source: RunSource, batch_rows: int) -> Iterator[pl.DataFrame]:
     """Yield a source's rows as data frames of about ``batch_rows`` rows, in file order."""
-    if source.kind == "frame":
-        frame = source.frame
-        _check_rows(frame, source.name, 0)
-        for start in range(0, frame.height, batch_rows):
-            yield frame.slice(start, batch_rows)
-        return
-    if source.kind == "file":
-        frame = source.frame if source.frame is not None else _read_file(source)
-        source.rows = frame.height
-        source.has_run_id = "run_id" in frame.columns
+    if source.kind in ("frame", "file"):
+        if source.kind == "frame":
+            frame = source.frame
+            _check_rows(frame, source.name, 0)
+        else:
+            frame = source.frame if source.frame is not None else _read_file(source)
+            source.rows = frame.height
+            source.has_run_id = "run_id" in frame.columns
         for start in range(0, frame.height, batch_rows):
             yield frame.slice(start, batch_rows)
         return
@@ -523,10 +521,8 @@ SPLIT_READ_ROWS = 65_536
 def _seen_by_run(starts: pl.DataFrame, default_run: str) -> dict[str, pl.Series]:
     if "run_id" not in starts.columns:
         return {default_run: starts.get_column("query_id").unique(maintain_order=True)}
-    out = {}
-    for (rid,), sub in starts.partition_by("run_id", as_dict=True, maintain_order=True).items():
-        out[str(rid)] = sub.get_column("query_id").unique(maintain_order=True)
-    return out
+    return {str(rid): sub.get_column("query_id").unique(maintain_order=True)
+            for (rid,), sub in starts.partition_by("run_id", as_dict=True, maintain_order=True).items()}
 
 
 def run_job(

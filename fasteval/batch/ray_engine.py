@@ -205,15 +205,13 @@ def parse_share_limit(limit: int | str | None, param: str = "share_qrels_limit")
 def _rereadable(qrels: Any) -> bool:
     if not isinstance(qrels, str | os.PathLike):
         return True
-    text = os.fspath(qrels)
-    if text == "-":
-        return False
-    try:
-        import stat
+    import stat
 
-        return not (stat.S_ISFIFO(os.stat(text).st_mode) or stat.S_ISCHR(os.stat(text).st_mode))
+    try:
+        mode = os.stat(qrels).st_mode
     except OSError:
         return False
+    return os.fspath(qrels) != "-" and not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode))
 
 
 # ---------------------------------------------------------------- reading (worker side)
@@ -493,8 +491,8 @@ def _read_tasks(i: int, files: list[str]) -> list[dict]:
 
 
 def _dataset(ray, i: int, source: RunSource, tie_break: str, qrels_cols: list[tuple[str, str]],
-             key_text: bool, casts_of: dict | None = None):
-    """``(group key, dataset, run order, id casts)`` for one source."""
+             key_text: bool):
+    """``(group key, dataset, run order, kept run columns)`` for one source."""
     frame = _load_frame(source) if source.kind != "parquet" else None
     schema = frame.schema if frame is not None else _columns_of(source)
     keep = ["query_id", "doc_id", "score"] + (["rank"] if tie_break == "rank" and "rank" in schema else [])
@@ -810,8 +808,7 @@ def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks
          qrels, mode, progress):
     names = list(evaluator.measure_names)
     qdtype = evaluator.qrels.query_ids.dtype
-    stats = JobStats(mode={}, max_rows_per_chunk=0)
-    stats.qrels = mode
+    stats = JobStats(qrels=mode)
     copart = mode == "co-partitioned"
     qkinds = (_kind(qdtype), _kind(evaluator.qrels.doc_ids.dtype)) if copart else None
     groups, keeps, orders, labels, kinds = _source_datasets(ray, evaluator, sources, qkinds)
@@ -843,8 +840,8 @@ def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks
         stats.chunks += len(refs)
         scored_parts.append(refs)
     stats.add_time("ray", time.perf_counter() - t_read)
-    frames = [pl.from_arrow(t) for t in tables if t.num_rows]
-    allrows = (pl.concat([f.with_columns(pl.col("query_id").cast(qdtype)) for f in frames])  # type: ignore[union-attr]
+    frames = [_frame(t) for t in tables if t.num_rows]
+    allrows = (pl.concat([f.with_columns(pl.col("query_id").cast(qdtype)) for f in frames])
                if frames else _empty_scored(names, qdtype))
     # per-query rows in qrels order: the index in the driver's qrels (co-partitioned blocks
     # number their own queries)
