@@ -258,14 +258,11 @@ def _normalize(frame: pl.DataFrame, explicit: dict[str, str | None], name: str,
 
         _check_header(raw[0], raw[1], columns, mapping, name)
     where = where or row_locator()
-    if frame.get_column(mapping["relevance"]).dtype == pl.String:
-        rel = frame.get_column(mapping["relevance"]).str.strip_chars()
-    else:
-        rel = frame.get_column(mapping["relevance"])
+    rel = frame.get_column(mapping["relevance"])
+    if rel.dtype == pl.String:
+        rel = rel.str.strip_chars()
     out = pl.DataFrame([
-        normalize_ids(frame.get_column(mapping["query_id"]), "query_id", source=name, where=where),
-        normalize_ids(frame.get_column(mapping["subtopic"]), "subtopic", source=name, where=where),
-        normalize_ids(frame.get_column(mapping["doc_id"]), "doc_id", source=name, where=where),
+        *(normalize_ids(frame.get_column(mapping[c]), c, source=name, where=where) for c in _KEYS),
         normalize_relevance(rel, source=name, where=where),
     ])
     return out, where
