@@ -110,8 +110,6 @@ def compile_kernels(report: Callable[[str, float], None] | None = None) -> list[
     >>> compile_kernels()[0]  # doctest: +SKIP
     'TREC text tokenizer'
     """
-    import time
-
     done: list[str] = []
     for steps in (_eval_steps, _fusion_steps, _compare_steps, _prefs_steps, _diversity_steps,
                   _document_steps):
