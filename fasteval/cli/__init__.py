@@ -315,7 +315,6 @@ def _exit_now(status: int) -> NoReturn:
     once (``os._exit``): no interpreter teardown. Only for the console entry point, after
     the command has finished (files closed, results renamed into place)."""
     import logging
-    import os
 
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
