@@ -53,10 +53,12 @@ def normalize_answer(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCT)).split())
 
 
-def _check_strings(values: list[Any], name: str) -> None:
+def _normalized(values: list[Any], name: str) -> list[str]:
+    """The values normalized (:func:`normalize_answer`); ``InputError`` at one that is no string."""
     for i, value in enumerate(values):
         if not isinstance(value, str):
             raise InputError(f"expected a string, got {value!r}", source=name, row=i)
+    return list(map(normalize_answer, values))
 
 
 def exact_match_scores(
@@ -70,13 +72,9 @@ def exact_match_scores(
     ([1, 0], [1, 1])
     """
     if normalize:
-        _check_strings(ground_truth_answers, "ground_truth_answers")
-        _check_strings(predicted_answers, "predicted_answers")
-        gt = list(map(normalize_answer, ground_truth_answers))
-        pred = list(map(normalize_answer, predicted_answers))
-    else:
-        gt, pred = ground_truth_answers, predicted_answers
-    return [1 if same else 0 for same in map(eq, gt, pred)]
+        ground_truth_answers = _normalized(ground_truth_answers, "ground_truth_answers")
+        predicted_answers = _normalized(predicted_answers, "predicted_answers")
+    return [1 if same else 0 for same in map(eq, ground_truth_answers, predicted_answers)]
 
 
 def _f1(truth: str, prediction: str) -> float:
@@ -100,11 +98,8 @@ def token_f1_scores(ground_truth_answers: list[str], predicted_answers: list[str
     >>> token_f1_scores(["new york city"], ["york city"])
     [0.8]
     """
-    _check_strings(ground_truth_answers, "ground_truth_answers")
-    _check_strings(predicted_answers, "predicted_answers")
-    gt = map(normalize_answer, ground_truth_answers)
-    pred = map(normalize_answer, predicted_answers)
-    return list(map(_f1, gt, pred))
+    gt = _normalized(ground_truth_answers, "ground_truth_answers")
+    return list(map(_f1, gt, _normalized(predicted_answers, "predicted_answers")))
 
 
 class AnswerExactMatchEvaluator(HaystackComponent):

@@ -55,13 +55,7 @@ def _texts_length_order(texts: list[str]) -> np.ndarray:
 
 
 def _to_device(features: dict[str, Any], device: str, non_blocking: bool) -> dict[str, Any]:
-    out = {}
-    for key, value in features.items():
-        if hasattr(value, "to"):
-            out[key] = value.to(device, non_blocking=non_blocking)
-        else:
-            out[key] = value
-    return out
+    return {k: (v.to(device, non_blocking=non_blocking) if hasattr(v, "to") else v) for k, v in features.items()}
 
 
 def sentence_embeddings(model: Any, features: dict[str, Any]) -> Any:
