@@ -169,12 +169,16 @@ def trec_lines(table: pl.DataFrame, *, per_query: bool, agg_kind: dict[str, str]
     """
     import math
 
+    names = [c for c in table.columns if c not in ("run_id", "query_id")]  # wide: the measures
     if agg_kind is None:
         from fasteval.measures.aggregate import aggregation_of
 
-        names = (table.get_column("measure").unique().to_list() if "measure" in table.columns
-                 else [c for c in table.columns if c not in ("run_id", "query_id")])
+        if "measure" in table.columns:
+            names = table.get_column("measure").unique().to_list()
         agg_kind = {m: aggregation_of(m) for m in names}
+    if "measure" not in table.columns:  # wide: back to long
+        table = to_long(table, names) if "query_id" in table.columns else table.unpivot(
+            index="run_id", on=names, variable_name="measure", value_name="value")
     if per_query and aggregates is not None:
         return _trec_q_lines(table, aggregates, agg_kind)
 
@@ -185,10 +189,6 @@ def trec_lines(table: pl.DataFrame, *, per_query: bool, agg_kind: dict[str, str]
             return str(int(value))
         return f"{value:6.4f}"
 
-    if "measure" not in table.columns:  # wide: back to long
-        names = [c for c in table.columns if c not in ("run_id", "query_id")]
-        table = to_long(table, names) if "query_id" in table.columns else table.unpivot(
-            index="run_id", on=names, variable_name="measure", value_name="value")
     for col in ("run_id", "query_id"):
         if col in table.columns:
             _check_line_field(table.get_column(col), col)
@@ -207,9 +207,7 @@ def trec_lines(table: pl.DataFrame, *, per_query: bool, agg_kind: dict[str, str]
 
 
 def _trec_q_lines(table: pl.DataFrame, aggregates: pl.DataFrame, agg_kind: dict[str, str]) -> str:
-    """trec_eval -q's output of each run in turn (see :func:`trec_lines`)."""
-    if "measure" not in table.columns:  # wide: back to long
-        table = to_long(table, [c for c in table.columns if c not in ("run_id", "query_id")])
+    """trec_eval -q's output of each run in turn (see :func:`trec_lines`; ``table`` long)."""
     scope = {m: _scope_of(m) for m in {*table.get_column("measure").unique().to_list(),
                                        *aggregates.get_column("measure").unique().to_list()}}
     per_topic = table.filter(pl.col("measure").replace_strict(scope, default="both") != "summary")
