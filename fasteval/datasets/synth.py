@@ -195,12 +195,6 @@ class SynthSpec:
         return [f"run_{r}" for r in range(self.runs)]
 
 
-@dataclass
-class _Block:
-    qrels: pl.DataFrame
-    runs: list[pl.DataFrame]
-
-
 def _ids(values: np.ndarray, prefix: str, width: int, int_ids: bool) -> pl.Series:
     s = pl.Series(values.astype(np.int64))
     if int_ids:
@@ -208,8 +202,8 @@ def _ids(values: np.ndarray, prefix: str, width: int, int_ids: bool) -> pl.Serie
     return pl.select(pl.lit(prefix) + s.cast(pl.Utf8).str.zfill(width)).to_series()
 
 
-def _block(spec: SynthSpec, block: int) -> _Block:
-    """Draw one block of queries: qrels rows and one table per run."""
+def _block(spec: SynthSpec, block: int) -> tuple[pl.DataFrame, list[pl.DataFrame]]:
+    """Draw one block of queries: ``(qrels rows, one table per run)``."""
     rng = np.random.default_rng([spec.seed, block])
     q0 = block * BLOCK_QUERIES
     nq = min(BLOCK_QUERIES, spec.queries - q0)
@@ -220,7 +214,7 @@ def _block(spec: SynthSpec, block: int) -> _Block:
     docs = (base[:, None] + np.arange(c)[None, :]) % spec.corpus  # (nq, c)
     grade = _grades(rng, spec, nq)
     qrels = _qrels(rng, spec, qidx, base, docs, grade)
-    return _Block(qrels=qrels, runs=[_run(rng, spec, r, qidx, docs, grade) for r in range(spec.runs)])
+    return qrels, [_run(rng, spec, r, qidx, docs, grade) for r in range(spec.runs)]
 
 
 def _id_columns(spec: SynthSpec, queries: np.ndarray, docs: np.ndarray) -> dict[str, pl.Series]:
@@ -319,8 +313,7 @@ def iter_blocks(spec: SynthSpec):
     check_memory(spec)
     n_blocks = -(-spec.queries // BLOCK_QUERIES)
     for b in range(n_blocks):
-        blk = _block(spec, b)
-        yield blk.qrels, blk.runs
+        yield _block(spec, b)
 
 
 def generate(spec: SynthSpec) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
