@@ -37,6 +37,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import mmap
@@ -257,8 +258,6 @@ def store(pq: Any, ident: dict, *, taken_ns: int | None = None) -> bool:
 
 def _array_bytes(pq: Any) -> int:
     """Bytes of the arrays of ``pq`` (about the size of its entry)."""
-    import dataclasses
-
     total = 0
     for obj in (pq, pq.index):
         for f in dataclasses.fields(obj):
@@ -287,8 +286,6 @@ def wait() -> None:
 def _encode_qrels(pq: Any, blobs: list) -> dict | None:
     """The JSON tree of ``pq``'s fields (arrays and series as blob numbers), None if a
     field is of a kind the decoder would not give back exactly."""
-    import dataclasses
-
     import polars as pl
 
     def node(v: Any) -> dict | None:
