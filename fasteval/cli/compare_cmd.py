@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from fasteval.cli import STDIN, add_command, input_source, stdin_once
+from fasteval.errors import InputError, ParameterError
 from fasteval.options import (
     Alternative,
     CiMethod,
@@ -149,7 +150,6 @@ def _plots(specs: list[str]) -> list[tuple[str, str]]:
     """``(kind, path)`` of each ``--plot``, checked (matplotlib, kind, image suffix) before
     anything is read or written."""
     from fasteval.compare.plots import PLOTS, check_path, require_plotting
-    from fasteval.errors import ParameterError
 
     if specs:
         require_plotting("--plot")
@@ -183,7 +183,6 @@ def _check_plot_data(plots: list[tuple[str, str]], names: list[str]) -> None:
     fasteval.errors.ParameterError: --plot cutoffs must be used with --results files holding one measure at two or more cutoffs (e.g. ndcg_cut_5 and ndcg_cut_10, from fasteval eval -q -m ndcg@5 -m ndcg@10), got ['map', 'P_5']
     """
     from fasteval.compare.plots import check_data
-    from fasteval.errors import InputError, ParameterError
 
     for kind, _ in plots:
         try:
@@ -209,8 +208,6 @@ def _plot_results(plots: list[tuple[str, str]], measures: list[str], score_more)
 
 def _count(option: str, text: str) -> int:
     """A count given as ``10000`` or ``1e4``; anything else is a :class:`ParameterError`."""
-    from fasteval.errors import ParameterError
-
     try:
         value = float(text)
         if value != int(value):
@@ -241,8 +238,6 @@ def _as_option(exc):
     >>> str(_as_option(ParameterError("ci", "a number between 0 and 1, or None", 1.0)))
     '--ci must be a number between 0 and 1, or none, got 1.0'
     """
-    from fasteval.errors import ParameterError
-
     constraint = exc.constraint
     if exc.parameter in _CLI_WORDS:
         constraint = constraint.replace(*_CLI_WORDS[exc.parameter])
@@ -253,7 +248,6 @@ def _check_options(args: argparse.Namespace, n_resamples: int):
     """Every option checked before any run is read or scored (named as on the command line);
     returns :func:`compare`'s options."""
     from fasteval.compare.settings import check_options
-    from fasteval.errors import ParameterError
 
     if not 0 <= args.digits <= 17:
         raise ParameterError("--digits", "an integer from 0 to 17", args.digits)
@@ -295,7 +289,6 @@ def _score(args: argparse.Namespace, plots: list[tuple[str, str]]):
     import polars as pl
 
     import fasteval
-    from fasteval.errors import ParameterError
 
     if len(args.inputs) < 2:
         raise ParameterError(
@@ -308,7 +301,6 @@ def _score(args: argparse.Namespace, plots: list[tuple[str, str]]):
             "-m/--measure", "given at least once when scoring runs (e.g. -m ndcg@10)", None
         )
     from fasteval.compare.plots import plot_measures
-    from fasteval.errors import InputError
 
     for kind, _ in plots:  # a plot without the measures it needs: refused before any read
         plot_measures(kind, args.measure)
@@ -367,8 +359,6 @@ def _refuse_undefined(results, files: dict[str, str], judged_only: bool) -> None
     """
     import polars as pl
 
-    from fasteval.errors import InputError
-
     bad = results.filter(pl.col("value").is_nan())
     if bad.height == 0:
         return
@@ -398,7 +388,6 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from fasteval.compare._data import load_results
     from fasteval.compare.core import compare_checked
-    from fasteval.errors import ParameterError
     from fasteval.io.atomic import check_outputs
 
     plots = _plots(args.plot)
@@ -446,7 +435,6 @@ def _report_format(args: argparse.Namespace) -> str:
     """The report's format: ``--format``, else from the ``-o`` suffix, else the text table;
     checked against ``-o`` before anything is read."""
     from fasteval.compare.report import SUFFIX_FORMATS
-    from fasteval.errors import ParameterError
 
     fmt = args.format
     if fmt is not None and args.output and args.output != "-":
@@ -500,8 +488,6 @@ def _details_format(path: str) -> str:
     >>> [_details_format(p) for p in ("all.pq", "all.csv", "all")]
     ['parquet', 'csv', 'csv']
     """
-    from fasteval.errors import ParameterError
-
     suffix = Path(path).suffix.lower()
     if suffix in (".parquet", ".pq"):
         return "parquet"

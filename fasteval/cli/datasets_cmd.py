@@ -18,7 +18,7 @@ import time
 
 from fasteval.cli import add_command
 from fasteval.datasets.synth import COMPRESSIONS
-from fasteval.errors import options_named
+from fasteval.errors import ParameterError, options_named
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -58,8 +58,6 @@ _OPTION_NAMES = {name: f"--{name.replace('_', '-')}" for name in (
 @options_named(_OPTION_NAMES)
 def run(args: argparse.Namespace) -> int:
     """Run ``fasteval datasets ACTION``."""
-    from fasteval.errors import ParameterError
-
     if getattr(args, "action", None) != "synth":
         raise ParameterError("datasets ACTION", "'synth'", getattr(args, "action", None))
     from fasteval.datasets.synth import SynthSpec, write_synth

@@ -34,7 +34,7 @@ import time
 from typing import get_args
 
 from fasteval.cli import abort_on_sigterm, add_command
-from fasteval.errors import options_named
+from fasteval.errors import ParameterError, options_named
 from fasteval.options import Compat, Engine, TieBreak
 
 FORMATS = ("table", "csv", "json", "parquet", "trec")
@@ -138,8 +138,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    from fasteval.errors import ParameterError
-
     on_stdin = [a for a in [args.qrels, *args.runs] if a == "-"]
     if len(on_stdin) > 1:
         raise ParameterError("QRELS and RUN", "at most one of them read from standard input ('-')",
@@ -281,8 +279,6 @@ def _outputs(args: argparse.Namespace) -> tuple[dict, str, str]:
     # a compressed name is refused now, not after the work
     agg_fmt = format_from_path(args.aggregate_out, default="table", param="--aggregate-out")
     if fmt == "parquet" and args.output == STDOUT and args.aggregate_out == STDOUT:
-        from fasteval.errors import ParameterError
-
         raise ParameterError("--aggregate-out", "a file when -o - writes parquet to standard "
                              "output (a table after the parquet bytes would corrupt them)", STDOUT)
     return outputs, fmt, agg_fmt

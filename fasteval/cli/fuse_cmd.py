@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from fasteval.cli import STDIN, add_command, input_source, stdin_once
-from fasteval.errors import options_named
+from fasteval.errors import ParameterError, options_named
 from fasteval.options import WriteFormat
 
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
@@ -39,8 +39,6 @@ def _decimal(text: str) -> float:
 
 
 def _weights(text: str) -> list[float]:
-    from fasteval.errors import ParameterError
-
     items = re.split(r"\s*,\s*|\s+", text.strip())
     try:
         if "" in items:  # "0.3,,0.7" or a trailing comma: a weight left out
@@ -113,7 +111,6 @@ def run(args: argparse.Namespace) -> int:
     """Run ``fasteval fuse``."""
     import polars as pl
 
-    from fasteval.errors import ParameterError
     from fasteval.fusion.api import fuse
     from fasteval.fusion.options import resolve
     from fasteval.io.atomic import STDOUT, check_outputs

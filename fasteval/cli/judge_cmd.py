@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from fasteval.cli import add_command
-from fasteval.errors import InputError, ParameterError
+from fasteval.errors import InputError, OutputError, ParameterError, require_extra
 from fasteval.io import _json
 
 DEFAULT_MAX_REPLY_BYTES = 8 * 2**20  # fasteval.judge.client.DEFAULT_MAX_REPLY_BYTES (not imported: httpx-free help)
@@ -265,7 +265,6 @@ def _check_outputs(args: argparse.Namespace) -> None:
     check_outputs({"-o/--output": args.output}, [args.input, args.examples])
     if args.no_cache:
         return
-    from fasteval.errors import OutputError
     from fasteval.judge.cache import ReplyCache, default_cache_dir
 
     folder = args.cache_dir or default_cache_dir()
@@ -278,7 +277,6 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Judge the table and write the results; returns the exit status."""
-    from fasteval.errors import require_extra
     from fasteval.judge.errors import JudgeError
 
     require_extra("llm", "fasteval judge", load=True)  # before any row is read or sent

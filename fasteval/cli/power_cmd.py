@@ -23,7 +23,7 @@ import math
 from typing import get_args
 
 from fasteval.cli import add_command
-from fasteval.errors import options_named
+from fasteval.errors import InputError, ParameterError, options_named
 from fasteval.options import Alternative, Design
 
 
@@ -92,8 +92,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_args(args: argparse.Namespace) -> None:
     """The options that go together checked (``--power`` defaults to 0.8 here)."""
-    from fasteval.errors import ParameterError
-
     if (args.results is None) == (args.sd is None):
         raise ParameterError("--results/--sd", "exactly one of them",
                              "neither" if args.results is None else "both")
@@ -111,7 +109,6 @@ def _check_args(args: argparse.Namespace) -> None:
 def _sources(args: argparse.Namespace) -> list[tuple[str, float]]:
     """``(measure, sd)`` of each pilot measure, or ``("-", --sd)``."""
     from fasteval.compare.power import pilot_variance
-    from fasteval.errors import InputError, ParameterError
 
     if args.results is None:
         if args.measure:

