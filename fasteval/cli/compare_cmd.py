@@ -30,7 +30,7 @@ import argparse
 from pathlib import Path
 from typing import Any, get_args
 
-from fasteval.cli import STDIN, add_command, input_source, stdin_once
+from fasteval.cli import STDIN, add_command, check_format_agrees, input_source, stdin_once, worded
 from fasteval.errors import InputError, ParameterError
 from fasteval.options import (
     Alternative,
@@ -379,8 +379,6 @@ duplicates option)."""
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``fasteval compare``."""
-    from fasteval.cli import worded
-
     with worded(_ADVICE):
         return _run(args)
 
@@ -438,8 +436,6 @@ def _report_format(args: argparse.Namespace) -> str:
 
     fmt = args.format
     if fmt is not None and args.output and args.output != "-":
-        from fasteval.cli import check_format_agrees
-
         by_suffix = SUFFIX_FORMATS.get(Path(args.output).suffix.lower())
         check_format_agrees(fmt, args.output, "any text" if by_suffix == "text" else by_suffix)
     if fmt is None:

@@ -17,7 +17,7 @@ import sys
 import time
 
 from fasteval.cli import add_command
-from fasteval.datasets.synth import COMPRESSIONS
+from fasteval.datasets.synth import COMPRESSIONS, SynthSpec, write_synth
 from fasteval.errors import ParameterError, options_named
 
 
@@ -60,7 +60,6 @@ def run(args: argparse.Namespace) -> int:
     """Run ``fasteval datasets ACTION``."""
     if getattr(args, "action", None) != "synth":
         raise ParameterError("datasets ACTION", "'synth'", getattr(args, "action", None))
-    from fasteval.datasets.synth import SynthSpec, write_synth
     from fasteval.progress import Progress
 
     if args.out in ("-", ""):  # several files: no standard output, and '' is no folder

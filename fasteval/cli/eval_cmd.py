@@ -33,7 +33,7 @@ import sys
 import time
 from typing import get_args
 
-from fasteval.cli import abort_on_sigterm, add_command
+from fasteval.cli import abort_on_sigterm, add_command, check_format_agrees, worded
 from fasteval.errors import ParameterError, options_named
 from fasteval.options import Compat, Engine, TieBreak
 
@@ -160,7 +160,6 @@ def _check_args(args: argparse.Namespace) -> None:
     if args.format == "parquet" and args.output is None:
         raise ParameterError("--format parquet", "used with -o OUT (parquet is not printed)", "stdout")
     from fasteval.batch.sinks import format_from_path
-    from fasteval.cli import check_format_agrees
 
     if args.output not in (None, "-"):
         named = format_from_path(args.output, default=None, param="-o/--output")
@@ -180,8 +179,6 @@ _OPTION_NAMES = {
 @options_named(_OPTION_NAMES)
 def run(args: argparse.Namespace) -> int:
     """Run ``fasteval eval``."""
-    from fasteval.cli import worded
-
     try:
         with worded(_ADVICE):
             return _run(args)

@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 from typing import Any, get_args
 
-from fasteval.cli import STDIN, add_command, input_source, stdin_once
+from fasteval.cli import STDIN, add_command, check_format_agrees, input_source, stdin_once
 from fasteval.errors import ParameterError, options_named
 from fasteval.options import WriteFormat
 
@@ -132,8 +132,6 @@ def run(args: argparse.Namespace) -> int:
                              "unless asked for)", STDOUT)
     check_outputs({"-o/--output": output}, args.runs)
     if output != STDOUT and args.format is not None:
-        from fasteval.cli import check_format_agrees
-
         check_format_agrees(output_format(output, args.format, param="-o/--output", format_param="--format"),
                             output, _named_format(output))
     fmt = output_format(output, fmt, param="-o/--output", format_param="--format")

@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from fasteval.errors import InputError
+from fasteval.errors import InputError, first_line
 
 _KINDS = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "ndjson", ".ndjson": "ndjson",
           ".json": "json", ".tsv": "tsv", ".tab": "tsv", ".csv": "csv"}
@@ -64,8 +64,6 @@ def read_table_file(path: str, *, text: bool = True, default: str | None = "csv"
             options = {"infer_schema_length": 0} if text else {}
             return pl.read_csv(source, separator="\t" if kind == "tsv" else ",", **options)
     except Exception as exc:  # noqa: BLE001 - polars raises several types for unreadable files
-        from fasteval.errors import first_line
-
         if kind in ("csv", "tsv"):
             _check_ragged(source, "\t" if kind == "tsv" else ",", path)
         if kind in ("ndjson", "json"):  # nested too deep: named by its line

@@ -36,6 +36,7 @@ from fasteval.io._common import (
     fix_line_endings,
     globbed_name,
     handle_duplicates,
+    missing_path,
     normalize_table,
     resolve_columns,
     row_locator,
@@ -255,8 +256,6 @@ def _check_exists(path: str) -> None:
     if not path:
         raise InputError("the path is empty; expected a file")
     if not _has_glob(path) and not os.path.exists(path):
-        from fasteval.io._common import missing_path
-
         raise missing_path(path)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from fasteval.errors import InputError, ParameterError
+from fasteval.errors import DataWarning, InputError, ParameterError
 from fasteval.io._common import (
     Locator,
     check_duplicates_param,
@@ -24,6 +24,7 @@ from fasteval.io._common import (
     find_column,
     first_true,
     fix_line_endings,
+    missing_path,
     normalize_ids,
     normalize_relevance,
     refuse_null_partitions,
@@ -128,8 +129,6 @@ def _open(source: Any, format: str | None) -> tuple[str, str, Any]:
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if not os.path.exists(path):
-            from fasteval.io._common import missing_path
-
             raise missing_path(path)
         if readers._read_once_only(path):  # a FIFO or device: sniffing would consume it
             content, fmt, _ = readers._read_device(path, "qrels", format)
@@ -318,8 +317,6 @@ def _duplicates(df: pl.DataFrame, duplicates: str, name: str, where: Locator) ->
             f"duplicate (query_id, subtopic, doc_id) triple ({q!r}, {s!r}, {d!r}); pass "
             "duplicates='keep_best' to keep the highest judgment", source=name, **where(i))
     import warnings
-
-    from fasteval.errors import DataWarning
 
     kept = (df.with_row_index("__row").sort(["relevance", "__row"], descending=[True, False])
             .unique(subset=_KEYS, keep="first").sort("__row").drop("__row"))
