@@ -752,16 +752,15 @@ def evaluate_order(evaluator, wide: pl.DataFrame, runs: list[str], kinds: dict[s
 
 
 def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped: bool, progress,
-           emit: Callable[[pl.DataFrame], None],
-           stats: JobStats | None = None, max_rows: int | None = None,
-           kinds: dict[str, str] | None = None):
+           emit: Callable[[pl.DataFrame], None], stats: JobStats, max_rows: int,
+           kinds: dict[str, str]):
     """Score chunks; each chunk's results (wide frames) are passed to ``emit``.
 
     Returns ``(reports, seen, rows, queries, n_chunks)`` where ``seen`` maps each run name to
     the query ids met in it. With ``check_grouped``, a query met in two chunks raises
     :class:`_NotGrouped` (on the fast path also a query without judgments, which would be
     counted as dropped twice). A query alone larger than ``max_rows`` is recorded in
-    ``stats.oversized``. ``kinds`` (optional) receives the kind of each run's query ids
+    ``stats.oversized``. ``kinds`` receives the kind of each run's query ids
     (``"str"``, ``"int"``), which decides the order :func:`fasteval.evaluate` lists them in.
     """
     fast = _fast_path(evaluator)
@@ -774,11 +773,10 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
     for chunk in chunks:
         _stop.check()  # a SIGTERM that compiled code swallowed stops the job here
         now = time.perf_counter()
-        if stats is not None:
-            stats.add_time("read", now - clock)
+        stats.add_time("read", now - clock)
         keys = _keys(chunk)
         st = starts.add(chunk, keys) if starts is not None else None
-        if max_rows is not None and stats is not None and chunk.height > max_rows:
+        if chunk.height > max_rows:
             _note_oversized(chunk, keys, source.name, max_rows, stats)
         try:
             produced, counted = _chunk_results(evaluator, chunk, source.name, measure_names,
@@ -796,8 +794,7 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
         counted += st.height if st is not None else 0
         queries += counted
         n += 1
-        if stats is not None:
-            stats.add_time("evaluate", time.perf_counter() - now)
+        stats.add_time("evaluate", time.perf_counter() - now)
         for wide in produced:
             emit(wide)
         clock = time.perf_counter()
@@ -812,7 +809,7 @@ def _score(evaluator, chunks, source: RunSource, measure_names, *, check_grouped
 
 
 def _chunk_results(evaluator, chunk: pl.DataFrame, name: str, measure_names: list[str],
-                   check_grouped: bool, kinds: dict[str, str] | None,
+                   check_grouped: bool, kinds: dict[str, str],
                    masks: dict[str, np.ndarray], dropped: dict[str, pl.Series],
                    reports: list) -> tuple[list[pl.DataFrame], int]:
     """One chunk scored: its wide results (one frame per run) and, on the fast path, the
@@ -826,7 +823,7 @@ def _chunk_results(evaluator, chunk: pl.DataFrame, name: str, measure_names: lis
     _check_integer_ids(chunk)
     for run, wide, rep, qidx, table, lacking in _evaluate_chunk(evaluator, chunk, name,
                                                                measure_names):
-        if kinds is not None and run not in kinds:
+        if run not in kinds:
             kinds[run] = _kind(table.schema["query_id"])
         if fast:
             mask = masks.setdefault(run, np.zeros(nq, dtype=bool))
