@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from fasteval.errors import DataWarning, InputError, ParameterError
+from fasteval.io import readers, tables
 from fasteval.io._common import (
     Locator,
     check_duplicates_param,
@@ -108,15 +109,11 @@ def read_subtopic_qrels(
         frame = data if fmt == "frame" else _read_table(data, fmt, name)
         where = raw = None
         if fmt in ("csv", "tsv"):  # errors name the file's line, as read_qrels names it
-            from fasteval.io.tables import csv_line_locator
-
             raw = (fix_line_endings(data, name), "," if fmt == "csv" else "\t")
-            where = csv_line_locator(raw[0])
+            where = tables.csv_line_locator(raw[0])
         elif fmt == "jsonl":
-            from fasteval.io.tables import jsonl_line_locator
-
             raw = (data if isinstance(data, bytes) else Path(data).read_bytes(), "jsonl")
-            where = jsonl_line_locator(raw[0])
+            where = tables.jsonl_line_locator(raw[0])
         df, where = _normalize(frame, explicit, name, where, raw)
     return _duplicates(df, duplicates, name, where)
 
@@ -124,8 +121,6 @@ def read_subtopic_qrels(
 def _open(source: Any, format: str | None) -> tuple[str, str, Any]:
     """``(format, display name, data)``: data is bytes for text formats, a path for parquet,
     a polars frame for in-memory tables (format ``"frame"``)."""
-    from fasteval.io import readers, tables
-
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if not os.path.exists(path):
@@ -179,9 +174,7 @@ def _read_table(data: Any, fmt: str, name: str) -> pl.DataFrame:
             check_json_escapes(data, name, lines=True)
     try:
         if fmt == "parquet":  # a file is no pattern; hive folders (subtopic=01/) are text
-            from fasteval.io.tables import _hive_keys
-
-            hive = dict.fromkeys(_hive_keys(data), pl.String) if os.path.isdir(data) else {}
+            hive = dict.fromkeys(tables._hive_keys(data), pl.String) if os.path.isdir(data) else {}
             refuse_null_partitions(data, list(hive))  # Spark's null folders: no subtopic of that name
             return pl.read_parquet(data, glob=not os.path.isfile(data), hive_schema=hive or None)
         if fmt in ("csv", "tsv"):
@@ -201,8 +194,6 @@ def _read_delimited(data: bytes, sep: str, name: str) -> pl.DataFrame:
     """A CSV/TSV table, every column as text, as :func:`fasteval.read_qrels` reads one: the
     empty lines that end the file are no rows, a record with more fields than the header is
     refused with its line."""
-    from fasteval.io import tables
-
     width = len(pl.read_csv(data, separator=sep, n_rows=0, infer_schema=False).columns)
     try:
         frame = pl.read_csv(data, separator=sep, infer_schema_length=0)
@@ -249,13 +240,9 @@ def _normalize(frame: pl.DataFrame, explicit: dict[str, str | None], name: str,
         mapping[canonical] = str(col)  # required=True: never None
         taken.add(str(col))
     if raw is not None and raw[1] == "jsonl":
-        from fasteval.io.tables import check_jsonl_values
-
-        check_jsonl_values(raw[0], frame, set(mapping.values()), name)
+        tables.check_jsonl_values(raw[0], frame, set(mapping.values()), name)
     elif raw is not None:
-        from fasteval.io.tables import _check_header
-
-        _check_header(raw[0], raw[1], columns, mapping, name)
+        tables._check_header(raw[0], raw[1], columns, mapping, name)
     where = where or row_locator()
     rel = frame.get_column(mapping["relevance"])
     if rel.dtype == pl.String:
