@@ -371,10 +371,9 @@ def parquet_source(name: str, files: list[Path], root: Path | None = None) -> Ru
     if rows == 0:
         raise InputError(f"no rows: its {len(files)} parquet files are all empty", source=name)
     _check_same_schema(files, schemas, maps, runs)
-    has_run_id = runs[0] is not None
     cols = list(dict.fromkeys([*maps[0], *(["run_id"] if "run_id" in hive[0] else [])]))
-    return RunSource(name=name, kind="parquet", files=files, hive=hive, maps=maps, has_run_id=has_run_id,
-                     rows=rows, columns=cols)
+    return RunSource(name=name, kind="parquet", files=files, hive=hive, maps=maps,
+                     has_run_id=runs[0] is not None, rows=rows, columns=cols)
 
 
 def _undecodable_apart(files: list[Path], folder: Path | None, others: list[Path]) -> list[Path]:
@@ -468,10 +467,7 @@ def discover(spec: str | os.PathLike[str]) -> list[RunSource]:
         _refuse_skipped(others, path, "hive-partitioned directory also holds non-parquet files")
         return [parquet_source(path.name, files, root=path)]
     direct = [f for f in files if f.parent == path]
-    has_run_id = False
-    if direct:
-        has_run_id = "run_id" in check_parquet(direct[0], rows_needed=False)[2]
-    if has_run_id:
+    if direct and "run_id" in check_parquet(direct[0], rows_needed=False)[2]:
         _refuse_skipped(others, path, "directory of parquet parts also holds other files")
         return [parquet_source(path.name, files)]
     _refuse_skipped([f for f in others if f not in runs], path,
