@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fasteval.errors import InputError, first_line
+from fasteval.io.inflate import inflate_bytes
 
 _KINDS = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "ndjson", ".ndjson": "ndjson",
           ".json": "json", ".tsv": "tsv", ".tab": "tsv", ".csv": "csv"}
@@ -108,8 +109,6 @@ def _opened(path: str, default: str | None) -> tuple[Any, str]:
     if streamed is None and (gz or any(c in p.name for c in "*?[")):
         source = io.BytesIO(p.read_bytes())
     if gz:  # inflated as a stream, checked as it comes
-        from fasteval.io.inflate import inflate_bytes
-
         source = io.BytesIO(inflate_bytes(source.getvalue(), path, lines=kind != "json"))
     if kind in ("csv", "tsv", "ndjson"):  # old-Mac (CR-only) lines: one record per line
         from fasteval.io._common import fix_line_endings
@@ -210,8 +209,6 @@ def table_file_locator(path: str) -> Any:
         return row_locator()  # a FIFO or device was read once: it cannot be read again
     if not gz:
         return csv_line_locator(path) if kind != "ndjson" else jsonl_line_locator(path)
-    from fasteval.io.inflate import inflate_bytes
-
     data = inflate_bytes(path, path)
     return csv_line_locator(data) if kind != "ndjson" else jsonl_line_locator(data)
 
@@ -233,8 +230,6 @@ def _check_json_kinds(frame: Any, source: Any, kind: str, path: str) -> None:
         return
     data = source.getvalue() if isinstance(source, io.BytesIO) else Path(source).read_bytes()
     if data[:2] == b"\x1f\x8b":
-        from fasteval.io.inflate import inflate_bytes
-
         data = inflate_bytes(data, path, lines=kind != "json")
     try:  # (polars reads 1,024 levels of nesting, Python's json fewer)
         _json.check_depth(data, lines=kind == "ndjson")
