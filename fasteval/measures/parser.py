@@ -544,26 +544,17 @@ def _with_named(x: Measure, key: str, text: str) -> Measure:
     fam = BY_KEY[x.family]
     switch = fam.switch(key)
     if switch is not None:
-        if text.lower() not in _TRUE:
-            raise _Bad(f"{key} must be True or False, got {text!r}")
         other, when = switch
-        return dataclasses.replace(x, family=other) if _TRUE[text.lower()] == when else x
+        return dataclasses.replace(x, family=other) if _flag(key, text) == when else x
     opt = fam.option(key)
     if opt is not None:
-        if opt.flag:
-            if text.lower() not in _TRUE:
-                raise _Bad(f"{key} must be True or False, got {text!r}")
-            value = float(_TRUE[text.lower()])
-        else:
-            value = _number(key, text)
+        value = float(_flag(key, text)) if opt.flag else _number(key, text)
         try:
             return dataclasses.replace(x, options=x.options + ((opt.name, value),))
         except FastevalError as exc:
             raise _Bad(str(exc)) from None
     if key == "judged_only":  # ir_measures' judged_only: its default is every measure's
-        if text.lower() not in _TRUE:
-            raise _Bad(f"{key} must be True or False, got {text!r}")
-        if not _TRUE[text.lower()]:
+        if not _flag(key, text):
             return x
         raise _Bad("judged_only=True applies to P only (P(judged_only=True)@k); "
                    "evaluate(..., judged_only=True) applies it to every measure "
@@ -575,6 +566,13 @@ def _with_named(x: Measure, key: str, text: str) -> Measure:
         return dataclasses.replace(x, param=_number(key, text))
     except FastevalError as exc:
         raise _Bad(str(exc)) from None
+
+
+def _flag(key: str, text: str) -> bool:
+    """A True/False argument (``True``, ``1``, ``False``, ``0``, any case)."""
+    if text.lower() not in _TRUE:
+        raise _Bad(f"{key} must be True or False, got {text!r}")
+    return _TRUE[text.lower()]
 
 
 def _number(what: str, text: str) -> float:
