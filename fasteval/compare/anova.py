@@ -19,9 +19,8 @@ it in, and the one-way Tukey HSD then almost never rejects.
   p-value of a pair is ``(#{range* >= |mean_i - mean_j|} + 1) / (R + 1)``. One set of
   permutations serves every pair, and the p-values are family-wise over all pairs.
 
-Randomness: one 64-bit key per resample from the seeded generator; the resample's
-permutations come from the SplitMix64 stream of its key inside a parallel kernel, and its
-sums run over topics in order, so p-values do not depend on the number of threads.
+Randomness as in :mod:`fasteval.compare.kernels` (a resample's permutations come from its
+key's SplitMix64 stream), so p-values do not depend on the number of threads.
 """
 
 from __future__ import annotations

@@ -237,18 +237,21 @@ def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
     return target
 
 
-def _means(source: Any) -> pl.DataFrame:
-    """``run_id, measure, mean`` from a Comparison or anything compare() accepts."""
+def _means(source: Any) -> tuple[list[str], list[str], dict[tuple[str, str], float]]:
+    """The measures and the runs (in order of appearance) and ``{(run_id, measure): mean}``
+    of a Comparison or anything compare() accepts."""
     from fasteval.compare.result import ComparisonResult
 
     if isinstance(source, ComparisonResult):
-        return source.means.select("run_id", "measure", "mean")
-    from fasteval.compare._data import load_results
+        means = source.means.select("run_id", "measure", "mean")
+    else:
+        from fasteval.compare._data import load_results
 
-    long = load_results(source)
-    return long.group_by("run_id", "measure", maintain_order=True).agg(
-        pl.col("value").mean().alias("mean")
-    )
+        means = load_results(source).group_by("run_id", "measure", maintain_order=True).agg(
+            pl.col("value").mean().alias("mean"))
+    return (means["measure"].unique(maintain_order=True).to_list(),
+            means["run_id"].unique(maintain_order=True).to_list(),
+            {(r, m): v for r, m, v in means.iter_rows()})
 
 
 def _grid(k: int, width: float = 4.0, height: float = 3.2):
@@ -334,8 +337,8 @@ def plot_cutoff_curves(
 ) -> Path:
     """Mean measure at each cutoff, one line per run, one panel per cutoff family."""
     require_plotting()
-    means = _means(source)
-    fams = cutoff_families(means["measure"].unique(maintain_order=True).to_list())
+    names, runs, lookup = _means(source)
+    fams = cutoff_families(names)
     if families is not None:
         missing = [f for f in families if f not in fams]
         if missing:
@@ -344,8 +347,6 @@ def plot_cutoff_curves(
     if not fams:
         check_data("cutoffs", [])
     fig, axes = _grid(len(fams), width=4.5)
-    runs = means["run_id"].unique(maintain_order=True).to_list()
-    lookup = {(r, m): v for r, m, v in means.iter_rows()}
     for ax, (fam, items) in zip(axes, fams.items(), strict=True):
         ks = [k for k, _ in items]
         lines = []
@@ -368,15 +369,13 @@ def plot_cutoff_curves(
 def plot_pr_curves(source: Any, path: str | os.PathLike[str]) -> Path:
     """Interpolated precision-recall curves (mean over queries), one line per run."""
     require_plotting()
-    means = _means(source)
-    levels = recall_levels(means["measure"].unique(maintain_order=True).to_list())
+    names, runs, lookup = _means(source)
+    levels = recall_levels(names)
     if len(levels) < 2:
         check_data("pr", [])
-    lookup = {(r, m): v for r, m, v in means.iter_rows()}
     fig = _figure(figsize=(5, 4), layout="constrained")
     ax = fig.subplots()
     xs = [lv for lv, _ in levels]
-    runs = means["run_id"].unique(maintain_order=True).to_list()
     lines = []
     for run in runs:
         lines += ax.plot(
