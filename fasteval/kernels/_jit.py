@@ -227,6 +227,9 @@ def _ours(dispatcher: Any) -> Any:
     return one_signature(quick_loading(dispatcher))
 
 
+JIT = {"cache": True, "error_model": "numpy", "nogil": True}
+"""The options of the scoring kernels: ``@njit(**JIT)``."""
+
 JIT_DISABLED: bool = bool(getattr(numba.config, "DISABLE_JIT", False))
 """numba's ``NUMBA_DISABLE_JIT`` (its debugging switch, which coverage tools set too): the
 kernels made by :func:`njit` are then the plain Python functions, run by the interpreter

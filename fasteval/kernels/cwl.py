@@ -23,16 +23,13 @@ from __future__ import annotations
 
 import math
 
-from fasteval.kernels._jit import njit
+from fasteval.kernels._jit import JIT, njit
 from fasteval.measures.registry import Code
 
 HORIZON = 1000
 """Ranks a C/W/L user model reads (cwl_eval's default depth): longer rankings are cut."""
 
-_JIT = {"cache": True, "error_model": "numpy", "nogil": True}
-
-
-@njit(**_JIT)
+@njit(**JIT)
 def _trigamma(x):
     """psi_1(x) = sum_{j>=0} 1 / (x + j)^2 for x > 0 (recurrence to x >= 10, then the
     asymptotic series; relative error below 1e-15)."""
@@ -46,7 +43,7 @@ def _trigamma(x):
     return acc + 1.0 / x + z / 2.0 + series * z / x
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _inv_squares(a, b):
     """sum_{x = a, a + 1, ..., < b} 1 / x^2 (a > 0; b - a a whole number)."""
     if b - a <= 32.0 or a > 1e4:  # (far out, psi_1(a) - psi_1(b) would cancel)
@@ -59,7 +56,7 @@ def _inv_squares(a, b):
     return _trigamma(a) - _trigamma(b)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def geometric_tail(p, geo, rest):
     """sum_{j < rest} p * geo^j: the weights of ``rest`` ranks from one of weight ``p`` on,
     each ``geo`` times the one before (0 <= geo < 1)."""
@@ -68,7 +65,7 @@ def geometric_tail(p, geo, rest):
     return p * (1.0 - geo**rest) / (1.0 - geo)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _cont(code, i, g, cum, t, k):
     """c_i: the probability of going on from rank ``i`` (1-based) with gain ``g`` there
     and ``cum`` gained up to it (``t``: T or p; ``k``: the cutoff)."""
@@ -95,7 +92,7 @@ def _cont(code, i, g, cum, t, k):
     return y * y * (1.0 - g)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _gain(v, lo, hi, level, u):
     """Gain of label ``v``: ``u`` if unjudged; binary at ``level`` >= 0; else scaled."""
     if v == -1:
@@ -111,7 +108,7 @@ def _gain(v, lo, hi, level, u):
     return (v - lo) / (hi - lo)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _utility(code, lab, s, e, k, t, lo, hi, level, u):
     """Expected utility per document, unjudged and missing ranks gaining ``u``."""
     n = min(e - s, HORIZON)
@@ -170,7 +167,7 @@ def _utility(code, lab, s, e, k, t, lo, hi, level, u):
     return num / den
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def cwl_value(code, lab, s, e, k, t, lo, hi, level, residual):
     """A C/W/L measure of the ranking ``lab[s:e]`` (see the module docstring).
 
@@ -183,7 +180,7 @@ def cwl_value(code, lab, s, e, k, t, lo, hi, level, residual):
     return _utility(code, lab, s, e, k, t, lo, hi, level, 1.0) - low
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _first_of(grades, gs, ge, g):
     """Index of the first grade equal to ``g`` in the descending ``grades[gs:ge]``."""
     lo = gs
@@ -197,7 +194,7 @@ def _first_of(grades, gs, ge, g):
     return lo
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def compat(lab, s, e, grades, gs, nrel, level, p, normalize, prefix, seen):
     """Compatibility (Clarke, Vtyurina and Smucker 2020) of the ranking ``lab[s:e]``.
 

@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 from numba import get_num_threads, get_thread_id, prange
 
-from fasteval.kernels._jit import njit
+from fasteval.kernels._jit import JIT, njit
 from fasteval.kernels.cwl import HORIZON, geometric_tail
 from fasteval.kernels.ranking import (
     SERIAL_ROWS,
@@ -76,9 +76,6 @@ from fasteval.measures.registry import (
     Code,
     check_paths,
 )
-
-_JIT = {"cache": True, "error_model": "numpy", "nogil": True}
-
 
 _SUPPORTED = sorted(f.key for f in FAMILIES if f.expected)
 """The families with an expected value (a ``Family.expected`` path), by key."""
@@ -255,7 +252,7 @@ def count_ties(labels, offsets, starts):
 # measures
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _group_end(st, i, e):
     """End of the tie group that starts at ``i``."""
     j = i + 1
@@ -265,7 +262,7 @@ def _group_end(st, i, e):
 
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _count(lab, s, e, lo, hi):
     """Labels in [lo, hi] among lab[s:e]."""
     c = 0
@@ -276,7 +273,7 @@ def _count(lab, s, e, lo, hi):
     return c
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _expected_count(lab, st, s, e, k, lo, hi):
     """Expected number of labels in [lo, hi] among the top k."""
     total = 0.0
@@ -292,7 +289,7 @@ def _expected_count(lab, st, s, e, k, lo, hi):
     return total
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _rel_profile(lab, st, s, e, d, level, prof):
     """Expected relevance profile of the top ``i`` (``i <= d``): ``prof[0, i]`` relevant
     documents (labels >= level), ``prof[1, i]`` the sum of precisions at them; when
@@ -377,7 +374,7 @@ def _log2_table(n):
     return out
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _gain_of(v, exp_gain, floor):
     """ndcg_cut's gain of a label: the grade (or 2^grade - 1) above 0 and ``floor``."""
     if v > 0 and v >= floor:
@@ -385,7 +382,7 @@ def _gain_of(v, exp_gain, floor):
     return 0.0
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _dcg_profile(lab, st, s, e, d, grades, gs, gd, exp_gain, floor, lg, prof):
     """``prof[0, i]``: expected DCG of the top ``i`` (``i <= d``), each position of a tie
     group gaining the group's mean gain; ``prof[1, i]``: DCG of the best ``i`` judged
@@ -419,7 +416,7 @@ def _dcg_profile(lab, st, s, e, d, grades, gs, gd, exp_gain, floor, lg, prof):
         ideal[i + 1] = dcg
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _ndcg(lab, st, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, lg):
     """Expected nDCG of the whole ranking with trec_eval's gains (custom gains per level,
     else the grade) over the ideal ranking of the qrels' gains."""
@@ -453,7 +450,7 @@ def _ndcg(lab, st, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, lg):
     return dcg / ideal if ideal > 0.0 else 0.0
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _rbp(lab, st, s, e, p, level, raw, grades, gs, ge, cl, cv, cs, ce, k):
     """Expected rank-biased precision: each position of a tie group gains the group's mean
     gain. ``raw``: the grade as gain (grades > 0 and >= ``level``; ranx's); else ``level``
@@ -531,7 +528,7 @@ def _rbp(lab, st, s, e, p, level, raw, grades, gs, ge, cl, cv, cs, ce, k):
     return (1.0 - p) * total
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _from_rel_profile(code, k, p, n, nrel, prof, first):
     """A slot's expected value from the expected relevance profile: the dispatch of
     ``PATH_REL`` and ``PATH_REL_FULL`` (:data:`PATHS`). ``first`` (the trec pass's) is not
@@ -573,7 +570,7 @@ _RR = (Code.RECIP_RANK, Code.RECIP_RANK_CUT, Code.SUCCESS)
 profile (:func:`_rel_profile` computes them only for a plan that has one)."""
 
 
-@njit(inline="always", **_JIT)
+@njit(inline="always", **JIT)
 def _one(plan, j, lab, st, s, e, grades, gs, ge, lg):
     """Slot ``j``'s expected value by its family's own function, for the slots whose value
     does not depend on the order inside tie groups or that have a function of their own:

@@ -30,7 +30,7 @@ import numpy as np
 from numba import get_num_threads, get_thread_id, prange
 
 from fasteval.kernels._borrow import borrow as _borrow
-from fasteval.kernels._jit import njit
+from fasteval.kernels._jit import JIT, njit
 from fasteval.kernels.cwl import compat as _compat
 from fasteval.kernels.cwl import cwl_value as _cwl_value
 from fasteval.measures.gains import IDEAL_VARIANTS as _IDEAL_VARIANTS
@@ -53,17 +53,14 @@ _WHOLE = 1 << 62  # a cutoff meaning the whole ranking (and the whole ideal one)
 C_NAN = -math.nan
 """What C's ``0.0 / 0.0`` gives on x86 (the sign bit set): trec_eval prints it as ``-nan``."""
 
-_JIT = {"cache": True, "error_model": "numpy", "nogil": True}
-
-
-@njit(**_JIT)
+@njit(**JIT)
 def _top_end(s, e, k):
     """End of the top ``k`` of the slice ``[s, e)``: ``min(e, s + k)`` without computing
     ``s + k``, which overflows for a huge ``k`` (a cutoff meaning "no limit")."""
     return s + k if k < e - s else e
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _num_rel(grades, gs, ge, level):
     """Number of judged grades >= level (grades sorted descending)."""
     c = 0
@@ -75,7 +72,7 @@ def _num_rel(grades, gs, ge, level):
     return c
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _count_level(grades, gs, ge, level):
     c = 0
     for i in range(gs, ge):
@@ -87,7 +84,7 @@ def _count_level(grades, gs, ge, level):
     return c
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _rel_in_top(lab, s, e, k, level):
     stop = _top_end(s, e, k)
     c = 0
@@ -97,7 +94,7 @@ def _rel_in_top(lab, s, e, k, level):
     return c
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _round_cut(x, compat):
     """Relevant-document count for a recall fraction: lround (10.0) or (long)(x + 0.9) (9.x)."""
     if compat == 9:
@@ -107,7 +104,7 @@ def _round_cut(x, compat):
     return -int(math.floor(-x + 0.5))
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _bpref(lab, s, e, level, nrel, n_nonrel):
     nonrel_so_far = 0
     total = 0.0
@@ -127,7 +124,7 @@ def _bpref(lab, s, e, level, nrel, n_nonrel):
     return total
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _interp_precision(lab, s, e, level, nrel, nrr, frac, compat, stop_at_first):
     """Interpolated precision at one recall fraction (trec_eval's reverse walk)."""
     cut = _round_cut(frac * nrel, compat)
@@ -153,7 +150,7 @@ def _interp_precision(lab, s, e, level, nrel, nrr, frac, compat, stop_at_first):
     return int_prec
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _pt_avg(lab, s, e, level, nrel, nrr, vec, vs, ve, compat):
     """trec_eval's 11pt_avg at the recall points ``vec[vs:ve]``: one reverse walk down the
     ranking with a pointer that starts at the last point and moves to the previous one each
@@ -187,7 +184,7 @@ def _pt_avg(lab, s, e, level, nrel, nrr, vec, vs, ve, compat):
     return total / m
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _infap(lab, s, e, level, nrel):
     nonrel = 0
     rel = 0
@@ -217,7 +214,7 @@ def _infap(lab, s, e, level, nrel):
     return total
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _gain(label, cl, cv, cs, ce):
     """trec_eval get_gain: a custom gain for the label's level, else the level itself."""
     for j in range(cs, ce):
@@ -228,7 +225,7 @@ def _gain(label, cl, cv, cs, ce):
     return 0.0
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _ideal_range(ol, os_, oe, grades, gs, ge):
     """The ideal-order levels ``ol[os_:oe]`` of a slot for the topic whose judged grades
     are ``grades[gs:ge]``: all of them, or the topic's order when they hold one order per
@@ -244,7 +241,7 @@ def _ideal_range(ol, os_, oe, grades, gs, ge):
     return base + ol[os_ + 2 + nv + v], base + ol[os_ + 2 + nv + v + 1]
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _next_ideal(j, oe, ol, grades, gs, ge):
     """Advance in the slot's gain-ordered level list to the next level present in the qrels."""
     while j < oe:
@@ -255,7 +252,7 @@ def _next_ideal(j, oe, ol, grades, gs, ge):
     return j, 0
 
 
-@njit(**_JIT)
+@njit(**JIT)
 # long: one walk down the ranking and the ideal ranking at once; a split passes ten sums per call
 def _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, which, level, k):
     """ndcg (0), ndcg_rel (1), Rndcg (2) and G (3) with trec_eval's gain rules; ndcg of the
@@ -358,7 +355,7 @@ def _ndcg_family(lab, s, e, grades, gs, ge, cl, cv, cs, ce, ol, og, os_, oe, whi
     return results_g / ideal_dcg if ideal_dcg > 0.0 else 0.0
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _rbp_raw(lab, s, e, p, floor):
     """Rank-biased precision with the grade as gain (grades > 0 and >= floor; ranx)."""
     total = 0.0
@@ -371,7 +368,7 @@ def _rbp_raw(lab, s, e, p, floor):
     return (1.0 - p) * total
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _rbp(lab, s, e, p, grades, gs, ge, cl, cv, cs, ce):
     """Rank-biased precision with trec_eval's gain rescaling to [0, 1]."""
     maxg = grades[gs] if ge > gs else -1
@@ -417,7 +414,7 @@ def _rbp(lab, s, e, p, grades, gs, ge, cl, cv, cs, ce):
     return (1.0 - p) * total
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _err(lab, s, e, k, gmax):
     """Expected reciprocal rank of the top k: a document of grade g stops the user with
     probability R(g) = (2^g - 1) / 2^gmax (Chapelle et al. 2009; gdeval's mapping).
@@ -435,7 +432,7 @@ def _err(lab, s, e, k, gmax):
     return total
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _p_judged(lab, s, e, k, level):
     """Relevant among the first k judged documents (labels >= 0) / k."""
     seen = 0
@@ -451,7 +448,7 @@ def _p_judged(lab, s, e, k, level):
     return rel / k
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _rbp_resid(lab, s, e, p):
     unj = 0
     total = 0.0
@@ -466,7 +463,7 @@ def _rbp_resid(lab, s, e, p):
     return 0.0
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _count_below(lab, s, e, k, lo, hi):
     """Number of labels in the top k with lo <= label <= hi."""
     stop = _top_end(s, e, k)
@@ -478,7 +475,7 @@ def _count_below(lab, s, e, k, lo, hi):
     return c
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _binG(lab, s, e, level, nrel):
     rel = 0
     total = 0.0
@@ -491,7 +488,7 @@ def _binG(lab, s, e, level, nrel):
     return 0.0
 
 
-@njit(inline="always", **_JIT)
+@njit(inline="always", **JIT)
 def _one_model(plan, j, lab, s, e, grades, gs, ge, work, iwork):
     """Slot ``j``'s value for one query, for the user-model families
     (:data:`fasteval.measures.plan.MODE_MODEL`: C/W/L measures, RBP(rel=k), Compatibility;
@@ -515,7 +512,7 @@ def _one_model(plan, j, lab, s, e, grades, gs, ge, work, iwork):
     return np.nan
 
 
-@njit(inline="always", **_JIT)
+@njit(inline="always", **JIT)
 def _one(plan, j, lab, st, s, e, grades, gs, ge, lg):
     """Slot ``j``'s value for one query by its family's own function: the trec pass's
     dispatch of ``PATH_OWN`` (:data:`PATHS`). ``st`` and ``lg`` are the expected pass's
@@ -593,7 +590,7 @@ def _one(plan, j, lab, st, s, e, grades, gs, ge, lg):
     return np.nan
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _rel_profile(lab, st, s, e, d, level, prof):
     """prof[0, i] / prof[1, i]: labels >= level / sum of precisions at them, in the top i
     (i <= d). Returns the rank (0-based) of the first such label, -1 if none in the top d.
@@ -616,7 +613,7 @@ def _rel_profile(lab, st, s, e, d, level, prof):
     return first
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _from_rel_profile(code, k, p, n, nrel, prof, first):
     """A slot's value from the relevance profile (see the family docs in the registry): the
     trec pass's dispatch of ``PATH_REL`` and ``PATH_REL_FULL`` (:data:`PATHS`)."""
@@ -679,7 +676,7 @@ def _from_rel_profile(code, k, p, n, nrel, prof, first):
     return np.nan
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _running_dcg(values, start, count, exp_gain, floor, out):
     """out[i]: DCG of values[start:start + i] (i <= count) as a ranking, gain = grade (or
     2^grade - 1) for grades > 0 and >= floor, discount log2(rank + 1)."""
@@ -693,7 +690,7 @@ def _running_dcg(values, start, count, exp_gain, floor, out):
         out[i + 1] = dcg
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _dcg_profile(lab, st, s, e, d, grades, gs, gd, exp_gain, floor, lg, prof):
     """prof[0, i]: DCG of the top i (i <= d); prof[1, i]: DCG of the best i judged grades
     (i <= gd); grades below ``floor`` gain 0 (a measure's ``rel``). (``st``, ``e`` and
@@ -702,7 +699,7 @@ def _dcg_profile(lab, st, s, e, d, grades, gs, gd, exp_gain, floor, lg, prof):
     _running_dcg(grades, gs, gd, exp_gain, floor, prof[1])
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _dcg_kind(code):
     """A DCG slot's gain (1: 2^grade - 1, 0: the grade) and whether it is normalised by the
     ideal DCG: the dispatch of ``PATH_DCG``, shared by both passes (:data:`PATHS`)."""
@@ -818,7 +815,7 @@ def pass_scratch(offsets, gstart, gend, plan, threads, rel_rows):
             max(longest, judged))
 
 
-@njit(inline="always", **_JIT)
+@njit(inline="always", **JIT)
 def _borrowed_plan(plan):
     """The plan with its arrays borrowed (:mod:`fasteval.kernels._borrow`): a family
     function reads them without reference counts."""

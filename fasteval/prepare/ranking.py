@@ -177,26 +177,30 @@ def _without_duplicates(given: PreparedQrels, run: pl.DataFrame, key_col: pl.Ser
                         tie_break: TieBreak, **options) -> Batch:
     """:func:`prepare_run` again, on the run without its repeated documents
     (``duplicates="keep_best"``), counting the rows removed from scored queries."""
-    numbered = run.with_row_index("__row")
-    # the row ranked first: the best score (tie_break="rank": the best rank, then the
-    # best score), the first row among equals
-    best = ["score", "__row"] if tie_break != "rank" else ["__rank", "score", "__row"]
-    kept = (
-        numbered.with_columns(__rank=key_col)
-        .sort(best, descending=[True] * (len(best) - 1) + [False])
-        .unique(subset=["query_id", "doc_id"], keep="first", maintain_order=True)
-        .sort("__row")
-        .drop("__rank")
-    )
+    kept = _best_rows(run, key_col, tie_break)
     batch = prepare_run(given, kept.drop("__row"), tie_break=tie_break, duplicates="error",
                         **options)
     # the rows removed from scored queries: duplicates are looked for only there (a
     # query without judgments is dropped unread), so the count does not depend on
     # whether a scored query of the same table also had one
-    removed = numbered.join(kept.select("__row"), on="__row", how="anti").get_column("query_id")
+    removed = (run.with_row_index("__row").join(kept.select("__row"), on="__row", how="anti")
+               .get_column("query_id"))
     scored = given.query_ids.gather(batch.qidx[batch.present]).cast(pl.Utf8)
     batch.report.deduplicated_rows = int(removed.cast(pl.Utf8).is_in(scored.implode()).sum())
     return batch
+
+
+def _best_rows(run: pl.DataFrame, key_col: pl.Series, tie_break: TieBreak) -> pl.DataFrame:
+    """The rows ``duplicates="keep_best"`` keeps, numbered (``__row``), in run order: of each
+    (query, document) the first of the best score (tie_break="rank": best rank, then score)."""
+    best = ["score", "__row"] if tie_break != "rank" else ["__rank", "score", "__row"]
+    return (
+        run.with_row_index("__row").with_columns(__rank=key_col)
+        .sort(best, descending=[True] * (len(best) - 1) + [False])
+        .unique(subset=["query_id", "doc_id"], keep="first", maintain_order=True)
+        .sort("__row")
+        .drop("__rank")
+    )
 
 
 def _cut_and_fill(pq: PreparedQrels, given: PreparedQrels, labels: np.ndarray,
@@ -423,14 +427,8 @@ def prepare_run_expected(
                        check_scores=check_scores)
     report = base.report
     labels, offsets, qidx = base.labels, base.offsets, base.qidx
-    if report.deduplicated_rows:  # the rows prepare_run kept (its keep_best rule)
-        run = (
-            run.with_row_index("__row")
-            .sort(["score", "__row"], descending=[True, False])
-            .unique(subset=["query_id", "doc_id"], keep="first", maintain_order=True)
-            .sort("__row")
-            .drop("__row")
-        )
+    if report.deduplicated_rows:  # the rows prepare_run kept
+        run = _best_rows(run, run.get_column("score"), "trec").drop("__row")
     starts = _tie_starts(pq, run, qidx, offsets)
     no_limit = int(np.iinfo(np.int64).max)
     limit = min(int(max_docs), no_limit) if max_docs is not None else no_limit
