@@ -424,13 +424,12 @@ class DiversityEvaluator:
         """Per-query results ``(run_id, query_id, measure, value)`` for one or many runs
         (a table with an optional ``run_id`` column, anything :func:`fasteval.read_run`
         reads, or a mapping ``{name: run}``)."""
-        from fasteval.evaluation import merge_reports, relocated, split_runs
+        from fasteval.evaluation import long_frame, merge_reports, relocated, split_runs
         from fasteval.prepare import prepare_run
 
         frames = []
         reports = []
         pq = self.subtopics.pq
-        names = pl.Series("measure", self.measure_names, dtype=pl.Utf8)
         for name, table, checked, source, locate in split_runs(run, run_id):
             try:
                 batch = prepare_run(pq, table, tie_break=self.tie_break, max_docs=self.max_docs,
@@ -439,14 +438,7 @@ class DiversityEvaluator:
                                     source=source)
             except InputError as exc:
                 raise relocated(exc, source, locate) from None
-            values = self.score(batch)
-            n, m = values.shape
-            frames.append(pl.DataFrame({
-                "run_id": pl.repeat(name, n * m, dtype=pl.Utf8, eager=True),
-                "query_id": pq.query_ids.gather(np.repeat(batch.qidx, m)),
-                "measure": names.gather(np.tile(np.arange(m), n)),
-                "value": values.reshape(-1),
-            }))
+            frames.append(long_frame(pq, batch, self.measure_names, self.score(batch), name))
             reports.append(batch.report)
         if not frames:
             raise InputError("no runs to evaluate", source="run")

@@ -464,21 +464,6 @@ class Evaluator:
             compat=self.compat, num_docs=self.num_docs, trec_eval_names=trec_eval_names,
         )
 
-    def _to_frame(self, batch: Batch, values: np.ndarray, run_id: str) -> pl.DataFrame:
-        n, m = values.shape
-        qids = self.qrels.query_ids.gather(np.repeat(batch.qidx, m))
-        names = pl.Series("measure", self.measure_names, dtype=pl.Utf8).gather(
-            np.tile(np.arange(m), n)
-        )
-        return pl.DataFrame(
-            {
-                "run_id": pl.repeat(run_id, n * m, dtype=pl.Utf8, eager=True),
-                "query_id": qids,
-                "measure": names,
-                "value": values.reshape(-1),
-            }
-        )
-
     def evaluate(
         self, run: Any, *, run_id: str | None = None, complete: bool | None = None
     ) -> pl.DataFrame:
@@ -502,7 +487,7 @@ class Evaluator:
                                      source=source)
             except InputError as exc:
                 raise relocated(exc, source, locate) from None
-            frames.append(self._to_frame(batch, self.score(batch), name))
+            frames.append(long_frame(self.qrels, batch, self.measure_names, self.score(batch), name))
             reports.append(batch.report)
             if batch.report.run_queries and not batch.report.evaluated:
                 warnings.warn(DataWarning(
@@ -534,7 +519,20 @@ class Evaluator:
             present=np.zeros(len(qidx), dtype=bool),
             report=Report(evaluated=len(qidx), filled=len(qidx), missing_from_run=len(qidx)),
         )
-        return self._to_frame(batch, self.score(batch), run_id)
+        return long_frame(self.qrels, batch, self.measure_names, self.score(batch), run_id)
+
+
+def long_frame(qrels: Any, batch: Any, names: list[str], values: np.ndarray,
+               run_id: str) -> pl.DataFrame:
+    """Per-query results ``run_id, query_id, measure, value`` of ``values[n_queries,
+    n_measures]``, the scores of ``batch`` (prepared against ``qrels``) under ``names``."""
+    n, m = values.shape
+    return pl.DataFrame({
+        "run_id": pl.repeat(run_id, n * m, dtype=pl.Utf8, eager=True),
+        "query_id": qrels.query_ids.gather(np.repeat(batch.qidx, m)),
+        "measure": pl.Series("measure", names, dtype=pl.Utf8).gather(np.tile(np.arange(m), n)),
+        "value": values.reshape(-1),
+    })
 
 
 def split_runs(run: Any, run_id: str | None) -> list[RunPart]:

@@ -80,15 +80,10 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
     streamed, mode = _stream(os.fspath(path))  # -, a FIFO, a device: read once, as eval does
     if stat.S_ISDIR(mode):
         return _read_parquet_dir(p)
-    suffix = (
-        "".join(p.suffixes[-2:]).lower()
-        if p.suffix.lower() in {".gz", ".zst"}
-        else p.suffix.lower()
-    )
-    kinds = dict(_KINDS)
-    if suffix not in kinds and streamed is not None:  # no name to tell the format by
+    suffix = "".join(p.suffixes[-2:] if p.suffix.lower() in {".gz", ".zst"} else [p.suffix]).lower()
+    if suffix not in _KINDS and streamed is not None:  # no name to tell the format by
         suffix = _sniff_results(streamed.getvalue(), str(p))
-    if suffix not in kinds:
+    if suffix not in _KINDS:
         raise InputError(
             f"unknown results format {p.suffix!r}; expected .parquet, .csv, .tsv, .json, .jsonl, "
             "or trec_eval -q output as .trec, .eval or .txt",
@@ -96,7 +91,8 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
         )
     from fasteval.io._common import fix_line_endings  # old-Mac (CR-only) lines, one row each
 
-    if kinds[suffix] == "text":
+    kind = _KINDS[suffix]
+    if kind == "text":
         data = _text_bytes(streamed or io.BytesIO(p.read_bytes()), str(p))
         return read_text_results(fix_line_endings(data, str(p)), str(p))  # type: ignore[arg-type]
     source: Any = p if streamed is None else streamed
@@ -104,34 +100,34 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
     # or a name that is not UTF-8
     if streamed is None and (any(c in p.name for c in "*?[") or undecodable_name(p)):
         source = io.BytesIO(p.read_bytes())
-    if suffix.endswith(".gz") and kinds[suffix] != "parquet":  # inflated, checked as it comes
+    if suffix.endswith(".gz") and kind != "parquet":  # inflated, checked as it comes
         source = io.BytesIO(_text_bytes(source, str(p)))
-    if kinds[suffix] in ("csv", "tsv", "ndjson"):
+    if kind in ("csv", "tsv", "ndjson"):
         fixed = fix_line_endings(source.getvalue() if isinstance(source, io.BytesIO) else os.fspath(source), str(p))
         source = io.BytesIO(fixed) if isinstance(fixed, bytes) else source
-    if kinds[suffix] in ("ndjson", "json"):  # polars reads a lone surrogate escape as "\x00"
+    if kind in ("ndjson", "json"):  # polars reads a lone surrogate escape as "\x00"
         from fasteval.io._common import check_json_escapes
 
         check_json_escapes(source.getvalue() if isinstance(source, io.BytesIO) else os.fspath(source),
-                           str(p), lines=kinds[suffix] == "ndjson")
+                           str(p), lines=kind == "ndjson")
     try:
-        if kinds[suffix] == "parquet":
+        if kind == "parquet":
             return pl.read_parquet(source)
-        if kinds[suffix] == "ndjson":
+        if kind == "ndjson":
             return pl.read_ndjson(source)
-        if kinds[suffix] == "json":  # a JSON array of rows, as fasteval eval -o x.json writes
+        if kind == "json":  # a JSON array of rows, as fasteval eval -o x.json writes
             return pl.read_json(source)
         # ids as written: "01" and "1" are two queries (inferred integers would merge them)
-        sep = "\t" if kinds[suffix] == "tsv" else ","
+        sep = "\t" if kind == "tsv" else ","
         df = pl.read_csv(source, separator=sep, schema_overrides=dict.fromkeys(_TEXT_COLUMNS, pl.Utf8))
     except pl.exceptions.PolarsError as exc:
-        if kinds[suffix] in ("csv", "tsv"):
+        if kind in ("csv", "tsv"):
             _check_records(_text_bytes(source, str(p)), sep, None, str(p))
-        if kinds[suffix] in ("ndjson", "json"):  # nested too deep: named by its line
+        if kind in ("ndjson", "json"):  # nested too deep: named by its line
             from fasteval.io._json import check_input
 
-            check_input(source, str(p), lines=kinds[suffix] == "ndjson")
-        raise InputError(f"cannot read the {kinds[suffix]} file ({first_line(exc)})",
+            check_input(source, str(p), lines=kind == "ndjson")
+        raise InputError(f"cannot read the {kind} file ({first_line(exc)})",
                          source=str(p)) from exc
     if any("_duplicated_" in c for c in df.columns):  # polars renamed a repeated name
         _refuse_repeated_names(source, sep, str(p))
