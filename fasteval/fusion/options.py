@@ -82,14 +82,12 @@ NORMS: dict[str, int] = {
 
 _NORM_ALIASES: dict[str, str] = {
     "minmax": "min-max",
-    "min_max": "min-max",
     "z-score": "zmuv",
     "zscore": "zmuv",
-    "z_score": "zmuv",
     "standard": "zmuv",
-    "min_max_inverted": "min-max-inverted",
     "minmax-inverted": "min-max-inverted",
 }
+"""Aliases of the normalisations, written with ``-`` (:func:`norm_name` reads ``_`` as ``-``)."""
 
 PARAMETERS: dict[str, tuple[str, ...]] = {
     "gmnz": ("gamma",),
@@ -144,7 +142,7 @@ def norm_name(norm: str | None) -> str:
         return "none"
     if isinstance(norm, str):
         k = _key(norm).replace("_", "-")
-        k = _NORM_ALIASES.get(k, _NORM_ALIASES.get(k.replace("-", "_"), k))
+        k = _NORM_ALIASES.get(k, k)
         if k in NORMS:
             return k
     raise ParameterError("norm", f"one of {sorted(NORMS)} or None (z-score and minmax are "
