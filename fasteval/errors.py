@@ -69,15 +69,9 @@ class InputError(FastevalError):
         self.line = line
         self.row = row
         self.column = column
-        where = []
-        if source is not None:
-            where.append(str(source))
-        if line is not None:
-            where.append(f"line {line}")
-        if row is not None:
-            where.append(f"row {row}")
-        if column is not None:
-            where.append(f"column {column!r}")
+        where = [text for value, text in ((source, str(source)), (line, f"line {line}"),
+                                          (row, f"row {row}"), (column, f"column {column!r}"))
+                 if value is not None]
         text = f"{', '.join(where)}: {message}" if where else message
         super().__init__(text)
 
