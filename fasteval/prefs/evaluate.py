@@ -44,12 +44,11 @@ PREFS_MEASURES: tuple[str, ...] = (
 )
 #: Measures that are integer counts (printed with ``%d``; the summary is a sum).
 PREFS_COUNT_MEASURES: frozenset[str] = frozenset(PREFS_MEASURES[:3])
-#: trec_eval's ``all_prefs`` nickname: ``runid``, ``num_q`` and the 14 measures.
+#: trec_eval's ``all_prefs`` nickname: ``runid``, ``num_q`` and the 14 measures (print order).
 ALL_PREFS: tuple[str, ...] = ("runid", "num_q", *PREFS_MEASURES)
 #: trec_eval's ``prefs`` nickname (the smaller "official" preference set).
 PREFS_OFFICIAL: tuple[str, ...] = ("runid", "num_q", *PREFS_MEASURES[:6])
 _NICKNAMES = {"all_prefs": ALL_PREFS, "prefs": PREFS_OFFICIAL}
-_PRINT_ORDER = ALL_PREFS
 
 #: docno trec_eval uses for the one-document placeholder ranking of a topic missing
 #: from the run under ``-c``.
@@ -67,15 +66,15 @@ def _select_measures(measures: Sequence[str] | str | None) -> list[str]:
     for m in measures:
         if m in _NICKNAMES:
             wanted.update(_NICKNAMES[m])
-        elif m in _PRINT_ORDER:
+        elif m in ALL_PREFS:
             wanted.add(m)
         else:
             import difflib
 
-            close = difflib.get_close_matches(m, list(_PRINT_ORDER) + list(_NICKNAMES), n=3)
+            close = difflib.get_close_matches(m, list(ALL_PREFS) + list(_NICKNAMES), n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise UnknownMeasureError(f"unknown preference measure {m!r}{hint}")
-    return [m for m in _PRINT_ORDER if m in wanted]
+    return [m for m in ALL_PREFS if m in wanted]
 
 
 def _load_judgments(judgments, mode: str) -> tuple[pl.DataFrame, str]:
@@ -271,7 +270,7 @@ def _prepare(j: pl.DataFrame, ranked: pl.DataFrame) -> dict:
         "rel": np.ascontiguousarray(rel[order]),
         "doc": np.ascontiguousarray(doc[order]),
         "row_off": row_off,
-        "doc_name": (lambda q, d, _o=order: _doc_name(j, qj, doc, q, d)),
+        "doc_name": lambda q, d: _doc_name(j, qj, doc, q, d),
     }
 
 
