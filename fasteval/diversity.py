@@ -131,8 +131,8 @@ def _number(text: str, what: str, name: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise ParameterError(f"{what} of {name!r}", "a number between 0 and 1", text) from None
-    if not (0.0 <= value <= 1.0) or math.isnan(value):
+        value = math.nan
+    if not 0.0 <= value <= 1.0:  # (NaN too)
         raise ParameterError(f"{what} of {name!r}", "a number between 0 and 1", text)
     return value
 
