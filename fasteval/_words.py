@@ -64,6 +64,4 @@ def text_name(name: str) -> str:
     >>> print(text_name(os.fsdecode(b"r\\xe9.txt")), text_name("bm25\\x1b.txt") == "bm25\\x1b.txt")
     r\\xe9.txt True
     """
-    if not any("\ud800" <= ch <= "\udfff" for ch in name):
-        return name
     return "".join(_escape(ch) if "\ud800" <= ch <= "\udfff" else ch for ch in name)
