@@ -123,15 +123,12 @@ def _numpy_no_hugepages() -> None:
 
 
 def _keep_freed_memory() -> bool:
-    """Ask glibc's malloc to serve large arrays from its heap and keep freed memory there.
-
-    By default an allocation over 32 MiB is a fresh ``mmap`` and its release a ``munmap``:
-    a batch job allocates arrays of that size for every chunk, and the kernel then spends
-    about a fifth of the job's CPU time faulting in and zeroing pages. Without ``mmap``
-    for large blocks and with a high trim threshold, freed blocks are reused instead. The
-    peak resident memory is unchanged (the same blocks are live at the peak). Skipped when
-    the C library is not glibc or when ``MALLOC_MMAP_MAX_``/``MALLOC_TRIM_THRESHOLD_`` are
-    set in the environment. Returns whether the settings are in effect.
+    """Ask glibc's malloc to serve large arrays from its heap and keep freed memory there
+    (why: the module's docstring). By default an allocation over 32 MiB is a fresh ``mmap``
+    and its release a ``munmap``; without ``mmap`` for large blocks and with a high trim
+    threshold, freed blocks are reused instead. Skipped when the C library is not glibc or
+    when ``MALLOC_MMAP_MAX_``/``MALLOC_TRIM_THRESHOLD_`` are set in the environment.
+    Returns whether the settings are in effect.
     """
     if "MALLOC_MMAP_MAX_" in os.environ or "MALLOC_TRIM_THRESHOLD_" in os.environ:
         return False
