@@ -339,12 +339,11 @@ def _qrels_as_text(pq: PreparedQrels) -> PreparedQrels:
             orig_q[pq.q_row] = qcodes  # q_row maps position -> row
         else:
             orig_q = qcodes
-        orig_rel = pq.q_rel
         df = pl.DataFrame(
             {
                 "query_id": pq.query_ids.gather(orig_q).cast(pl.Utf8),
                 "doc_id": pq.doc_ids.cast(pl.Utf8),
-                "relevance": orig_rel,
+                "relevance": pq.q_rel,
             }
         )
         alt = _prepare_qrels_kernels(df)

@@ -290,8 +290,6 @@ def _rank_and_label_kernels(pq: PreparedQrels, run: pl.DataFrame, key_col: pl.Se
 
 
 PLACEHOLDER_LABEL = -1
-
-
 """Label of the one document trec_eval 10 ranks for a query missing from the run (``-c``):
 ``ceci_nest_pas_un_docno``, which no qrels judge (not in the pool). ``-J`` removes it."""
 

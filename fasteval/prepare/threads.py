@@ -13,8 +13,6 @@ T = TypeVar("T")
 
 
 _PARALLEL_CHUNKS = 4
-
-
 """Chunks from which :func:`run_heads` scans on several threads."""
 
 
@@ -49,8 +47,6 @@ def _parts(ends: np.ndarray, n: int) -> np.ndarray:
 
 
 BLOCK_ROWS = 1 << 18
-
-
 """Rows per part (a block of whole queries) that one thread ranks or indexes at a time, as
 a rule (see :func:`_part_rows`); runs of at least twice this, grouped by query, are ranked
 in place block by block."""
@@ -80,8 +76,6 @@ def _part_rows(n_rows: int) -> int:
 
 
 _MIN_PART_ROWS = 1 << 14
-
-
 """Smallest part worth a thread of its own (a kernel call costs tens of microseconds)."""
 
 

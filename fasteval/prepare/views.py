@@ -15,11 +15,7 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 
 
 _NO_INTS = _readonly(np.zeros(0, dtype=np.int64))
-
-
 _NO_VIEWS = _readonly(np.zeros((0, 16), dtype=np.uint8))
-
-
 _NO_BYTES = _readonly(np.zeros(0, dtype=np.uint8))
 
 
