@@ -111,9 +111,7 @@ def resolve_measures(requested: Sequence[str] | str | None, available: list[str]
     """
     if requested is None:
         return available
-    if isinstance(requested, str):
-        requested = [requested]
-    requested = list(requested)
+    requested = [requested] if isinstance(requested, str) else list(requested)
     if not requested:
         raise ParameterError("measures", f"at least one measure name, or None for all ({available})",
                              requested)

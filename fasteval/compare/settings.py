@@ -92,8 +92,7 @@ class CompareOptions:
 
 
 def _test_names(tests: str | Sequence[str]) -> list[str]:
-    if isinstance(tests, str):
-        tests = [tests]
+    tests = [tests] if isinstance(tests, str) else tests
     out: list[str] = []
     for t in tests:
         key = str(t).lower()
