@@ -111,8 +111,6 @@ def effect_sizes(
         es = np.full(rows, np.nan)
     else:
         ve = np.broadcast_to(np.asarray(residual_variance, dtype=np.float64), (rows,))
-        with np.errstate(all="ignore"):
-            es = m / np.sqrt(ve)
-        es = np.where(~(ve > 0), np.nan, es)
-        es = np.where(zero_mean, 0.0, es)
+        with np.errstate(all="ignore"):  # (the square root of a negative ve too)
+            es = _ratio(m, np.sqrt(ve), ~(ve > 0), zero_mean)
     return {"cohens_d": dz, "hedges_g": g, "glass_delta": glass, "sakai_es": es}
