@@ -35,7 +35,7 @@ from pathlib import Path
 
 import polars as pl
 
-from fasteval._words import one_line
+from fasteval._words import counted, one_line
 from fasteval.compare.result import ComparisonResult
 from fasteval.compare.settings import TEST_LABELS
 from fasteval.errors import ParameterError
@@ -263,7 +263,7 @@ def _notes(cmp: ComparisonResult, marks: str) -> list[str]:
     used = cmp.means.group_by("measure", maintain_order=True).agg(pl.col("n_used").first())
     counts = sorted(set(used["n_used"].to_list()))
     paired = (
-        f"{counts[0]} quer{'y' if counts[0] == 1 else 'ies'} paired"
+        f"{counted(counts[0], 'query', 'queries')} paired"
         if len(counts) == 1
         else "queries paired per measure: " + ", ".join(f"{m} {n}" for m, n in used.iter_rows())
     )
