@@ -31,7 +31,7 @@ _EXPORTS: dict[str, str] = {
     "parse_measures": "fasteval.measures",
     "Measure": "fasteval.measures",
     # evaluation
-    "evaluate": "fasteval.batch.api",
+    "evaluate": "fasteval.batch.engine",
     "aggregate": "fasteval.evaluation",
     "Evaluator": "fasteval.evaluation",
     # diversity (subtopic judgments, ndeval's measures)
