@@ -96,11 +96,11 @@ def _load_qrels_located(qrels: Any) -> tuple[pl.DataFrame, str, Locate]:
         # other id types go through read_qrels (Int32 or UInt8 ids become Int64, as there,
         # so that the results' query_id is Int64 whichever table held the qrels)
         return qrels, "qrels", _same_row
-    from fasteval.io.readers import _is_path, _load, read_qrels
+    from fasteval.io.readers import is_path, load_source, read_qrels
 
     # prepare_qrels finds repeated judgments itself (from the sorted hashes)
-    if _is_path(qrels) or callable(getattr(qrels, "read", None)):
-        table, where, name = _load(qrels, "qrels", None, {})
+    if is_path(qrels) or callable(getattr(qrels, "read", None)):
+        table, where, name = load_source(qrels, "qrels", None, {})
         return table, name, where
     return read_qrels(qrels, duplicates="ignore"), "qrels", _same_row
 
@@ -114,12 +114,12 @@ def load_run(run: Any, name: str) -> RunPart:
         if run.height == 0:  # as read_run says of any other empty table
             raise InputError("the run table is empty (no rows)", source=name)
         return RunPart(name, run, False, name)
-    from fasteval.io.readers import _is_path, _load, read_run
+    from fasteval.io.readers import is_path, load_source, read_run
 
     # duplicates are found (and reported, or resolved with duplicates="keep_best") by
     # prepare_run on hashed ids, cheaper than a second check in the reader
-    if _is_path(run) or callable(getattr(run, "read", None)):
-        table, where, source = _load(run, "run", None, {})
+    if is_path(run) or callable(getattr(run, "read", None)):
+        table, where, source = load_source(run, "run", None, {})
         return RunPart(name, table, True, source, where)
     return RunPart(name, read_run(run, duplicates="ignore"), True, name)
 

@@ -583,7 +583,7 @@ def _target(address: str | None) -> str | None:
     return address if address is not None else (os.environ.get("RAY_ADDRESS") or None)
 
 
-def _ensure_ray(ray, address: str | None, timeout: float = RAY_CONNECT_TIMEOUT_S) -> bool:
+def ensure_ray(ray, address: str | None, timeout: float = RAY_CONNECT_TIMEOUT_S) -> bool:
     """Connect to (or start) Ray; True when this call started it. An error Ray raises keeps
     its type, with the credentials of the address (``ray://user:password@host``, a token in
     its query string) masked in its text (:func:`fasteval.redact.redact_exception`).
@@ -621,11 +621,11 @@ def _ensure_ray(ray, address: str | None, timeout: float = RAY_CONNECT_TIMEOUT_S
 
 def connect_ray(address: str | None, option: str = "--ray-address", *, ray: Any = None,
                 timeout: float = RAY_CONNECT_TIMEOUT_S) -> bool:
-    """:func:`_ensure_ray` for a command: connect to (or start) Ray before a job, an error
+    """:func:`ensure_ray` for a command: connect to (or start) Ray before a job, an error
     being one line (:class:`FastevalError`) that names ``option`` and the address, its
     credentials masked, and quotes the first line of Ray's error. True when this call
     started Ray (the caller shuts it down). ``ray``: the module (default: imported);
-    ``timeout``: seconds the address has to answer (see :func:`_ensure_ray`).
+    ``timeout``: seconds the address has to answer (see :func:`ensure_ray`).
 
     Examples
     --------
@@ -644,10 +644,10 @@ def connect_ray(address: str | None, option: str = "--ray-address", *, ray: Any 
     if ray is None:
         ray = require_ray()
     try:
-        return _ensure_ray(ray, address, timeout)
+        return ensure_ray(ray, address, timeout)
     except FastevalError:
         raise
-    except Exception as exc:  # its text already masked by _ensure_ray
+    except Exception as exc:  # its text already masked by ensure_ray
         target = _target(address)
         where = ("a local Ray" if target is None else
                  f"the Ray cluster at {redact(target, url_secrets(target))!r} "
@@ -719,8 +719,8 @@ def run_job_ray(
                                    or num_blocks < 1):
         raise ParameterError("num_blocks", "a positive integer", num_blocks)
     t0 = time.perf_counter()
-    started = _ensure_ray(ray, ray_address)
-    restore = _quiet_data(ray)
+    started = ensure_ray(ray, ray_address)
+    restore = quiet_data(ray)
     try:
         return _run(ray, evaluator, sources, complete=complete, fills_last=fills_last, out=out,
                     wide=wide, num_blocks=num_blocks, t0=t0,
@@ -773,7 +773,7 @@ def _unwrap(ray, exc: BaseException) -> BaseException:
     return exc
 
 
-def _quiet_data(ray):
+def quiet_data(ray):
     """One progress report, not two garbled together: Ray Data's progress bars, execution
     logs and task-error logs are turned off for the job (errors reach the caller as
     exceptions; the caller draws its own progress). Returns a function that restores them."""

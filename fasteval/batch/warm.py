@@ -125,7 +125,7 @@ def _run_job(job: Job) -> None:
         from fasteval.evaluation import score_batch
         from fasteval.measures import parse_measures
         from fasteval.prepare import check_qrels_table, prepare_run
-        from fasteval.prepare.qrels import _prepare_qrels_kernels
+        from fasteval.prepare.qrels import prepare_qrels_kernels
 
         opts = dict(job.options)
         pq = job.cached_qrels.get() if job.cached_qrels is not None else None
@@ -133,7 +133,7 @@ def _run_job(job: Job) -> None:
             run = _with_rank(_tiny_run(pq), job)
             opts.pop("complete", None)  # (placeholders for every other query: no new kernel)
         else:
-            pq = _prepare_qrels_kernels(check_qrels_table(qrels))
+            pq = prepare_qrels_kernels(check_qrels_table(qrels))
         batch = prepare_run(pq, run, **{k: opts[k] for k in _PREPARE_OPTIONS if k in opts})
         if large:
             parallel = (job.run_rows_at_least or 0) >= SERIAL_ROWS or None

@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
 def _named_format(output: str) -> str | None:
     """The format the suffix of ``output`` (past a ``.gz``) names: ``"any text"`` for
     ``.txt``, None for a suffix that names none."""
-    from fasteval.io.writers import _SUFFIX
+    from fasteval.io.writers import WRITE_SUFFIX
 
     suffix = Path(Path(output).name.lower().removesuffix(".gz")).suffix
-    return "any text" if suffix == ".txt" else _SUFFIX.get(suffix)
+    return "any text" if suffix == ".txt" else WRITE_SUFFIX.get(suffix)

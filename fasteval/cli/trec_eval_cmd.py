@@ -278,7 +278,7 @@ _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+
 
 
 def _read_zscores(path: str) -> dict[tuple[str, str], tuple[float, float]]:
-    from fasteval.io._common import _fmt as _shown
+    from fasteval.io._common import fmt_value as _shown
 
     out: dict[tuple[str, str], tuple[float, float]] = {}
     try:
@@ -331,7 +331,7 @@ def _relstring(labels: np.ndarray, s: int, e: int, length: int) -> str:
 
 def _read_qrels_jg(path: str) -> pl.DataFrame:
     """qrels_jg text: ``qid jg docno rel`` (the judgment group replaces ``iter``)."""
-    from fasteval.io._common import _fmt as shown
+    from fasteval.io._common import fmt_value as shown
 
     rows = []
     # read once (a FIFO cannot be read again), then decompressed if gzip
@@ -422,10 +422,10 @@ def _read_trec_run(o: Options, run_path: str, tie_docno_desc: bool = True,
     A duplicate outside them is no error, and the rows outside them are dropped.
     ``tie_docno_desc``: the tie order of the measures (doc id descending; the preference
     measures rank ties ascending)."""
-    from fasteval.io.readers import _read_once_only, read_run
+    from fasteval.io.readers import read_once_only, read_run
 
     source = _run_source(run_path)
-    if source is not run_path or _read_once_only(run_path):
+    if source is not run_path or read_once_only(run_path):
         # standard input, a FIFO or a device can be read only once, and a duplicate is
         # looked at on a second reading: its bytes are kept, under its own name
         source = _buffered(source, run_path)
@@ -461,9 +461,9 @@ def _read_trec_run(o: Options, run_path: str, tie_docno_desc: bool = True,
 def _duplicate_at(first: InputError, source: str | io.BytesIO, row: dict) -> InputError:
     """The reader's duplicate error ``first`` moved to ``row`` (a later copy of a pair,
     ``_row`` its data row in the file), with that row's file line."""
-    from fasteval.io._common import _fmt as shown
     from fasteval.io._common import fix_line_endings
-    from fasteval.io.readers import _load_bytes
+    from fasteval.io._common import fmt_value as shown
+    from fasteval.io.readers import load_bytes
     from fasteval.io.trec import data_line_numbers
 
     what = f"duplicate (query_id, doc_id) pair ({shown(row['query_id'])}, {shown(row['doc_id'])})"
@@ -476,7 +476,7 @@ def _duplicate_at(first: InputError, source: str | io.BytesIO, row: dict) -> Inp
 
             data = inflate_bytes(data, str(first.source))
     else:
-        data = _load_bytes(source, source)
+        data = load_bytes(source, source)
     data = fix_line_endings(data, str(first.source))  # old-Mac (CR-only) lines as the reader reads them
     line = int(data_line_numbers(data, "run", str(first.source))[row["_row"]])
     return InputError(what, advice=first.advice, source=first.source, line=line)

@@ -56,9 +56,9 @@ def _sniff_results(data: bytes, name: str) -> str:
         return ".parquet"
     gz = ""
     if data[:2] == b"\x1f\x8b":
-        from fasteval.io.files import _head
+        from fasteval.io.files import inflated_head
 
-        data, gz = _head(data, name), ".gz"
+        data, gz = inflated_head(data, name), ".gz"
     text = data.removeprefix(b"\xef\xbb\xbf").lstrip()
     if text[:1] in (b"[", b"{"):
         return (".json" if text[:1] == b"[" else ".jsonl") + gz
@@ -74,10 +74,10 @@ def _read_file(path: str | os.PathLike[str]) -> pl.DataFrame:
     """A results file as a table: parquet, CSV/TSV (``.gz`` too), JSON or JSON lines, by its
     suffix; a FIFO (``<(cmd)``) or device is read once, whole. A file polars cannot read
     is an :class:`InputError` naming it."""
-    from fasteval.io.files import _stream
+    from fasteval.io.files import stream_input
 
     p = Path(path)
-    streamed, mode = _stream(os.fspath(path))  # -, a FIFO, a device: read once, as eval does
+    streamed, mode = stream_input(os.fspath(path))  # -, a FIFO, a device: read once, as eval does
     if stat.S_ISDIR(mode):
         return _read_parquet_dir(p)
     suffix = "".join(p.suffixes[-2:] if p.suffix.lower() in {".gz", ".zst"} else [p.suffix]).lower()
@@ -281,14 +281,14 @@ def _check_records(data: bytes, sep: str, df: pl.DataFrame | None, source: str) 
     header (``df`` None: polars refused the file), fewer than it takes to reach the
     columns read (polars reads the lacking fields as nulls: missing values, which would
     be dropped without a word), or a value that is not a number."""
-    from fasteval.io.tables import _ragged_record, check_short_records, csv_line_locator
+    from fasteval.io.tables import check_short_records, csv_line_locator, ragged_record
 
     if df is None:
         import csv
 
         first = data.split(b"\n", 1)[0].decode("utf-8", "replace").removeprefix("\ufeff")
         header = next(csv.reader([first], delimiter=sep), [])
-        where = _ragged_record(data, sep, len(header))
+        where = ragged_record(data, sep, len(header))
         if where is not None:
             raise InputError(f"{where[1]} fields where the header has {len(header)}; expected one field "
                              "per header column", source=source, line=where[0])

@@ -22,9 +22,9 @@ from fasteval.fusion.options import NORMS, FusionSpec
 from fasteval.kernels import fusion as KF
 from fasteval.kernels.groups import gather_slices, group_runs
 from fasteval.prepare.qrels import run_heads
-from fasteval.prepare.tables import _check_columns, check_run_table
-from fasteval.prepare.threads import _on_threads, _parts
-from fasteval.prepare.views import _readonly, id_column
+from fasteval.prepare.tables import check_columns, check_run_table
+from fasteval.prepare.threads import on_threads, split_parts
+from fasteval.prepare.views import id_column, readonly
 
 RunsInput = Sequence[Any] | Mapping[str, Any] | pl.DataFrame
 
@@ -47,15 +47,15 @@ def load_runs(runs: RunsInput) -> list[tuple[str, pl.DataFrame]]:
     """``(name, table)`` for each run: a sequence of runs (tables, paths, ``{qid: {docid:
     score}}`` dicts, ranx ``Run`` objects), a mapping ``{name: run}``, or one table with a
     ``run_id`` column (one run per value, in order of appearance)."""
-    from fasteval.io.readers import _is_path, _load, read_run
+    from fasteval.io.readers import is_path, load_source, read_run
 
     def one(obj: Any, name: str) -> tuple[str, pl.DataFrame]:
         if isinstance(obj, pl.DataFrame) and {"query_id", "doc_id", "score"} <= set(obj.columns):
             return _single(name, obj)
         if type(obj).__module__.split(".")[0] == "ranx" and hasattr(obj, "to_dict"):
             obj = obj.to_dict()
-        if _is_path(obj) or callable(getattr(obj, "read", None)):
-            table, where, _ = _load(obj, "run", None, {})  # repeats are found on the hashed ids
+        if is_path(obj) or callable(getattr(obj, "read", None)):
+            table, where, _ = load_source(obj, "run", None, {})  # repeats are found on the hashed ids
             located = _FileRun(name)
             located.where = where
             return _single(located, table)
@@ -78,7 +78,7 @@ def load_runs(runs: RunsInput) -> list[tuple[str, pl.DataFrame]]:
         return name, table
 
     if isinstance(runs, pl.DataFrame):
-        _check_columns(runs, ("query_id", "doc_id", "score", "run_id"), "runs")
+        check_columns(runs, ("query_id", "doc_id", "score", "run_id"), "runs")
         check_run_table(runs, "runs")
         parts = runs.partition_by("run_id", maintain_order=True, as_dict=True)
         return [(str(k[0]), v) for k, v in parts.items()]
@@ -150,7 +150,7 @@ class FusionInput:
                                float(spec.k), float(spec.phi), float(spec.gamma),
                                float(spec.sigma), self.cand_row, self.docs, fused)
 
-        _on_threads(part, range(len(self.cuts) - 1))
+        on_threads(part, range(len(self.cuts) - 1))
         bad = np.flatnonzero(~np.isfinite(fused))
         if len(bad):  # sums or powers past the float64 limit, from finite scores
             c = int(bad[0])
@@ -186,7 +186,7 @@ class FusionInput:
             KF.order_queries(int(self.cuts[i]), int(self.cuts[i + 1]), self.cand_off, fused,
                              self.cand_row, self.docs, out_row, out_score)
 
-        _on_threads(part, range(len(self.cuts) - 1))
+        on_threads(part, range(len(self.cuts) - 1))
         counts = np.diff(self.cand_off)
         qidx = np.repeat(np.arange(self.n_queries, dtype=np.int64), counts)
         cols = {"query_id": self.query_ids.gather(qidx), "doc_id": self.doc_ids.gather(out_row),
@@ -199,7 +199,7 @@ class FusionInput:
 
 def _check_run(name: str, t: pl.DataFrame) -> None:
     """A run's columns, ids and scores (finite: the normalisations need them)."""
-    _check_columns(t, ("query_id", "doc_id", "score"), name)
+    check_columns(t, ("query_id", "doc_id", "score"), name)
     check_run_table(t, name, run_id=False)
     s = t.get_column("score")
     if s.dtype.is_float() and s.is_infinite().any():
@@ -269,15 +269,15 @@ def prepare_fusion(runs: list[tuple[str, pl.DataFrame]], norm: str) -> FusionInp
     ncand = np.zeros(nq, dtype=np.int64)
     cand_first = np.empty(n_ent, dtype=np.int64)
     dup_at = np.full(nq, -1, dtype=np.int64)
-    cuts = _parts(seg[n_runs::n_runs], nq) if nq else np.zeros(1, dtype=np.int64)
-    key = _readonly(key)
-    scores = _readonly(scores)
+    cuts = split_parts(seg[n_runs::n_runs], nq) if nq else np.zeros(1, dtype=np.int64)
+    key = readonly(key)
+    scores = readonly(scores)
 
     def part(i: int) -> None:
         KF.prepare_queries(int(cuts[i]), int(cuts[i + 1]), n_runs, seg, ent_row, key, scores,
                            docs, code, ent_val, ent_cand, ncand, cand_first, dup_at)
 
-    _on_threads(part, range(len(cuts) - 1))
+    on_threads(part, range(len(cuts) - 1))
     bad = np.flatnonzero(dup_at >= 0)
     if len(bad):
         raise _repeated(int(ent_row[dup_at[bad[0]]]), bases, qcols, dcols, names)

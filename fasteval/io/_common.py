@@ -549,7 +549,7 @@ def row_locator(offset: int = 0) -> Locator:
     return lambda i: {"row": i + offset}
 
 
-def _fmt(value: object) -> str:
+def fmt_value(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
@@ -670,7 +670,7 @@ def normalize_score(s: pl.Series, *, source: str, where: Locator) -> pl.Series:
         f = s.cast(pl.Float64, strict=False)
         if f.null_count():
             i = first_true(f.is_null())
-            raise InputError(f"score is not a number: {_fmt(s[i])}", source=source, column="score", **where(i))
+            raise InputError(f"score is not a number: {fmt_value(s[i])}", source=source, column="score", **where(i))
         s = f
     elif s.dtype.is_numeric() or s.dtype == pl.Boolean:
         check_exact_scores(s, source=source, where=where)
@@ -738,11 +738,11 @@ def normalize_relevance(s: pl.Series, *, source: str, where: Locator) -> pl.Seri
             i = first_true(out.is_null())
             if _INTEGER_TEXT.fullmatch(whole[i]):  # an integer, too wide for Int64
                 raise InputError(
-                    f"relevance {_fmt(s[i])} is outside the 32-bit range of grades "
+                    f"relevance {fmt_value(s[i])} is outside the 32-bit range of grades "
                     f"({GRADE_MIN} to {GRADE_MAX})", source=source, column="relevance", **where(i),
                 )
             raise InputError(
-                f"relevance must be an integer, got {_fmt(s[i])}", source=source, column="relevance", **where(i)
+                f"relevance must be an integer, got {fmt_value(s[i])}", source=source, column="relevance", **where(i)
             )
         return check_grades(out.rename("relevance"), source=source, where=where)
     if s.dtype.is_float():
@@ -790,7 +790,7 @@ def normalize_rank(s: pl.Series, *, source: str, where: Locator) -> pl.Series:
         bad = out.is_null() & s.is_not_null()
         if bad.any():
             i = first_true(bad)
-            raise InputError(f"rank must be an integer, got {_fmt(s[i])}", source=source, column="rank", **where(i))
+            raise InputError(f"rank must be an integer, got {fmt_value(s[i])}", source=source, column="rank", **where(i))
     else:
         raise InputError(f"rank must be an integer, got {s.dtype}", source=source, column="rank")
     return out.rename("rank")
@@ -864,7 +864,7 @@ def handle_duplicates(
         i = first_true(later)
         q, d = df.get_column("query_id")[i], df.get_column("doc_id")[i]
         raise InputError(
-            f"duplicate (query_id, doc_id) pair ({_fmt(q)}, {_fmt(d)})",
+            f"duplicate (query_id, doc_id) pair ({fmt_value(q)}, {fmt_value(d)})",
             advice="keep_best_qrels" if kind == "qrels" else "keep_best_run",
             source=source,
             **where(i),

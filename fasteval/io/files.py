@@ -86,7 +86,7 @@ def _opened(path: str, default: str | None) -> tuple[Any, str]:
     (read once, inflated, line endings made LF), and its format (see
     :func:`read_table_file`)."""
     p = Path(path)
-    streamed, mode = _stream(path)
+    streamed, mode = stream_input(path)
     if stat.S_ISDIR(mode):
         raise InputError("is a directory; expected a table file", source=path)
     name = p.name.lower()
@@ -95,7 +95,7 @@ def _opened(path: str, default: str | None) -> tuple[Any, str]:
     kind = _KINDS.get(suffix)
     if kind is None and streamed is not None:  # no name to tell the format by: its bytes do
         gz = streamed.getvalue()[:2] == b"\x1f\x8b"
-        kind = sniff_table(_head(streamed.getvalue(), path) if gz else streamed.getvalue())
+        kind = sniff_table(inflated_head(streamed.getvalue(), path) if gz else streamed.getvalue())
     kind = kind or default
     if kind is None:
         raise InputError(f"unknown table format {suffix or p.suffix.lower()!r}; use .parquet, "
@@ -118,7 +118,7 @@ def _opened(path: str, default: str | None) -> tuple[Any, str]:
     return source, kind
 
 
-def _stream(path: str) -> tuple[io.BytesIO | None, int]:
+def stream_input(path: str) -> tuple[io.BytesIO | None, int]:
     """``(content, mode)`` of an input that can be read only once (``-`` for standard input,
     a FIFO, a device), read whole as ``fasteval eval`` reads one
     (:func:`read_once`); ``(None, mode)`` for a file or folder."""
@@ -135,7 +135,7 @@ def _stream(path: str) -> tuple[io.BytesIO | None, int]:
     return read_once(path), mode
 
 
-def _head(data: bytes, path: str) -> bytes:
+def inflated_head(data: bytes, path: str) -> bytes:
     """The first inflated bytes of gzip-compressed ``data`` (for :func:`sniff_table`)."""
     import zlib
 
@@ -168,14 +168,14 @@ def sniff_table(head: bytes) -> str:
 def _check_ragged(source: Any, sep: str, path: str) -> None:
     """Refuse a CSV/TSV record with more fields than the header, naming its line (looked
     for only after polars failed)."""
-    from fasteval.io.tables import _ragged_record
+    from fasteval.io.tables import ragged_record
 
     data = source.getvalue() if isinstance(source, io.BytesIO) else Path(source).read_bytes()
     header = data.split(b"\n", 1)[0].decode("utf-8", "replace").removeprefix("\ufeff")
     import csv
 
     width = len(next(csv.reader([header], delimiter=sep), []))
-    where = _ragged_record(data, sep, width)
+    where = ragged_record(data, sep, width)
     if where is not None:
         line, found = where
         raise InputError(f"{found} fields where the header has {width}; expected one field per "

@@ -70,11 +70,11 @@ _GLOB_CHARS = set("*?[")
 Source = Any
 
 
-def _is_path(source: Source) -> bool:
+def is_path(source: Source) -> bool:
     return isinstance(source, (str, os.PathLike))
 
 
-def _read_once_only(path: str) -> bool:
+def read_once_only(path: str) -> bool:
     """Whether ``path`` is a FIFO or a character device (``<(cmd)``, ``/dev/stdin``): its
     content can be read only once, so it is read whole into memory first."""
     try:
@@ -204,7 +204,7 @@ def _delimited_header(head: bytes) -> str | None:
     return None
 
 
-def _load_bytes(path: str, source: str) -> bytes | str:
+def load_bytes(path: str, source: str) -> bytes | str:
     """Path for plain files; decompressed bytes for gzip files (inflated as a stream and
     checked as it comes: :func:`fasteval.io.inflate.inflate_bytes`)."""
     if _gzip_magic(path, source):
@@ -382,12 +382,12 @@ def _lazy_one_line_fields(lf: pl.LazyFrame, source: str) -> pl.LazyFrame:
                            if c in schema and schema[c] == pl.String)
 
 
-def _load(source: Source, kind: Kind, format: str | None, explicit: dict[str, str | None]) -> tuple[pl.DataFrame, Locator, str]:
+def load_source(source: Source, kind: Kind, format: str | None, explicit: dict[str, str | None]) -> tuple[pl.DataFrame, Locator, str]:
     """Read and validate any supported source; returns (table, row locator, source name)."""
-    if _is_path(source):
+    if is_path(source):
         path = os.fspath(source)
         _check_exists(path)
-        if _read_once_only(path):  # a FIFO or device: sniffing would consume what it reads
+        if read_once_only(path):  # a FIFO or device: sniffing would consume what it reads
             content, fmt, name = _read_device(path, kind, format)
             return _load_data(content, fmt, kind, explicit, name)
         fmt = detect_format(path, format)
@@ -431,7 +431,7 @@ def _load(source: Source, kind: Kind, format: str | None, explicit: dict[str, st
 
 def _read(source: Source, kind: Kind, format: str | None, duplicates: str, **cols: str | None) -> pl.DataFrame:
     check_duplicates_param(duplicates)
-    df, where, name = _load(source, kind, format, _explicit(kind, **cols))
+    df, where, name = load_source(source, kind, format, _explicit(kind, **cols))
     return handle_duplicates(df, kind, duplicates, source=name, where=where)
 
 
@@ -629,10 +629,10 @@ def _scan(source: Source, kind: Kind, format: str | None, **cols: str | None) ->
         name = _in_memory_name(kind, source)
         mapping = resolve_columns(source.collect_schema().names(), kind, explicit, source=name)
         return _lazy_normalize(source, kind, mapping, name)
-    if _is_path(source):
+    if is_path(source):
         path = os.fspath(source)
         _check_exists(path)
-        if _read_once_only(path):  # a FIFO or device: sniffing would consume what it reads
+        if read_once_only(path):  # a FIFO or device: sniffing would consume what it reads
             content, fmt, name = _read_device(path, kind, format)
             return _load_data(content, fmt, kind, explicit, name)[0].lazy()
         fmt = detect_format(path, format)
@@ -654,7 +654,7 @@ def _scan(source: Source, kind: Kind, format: str | None, **cols: str | None) ->
             if fmt == "jsonl" and tables._head_bytes(path, 3) != b"\xef\xbb\xbf":
                 lf, mapping = tables.lazy_ndjson(path, kind, explicit, path)
                 return _lazy_normalize(lf, kind, mapping, path)
-    df, _, _ = _load(source, kind, format, explicit)
+    df, _, _ = load_source(source, kind, format, explicit)
     return df.lazy()
 
 

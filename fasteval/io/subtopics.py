@@ -125,13 +125,13 @@ def _open(source: Any, format: str | None) -> tuple[str, str, Any]:
         path = os.fspath(source)
         if not os.path.exists(path):
             raise missing_path(path)
-        if readers._read_once_only(path):  # a FIFO or device: sniffing would consume it
+        if readers.read_once_only(path):  # a FIFO or device: sniffing would consume it
             content, fmt, _ = readers._read_device(path, "qrels", format)
             return fmt, path, content
         fmt = readers.detect_format(path, format)
         if fmt == "parquet":
             return fmt, path, path
-        data = readers._load_bytes(path, path)
+        data = readers.load_bytes(path, path)
         return fmt, path, Path(data).read_bytes() if isinstance(data, str) else data
     if hasattr(source, "read") and callable(source.read):
         content, fmt, name = readers._read_stream(source, "qrels", format)
@@ -198,7 +198,7 @@ def _read_delimited(data: bytes, sep: str, name: str) -> pl.DataFrame:
     try:
         frame = pl.read_csv(data, separator=sep, infer_schema_length=0)
     except pl.exceptions.PolarsError as exc:
-        ragged = tables._ragged_record(data, sep, width)
+        ragged = tables.ragged_record(data, sep, width)
         if ragged is None:
             raise
         line, found = ragged

@@ -25,8 +25,8 @@ from fasteval.io import _json
 from fasteval.io._common import (
     Kind,
     Locator,
-    _fmt,
     check_json_escapes,
+    fmt_value,
     refuse_null_partitions,
     resolve_columns,
     walk_input,
@@ -214,7 +214,7 @@ def read_delimited(data: str | bytes, sep: str, kind: Kind, explicit: dict[str, 
         try:
             df = pl.read_csv(data, separator=sep, columns=wanted, infer_schema=False)
         except (pl.exceptions.PolarsError, OSError) as exc:
-            where = _ragged_record(data, sep, len(header))
+            where = ragged_record(data, sep, len(header))
             if where is not None:
                 line, found = where
                 raise InputError(f"{found} fields where the header has {len(header)}; expected "
@@ -345,14 +345,14 @@ def _quoting_error(data: str | bytes, sep: str) -> tuple[int, str] | None:
     return None
 
 
-def _ragged_record(data: str | bytes, sep: str, width: int, need: int = 0) -> tuple[int, int] | None:
+def ragged_record(data: str | bytes, sep: str, width: int, need: int = 0) -> tuple[int, int] | None:
     """(1-based line, field count) of the first record with more fields than the header
     (``width``), or with some but fewer than ``need`` (looked for only after the reader
     failed, or read nulls); None if there is none.
 
     Examples
     --------
-    >>> _ragged_record(b"a,b,c\\n1,2,3\\n1,2\\n", ",", 3), _ragged_record(b"a,b,c\\n1,2,3\\n1,2\\n", ",", 3, 3)
+    >>> ragged_record(b"a,b,c\\n1,2,3\\n1,2\\n", ",", 3), ragged_record(b"a,b,c\\n1,2,3\\n1,2\\n", ",", 3, 3)
     (None, (3, 2))
     """
     reader = _csv_reader(data if isinstance(data, bytes) else _read_all(data, ""), sep)
@@ -383,7 +383,7 @@ def check_short_records(data: str | bytes, sep: str, header: list[str], wanted: 
     fasteval.errors.InputError: run.csv, line 3: 2 fields where the header has 3 (query_id, doc_id, score); expected one field per header column
     """
     need = max((header.index(c) + 1 for c in wanted if c in header), default=0)
-    where = _ragged_record(data, sep, len(header), need)
+    where = ragged_record(data, sep, len(header), need)
     if where is not None:
         line, found = where
         from fasteval._words import counted
@@ -692,7 +692,7 @@ def _records(obj: list, kind: Kind, explicit: dict[str, str | None], source: str
         if found is None:
             raise InputError(f"JSON records do not form a table ({first_line(exc)})", source=source) from exc
         row, key, value = found
-        raise InputError(f"{key} {_fmt(value)} is an integer past 128 bits, which is not read",
+        raise InputError(f"{key} {fmt_value(value)} is an integer past 128 bits, which is not read",
                          source=source, row=row, column=key) from exc
     except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
         _check_one_kind(obj, None, source, lines)
@@ -874,7 +874,7 @@ def dict_to_frame(obj: Mapping, kind: Kind, source: str) -> pl.DataFrame:
     if v.null_count():  # a value polars could not hold (an integer past 128 bits) is null
         i = next((i for i, x in enumerate(values) if _huge(x)), None)
         if i is not None:
-            raise InputError(f"{name} {_fmt(values[i])} is an integer past 128 bits, which is not read",
+            raise InputError(f"{name} {fmt_value(values[i])} is an integer past 128 bits, which is not read",
                              source=source, row=i, column=name)
     return pl.DataFrame([q, d, v])
 

@@ -43,7 +43,7 @@ import numpy as np
 import polars as pl
 
 from fasteval.errors import DataWarning, InputError
-from fasteval.io._common import Kind, Locator, _fmt, check_grades, mapped, normalize_relevance
+from fasteval.io._common import Kind, Locator, check_grades, fmt_value, mapped, normalize_relevance
 
 __all__ = ["read_trec", "scan_trec", "data_line_numbers"]
 
@@ -234,7 +234,7 @@ def _refuse_bad_utf8(buf: np.ndarray, start: int, kind: Kind, want: list[int], s
                 fields[k].decode("utf-8")
             except UnicodeDecodeError as bad:
                 raise InputError(
-                    f"{names[k]} is not valid UTF-8 text ({bad.reason}): {_fmt(fields[k])}; TREC files "
+                    f"{names[k]} is not valid UTF-8 text ({bad.reason}): {fmt_value(fields[k])}; TREC files "
                     "must be UTF-8 or ASCII: convert it first (for example: iconv -f LATIN1 -t UTF-8 "
                     "< in > out)", source=source, line=n, column=names[k],
                 ) from None
@@ -308,7 +308,7 @@ def _read_careful(data: str | bytes, kind: Kind, source: str) -> tuple[pl.DataFr
     score = raw.cast(pl.Float64, strict=False).rename("score")
     if score.null_count():
         i = int(score.is_null().arg_true()[0])
-        raise InputError(f"score is not a number: {_fmt(raw[i])}", source=source, column="score", **at(i))
+        raise InputError(f"score is not a number: {fmt_value(raw[i])}", source=source, column="score", **at(i))
     nan = score.is_nan()
     if nan.any():
         i = int(nan.arg_true()[0])

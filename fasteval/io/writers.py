@@ -26,8 +26,8 @@ COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip", ".7z")
 __all__ = ["write_table", "output_format", "WRITE_FORMATS"]
 
 WRITE_FORMATS = get_args(WriteFormat)
-_SUFFIX = {s: f for s, f in _READ_SUFFIX.items() if s not in (".test", ".res")}
-"""Output suffixes: the readers' (:data:`fasteval.io.readers._SUFFIX`) but for the names of
+WRITE_SUFFIX = {s: f for s, f in _READ_SUFFIX.items() if s not in (".test", ".res")}
+"""Output suffixes: the readers' (`fasteval.io.readers._SUFFIX`) but for the names of
 trec_eval's test files and result files, read as TREC text but never written."""
 
 
@@ -65,12 +65,12 @@ def output_format(path: str | os.PathLike[str], format: str | None = None, *,
             raise ParameterError(format_param, f"one of {WRITE_FORMATS}", format)
     else:
         suffix = Path(name.removesuffix(".gz")).suffix
-        if suffix not in _SUFFIX:
+        if suffix not in WRITE_SUFFIX:
             raise ParameterError(
                 format_param,
-                f"given, or {param} must end in one of {sorted(_SUFFIX)} (optionally + "
+                f"given, or {param} must end in one of {sorted(WRITE_SUFFIX)} (optionally + "
                 "'.gz')", text)
-        fmt = _SUFFIX[suffix]
+        fmt = WRITE_SUFFIX[suffix]
     if packed == ".gz" and fmt == "parquet":
         raise ParameterError(param, "a name without '.gz' for parquet output (parquet "
                              "compresses its own columns; write_table gzips only text formats)",

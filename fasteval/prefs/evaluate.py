@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 
 from fasteval.errors import InputError, ParameterError, UnknownMeasureError, check_flag
-from fasteval.io._common import _fmt
+from fasteval.io._common import fmt_value
 from fasteval.measures.aggregate import summary as summarise
 from fasteval.prefs import kernels
 from fasteval.prefs.readers import (
@@ -190,7 +190,7 @@ def _rank_run(
     if dup.any():
         row = ranked.filter(dup).row(0, named=True)
         raise InputError(
-            f"document {_fmt(row['doc_id'])} retrieved twice for topic {_fmt(row['query_id'])}",
+            f"document {fmt_value(row['doc_id'])} retrieved twice for topic {fmt_value(row['query_id'])}",
             source="run",
             column="doc_id",
         )
@@ -328,17 +328,17 @@ def _run_kernel(prep: dict, j: pl.DataFrame, source: str = "judgments") -> np.nd
             elif at >= 0:
                 row = at
         if code == kernels.ERR_DOC_TWO_LEVELS_EC:
-            msg = (f"topic {_fmt(qid)}: document {_fmt(d0)} has two different rel_levels in one "
-                   f"judgment sub-group (jg {_fmt(jg)}, jsg {_fmt(jsg)}); expected one rel_level "
+            msg = (f"topic {fmt_value(qid)}: document {fmt_value(d0)} has two different rel_levels in one "
+                   f"judgment sub-group (jg {fmt_value(jg)}, jsg {fmt_value(jsg)}); expected one rel_level "
                    "per document")
         elif code == kernels.ERR_ZERO_NONZERO:
-            msg = (f"topic {_fmt(qid)}: document {_fmt(d0)} has both rel_level 0 and a rel_level > 0 "
-                   f"in one judgment group (jg {_fmt(jg)}); expected one or the other")
+            msg = (f"topic {fmt_value(qid)}: document {fmt_value(d0)} has both rel_level 0 and a rel_level > 0 "
+                   f"in one judgment group (jg {fmt_value(jg)}); expected one or the other")
         else:
             d1 = prep["doc_name"](q, int(errinfo[q, 1]))
             msg = (
-                f"topic {_fmt(qid)}: inconsistent preferences in one judgment group "
-                f"({_fmt(d0)} and {_fmt(d1)} each preferred to the other)"
+                f"topic {fmt_value(qid)}: inconsistent preferences in one judgment group "
+                f"({fmt_value(d0)} and {fmt_value(d1)} each preferred to the other)"
             )
         raise InputError(msg, source=source, line=line, row=row, column="rel_level")
     return out

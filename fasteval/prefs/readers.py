@@ -24,7 +24,7 @@ from pathlib import Path
 import polars as pl
 
 from fasteval.errors import InputError
-from fasteval.io._common import _fmt
+from fasteval.io._common import fmt_value
 
 PREFS_COLUMNS = ("query_id", "jg", "jsg", "doc_id", "rel_level")
 
@@ -95,7 +95,7 @@ def _parse_rel(path: str, df: pl.DataFrame, column: str) -> pl.DataFrame:
     if bad.any():
         idx = int(bad.arg_true()[0])
         raise InputError(
-            f"rel_level is not a number: {_fmt(df.get_column(column)[idx])}",
+            f"rel_level is not a number: {fmt_value(df.get_column(column)[idx])}",
             source=path,
             line=int(df.get_column("lineno")[idx]),
             column=column,
@@ -189,7 +189,7 @@ def numeric_column(df: pl.DataFrame, column: str, source: str) -> pl.Expr:
         bad = cast.is_null() & col.is_not_null()
         if bad.any():
             row = int(bad.arg_true()[0])
-            raise InputError(f"{_fmt(col[row])} is not a number", source=source, row=row,
+            raise InputError(f"{fmt_value(col[row])} is not a number", source=source, row=row,
                              column=column)
     return pl.col(column).cast(pl.Float64)
 
@@ -295,7 +295,7 @@ def read_trec_run_minimal(path: str | os.PathLike[str]) -> tuple[pl.DataFrame, s
     if bad.any():
         idx = int(bad.arg_true()[0])
         raise InputError(
-            f"score is not a number: {_fmt(out.get_column('score_text')[idx])}",
+            f"score is not a number: {fmt_value(out.get_column('score_text')[idx])}",
             source=src,
             line=int(out.get_column("lineno")[idx]),
             column="score",

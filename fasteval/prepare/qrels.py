@@ -11,9 +11,9 @@ import polars as pl
 from fasteval._lazy import LazyModule
 from fasteval.errors import DuplicateJudgmentError, InputError
 from fasteval.prepare import small
-from fasteval.prepare.tables import _check_columns, check_qrels_table
-from fasteval.prepare.threads import _PARALLEL_CHUNKS, _on_threads, _parts
-from fasteval.prepare.views import _IDENTITY, _readonly, id_column
+from fasteval.prepare.tables import check_columns, check_qrels_table
+from fasteval.prepare.threads import _PARALLEL_CHUNKS, on_threads, split_parts
+from fasteval.prepare.views import _IDENTITY, id_column, readonly
 
 KG = LazyModule("fasteval.kernels.groups")
 KI = LazyModule("fasteval.kernels.ids")
@@ -46,7 +46,7 @@ def _run_heads(s: pl.Series, pq: PreparedQrels | None = None) -> tuple[np.ndarra
                          codes)
         return heads, codes
 
-    found = _on_threads(task, range(len(cols)), at_least=_PARALLEL_CHUNKS)
+    found = on_threads(task, range(len(cols)), at_least=_PARALLEL_CHUNKS)
     parts = [np.zeros(0, dtype=np.int64)]
     coded = [np.zeros(0, dtype=np.int64)]
     start = 0
@@ -105,7 +105,7 @@ class PreparedQrels:
             return self
         full = self._alt.get("indexed")
         if full is None:
-            full = _prepare_qrels_kernels(self.frame)
+            full = prepare_qrels_kernels(self.frame)
             self._alt["indexed"] = full
         return full
 
@@ -181,14 +181,14 @@ def index_qrels(order: np.ndarray, starts: np.ndarray, ends: np.ndarray, col: tu
     repeat = np.empty(ng, dtype=np.int64)
     grades = np.empty(n, dtype=np.int32)
     g_end = np.empty(ng, dtype=np.int64)
-    cuts = _parts(np.cumsum(ends - starts), ng)
+    cuts = split_parts(np.cumsum(ends - starts), ng)
 
     def part(k: int) -> None:
         a, b = int(cuts[k]), int(cuts[k + 1])
         KQ.index_qrels(order, starts[a:b], ends[a:b], col, rel, q_hash, repeat[a:b], grades,
                       g_end[a:b])
 
-    _on_threads(part, range(len(cuts) - 1))
+    on_threads(part, range(len(cuts) - 1))
     return q_hash, repeat, grades, g_end
 
 
@@ -207,13 +207,13 @@ def prepare_qrels(qrels: pl.DataFrame) -> PreparedQrels:
     >>> pq.n_queries, pq.max_grade
     (1, 1)
     """
-    _check_columns(qrels, ("query_id", "doc_id", "relevance"), "qrels")
+    check_columns(qrels, ("query_id", "doc_id", "relevance"), "qrels")
     if qrels.height == 0:
         raise InputError("qrels are empty: no judgments to evaluate against", source="qrels")
     qrels = check_qrels_table(qrels)
     if small.is_small(qrels.height):
         return _prepare_qrels_small(qrels)
-    return _prepare_qrels_kernels(qrels)
+    return prepare_qrels_kernels(qrels)
 
 
 def _duplicate_judgment(qrels: pl.DataFrame) -> DuplicateJudgmentError:
@@ -272,7 +272,7 @@ def _prepare_qrels_small(qrels: pl.DataFrame) -> PreparedQrels:
     )
 
 
-def _prepare_qrels_kernels(qrels: pl.DataFrame) -> PreparedQrels:
+def prepare_qrels_kernels(qrels: pl.DataFrame) -> PreparedQrels:
     """:func:`prepare_qrels` by the kernels, of a checked table (see check_qrels_table)."""
     qcol = qrels.get_column("query_id")
     # qrels are usually grouped by query: work on runs of equal ids, not on every row.
@@ -290,7 +290,7 @@ def _prepare_qrels_kernels(qrels: pl.DataFrame) -> PreparedQrels:
         raise InputError("two query ids share a 64-bit hash; please report this", source="qrels")
     docs = qrels.get_column("doc_id")
     doc_col = id_column(docs)
-    rel = _readonly(qrels.get_column("relevance").to_numpy())
+    rel = readonly(qrels.get_column("relevance").to_numpy())
     nq = len(query_ids)
     if len(heads) == nq:
         # every query one run of rows (sorted or grouped qrels): use the table in place
@@ -346,7 +346,7 @@ def _qrels_as_text(pq: PreparedQrels) -> PreparedQrels:
                 "relevance": pq.q_rel,
             }
         )
-        alt = _prepare_qrels_kernels(df)
+        alt = prepare_qrels_kernels(df)
         pq._alt["text_codes"] = alt.query_ids.replace_strict(
             pq.query_ids.cast(pl.Utf8), pl.int_range(pq.n_queries, eager=True),
             return_dtype=pl.Int64,

@@ -26,12 +26,12 @@ from fasteval.prepare.tables import (
     DUPLICATES,
     TIE_BREAKS,
     Report,
-    _check_columns,
     _first_null,
+    check_columns,
     check_run_table,
 )
-from fasteval.prepare.threads import _block_cuts, _on_threads, _parts
-from fasteval.prepare.views import _IDENTITY, _readonly, id_column
+from fasteval.prepare.threads import _block_cuts, on_threads, split_parts
+from fasteval.prepare.views import _IDENTITY, id_column, readonly
 
 E = LazyModule("fasteval.kernels.expected")
 KG = LazyModule("fasteval.kernels.groups")
@@ -156,7 +156,7 @@ def _ranking_key(run: pl.DataFrame, tie_break: TieBreak, duplicates: Duplicates,
     by, descending: the score, or minus the rank for ``tie_break="rank"``."""
     if duplicates not in DUPLICATES:
         raise ParameterError("duplicates", f"one of {DUPLICATES}", duplicates)
-    _check_columns(run, ("query_id", "doc_id", "score"), source)
+    check_columns(run, ("query_id", "doc_id", "score"), source)
     if tie_break == "rank" and "rank" not in run.columns:
         raise InputError("tie_break='rank' needs a 'rank' column", source=source, column="rank")
     check_run_table(run, source, scores=check_scores, run_id=False)
@@ -271,9 +271,9 @@ def _rank_and_label_kernels(pq: PreparedQrels, run: pl.DataFrame, key_col: pl.Se
         perm, offsets = KG.group_runs(heads, run.height, head_codes, nq)
         labels = np.empty(perm.shape[0], dtype=np.int32)
         dup_at = np.empty(nq, dtype=np.int64)
-        key = _readonly(key_col.to_numpy() if sort else np.zeros(0))
+        key = readonly(key_col.to_numpy() if sort else np.zeros(0))
         docs = id_column(doc_col)
-        cuts = _parts(offsets[1:], nq)  # whole queries, each part ranked by one thread
+        cuts = split_parts(offsets[1:], nq)  # whole queries, each part ranked by one thread
 
         def part(k: int) -> None:
             a, b = int(cuts[k]), int(cuts[k + 1])
@@ -281,7 +281,7 @@ def _rank_and_label_kernels(pq: PreparedQrels, run: pl.DataFrame, key_col: pl.Se
                              pq.q_rel, pq.q_row, pq.q_start[a:b], pq.q_end[a:b], pq.doc_col,
                              labels, dup_at[a:b])
 
-        _on_threads(part, range(len(cuts) - 1))
+        on_threads(part, range(len(cuts) - 1))
     dup_row = None
     dup_groups = np.flatnonzero(dup_at >= 0)
     if len(dup_groups):
@@ -356,12 +356,12 @@ def _rank_and_label_blocked(pq: PreparedQrels, heads: np.ndarray, head_codes: np
         offsets = np.append(heads[a:b] - r0, r1 - r0)
         key = key_col.slice(r0, r1 - r0).to_numpy() if sort else np.zeros(0)
         dup_at = np.empty(b - a, dtype=np.int64)
-        KR.rank_and_label(_IDENTITY, offsets, out_off[a:b], _readonly(key), sort,
+        KR.rank_and_label(_IDENTITY, offsets, out_off[a:b], readonly(key), sort,
                          id_column(doc_col.slice(r0, r1 - r0)), pq.q_hash, pq.q_rel, pq.q_row,
                          q_start[a:b], q_end[a:b], pq.doc_col, labels, dup_at)
         return bool((dup_at >= 0).any())
 
-    if any(_on_threads(block, range(len(cuts) - 1))):
+    if any(on_threads(block, range(len(cuts) - 1))):
         return None
     gc = head_codes[valid]
     lengths = lengths[valid]

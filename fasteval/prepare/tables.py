@@ -72,7 +72,7 @@ class Report:
         return "; ".join(parts)
 
 
-def _check_columns(df: pl.DataFrame, needed: tuple[str, ...], what: str,
+def check_columns(df: pl.DataFrame, needed: tuple[str, ...], what: str,
                    source: str | None = None) -> None:
     missing = [c for c in needed if c not in df.columns]
     if missing:
@@ -172,7 +172,7 @@ def check_qrels_table(qrels: pl.DataFrame, source: str = "qrels") -> pl.DataFram
     """
     from fasteval.io._common import normalize_relevance, row_locator
 
-    _check_columns(qrels, ("query_id", "doc_id", "relevance"), "qrels", source)
+    check_columns(qrels, ("query_id", "doc_id", "relevance"), "qrels", source)
     for col in ("query_id", "doc_id"):
         s = qrels.get_column(col)
         if s.null_count():

@@ -16,7 +16,7 @@ _PARALLEL_CHUNKS = 4
 """Chunks from which :func:`run_heads` scans on several threads."""
 
 
-def _on_threads(fn: Callable[[int], T], items: Iterable[int], *, at_least: int = 2) -> list[T]:
+def on_threads(fn: Callable[[int], T], items: Iterable[int], *, at_least: int = 2) -> list[T]:
     """``[fn(i) for i in items]``, on ``numba.get_num_threads()`` threads when there are at
     least ``at_least`` items (``fn`` runs GIL-free kernels on disjoint parts of a table)."""
     import numba
@@ -31,13 +31,13 @@ def _on_threads(fn: Callable[[int], T], items: Iterable[int], *, at_least: int =
         return list(pool.map(fn, items))
 
 
-def _parts(ends: np.ndarray, n: int) -> np.ndarray:
+def split_parts(ends: np.ndarray, n: int) -> np.ndarray:
     """Cuts ``[0, ..., n]`` of ``n`` items whose sizes end at ``ends`` (cumulative) into
     parts of about :func:`_part_rows`, each part whole items.
 
     Examples
     --------
-    >>> _parts(np.array([5_000, 10_000, 30_000]), 3).tolist()  # parts of 2**14 rows
+    >>> split_parts(np.array([5_000, 10_000, 30_000]), 3).tolist()  # parts of 2**14 rows
     [0, 2, 3]
     """
     total = int(ends[-1]) if n else 0
@@ -81,7 +81,7 @@ _MIN_PART_ROWS = 1 << 14
 
 def _block_cuts(heads: np.ndarray, n_rows: int, col: pl.Series) -> np.ndarray:
     """Blocks of whole queries, as indices into ``heads`` (first of each block, then
-    ``len(heads)``): the parts of :func:`_parts`, also cut at each boundary between
+    ``len(heads)``): the parts of :func:`split_parts`, also cut at each boundary between
     ``col``'s chunks, so that a block's ids are used in place. A query that straddles a
     chunk boundary is a block of its own (the only ones copied).
 
@@ -96,7 +96,7 @@ def _block_cuts(heads: np.ndarray, n_rows: int, col: pl.Series) -> np.ndarray:
     sizes = [len(c) for c in col.get_chunks()]
     bounds = np.cumsum(sizes)[:-1] if len(sizes) > 1 else np.zeros(0, dtype=np.int64)
     cuts = np.concatenate([
-        _parts(np.append(heads[1:], n_rows), nh),  # query ends: heads shifted by one
+        split_parts(np.append(heads[1:], n_rows), nh),  # query ends: heads shifted by one
         np.searchsorted(heads, bounds, side="left"),  # the first query starting at or after
         np.searchsorted(heads, bounds, side="right") - 1,  # the query holding a boundary row
     ])

@@ -7,16 +7,16 @@ import numpy as np
 import polars as pl
 
 
-def _readonly(a: np.ndarray) -> np.ndarray:
+def readonly(a: np.ndarray) -> np.ndarray:
     """A read-only view (one numba specialisation whatever the source of an array)."""
     a = a.view()
     a.flags.writeable = False
     return a
 
 
-_NO_INTS = _readonly(np.zeros(0, dtype=np.int64))
-_NO_VIEWS = _readonly(np.zeros((0, 16), dtype=np.uint8))
-_NO_BYTES = _readonly(np.zeros(0, dtype=np.uint8))
+_NO_INTS = readonly(np.zeros(0, dtype=np.int64))
+_NO_VIEWS = readonly(np.zeros((0, 16), dtype=np.uint8))
+_NO_BYTES = readonly(np.zeros(0, dtype=np.uint8))
 
 
 def id_column(s: pl.Series) -> tuple:
@@ -28,7 +28,7 @@ def id_column(s: pl.Series) -> tuple:
     """
     if s.dtype.is_integer():
         ints = s.cast(pl.Int64).to_numpy()
-        return (True, _readonly(ints), _NO_VIEWS, _NO_VIEWS.view(np.uint32), _NO_BYTES, _NO_INTS)
+        return (True, readonly(ints), _NO_VIEWS, _NO_VIEWS.view(np.uint32), _NO_BYTES, _NO_INTS)
     chunks = [_string_views(c) for c in s.cast(pl.Utf8).get_chunks()]
     if len(chunks) == 1:
         v8, datas = chunks[0]
@@ -53,8 +53,8 @@ def id_column(s: pl.Series) -> tuple:
         data = np.concatenate(datas)
     else:
         data = _NO_BYTES
-    return (False, _NO_INTS, _readonly(v8), _readonly(v8).view(np.uint32), _readonly(data),
-            _readonly(base))
+    return (False, _NO_INTS, readonly(v8), readonly(v8).view(np.uint32), readonly(data),
+            readonly(base))
 
 
 def _string_views(chunk: pl.Series) -> tuple[np.ndarray, list[np.ndarray]]:

@@ -146,14 +146,14 @@ class Embedder:
 def ray_plan(device: Any, precision: str, ray_address: str | None = None) -> tuple[str, str, bool]:
     """``(actor device, precision, started)``: connect to (or start) Ray, then pick CUDA
     actors when the cluster has GPUs (unless ``device`` says ``"cpu"``)."""
-    from fasteval.batch.ray_engine import _ensure_ray, require_ray
+    from fasteval.batch.ray_engine import ensure_ray, require_ray
     from fasteval.sas.model import resolve_precision
 
     if isinstance(device, list | tuple):
         raise ParameterError("device", 'one device kind with engine="ray" (cpu or cuda; Ray places '
                              "one actor per GPU)", device)
     ray = require_ray()
-    started = _ensure_ray(ray, ray_address)
+    started = ensure_ray(ray, ray_address)
     gpus = int(ray.cluster_resources().get("GPU", 0))
     if device is None:
         dev = "cuda" if gpus else "cpu"
@@ -195,7 +195,7 @@ def embed_on_ray(loaded, texts: list[str], *, device: str, batch_size: int, stat
     """
     import ray
 
-    from fasteval.batch.ray_engine import _quiet_data
+    from fasteval.batch.ray_engine import quiet_data
     from fasteval.sas.encode import FastTextTokenizer, _embedding_dim, _texts_length_order
 
     if not isinstance(loaded.name, str) or loaded.revision.startswith("object-"):
@@ -214,7 +214,7 @@ def embed_on_ray(loaded, texts: list[str], *, device: str, batch_size: int, stat
     cuda = device.startswith("cuda")
     if actors is None:
         actors = max(1, gpus) if cuda else max(1, cpus - 1)
-    restore = _quiet_data(ray)
+    restore = quiet_data(ray)
     try:
         ds = _pipeline(ray, loaded, texts, order, fast, device=device, batch_size=batch_size, actors=actors)
         fwd = tok = 0.0

@@ -103,13 +103,13 @@ def test_entry_round_trip_is_exact(cache, int_ids, tmp_path):
     from fasteval.evaluation import Evaluator
     from fasteval.kernels import groups, ids, qrels_index, rank
     from fasteval.prepare import check_qrels_table
-    from fasteval.prepare.qrels import _prepare_qrels_kernels
+    from fasteval.prepare.qrels import prepare_qrels_kernels
 
     qrels, runs = generate(SynthSpec(queries=80, depth=20, runs=1, seed=4, judged=10, int_ids=int_ids))
     path = tmp_path / "qrels.parquet"
     qrels.write_parquet(path)
     ident = C.identity(path)
-    pq = _prepare_qrels_kernels(check_qrels_table(fasteval.read_qrels(path)))
+    pq = prepare_qrels_kernels(check_qrels_table(fasteval.read_qrels(path)))
     assert C.store(pq, ident)
     back = C.restore(C.load(path))
 

@@ -15,8 +15,8 @@ import fasteval.prepare as P
 from fasteval.errors import InputError
 from fasteval.kernels import ids as K
 from fasteval.prepare.ranking import _each_query_once, _query_groups, _rank_and_label_blocked
-from fasteval.prepare.threads import _parts
-from fasteval.prepare.views import _readonly
+from fasteval.prepare.threads import split_parts
+from fasteval.prepare.views import readonly
 from tests._profile import examples
 from tests.core._gen import random_case
 
@@ -160,7 +160,7 @@ def test_view_comparisons_match_bytes(texts):
     # the doc keys the qrels index computes (one group holding every text, in row order)
     hashes = P.index_qrels(np.zeros(0, dtype=np.int64), np.array([0], dtype=np.int64),
                            np.array([n], dtype=np.int64), col,
-                           _readonly(np.zeros(n, dtype=np.int64)))[0]
+                           readonly(np.zeros(n, dtype=np.int64)))[0]
     for i, a in enumerate(texts):
         for j, b in enumerate(texts):
             want = (a.encode() > b.encode()) - (a.encode() < b.encode())
@@ -230,7 +230,7 @@ def test_parts_on_threads_equal_one_pass(seed, ids, monkeypatch):
     one_run = P.prepare_run(one, run)
     previous = numba.get_num_threads()
     monkeypatch.setattr(P.threads, "BLOCK_ROWS", 13)
-    assert len(_parts(np.cumsum(one.q_end - one.q_start), one.n_queries)) > 3
+    assert len(split_parts(np.cumsum(one.q_end - one.q_start), one.n_queries)) > 3
     try:
         for threads in (1, previous):
             numba.set_num_threads(threads)

@@ -314,7 +314,7 @@ def test_evaluator_run_logs_errors_cache_and_config_hold_no_credential(fake_open
 
 def test_a_ray_address_with_credentials_is_masked_in_ray_errors(monkeypatch):
     from fasteval.batch import ray_engine
-    from fasteval.batch.ray_engine import _ensure_ray
+    from fasteval.batch.ray_engine import ensure_ray
 
     monkeypatch.setattr(ray_engine, "_probe", lambda address, timeout: None)  # as if it answered
 
@@ -328,7 +328,7 @@ def test_a_ray_address_with_credentials_is_masked_in_ray_errors(monkeypatch):
 
     ray = types.SimpleNamespace(is_initialized=lambda: False, init=init)
     with pytest.raises(ConnectionError) as exc:
-        _ensure_ray(ray, address)
+        ensure_ray(ray, address)
     assert str(exc.value) == "Failed to connect to ray://***@10.0.0.1:10001?token=***"
     assert str(exc.value.__cause__) == "grpc to ray://***@10.0.0.1:10001?token=*** timed out"
 
