@@ -526,6 +526,12 @@ class ParquetSink(_FileSink):
             self._write_table(old)
             self.rows = old.num_rows
 
+    def abort(self) -> None:
+        if self._pool is not None:  # the write in flight lands before the file is removed
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        super().abort()
+
     def _finish(self) -> None:
         try:
             self._wait()

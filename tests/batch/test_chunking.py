@@ -434,3 +434,27 @@ def test_partition_folder_is_removed_when_a_part_fails(tmp_path):
                 tmp_dir=str(parts))
     assert info.value is not None  # the traceback (and the job's frames) still held here
     assert list(parts.iterdir()) == []
+
+
+def test_parquet_sink_abort_waits_for_the_write_in_flight(tmp_path, monkeypatch):
+    """A sink aborted while its background write is still running (here: finishing fails
+    at once) leaves no temporary file: the write lands before the file is removed."""
+    import time
+
+    write = ParquetSink._write_table
+
+    def slow(self, table):
+        time.sleep(0.3)
+        write(self, table)
+
+    def full_disk(self):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ParquetSink, "_write_table", slow)
+    monkeypatch.setattr(ParquetSink, "_finish", full_disk)
+    sink = ParquetSink(tmp_path / "pq.parquet", wide=False, measure_names=["map"])
+    sink.write(pl.DataFrame({"run_id": ["r"], "query_id": ["q"], "map": [0.5]}))
+    with pytest.raises(OutputError, match="pq.parquet"):
+        sink.finish()
+    time.sleep(0.5)  # (a write still in flight would have recreated the file by now)
+    assert list(tmp_path.iterdir()) == []
