@@ -197,7 +197,7 @@ def evaluate_files(qrels, runs, measures, *, out: str | os.PathLike[str] | None 
         Ray cluster to connect to when Ray is not initialised yet (default: a local Ray).
     share_qrels_limit : int or str, optional
         With ``engine="ray"``: prepared qrels up to this size (bytes, or ``"1GiB"``; default
-        1 GiB) are shared whole through Ray's object store, larger ones co-partitioned with
+        4 GiB) are shared whole through Ray's object store, larger ones co-partitioned with
         the runs (``stats.qrels`` says which).
     **options
         ``relevance_level``, ``max_docs``, ``complete``, ``judged_only``, ``tie_break``, ...
@@ -259,14 +259,14 @@ def _check_job(engine: str, qrels, specs: list, out, aggregate_out) -> str | Non
 
 def _run_ray(evaluator, sources, names: list[str], bar, *, qrels, out, wide: bool, aggregate_out, complete: bool,
              ray_address: str | None, share_qrels_limit: int | str | None):
-    """The job on Ray Data (``out`` a parquet folder Ray writes): ``(wide results, aggregate, stats)``."""
+    """The job on Ray (``out`` a parquet folder the tasks write): ``(wide results or None
+    when written to ``out``, aggregate, stats)``."""
     from fasteval.batch.ray_engine import run_job_ray
 
     with bar:
-        wide_res, stats = run_job_ray(
+        wide_res, agg, stats = run_job_ray(
             evaluator, sources, complete=complete, out=out, wide=wide, ray_address=ray_address,
-            qrels=qrels, share_qrels_limit=share_qrels_limit, progress=bar.update)
-    agg = aggregate_wide(wide_res, names)
+            qrels=qrels, share_qrels_limit=share_qrels_limit, progress=bar.update, keep_rows=out is None)
     if aggregate_out is not None:
         write_table_atomic(agg, aggregate_out)
     return wide_res, agg, stats

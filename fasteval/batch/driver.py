@@ -112,6 +112,9 @@ class JobStats:
     qrels: str | None = None
     """How a Ray job's workers got the qrels: ``"shared"`` (one prepared copy through the
     object store) or ``"co-partitioned"`` (shuffled with the runs); None on one machine."""
+    paths: dict[str, str] = field(default_factory=dict)
+    """How a Ray job scored each input (by its label): ``"grouped"`` (where it was read: its
+    queries' rows lie together) or ``"shuffled"`` (hash-partitioned by query id)."""
 
     def add_time(self, key: str, seconds: float) -> None:
         self.timings[key] = self.timings.get(key, 0.0) + seconds
@@ -1054,9 +1057,10 @@ def aggregate_wide(wide: pl.DataFrame, measure_names: list[str], aggregate=None)
     ``(run_id, measure, value)`` rows, runs in order of appearance, measures in the given order.
 
     By default each measure is aggregated as :func:`fasteval.aggregate` does it (mean, sum for
-    counts, geometric mean for ``gm_*``, values added in query order), straight from the wide
-    columns: the same numbers, without building the long table. A custom ``aggregate`` is
-    applied to the long rows of one measure at a time.
+    counts, geometric mean for ``gm_*``, from the exact sum of the values rounded once, so in
+    any row order), straight from the wide columns (nulls left out; a measure without a value
+    for a run gives no row): the same numbers, without building the long table. A custom
+    ``aggregate`` is applied to the long rows of one measure at a time.
 
     Examples
     --------
@@ -1066,18 +1070,10 @@ def aggregate_wide(wide: pl.DataFrame, measure_names: list[str], aggregate=None)
     [('r', 'map', 0.75), ('r', 'num_ret', 30.0)]
     """
     if aggregate is None and measure_names:
-        from fasteval.measures.aggregate import agg_expr, aggregation_of
+        from fasteval.measures.aggregate import finish_table, table_partials
 
-        exprs = [agg_expr(aggregation_of(m), m).alias(m) for m in measure_names]
-        per_run = wide.group_by("run_id", maintain_order=True).agg(exprs)
-        return (
-            per_run.unpivot(index="run_id", on=measure_names, variable_name="measure", value_name="value")
-            .with_columns(pl.col("run_id").cast(pl.Utf8), pl.col("value").cast(pl.Float64))
-            .with_row_index("_i")
-            .sort(pl.col("_i") % per_run.height, pl.col("_i"))  # run-major, measures in order
-            .drop("_i")
-            .filter(pl.col("value").is_not_null())
-        )
+        runs = wide.select(pl.col("run_id").cast(pl.Utf8), *measure_names)
+        return finish_table(table_partials(runs, measure_names))  # run-major, measures in order
     if aggregate is None:
         import fasteval
 

@@ -20,7 +20,7 @@ The qrels reach the workers in one of two ways (``JobStats.qrels`` says which):
 
 * ``"shared"``: the :class:`fasteval.Evaluator` prepared on the driver is put once in the
   object store (``ray.put``) and every worker process uses it; chosen when the prepared
-  qrels take at most ``share_qrels_limit`` bytes (default 1 GiB: the object store holds a
+  qrels take at most ``share_qrels_limit`` bytes (default 4 GiB: the object store holds a
   copy per node and each worker process deserialises one);
 * ``"co-partitioned"``: above that, the judgments go through the same shuffle as the runs
   (hash of the query id as text, so integer and text ids meet), and each block prepares
@@ -48,6 +48,7 @@ import os
 import shutil
 import time
 import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
@@ -57,34 +58,40 @@ import polars as pl
 from fasteval.batch.discover import RunSource, _kind, _read_table, discover_all, id_kind
 from fasteval.batch.driver import (
     JobStats,
-    _check_integer_ids,
-    _check_rows,
     _label,
-    convert_types,
     iter_frames,
     parse_memory,
     query_positions,
+)
+from fasteval.batch.ray_tasks import (
+    DTYPES,
+    INPROGRESS,
+    PART_PREFIX,
+    NotGrouped,
+    RunPart,
+    SliceReport,
+    Tally,
+    check_part,
+    evaluator_of,
+    frame_of,
+    join_edges,
+    maybe_fail,
+    part_name,
+    read_slice,
+    report_keys,
+    score_rows,
+    score_slice,
+    write_part,
 )
 from fasteval.batch.sinks import empty_wide, to_long, to_wide
 from fasteval.errors import FastevalError, InputError, ParameterError, first_line
 from fasteval.options import Engine, check_choice
 
 QRELS_MODES = ("auto", "shared", "co-partitioned")
-DEFAULT_SHARE_QRELS_LIMIT = 1 << 30
+DEFAULT_SHARE_QRELS_LIMIT = 4 << 30
 """Prepared qrels up to this many bytes are shared whole through the object store."""
 READ_TASK_ROWS = 2_000_000
 """Rows per read task at most (whole row groups; a larger row group is one task)."""
-_PER_RUN_KEYS = ("missing_from_run", "filled")
-"""Report counts made per run on the driver; every other count of a block's report adds up."""
-
-
-def _report_keys() -> tuple[str, ...]:
-    """The counts of :class:`fasteval.prepare.Report` that blocks add up (as the batch job does)."""
-    import dataclasses
-
-    from fasteval.prepare import Report
-
-    return tuple(f.name for f in dataclasses.fields(Report) if f.name not in _PER_RUN_KEYS)
 RAY_CONNECT_TIMEOUT_S = 30.0
 """Seconds a Ray cluster address (``--ray-address``) has to answer a TCP connection."""
 _GCS_WAIT_ENV = "RAY_gcs_server_port_wait_time_s"
@@ -216,20 +223,9 @@ def _rereadable(qrels: Any) -> bool:
 
 # ---------------------------------------------------------------- reading (worker side)
 
-_DTYPES = {"int": pl.Int64, "str": pl.Utf8, "float": pl.Float64}
-
-
 def _key_expr(text: bool) -> pl.Expr:
     col = pl.col("query_id").cast(pl.Utf8) if text else pl.col("query_id")
     return col.hash(seed=_KEY_SEED).alias("_key")
-
-
-def _frame(table) -> pl.DataFrame:
-    """An Arrow table as a polars one."""
-    df = pl.from_arrow(table)
-    if not isinstance(df, pl.DataFrame):  # from_arrow on a Table always gives one
-        raise TypeError(f"expected a polars DataFrame, got {type(df).__name__}")
-    return df
 
 
 def _blocks(ray, table: pl.DataFrame):
@@ -246,98 +242,42 @@ def _finish(df: pl.DataFrame, *, src: int, row0: int, spec: dict) -> pl.DataFram
         df = df.with_columns(pl.lit(spec["run"], dtype=pl.Utf8).alias("run_id"))
     df = df.with_columns(
         pl.lit(src, dtype=pl.Int64).alias("_src"),
-        *[pl.col(c).cast(_DTYPES[k]) for c, k in spec["casts"].items()],
+        *[pl.col(c).cast(DTYPES[k]) for c, k in spec["casts"].items()],
         pl.col("run_id").cast(pl.Utf8),
         pl.int_range(row0, row0 + df.height, dtype=pl.Int64).alias("_row"),
         _key_expr(spec["key_text"]),
     )
     df = df.select(["_src", "run_id", *spec["keep"], "_row", "_key"])
     if spec["qrels_cols"]:
-        df = df.with_columns([pl.lit(None, dtype=_DTYPES[k]).alias(c) for c, k in spec["qrels_cols"]])
+        df = df.with_columns([pl.lit(None, dtype=DTYPES[k]).alias(c) for c, k in spec["qrels_cols"]])
     return df
-
-
-def _check_part(df: pl.DataFrame, *, path: str, file_row0: int, label: str, src_row0: int) -> None:
-    """The single-machine checks of a part, with its errors: null ids and run ids (the file
-    and the row in it), integer ids past int64 and null or NaN scores (the input and the row
-    in it, as the single-machine path counts them)."""
-    from fasteval.prepare import check_run_table
-
-    _check_rows(df, path, file_row0)
-    try:
-        _check_integer_ids(df)
-        check_run_table(df, label)
-    except InputError as exc:
-        raise exc.at(source=label, row=None if exc.row is None else exc.row + src_row0) from None
 
 
 def read_parts(batch, *, specs: list[dict]):
     """Read the row groups named by each row of ``batch`` (``src``, ``file``, ``rg0``,
     ``rg1``, ``row0``: first row in the file, ``srow0``: first row in the source); return
     the checked rows of the shuffle (see :func:`_finish`)."""
-    import pyarrow.parquet as pq
-
     out = []
     for task in batch.to_pylist():
         spec = specs[task["src"]]
-        path = spec["files"][task["file"]]
-        columns = spec["columns"][task["file"]]  # canonical name -> the file's column
-        try:
-            pf = pq.ParquetFile(path)
-            table = pf.read_row_groups(list(range(task["rg0"], task["rg1"])), columns=list(columns.values()))
-        except OSError as exc:
-            raise InputError(f"could not read parquet data ({first_line(exc)})", source=path) from None
-        df = _frame(table).select([pl.col(col).alias(canon) for canon, col in columns.items()])
-        runs = spec["hive_runs"]
-        if runs is not None and "run_id" not in df.columns:
-            df = df.with_columns(pl.lit(runs[task["file"]], dtype=pl.Utf8).alias("run_id"))
-        df = convert_types(df, path, task["row0"])
-        _check_part(df, path=path, file_row0=task["row0"], label=spec["label"], src_row0=task["srow0"])
-        out.append(_finish(df, src=task["src"], row0=task["srow0"], spec=spec))
+        out.append(_finish(read_slice(task, spec), src=task["src"], row0=task["srow0"], spec=spec))
     return pl.concat(out).to_arrow()
 
 
 def _qrels_part(block, *, casts: dict[str, str], run_cols: list[tuple[str, str]], key_text: bool):
     """Qrels rows as rows of the shuffle: ``_src`` = -1, null run columns, ``_row``, ``_key``
     and the judgments in ``_qq``, ``_qd``, ``_qr``."""
-    df = _frame(block).with_columns(_key_expr(key_text))
-    nulls = {c: pl.lit(None, dtype=_DTYPES[k]).alias(c) for c, k in run_cols}
+    df = frame_of(block).with_columns(_key_expr(key_text))
+    nulls = {c: pl.lit(None, dtype=DTYPES[k]).alias(c) for c, k in run_cols}
     cols = [pl.lit(_QRELS_SRC, dtype=pl.Int64).alias("_src"), pl.lit(None, dtype=pl.Utf8).alias("run_id"),
             *[nulls[c] for c, _ in run_cols], pl.col("_row"), pl.col("_key"),
-            pl.col("query_id").cast(_DTYPES[casts["query_id"]]).alias("_qq"),
-            pl.col("doc_id").cast(_DTYPES[casts["doc_id"]]).alias("_qd"),
+            pl.col("query_id").cast(DTYPES[casts["query_id"]]).alias("_qq"),
+            pl.col("doc_id").cast(DTYPES[casts["doc_id"]]).alias("_qd"),
             pl.col("relevance").cast(pl.Int64).alias("_qr")]
     return df.select(cols).to_arrow()
 
 
 # ---------------------------------------------------------------- scoring (worker side)
-
-_EVALUATORS: dict[str, Any] = {}
-
-
-def _evaluator_of(holder: tuple) -> Any:
-    """The shared evaluator, fetched from the object store once per worker process."""
-    import ray
-
-    ref = holder[0]
-    key = ref.hex()
-    ev = _EVALUATORS.get(key)
-    if ev is None:
-        _EVALUATORS.clear()
-        ev = _EVALUATORS[key] = ray.get(ref)
-    return ev
-
-
-def _maybe_fail(fault: str | None) -> None:
-    if not fault:
-        return
-    try:
-        fd = os.open(fault, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except FileExistsError:
-        return
-    os.close(fd)
-    os._exit(1)  # the worker dies mid-task, as a killed or out-of-memory one does
-
 
 def _block_evaluator(qrels: pl.DataFrame, runs: pl.DataFrame, options: dict):
     """An evaluator for the judgments of a block's queries (co-partitioned qrels). A block
@@ -355,8 +295,8 @@ def _block_evaluator(qrels: pl.DataFrame, runs: pl.DataFrame, options: dict):
         else:
             free = next(f"\x00none{i}" for i in range(len(taken) + 1) if f"\x00none{i}" not in taken)
         ddtype = options["qrels_dtypes"][1]
-        qrels = pl.DataFrame({"query_id": pl.Series([free], dtype=_DTYPES[qdtype]),
-                              "doc_id": pl.Series([0 if ddtype == "int" else "-"], dtype=_DTYPES[ddtype]),
+        qrels = pl.DataFrame({"query_id": pl.Series([free], dtype=DTYPES[qdtype]),
+                              "doc_id": pl.Series([0 if ddtype == "int" else "-"], dtype=DTYPES[ddtype]),
                               "relevance": pl.Series([0], dtype=pl.Int64)})
     kwargs = {k: v for k, v in options.items() if k != "qrels_dtypes"}
     return fasteval.Evaluator(qrels, **kwargs)
@@ -372,8 +312,8 @@ def score_block(block, *, holder: tuple | None, names: list[str], keep: list[str
     ``holder``: the shared evaluator's object reference; None when the block carries its
     qrels (co-partitioned; ``options`` then builds the block's evaluator).
     """
-    _maybe_fail(fault)
-    df = _frame(block)
+    maybe_fail(fault)
+    df = frame_of(block)
     if holder is None:
         runs = df.filter(pl.col("_src") != _QRELS_SRC)
         if runs.height == 0:
@@ -381,7 +321,7 @@ def score_block(block, *, holder: tuple | None, names: list[str], keep: list[str
         ev = _block_evaluator(df.filter(pl.col("_src") == _QRELS_SRC), runs, options or {})
     else:
         runs = df
-        ev = _evaluator_of(holder)
+        ev = evaluator_of(holder)
     parts = []
     for (src, rid), table in runs.partition_by(["_src", "run_id"], as_dict=True, maintain_order=True).items():
         t0 = time.perf_counter_ns()
@@ -406,7 +346,7 @@ def score_block(block, *, holder: tuple | None, names: list[str], keep: list[str
             cols[m] = pl.Series(m, np.append(values[:, j], np.nan), dtype=pl.Float64)
         rep = batch.report
         counts = {"rows": run.height, "ns": time.perf_counter_ns() - t0,
-                  **{k: int(getattr(rep, k)) for k in _report_keys()}}
+                  **{k: int(getattr(rep, k)) for k in report_keys()}}
         for k, v in counts.items():
             cols[f"_r_{k}"] = pl.Series(f"_r_{k}", [0] * n + [v], dtype=pl.Int64)
         parts.append(pl.DataFrame(cols))
@@ -418,7 +358,7 @@ def score_block(block, *, holder: tuple | None, names: list[str], keep: list[str
 def _empty_scored(names: list[str], qdtype) -> pl.DataFrame:
     schema = {"_src": pl.Int64, "run_id": pl.Utf8, "query_id": qdtype, "_qidx": pl.Int64}
     schema |= {m: pl.Float64 for m in names}
-    schema |= {f"_r_{k}": pl.Int64 for k in ("rows", "ns", *_report_keys())}
+    schema |= {f"_r_{k}": pl.Int64 for k in ("rows", "ns", *report_keys())}
     return pl.DataFrame(schema=schema)
 
 
@@ -483,16 +423,18 @@ def _read_tasks(i: int, files: list[str]) -> list[dict]:
         for g in range(meta.num_row_groups):
             acc += meta.row_group(g).num_rows
             if acc >= READ_TASK_ROWS or g == meta.num_row_groups - 1:
-                tasks.append({"src": i, "file": k, "rg0": g0, "rg1": g + 1, "row0": row, "srow0": srow + row})
+                tasks.append({"src": i, "file": k, "rg0": g0, "rg1": g + 1, "row0": row, "rows": acc,
+                              "srow0": srow + row})
                 row += acc
                 g0, acc = g + 1, 0
         srow += row
     return tasks
 
 
-def _dataset(ray, i: int, source: RunSource, tie_break: str, qrels_cols: list[tuple[str, str]],
-             key_text: bool):
-    """``(group key, dataset, run order, kept run columns)`` for one source."""
+def _spec(i: int, source: RunSource, tie_break: str, qrels_cols: list[tuple[str, str]], key_text: bool):
+    """``(group key, spec, run order, frame)`` of one source: how its tasks read it, the
+    runs it holds in order of appearance and, for a table read on the driver, its checked
+    rows (None for parquet, which the tasks read)."""
     frame = _load_frame(source) if source.kind != "parquet" else None
     schema = frame.schema if frame is not None else _columns_of(source)
     keep = ["query_id", "doc_id", "score"] + (["rank"] if tie_break == "rank" and "rank" in schema else [])
@@ -502,29 +444,49 @@ def _dataset(ray, i: int, source: RunSource, tie_break: str, qrels_cols: list[tu
     key = (casts["query_id"], casts["doc_id"], "rank" in keep)
     order = _run_order(source, frame)
     label = _label(source)
-    spec: dict[str, Any] = {"keep": keep, "casts": casts, "run": None, "label": label,
+    spec: dict[str, Any] = {"src": i, "keep": keep, "casts": casts, "run": None, "label": label,
                             "qrels_cols": qrels_cols, "key_text": key_text, "hive_runs": None}
     if frame is not None:
         if "run_id" not in frame.columns:
             spec["run"] = source.name
         frame = frame.select([c for c in ("run_id", *keep) if c in frame.columns])
-        _check_part(frame, path=source.name, file_row0=0, label=label, src_row0=0)
-        part = _finish(frame, src=i, row0=0, spec=spec)
-        ds = _blocks(ray, part)
+        check_part(frame, path=source.name, file_row0=0, label=label, src_row0=0)
+        return key, spec, order, frame
+    hive = source.hive or [{}] * len(source.files)
+    spec["columns"] = [{c: m[c] for c in ("run_id", *keep) if c in m}
+                       for m in (_file_columns(source, k) for k in range(len(source.files)))]
+    spec["files"] = [str(f) for f in source.files]
+    has_col = any("run_id" in m for m in spec["columns"])
+    if any("run_id" in h for h in hive):  # files without the column: their folder's run id
+        spec["hive_runs"] = [h.get("run_id", source.name) for h in hive]
+    elif not has_col:
+        spec["run"] = source.name
+    return key, spec, order, None
+
+
+def _dataset(ray, spec: dict, frame: pl.DataFrame | None):
+    """One source's rows as a Ray dataset of shuffle rows (:func:`_finish`)."""
+    i = spec["src"]
+    if frame is not None:
+        return _blocks(ray, _finish(frame, src=i, row0=0, spec=spec))
+    tasks = _read_tasks(i, spec["files"])
+    return ray.data.from_items(tasks, override_num_blocks=max(1, len(tasks))).map_batches(
+        read_parts, batch_format="pyarrow", batch_size=1, fn_kwargs={"specs": {i: spec}})
+
+
+def _slices(ray, spec: dict, frame: pl.DataFrame | None) -> list[tuple[dict, Any]]:
+    """The slice tasks of one source (:func:`fasteval.batch.ray_tasks.score_slice`): whole
+    row groups of about :data:`READ_TASK_ROWS` rows, or parts of that many rows of a table
+    held here (put in the object store), in input order; each with its table's reference."""
+    if frame is not None:
+        step = READ_TASK_ROWS
+        tasks = [({"src": spec["src"], "srow0": s}, ray.put(frame.slice(s, step).to_arrow()))
+                 for s in range(0, frame.height, step)]
     else:
-        hive = source.hive or [{}] * len(source.files)
-        spec["columns"] = [{c: m[c] for c in ("run_id", *keep) if c in m}
-                           for m in (_file_columns(source, k) for k in range(len(source.files)))]
-        spec["files"] = [str(f) for f in source.files]
-        has_col = any("run_id" in m for m in spec["columns"])
-        if any("run_id" in h for h in hive):  # files without the column: their folder's run id
-            spec["hive_runs"] = [h.get("run_id", source.name) for h in hive]
-        elif not has_col:
-            spec["run"] = source.name
-        tasks = _read_tasks(i, spec["files"])
-        ds = ray.data.from_items(tasks, override_num_blocks=max(1, len(tasks))).map_batches(
-            read_parts, batch_format="pyarrow", batch_size=1, fn_kwargs={"specs": {i: spec}})
-    return key, ds, order, keep
+        tasks = [(t, None) for t in _read_tasks(spec["src"], spec["files"])]
+    for k, (t, _) in enumerate(tasks):
+        t.update(index=k, first=k == 0, last=k == len(tasks) - 1)
+    return tasks
 
 
 def _qrels_dataset(ray, qrels: Any, casts: dict[str, str], run_cols: list[tuple[str, str]], key_text: bool):
@@ -638,7 +600,6 @@ def connect_ray(address: str | None, option: str = "--ray-address", *, ray: Any 
     ...
     fasteval.errors.FastevalError: could not connect to the Ray cluster at 'ray://***@head' (--ray-address): no GCS at ray://***@head
     """
-    from fasteval.errors import first_line
     from fasteval.redact import redact, url_secrets
 
     if ray is None:
@@ -669,9 +630,12 @@ def run_job_ray(
     share_qrels_limit: int | str | None = None,
     qrels_mode: str = "auto",
     progress=None,
-) -> tuple[pl.DataFrame, JobStats]:
-    """Score ``sources`` on Ray; return ``(wide per-query values, stats)`` like
-    :func:`fasteval.batch.driver.run_job`.
+    keep_rows: bool = True,
+) -> tuple[pl.DataFrame | None, pl.DataFrame, JobStats]:
+    """Score ``sources`` on Ray; return ``(wide per-query values, aggregate, stats)``: the
+    per-query values of :func:`fasteval.batch.driver.run_job` (None unless ``keep_rows``),
+    and the aggregates of :func:`fasteval.batch.driver.aggregate_wide`, made from the tasks'
+    partial sums (equal, bit for bit).
 
     Parameters
     ----------
@@ -702,14 +666,18 @@ def run_job_ray(
     qrels_mode : {"auto", "shared", "co-partitioned"}
         Force one way (see :func:`qrels_mode_for`).
     progress : callable, optional
-        Called as ``progress(rows, queries)`` as each scored block reaches the driver.
+        Called as ``progress(rows, queries)`` as each task's report reaches the driver.
+    keep_rows : bool
+        Hand the per-query rows back (they all come to the driver); without it, the driver
+        holds the tasks' reports only (counts, bit sets of the queries scored, partial sums)
+        and the rows go to ``out`` (written by the tasks) or nowhere.
 
     Examples
     --------
     >>> import fasteval
     >>> from fasteval.batch.discover import discover_all
     >>> ev = fasteval.Evaluator({"q": {"d": 1}}, ["P@1"])
-    >>> wide, stats = run_job_ray(ev, discover_all(["run.parquet"]))  # doctest: +SKIP
+    >>> wide, agg, stats = run_job_ray(ev, discover_all(["run.parquet"]))  # doctest: +SKIP
     >>> stats.qrels  # doctest: +SKIP
     'shared'
     """
@@ -724,7 +692,7 @@ def run_job_ray(
     try:
         return _run(ray, evaluator, sources, complete=complete, fills_last=fills_last, out=out,
                     wide=wide, num_blocks=num_blocks, t0=t0,
-                    qrels=qrels, mode=mode, progress=progress)
+                    qrels=qrels, mode=mode, progress=progress, keep_rows=keep_rows)
     except Exception as exc:
         raise _in_file(_unwrap(ray, exc), sources) from None
     finally:
@@ -805,78 +773,75 @@ def quiet_data(ray):
 
 
 def _run(ray, evaluator, sources, *, complete, fills_last, out, wide, num_blocks, t0,
-         qrels, mode, progress):
+         qrels, mode, progress, keep_rows):
     names = list(evaluator.measure_names)
-    qdtype = evaluator.qrels.query_ids.dtype
     stats = JobStats(qrels=mode)
     copart = mode == "co-partitioned"
+    qdtype = evaluator.qrels.query_ids.dtype
     qkinds = (_kind(qdtype), _kind(evaluator.qrels.doc_ids.dtype)) if copart else None
-    groups, keeps, orders, labels, kinds = _source_datasets(ray, evaluator, sources, qkinds)
-    holder = None if copart else (ray.put(evaluator),)
-    options = None
-    if copart:
-        options = {"measures": evaluator.measures, "relevance_level": evaluator.relevance_level,
-                   "max_docs": evaluator.max_docs, "complete": False, "judged_only": evaluator.judged_only,
-                   "tie_break": evaluator.tie_break, "duplicates": evaluator.duplicates,
-                   "num_docs": evaluator.num_docs, "compat": evaluator.compat, "qrels_dtypes": qkinds}
-    if num_blocks is None:
-        num_blocks = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
-    fn_kwargs = {"holder": holder, "names": names, "labels": labels, "qdtype": qdtype, "options": options,
-                 "fault": os.environ.get(_FAULT_ENV) or None}
-    scored_parts = []
-    tables = []
-    t_read = time.perf_counter()
-    for key, dss in groups.items():
-        ds = dss[0].union(*dss[1:]) if len(dss) > 1 else dss[0]
-        keep = keeps[key]
-        if copart:
-            run_cols = [(c, k) for c, k in zip(keep, [key[0], key[1], "float", "int"], strict=False)]
-            ds = ds.union(_qrels_dataset(ray, qrels, {"query_id": qkinds[0], "doc_id": qkinds[1]},  # type: ignore[index]
-                                         run_cols, key_text=True))
-        ds = ds.repartition(num_blocks, keys=["_key"])
-        scored = ds.map_batches(score_block, batch_format="pyarrow", batch_size=None,
-                                fn_kwargs={**fn_kwargs, "keep": keep})
-        refs = _collect_blocks(ray, scored, tables, progress)
-        stats.chunks += len(refs)
-        scored_parts.append(refs)
-    stats.add_time("ray", time.perf_counter() - t_read)
-    frames = [_frame(t) for t in tables if t.num_rows]
-    allrows = (pl.concat([f.with_columns(pl.col("query_id").cast(qdtype)) for f in frames])
-               if frames else _empty_scored(names, qdtype))
-    # per-query rows in qrels order: the index in the driver's qrels (co-partitioned blocks
-    # number their own queries)
-    rows = allrows.filter(pl.col("_qidx") >= 0).drop("_qidx")
-    present_set = _report_totals(stats, allrows.filter(pl.col("_qidx") < 0), orders)
-    pieces, fills = _wide_pieces(evaluator, rows, orders, kinds, present_set, stats,
-                                 complete=complete, fills_last=fills_last)
-    wide_df = pl.concat(pieces) if pieces else empty_wide(names, qdtype)
-    if out is not None:
-        t_w = time.perf_counter()
-        _write_dir(ray, scored_parts, pl.concat(fills) if fills else None, out, names, wide=wide)
-        stats.add_time("write", time.perf_counter() - t_w)
-    stats.seconds = time.perf_counter() - t0
-    return wide_df, stats
-
-
-def _source_datasets(ray, evaluator, sources, qkinds: tuple[str, str] | None):
-    """One Ray dataset per source, grouped by the kind of its columns (datasets of one group
-    are scored as one), with each group's columns, each source's runs, label and id kind; a
-    run given by two sources is refused. ``qkinds``: the qrels' id kinds, when they are
-    co-partitioned with the runs."""
     qrels_cols = [] if qkinds is None else [("_qq", qkinds[0]), ("_qd", qkinds[1]), ("_qr", "int")]
-    groups: dict[tuple, list] = {}
-    keeps: dict[tuple, list[str]] = {}
-    orders: list[list[str]] = []
-    labels: list[str] = []
-    kinds: list[str] = []
-    for i, source in enumerate(sources):
-        key, ds, order, keep = _dataset(ray, i, source, evaluator.tie_break, qrels_cols,
-                                        key_text=qkinds is not None)
-        groups.setdefault(key, []).append(ds)
-        keeps[key] = keep
-        orders.append(order)
-        labels.append(_label(source))
-        kinds.append(key[0])
+    t_plan = time.perf_counter()
+    specs = [_spec(i, s, evaluator.tie_break, qrels_cols, key_text=copart) for i, s in enumerate(sources)]
+    orders = [order for _, _, order, _ in specs]
+    _check_runs_once(orders, sources)
+    folder = _open_out(out) if out is not None else None
+    stats.add_time("plan", time.perf_counter() - t_plan)
+    t_put = time.perf_counter()
+    holder = None if copart else (ray.put(evaluator),)  # one copy per node, read in place
+    stats.add_time("share_qrels", time.perf_counter() - t_put)
+    job = _Job(ray=ray, ev=evaluator, names=names, stats=stats, folder=folder, wide=wide,
+               keep_rows=keep_rows, progress=progress, fault=os.environ.get(_FAULT_ENV) or None,
+               holder=holder, output="" if out is None else os.fspath(out))
+    try:
+        scattered = list(range(len(sources))) if copart else _grouped(job, specs)
+        job.shuffled = set(scattered)
+        for i in range(len(sources)):
+            stats.paths[_label(sources[i])] = "shuffled" if i in scattered else "grouped"
+        if scattered:
+            t_s = time.perf_counter()
+            _shuffled(job, [specs[i] for i in scattered], qrels=qrels, qkinds=qkinds, num_blocks=num_blocks)
+            stats.add_time("shuffle", time.perf_counter() - t_s)
+        t_f = time.perf_counter()
+        kinds = [key[0] for key, _, _, _ in specs]
+        wide_df, agg = _finish_job(job, orders, kinds, complete=complete, fills_last=fills_last)
+        if folder is not None:
+            _commit_out(folder, out, names, wide=wide)
+        stats.add_time("finish", time.perf_counter() - t_f)
+    except BaseException:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    stats.seconds = time.perf_counter() - t0
+    return wide_df, agg, stats
+
+
+@dataclass
+class _Job:
+    """One Ray job's settings and what its tasks reported so far (run by run)."""
+
+    ray: Any
+    ev: Any
+    names: list[str]
+    stats: JobStats
+    folder: Path | None
+    wide: bool
+    keep_rows: bool
+    progress: Any
+    fault: str | None
+    holder: tuple | None
+    output: str = ""  # the per-query output the folder becomes (for errors)
+    tallies: dict[int, Tally] = field(default_factory=dict)
+    shuffled: set[int] = field(default_factory=set)
+    kept: list = field(default_factory=list)  # per-query rows kept for the caller (polars)
+
+    def count(self, rows: int, parts: dict) -> None:
+        queries = sum(p.report.get("run_queries", 0) for p in parts.values())
+        if self.progress is not None and rows:
+            self.progress(rows, queries)
+
+
+def _check_runs_once(orders: list[list[str]], sources: list[RunSource]) -> None:
+    """Refuse a run given by two sources (their rows would be merged)."""
     seen_runs: dict[str, int] = {}
     for i, order in enumerate(orders):
         for rid in order:
@@ -884,87 +849,252 @@ def _source_datasets(ray, evaluator, sources, qkinds: tuple[str, str] | None):
                 raise InputError(f"run {rid!r} is also in an earlier input; each run may be given once",
                                  source=sources[i].name)
             seen_runs[rid] = i
-    return groups, keeps, orders, labels, kinds
 
 
-def _collect_blocks(ray, scored, tables: list, progress) -> list:
-    """Fetch the scored blocks of ``scored`` into ``tables`` (the rows and queries of each
-    block's report go to ``progress``); their object references."""
-    refs = []
-    for bundle in scored.iter_internal_ref_bundles():
-        for ref in bundle.block_refs:
-            table = ray.get(ref)
-            refs.append(ref)
-            tables.append(table)
-            if progress is not None and table.num_rows:
-                rep = pl.from_arrow(table.select(["_qidx", "_r_rows", "_r_run_queries"])).filter(
-                    pl.col("_qidx") < 0)
-                progress(int(rep.get_column("_r_rows").sum()), int(rep.get_column("_r_run_queries").sum()))
-    return refs
+def _grouped(job: _Job, specs: list) -> list[int]:
+    """Score every source where it is read (slice tasks, then the edge queries here); the
+    sources found not grouped, whose parts are taken back (they go through the shuffle)."""
+    ray = job.ray
+    t0 = time.perf_counter()
+    remote = ray.remote(score_slice).options(num_cpus=1, scheduling_strategy="SPREAD")
+    pending: dict[Any, int] = {}
+    kwargs = {"names": job.names, "out_dir": None if job.folder is None else str(job.folder), "output": job.output,
+              "as_wide": job.wide, "keep_rows": job.keep_rows, "fault": job.fault}
+    nq = len(job.ev.qrels.query_ids)
+    for _, spec, _, frame in specs:
+        spec_ref = ray.put(spec)
+        job.tallies[spec["src"]] = Tally(nq)
+        for task, table in _slices(ray, spec, frame):
+            pending[remote.remote(task, table, spec_ref, job.holder, **kwargs)] = spec["src"]
+    reports: dict[int, list[SliceReport]] = {spec["src"]: [] for _, spec, _, _ in specs}
+    scattered: set[int] = set()
+    while pending:
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        src = pending.pop(ready[0])
+        rep = ray.get(ready[0])
+        job.stats.chunks += 1
+        for k, v in rep.seconds.items():
+            job.stats.add_time(f"task_{k}", v)
+        if src in scattered or not _take(job, rep, scattered):
+            continue
+        reports[src].append(rep)
+    job.stats.add_time("tasks", time.perf_counter() - t0)
+    t1 = time.perf_counter()
+    for _, spec, _, _ in specs:
+        if spec["src"] not in scattered and not _edges(job, spec, reports[spec["src"]]):
+            scattered.add(spec["src"])
+    job.stats.add_time("edges", time.perf_counter() - t1)
+    for src in scattered:
+        job.tallies.pop(src, None)
+        job.kept = [k for k in job.kept if k[0] != src]
+        if job.folder is not None:
+            for f in job.folder.glob(f"{PART_PREFIX}{src:05d}-*"):
+                f.unlink()
+    return sorted(scattered)
 
 
-def _report_totals(stats: JobStats, reports: pl.DataFrame, orders: list[list[str]]) -> set[str]:
-    """Add the blocks' reports up into ``stats`` (each query lies whole in one block) and list
-    the runs scored, in input order; the set of those runs."""
-    for k in _report_keys():
-        stats.report[k] = int(reports.get_column(f"_r_{k}").sum())
-    stats.rows = int(reports.get_column("_r_rows").sum())
-    # seconds the block tasks spent preparing and scoring (summed over tasks: CPU-seconds)
-    stats.add_time("score_blocks", int(reports.get_column("_r_ns").sum()) / 1e9)
-    stats.queries = stats.report["run_queries"]
-    run_rank = {rid: r for r, rid in enumerate(rid for order in orders for rid in order)}
-    present = reports.get_column("run_id").unique().to_list()
-    ordered_runs = sorted(present, key=lambda r: run_rank.get(r, len(run_rank)))
-    stats.runs = ordered_runs
-    stats.mode = {r: "ray" for r in ordered_runs}
-    return set(ordered_runs)
+def _take(job: _Job, rep: SliceReport, scattered: set[int]) -> bool:
+    """Add a slice's report to its source's tally; False (the source marked scattered) when
+    the slice or one of its queries shows the source is not grouped."""
+    try:
+        if not rep.grouped:
+            raise NotGrouped
+        for rid, part in rep.runs.items():
+            job.tallies[rep.src].add(rid, part)
+    except NotGrouped:
+        scattered.add(rep.src)
+        return False
+    job.tallies[rep.src].rows += rep.rows
+    if rep.table is not None:
+        job.kept.append((rep.src, frame_of(rep.table)))
+    job.count(rep.rows, rep.runs)
+    return True
 
 
-def _wide_pieces(evaluator, rows: pl.DataFrame, orders: list[list[str]], kinds: list[str], present_set: set[str],
-                 stats: JobStats, *, complete: bool, fills_last: bool):
-    """The wide per-query tables in :func:`fasteval.batch.driver.run_job`'s order (a source's
-    runs, each in qrels order, with ``complete`` its filled queries: after all of them with
-    ``fills_last``), and the filled queries' tables; the fill counts go to ``stats``."""
-    names = list(evaluator.measure_names)
-    qdtype = evaluator.qrels.query_ids.dtype
-    nq = len(evaluator.qrels.query_ids)
-    fq = pl.DataFrame({"query_id": evaluator.qrels.query_ids, "_qidx": np.arange(nq, dtype=np.int64)})
-    pieces: list[pl.DataFrame] = []
-    filled = 0
-    missing = 0
-    fills: list[pl.DataFrame] = []
-    by_run = {r[0]: t for r, t in rows.partition_by("run_id", as_dict=True, maintain_order=False).items()}
-    for i, order in enumerate(orders):  # as run_job: a source's runs, each with (-c) its filled queries
-        fq_i = fq if kinds[i] == _kind(qdtype) else query_positions(evaluator, kinds[i])
-        bodies, tails = [], []
-        for rid in [r for r in order if r in present_set]:
-            part = by_run.get(rid, rows.clear()).join(fq_i, on="query_id", how="left").sort("_qidx")
-            body = part.select(["run_id", "query_id", *names, "_qidx"])
-            if complete:
-                fill = to_wide(evaluator.fill_missing(part.get_column("query_id"), rid), names)
-                n_fill = fill.get_column("query_id").n_unique()
-                filled += n_fill
-                missing += n_fill
-                fill = fill.join(fq_i, on="query_id", how="left").select(body.columns)
-                fills.append(fill.drop("_qidx"))
-                if fills_last:
-                    tails.append(fill)
-                else:
-                    body = pl.concat([body, fill]).sort("_qidx")
-            else:
-                missing += nq - part.height
-            bodies.append(body)
-        pieces.extend(b.drop("_qidx") for b in [*bodies, *tails])
+def _edges(job: _Job, spec: dict, reports: list[SliceReport]) -> bool:
+    """Score a source's edge queries (the first and last query of each slice, joined)
+    here; False when they show the source is not grouped."""
+    try:
+        rows = join_edges(reports)
+        if rows is None:
+            return True
+        wide, parts = score_rows(job.ev, rows, keep=spec["keep"], names=job.names, label=spec["label"])
+        for rid, part in parts.items():
+            job.tallies[spec["src"]].add(rid, part)
+    except NotGrouped:
+        return False
+    job.count(rows.height, parts)
+    if job.folder is not None and wide.height:
+        write_part(wide, str(job.folder), part_name(spec["src"], "edges"), names=job.names, as_wide=job.wide,
+                   output=job.output)
+    elif job.keep_rows:
+        job.kept.append((spec["src"], wide))
+    return True
+
+
+def _shuffled(job: _Job, specs: list, *, qrels, qkinds, num_blocks: int | None) -> None:
+    """Score sources through Ray Data's hash shuffle on the query id; their per-query rows
+    and reports are added to the job's tallies (and written, or kept)."""
+    ray, ev, names = job.ray, job.ev, job.names
+    qdtype = ev.qrels.query_ids.dtype
+    copart = qkinds is not None
+    options = None
+    if copart:
+        options = {"measures": ev.measures, "relevance_level": ev.relevance_level,
+                   "max_docs": ev.max_docs, "complete": False, "judged_only": ev.judged_only,
+                   "tie_break": ev.tie_break, "duplicates": ev.duplicates,
+                   "num_docs": ev.num_docs, "compat": ev.compat, "qrels_dtypes": qkinds}
+    if num_blocks is None:
+        num_blocks = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+    labels = {spec["src"]: spec["label"] for _, spec, _, _ in specs}
+    fn_kwargs = {"holder": job.holder, "names": names, "labels": labels, "qdtype": qdtype,
+                 "options": options, "fault": job.fault}
+    groups: dict[tuple, list] = {}
+    for key, spec, _, frame in specs:
+        groups.setdefault(key, []).append((spec, _dataset(ray, spec, frame)))
+    for key, items in groups.items():
+        dss = [ds for _, ds in items]
+        ds = dss[0].union(*dss[1:]) if len(dss) > 1 else dss[0]
+        keep = items[0][0]["keep"]
+        if copart:
+            run_cols = [(c, k) for c, k in zip(keep, [key[0], key[1], "float", "int"], strict=False)]
+            ds = ds.union(_qrels_dataset(ray, qrels, {"query_id": qkinds[0], "doc_id": qkinds[1]},
+                                         run_cols, key_text=True))
+        ds = ds.repartition(num_blocks, keys=["_key"])
+        scored = ds.map_batches(score_block, batch_format="pyarrow", batch_size=None,
+                                fn_kwargs={**fn_kwargs, "keep": keep})
+        for bundle in scored.iter_internal_ref_bundles():
+            for ref in bundle.block_refs:
+                _take_block(job, frame_of(ray.get(ref)).with_columns(pl.col("query_id").cast(qdtype)), items)
+
+
+def _take_block(job: _Job, block: pl.DataFrame, items: list) -> None:
+    """A scored shuffle block into the tallies of its sources, run by run (its per-query
+    rows written as a part, or kept)."""
+    from fasteval.measures.aggregate import aggregation_of, partial
+
+    job.stats.chunks += 1
+    if block.height == 0:
+        return
+    ev, names = job.ev, job.names
+    kinds = [aggregation_of(m) for m in names]
+    reports = block.filter(pl.col("_qidx") < 0)
+    rows = block.filter(pl.col("_qidx") >= 0)
+    job.stats.add_time("task_score", int(reports.get_column("_r_ns").sum()) / 1e9)
+    kind_of = {spec["src"]: key for key, spec in ((spec["casts"]["query_id"], spec) for spec, _ in items)}
+    nq = len(ev.qrels.query_ids)
+    total = 0
+    parts: dict[str, RunPart] = {}
+    for (src, rid), rep in reports.partition_by(["_src", "run_id"], as_dict=True, maintain_order=True).items():
+        mine = rows.filter((pl.col("_src") == src) & (pl.col("run_id") == rid))
+        pos = query_positions(ev, kind_of[src])
+        qidx = mine.select("query_id").join(pos, on="query_id", how="left").get_column("_qidx").to_numpy()
+        mask = np.zeros(nq, dtype=bool)
+        mask[qidx] = True
+        values = mine.select(names).to_numpy()
+        part = RunPart(report={k: int(rep.get_column(f"_r_{k}").sum()) for k in report_keys()},
+                       mask=np.packbits(mask), dropped=[],
+                       sums=[partial(values[:, j], kind) for j, kind in enumerate(kinds)])
+        job.tallies.setdefault(int(src), Tally(nq)).add(str(rid), part)
+        parts[str(rid)] = part
+        total += int(rep.get_column("_r_rows").sum())
+    for src in {int(s) for s in reports.get_column("_src").unique()}:
+        job.tallies[src].rows += int(reports.filter(pl.col("_src") == src).get_column("_r_rows").sum())
+    job.count(total, parts)
+    wide = rows.select(["_src", "run_id", "query_id", *names])
+    if job.folder is not None:
+        write_part(wide.drop("_src"), str(job.folder), f"shuffled-{uuid.uuid4().hex}.parquet", names=names,
+                   as_wide=job.wide, output=job.output)
+    elif job.keep_rows:
+        for (src,), w in wide.partition_by("_src", as_dict=True, maintain_order=True).items():
+            job.kept.append((int(src), w.drop("_src")))
+
+
+def _finish_job(job: _Job, orders: list[list[str]], kinds: list[str], *, complete: bool, fills_last: bool):
+    """Per run, in input order: the counts, the qrels queries missing from it (filled with
+    ``complete``: written, kept and summed here) and its aggregates from the partial sums;
+    the kept per-query rows in :func:`fasteval.evaluate`'s order. ``(wide or None, aggregate)``."""
+    from fasteval.measures.aggregate import aggregation_of, finish, partial
+
+    ev, names, stats = job.ev, job.names, job.stats
+    aggs = [aggregation_of(m) for m in names]
+    qids = ev.qrels.query_ids
+    fills: dict[str, pl.DataFrame] = {}
+    agg_rows: list[tuple[str, str, float]] = []
+    missing = filled = 0
+    for i, order in enumerate(orders):
+        tally = job.tallies.get(i)
+        for rid in order:
+            run = tally.runs.get(rid) if tally is not None else None
+            if run is None:
+                continue
+            stats.runs.append(rid)
+            stats.mode[rid] = "shuffled" if i in job.shuffled else "grouped"
+            for k, v in run["report"].items():
+                stats.report[k] = stats.report.get(k, 0) + v
+            n = int(run["mask"].sum())
+            lacking = len(qids) - n
+            sums = run["sums"]
+            if complete and lacking:
+                fill = to_wide(ev.fill_missing(qids.filter(pl.Series(run["mask"])), rid), names)
+                values = fill.select(names).to_numpy()
+                for j, kind in enumerate(aggs):
+                    sums[j].append(partial(values[:, j], kind))
+                fills[rid] = fill
+                filled += fill.height
+                n += fill.height
+            missing += lacking
+            if n:
+                agg_rows.extend((rid, m, finish(sums[j], aggs[j])) for j, m in enumerate(names))
+    stats.rows = sum(t.rows for t in job.tallies.values())
+    stats.report["missing_from_run"] = missing
     if complete:
         stats.report["filled"] = filled
         stats.report["evaluated"] = stats.report.get("evaluated", 0) + filled  # as Report: filled ones count
-    stats.report["missing_from_run"] = missing
-    return pieces, fills
+    stats.queries = stats.report.get("run_queries", 0)
+    if fills and job.folder is not None:
+        write_part(pl.concat(list(fills.values())), str(job.folder), "filled-queries.parquet", names=names,
+                   as_wide=job.wide, output=job.output)
+    agg = pl.DataFrame(agg_rows, schema={"run_id": pl.Utf8, "measure": pl.Utf8, "value": pl.Float64},
+                       orient="row")
+    if not job.keep_rows:
+        return None, agg
+    return _ordered(job, orders, kinds, fills, fills_last=fills_last), agg
 
 
-def _drop_helpers(block, *, names: list[str], wide: bool):
-    df = _frame(block).filter(pl.col("_qidx") >= 0).select(["run_id", "query_id", *names])
-    return (df if wide else to_long(df, names)).to_arrow()
+def _ordered(job: _Job, orders: list[list[str]], kinds: list[str], fills: dict[str, pl.DataFrame], *,
+             fills_last: bool) -> pl.DataFrame:
+    """The kept per-query rows in :func:`fasteval.batch.driver.run_job`'s order (a source's
+    runs, each in qrels order, with its filled queries among them, or after all of its runs
+    with ``fills_last``)."""
+    ev, names = job.ev, job.names
+    qdtype = ev.qrels.query_ids.dtype
+    nq = len(ev.qrels.query_ids)
+    fq = pl.DataFrame({"query_id": ev.qrels.query_ids, "_qidx": np.arange(nq, dtype=np.int64)})
+    by_src: dict[int, list[pl.DataFrame]] = {}
+    for src, w in job.kept:
+        by_src.setdefault(src, []).append(w)
+    pieces: list[pl.DataFrame] = []
+    for i, order in enumerate(orders):
+        fq_i = fq if kinds[i] == _kind(qdtype) else query_positions(ev, kinds[i])
+        rows = pl.concat(by_src[i], how="vertical_relaxed") if by_src.get(i) else empty_wide(names, qdtype)
+        by_run = {r[0]: t for r, t in rows.partition_by("run_id", as_dict=True).items()}
+        bodies, tails = [], []
+        for rid in order:
+            if rid not in job.stats.runs:
+                continue
+            body = by_run.get(rid, empty_wide(names, qdtype)).join(fq_i, on="query_id", how="left")
+            fill = fills.get(rid)
+            if fill is not None:
+                fill = fill.join(fq_i, on="query_id", how="left").select(body.columns)
+                if fills_last:
+                    tails.append(fill)
+                else:
+                    body = pl.concat([body, fill])
+            bodies.append(body.sort("_qidx"))
+        pieces.extend(b.drop("_qidx") for b in [*bodies, *tails])
+    return pl.concat(pieces) if pieces else empty_wide(names, qdtype)
+
 
 
 OUTPUT_MARK = "_fasteval-output"
@@ -1027,51 +1157,59 @@ def check_not_inside(out: str | os.PathLike[str], inputs: list, option: str) -> 
                                  f"{os.fspath(p)!r})", os.fspath(out))
 
 
-def _write_dir(ray, scored_parts: list[list], fills: pl.DataFrame | None, out, names: list[str], *, wide: bool) -> None:
-    """Write per-query results with Ray's parquet writer into a hidden directory beside
-    ``out``; rename it to ``out`` once complete (an older ``out`` is moved aside under a
-    temporary name, then removed). Both temporary names are those of
-    :func:`fasteval.io.atomic.temp_prefix`, so that the folders a killed job leaves are
-    removed by the next job writing ``out`` (:func:`fasteval.io.atomic.remove_stale`)."""
+def _open_out(out) -> Path:
+    """The hidden folder beside ``out`` that the job's tasks write their parts into
+    (:func:`_commit_out` renames it to ``out``). Its name is one of
+    :func:`fasteval.io.atomic.temp_prefix`, so that a folder a killed job left is removed
+    by the next job writing ``out`` (:func:`fasteval.io.atomic.remove_stale`)."""
     from fasteval.io.atomic import remove_stale, temp_prefix, temp_stem
 
     final = Path(out)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    stem = temp_stem(final.name, final.parent)  # cut to fit the name limit beside the tail
-    remove_stale(final.parent, stem, ".tmp", holds=("*.parquet", OUTPUT_MARK))  # what this writes
-    tmp = final.parent / f"{temp_prefix(stem)}{uuid.uuid4().hex[:8]}.tmp"
     try:
-        for refs in scored_parts:
-            if not refs:
-                continue
-            part = ray.data.from_arrow_refs(refs).map_batches(_drop_helpers, batch_format="pyarrow", batch_size=None,
-                                      fn_kwargs={"names": names, "wide": wide})
-            part.write_parquet(str(tmp))  # one writer call per id-type group, same folder
-        tmp.mkdir(parents=True, exist_ok=True)
-        if fills is not None and fills.height:  # filled queries (-c), made on the driver
-            (fills if wide else to_long(fills, names)).write_parquet(tmp / "filled-queries.parquet")
+        final.parent.mkdir(parents=True, exist_ok=True)
+        stem = temp_stem(final.name, final.parent)  # cut to fit the name limit beside the tail
+        remove_stale(final.parent, stem, ".tmp", holds=("*.parquet", OUTPUT_MARK))  # what this writes
+        tmp = final.parent / f"{temp_prefix(stem)}{uuid.uuid4().hex[:8]}.tmp"
+        tmp.mkdir()
+    except OSError as exc:
+        raise _output_error(out, exc) from None
+    return tmp
+
+
+def _output_error(out, exc: OSError):
+    from fasteval.errors import OutputError
+    from fasteval.io.atomic import describe_os_error
+
+    return OutputError(str(out), f"cannot be written: {describe_os_error(exc)}")
+
+
+def _commit_out(tmp: Path, out, names: list[str], *, wide: bool) -> None:
+    """Put the parts folder ``tmp`` in place as ``out`` (an earlier output moved aside, then
+    removed); parts of tasks that died while writing are removed first."""
+    from fasteval.io.atomic import temp_prefix, temp_stem
+
+    final = Path(out)
+    try:
+        for f in tmp.glob(f"*{INPROGRESS}"):
+            f.unlink()
         if not any(tmp.glob("*.parquet")):  # no results: an empty table, readable as one
             empty = empty_wide(names)
             (empty if wide else to_long(empty, names)).write_parquet(tmp / "empty.parquet")
         (tmp / OUTPUT_MARK).touch()  # what a later job may replace (earlier_output)
         old = None
         if final.exists():
-            old = final.parent / f"{temp_prefix(stem)}{uuid.uuid4().hex[:8]}.tmp"
+            old = final.parent / f"{temp_prefix(temp_stem(final.name, final.parent))}{uuid.uuid4().hex[:8]}.tmp"
             os.rename(final, old)
         os.rename(tmp, final)
-        if old is not None:
-            if old.is_dir():
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                old.unlink()
-    except BaseException as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
-            from fasteval.errors import OutputError
-            from fasteval.io.atomic import describe_os_error
-
-            raise OutputError(str(out), f"cannot be written: {describe_os_error(exc)}") from None
-        raise
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise
+        raise _output_error(out, exc) from None
+    if old is not None:
+        if old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            old.unlink()
 
 
 def evaluate_ray(qrels, run, measures, *, run_id: str | None = None, engine: str = "ray",
@@ -1118,6 +1256,6 @@ def evaluate_ray(qrels, run, measures, *, run_id: str | None = None, engine: str
     for s in sources:
         s.duplicates = dup
     ev = fasteval.Evaluator(qrels, measures, **options)
-    wide, _ = run_job_ray(ev, sources, complete=ev.complete, fills_last=False, ray_address=ray_address,
+    wide, _, _ = run_job_ray(ev, sources, complete=ev.complete, fills_last=False, ray_address=ray_address,
                           qrels=qrels, share_qrels_limit=share_qrels_limit, qrels_mode=qrels_mode)
     return to_long(wide, ev.measure_names)

@@ -125,7 +125,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="seconds the --ray-address host has to answer (default 30); Ray's own "
                         "handshake then makes one attempt")
     p.add_argument("--share-qrels-limit", default=None, metavar="SIZE",
-                   help="with --engine ray: qrels that take at most SIZE prepared (default 1GiB) are "
+                   help="with --engine ray: qrels that take at most SIZE prepared (default 4GiB) are "
                         "shared whole through Ray's object store; larger ones are co-partitioned "
                         "with the runs by query")
     p.add_argument("--no-qrels-cache", action="store_true",
@@ -340,9 +340,11 @@ def _score_and_write(args, evaluator, sources, output, formats, names, agg_kind)
     sink = make_sink(output, fmt, wide=args.wide, measure_names=names) if stream and not ray_dir else None
     bar = job_progress(sources, enabled=not args.quiet)
     try:
-        wide, stats = _score(args, evaluator, sources, sink, output if ray_dir else None, bar)
+        keep_rows = args.per_query and not ray_dir
+        wide, agg, stats = _score(args, evaluator, sources, sink, output if ray_dir else None, bar, keep_rows)
         t_agg = time.perf_counter()
-        agg = aggregate_wide(wide, names)
+        if agg is None:
+            agg = aggregate_wide(wide, names)
         table = None
         if sink is None and not ray_dir:
             if args.per_query:
@@ -371,16 +373,19 @@ def _score_and_write(args, evaluator, sources, output, formats, names, agg_kind)
     return stats
 
 
-def _score(args, evaluator, sources, sink, ray_out, bar):
-    """The wide per-query results and the job's statistics, locally or on Ray (``ray_out``:
-    the parquet directory Ray writes, or None)."""
+def _score(args, evaluator, sources, sink, ray_out, bar, keep_rows: bool):
+    """``(wide per-query results, aggregate, stats)``, locally or on Ray (``ray_out``: the
+    parquet directory the Ray tasks write, or None). The aggregate is None locally (made
+    from the rows); on Ray it comes from the tasks' partial sums, and the rows only when
+    ``keep_rows``."""
     from fasteval.batch.driver import run_job
 
     if getattr(args, "engine", "local") != "ray":
         with bar:
-            return run_job(evaluator, sources, sink, complete=args.complete,
-                           max_rows_per_chunk=args.max_rows_per_chunk,
-                           memory_limit=args.memory_limit, progress=bar.update)
+            wide, stats = run_job(evaluator, sources, sink, complete=args.complete,
+                                  max_rows_per_chunk=args.max_rows_per_chunk,
+                                  memory_limit=args.memory_limit, progress=bar.update)
+        return wide, None, stats
     from fasteval.batch.ray_engine import connect_ray, require_ray, run_job_ray
 
     started = connect_ray(args.ray_address, timeout=getattr(args, "ray_connect_timeout", 30.0))
@@ -389,7 +394,7 @@ def _score(args, evaluator, sources, sink, ray_out, bar):
             return run_job_ray(evaluator, sources, complete=args.complete, out=ray_out,
                                wide=args.wide, ray_address=args.ray_address, qrels=args.qrels,
                                share_qrels_limit=getattr(args, "share_qrels_limit", None),
-                               progress=bar.update)
+                               progress=bar.update, keep_rows=keep_rows)
     finally:
         if started:
             require_ray().shutdown()
@@ -410,7 +415,7 @@ def _summarise(args: argparse.Namespace, stats, names: list[str], elapsed: float
             "event": "eval", "runs": stats.runs, "queries": stats.queries, "rows": stats.rows,
             "chunks": stats.chunks, "mode": stats.mode,
             "max_rows_per_chunk": stats.max_rows_per_chunk, "report": stats.report,
-            "qrels": stats.qrels, "measures": names, "output": args.output,
+            "qrels": stats.qrels, "paths": stats.paths, "measures": names, "output": args.output,
             "aggregate_out": args.aggregate_out, "seconds": round(elapsed, 4),
             "timings": {"qrels": round(t_prep, 4), **{k: round(v, 4) for k, v in stats.timings.items()}},
             "peak_rss_bytes": _peak_rss(),
@@ -455,7 +460,11 @@ def _note(stats, complete: bool) -> str:
                      f"{rep.get('ties_mattered', 0)} of them tied between different grades "
                      "(expected values)")
     if stats.qrels is not None:
-        parts.append(f"on Ray, qrels {stats.qrels}")
+        paths = list(stats.paths.values())
+        ways = [f"{_n(paths.count('grouped'), 'input')} scored where read"] if "grouped" in paths else []
+        if "shuffled" in paths:
+            ways.append(f"{_n(paths.count('shuffled'), 'input')} shuffled by query id")
+        parts.append(", ".join([f"on Ray, qrels {stats.qrels}", *ways]))
     return "; ".join(parts)
 
 

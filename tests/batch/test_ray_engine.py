@@ -439,17 +439,19 @@ def test_cli_a_ray_that_cannot_be_reached_is_one_line(tmp_path, capsys, monkeypa
 
 @pytest.mark.slow
 def test_cli_output_dir_that_cannot_be_written_names_it(ray_local, data, tmp_path, capsys, monkeypatch):
-    """A per-query parquet output Ray's writer cannot write (a full disk, a place such as
-    /proc) is one line naming the output and the cause, as on one machine, not the operating
-    system's words alone ('No such file or directory'), and leaves no hidden folder."""
+    """A per-query parquet output that cannot be put in place (a full disk) is one line
+    naming the output and the cause, as on one machine, not the operating system's words
+    alone, and leaves no hidden folder of parts behind."""
     import errno
 
-    def full(self, path, **options):
-        os.makedirs(path, exist_ok=True)
-        (Path(path) / "part-0.parquet").write_bytes(b"PAR1")
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    rename = os.rename
 
-    monkeypatch.setattr(ray.data.Dataset, "write_parquet", full)
+    def full(src, dst):
+        if Path(dst).name == "pq.parquet":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", full)
     out = tmp_path / "out" / "pq.parquet"
     args = ["eval", str(data / "qrels.parquet"), str(data / "runs" / "alpha.parquet"), "-m", "map", "-q",
             "--quiet", "-o", str(out), "--engine", "ray"]
