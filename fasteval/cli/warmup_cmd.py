@@ -97,8 +97,9 @@ def compile_kernels(report: Callable[[str, float], None] | None = None) -> list[
     and one of 700k rows (the blocked, threaded preparation and the parallel passes), each
     with measures answered from profiles and with measures that need the family functions;
     with text ids, both sizes again with user-model measures (C/W/L, Compatibility) and
-    with ``tie_break="expected"`` (the tie-group kernels and the expected-value passes);
-    then ``fasteval fuse``'s kernels (runs as dicts and as tables, text and integer ids),
+    with ``tie_break="expected"`` (the tie-group kernels and the expected-value passes)
+    and the exact sums of the aggregates; then ``fasteval fuse``'s kernels (runs as dicts
+    and as tables, text and integer ids),
     ``fasteval compare``'s resampling kernels (every test, both randomization modes, the
     max-T corrections), the preference measures (``trec-eval -R prefs``), diversity
     (:func:`fasteval.evaluate_diversity`, serial and parallel) and the document kernels of
@@ -148,6 +149,20 @@ def _eval_steps() -> Iterator[Step]:
             ev = Evaluator(qrels, _EXPECTED_MEASURES, tie_break="expected")
             yield "small run, expected values over ties", lambda ev=ev, r=small: ev.evaluate(r)
             yield f"{run.height:,} rows, expected values over ties", lambda ev=ev, r=run: ev.evaluate(r)
+    yield "aggregates (exact sums)", _aggregates
+
+
+def _aggregates() -> None:
+    """The exact sums under every aggregate: per run and measure, one array, merged parts."""
+    import numpy as np
+    import polars as pl
+
+    from fasteval.measures.aggregate import PartialSum, aggregate_long, summary
+
+    aggregate_long(pl.DataFrame({"run_id": ["b", "a", "b"], "query_id": ["q1", "q1", "q2"],
+                                 "measure": "map", "value": [0.5, None, 1e300]}))
+    summary(np.array([0.25, 0.5]), "gm")
+    PartialSum.merge_all([PartialSum.of(np.array([1e308])), PartialSum.of(np.array([0.1]))])
 
 
 def _fusion_steps() -> Iterator[Step]:
