@@ -115,6 +115,8 @@ class JobStats:
     paths: dict[str, str] = field(default_factory=dict)
     """How a Ray job scored each input (by its label): ``"grouped"`` (where it was read: its
     queries' rows lie together) or ``"shuffled"`` (hash-partitioned by query id)."""
+    nodes: dict[str, int] = field(default_factory=dict)
+    """Slice tasks of a Ray job per node that ran them (Ray's node ids)."""
 
     def add_time(self, key: str, seconds: float) -> None:
         self.timings[key] = self.timings.get(key, 0.0) + seconds

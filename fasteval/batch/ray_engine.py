@@ -873,6 +873,7 @@ def _grouped(job: _Job, specs: list) -> list[int]:
         src = pending.pop(ready[0])
         rep = ray.get(ready[0])
         job.stats.chunks += 1
+        job.stats.nodes[rep.node] = job.stats.nodes.get(rep.node, 0) + 1
         for k, v in rep.seconds.items():
             job.stats.add_time(f"task_{k}", v)
         if src in scattered or not _take(job, rep, scattered):

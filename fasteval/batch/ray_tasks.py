@@ -135,6 +135,7 @@ class SliceReport:
     edges: list[tuple[tuple, Any]] = field(default_factory=list)  # (key, Arrow rows)
     table: Any = None  # the wide per-query rows (Arrow) when the caller keeps them
     seconds: dict[str, float] = field(default_factory=dict)
+    node: str = ""  # the Ray node that ran the task
 
 
 def _segments(df: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
@@ -256,8 +257,15 @@ def part_name(src: int, index: int | str) -> str:
 
 def maybe_fail(fault: str | None) -> None:
     """End this worker process, as a killed one ends, when this task is the first to create
-    the file ``fault`` (tests of retries: ``FASTEVAL_RAY_FAULT``)."""
+    the file ``fault`` (tests of retries: ``FASTEVAL_RAY_FAULT``). With ``fault`` of the form
+    ``hold:PATH``, wait instead while ``PATH`` exists (at most two minutes: tests that take a
+    node away while its tasks run)."""
     if not fault:
+        return
+    if fault.startswith("hold:"):
+        until = time.monotonic() + 120
+        while os.path.exists(fault[5:]) and time.monotonic() < until:
+            time.sleep(0.05)
         return
     try:
         fd = os.open(fault, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
@@ -289,9 +297,11 @@ def score_slice(task: dict, table, spec: dict, holder: tuple, *, names: list[str
     """A slice task: read, check, score the queries held whole, write them (``out_dir``) or
     keep them (``keep_rows``), and report (see the module's description). ``table``: the
     slice's rows for a table in memory (None: read from the parquet file ``task`` names)."""
+    import ray
+
     maybe_fail(fault)
     clock = time.perf_counter()
-    rep = SliceReport(src=task["src"], index=task["index"])
+    rep = SliceReport(src=task["src"], index=task["index"], node=ray.get_runtime_context().get_node_id())
     df = with_runs(read_slice(task, spec, table), spec)
     df = df.select(["run_id", *spec["keep"]]).with_columns(
         pl.int_range(task["srow0"], task["srow0"] + df.height, dtype=pl.Int64).alias("_row"))

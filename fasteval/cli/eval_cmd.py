@@ -415,7 +415,7 @@ def _summarise(args: argparse.Namespace, stats, names: list[str], elapsed: float
             "event": "eval", "runs": stats.runs, "queries": stats.queries, "rows": stats.rows,
             "chunks": stats.chunks, "mode": stats.mode,
             "max_rows_per_chunk": stats.max_rows_per_chunk, "report": stats.report,
-            "qrels": stats.qrels, "paths": stats.paths, "measures": names, "output": args.output,
+            "qrels": stats.qrels, "paths": stats.paths, "nodes": stats.nodes, "measures": names, "output": args.output,
             "aggregate_out": args.aggregate_out, "seconds": round(elapsed, 4),
             "timings": {"qrels": round(t_prep, 4), **{k: round(v, 4) for k, v in stats.timings.items()}},
             "peak_rss_bytes": _peak_rss(),
