@@ -112,11 +112,13 @@ def require_ray():
     ... except FastevalError as exc:
     ...     assert 'pip install ".[ray]"' in str(exc)
     """
-    from fasteval.errors import require_extra
+    from fasteval.errors import MissingExtraError, require_extra
 
     require_extra("ray", 'engine="ray"', load=True)
-    import ray
-
+    try:
+        import ray
+    except ImportError:  # ray.data imported before, ray itself gone or broken since
+        raise MissingExtraError('engine="ray"', "ray", ["ray"]) from None
     return ray
 
 
@@ -302,16 +304,24 @@ def _block_evaluator(qrels: pl.DataFrame, runs: pl.DataFrame, options: dict):
     return fasteval.Evaluator(qrels, **kwargs)
 
 
-def score_block(block, *, holder: tuple | None, names: list[str], keep: list[str], labels: list[str],
-                qdtype, options: dict | None = None, fault: str | None = None):
-    """Score one block of whole queries; return per-query rows and one report row per run.
+def score_block(block, *, holder: tuple | None, names: list[str], keep: list[str], labels: dict[int, str],
+                qdtype, options: dict | None = None, fault: str | None = None, out_dir: str | None = None,
+                output: str = "", as_wide: bool = False, keep_rows: bool = True):
+    """Score one shuffled block of whole queries; return one report row per run, after
+    the block's per-query rows unless they were written to ``out_dir`` as a part (or are
+    not wanted: ``keep_rows`` false).
 
     Rows: ``_src``, ``run_id``, ``query_id``, ``_qidx`` (-1 on report rows), the measures,
-    then the report counts (``rows``, ``ns``: nanoseconds spent, and :func:`_report_keys`,
-    only on report rows).
+    then, on report rows, the counts (``_r_rows``, ``_r_ns``: nanoseconds spent, and
+    :func:`fasteval.batch.ray_tasks.report_keys`), ``_ids`` (the queries scored, as text)
+    and ``_sums`` (the pickled partial sums of the measures).
     ``holder``: the shared evaluator's object reference; None when the block carries its
     qrels (co-partitioned; ``options`` then builds the block's evaluator).
     """
+    import pickle
+
+    from fasteval.measures.aggregate import aggregation_of, partial
+
     maybe_fail(fault)
     df = frame_of(block)
     if holder is None:
@@ -322,7 +332,8 @@ def score_block(block, *, holder: tuple | None, names: list[str], keep: list[str
     else:
         runs = df
         ev = evaluator_of(holder)
-    parts = []
+    kinds = [aggregation_of(m) for m in names]
+    rows, reports = [], []
     for (src, rid), table in runs.partition_by(["_src", "run_id"], as_dict=True, maintain_order=True).items():
         t0 = time.perf_counter_ns()
         table = table.sort("_row")  # input order (tie_break="input", duplicates, error rows)
@@ -330,39 +341,41 @@ def score_block(block, *, holder: tuple | None, names: list[str], keep: list[str
         try:
             batch = ev.prepare(run, complete=False, check_scores=False)
         except InputError as exc:
-            rows = table.get_column("_row")
+            at = table.get_column("_row")
             raise exc.at(source=labels[src] if exc.source in (None, "run") else exc.source,
-                         row=None if exc.row is None else int(rows[exc.row])) from None
+                         row=None if exc.row is None else int(at[exc.row])) from None
         values = ev.score(batch)
-        n = values.shape[0]
-        cols: dict[str, Any] = {
-            "_src": pl.Series("_src", [src] * (n + 1), dtype=pl.Int64),
-            "run_id": pl.Series("run_id", [rid] * (n + 1), dtype=pl.Utf8),
-            "query_id": pl.concat([ev.qrels.query_ids.gather(batch.qidx).cast(qdtype),
-                                   pl.Series([None], dtype=qdtype)]),
-            "_qidx": pl.Series("_qidx", np.append(np.asarray(batch.qidx, dtype=np.int64), -1)),
-        }
-        for j, m in enumerate(names):
-            cols[m] = pl.Series(m, np.append(values[:, j], np.nan), dtype=pl.Float64)
-        rep = batch.report
+        ids = ev.qrels.query_ids.gather(batch.qidx).cast(qdtype)
+        wide = pl.DataFrame({"_src": pl.repeat(src, len(ids), dtype=pl.Int64, eager=True),
+                             "run_id": pl.repeat(rid, len(ids), dtype=pl.Utf8, eager=True), "query_id": ids,
+                             **{m: pl.Series(m, values[:, j], dtype=pl.Float64) for j, m in enumerate(names)}})
+        rows.append(wide)
         counts = {"rows": run.height, "ns": time.perf_counter_ns() - t0,
-                  **{k: int(getattr(rep, k)) for k in report_keys()}}
-        for k, v in counts.items():
-            cols[f"_r_{k}"] = pl.Series(f"_r_{k}", [0] * n + [v], dtype=pl.Int64)
-        parts.append(pl.DataFrame(cols))
-    if not parts:
+                  **{k: int(getattr(batch.report, k)) for k in report_keys()}}
+        reports.append(pl.DataFrame({
+            "_src": [src], "run_id": [rid], "query_id": pl.Series([None], dtype=qdtype),
+            **{f"_r_{k}": pl.Series([v], dtype=pl.Int64) for k, v in counts.items()},
+            "_ids": [ids.cast(pl.Utf8).to_list()],
+            "_sums": [pickle.dumps([partial(values[:, j], kind) for j, kind in enumerate(kinds)])]}))
+    if not reports:
         return _empty_scored(names, qdtype).to_arrow()
-    return pl.concat(parts).to_arrow()
+    wide = pl.concat(rows)
+    if out_dir is not None and wide.height:  # named by its rows: a retried block rewrites it
+        mix = np.bitwise_xor.reduce(wide.get_column("query_id").cast(pl.Utf8).hash(seed=_KEY_SEED).to_numpy())
+        name = f"shuffled-{int(mix):016x}-{wide.height}.parquet"
+        write_part(wide.drop("_src"), out_dir, name, names=names, as_wide=as_wide, output=output)
+    out = [pl.concat(reports, how="diagonal_relaxed")]
+    if out_dir is None and keep_rows:
+        out.insert(0, wide)
+    return pl.concat(out, how="diagonal_relaxed").to_arrow()
 
 
 def _empty_scored(names: list[str], qdtype) -> pl.DataFrame:
-    schema = {"_src": pl.Int64, "run_id": pl.Utf8, "query_id": qdtype, "_qidx": pl.Int64}
+    schema = {"_src": pl.Int64, "run_id": pl.Utf8, "query_id": qdtype}
     schema |= {m: pl.Float64 for m in names}
     schema |= {f"_r_{k}": pl.Int64 for k in ("rows", "ns", *report_keys())}
-    return pl.DataFrame(schema=schema)
+    return pl.DataFrame(schema=schema | {"_ids": pl.List(pl.Utf8), "_sums": pl.Binary})
 
-
-# ---------------------------------------------------------------- driver side
 
 def _columns_of(source: RunSource) -> pl.Schema:
     """The run columns of a parquet source's first file, under their canonical names."""
@@ -949,7 +962,8 @@ def _shuffled(job: _Job, specs: list, *, qrels, qkinds, num_blocks: int | None) 
         num_blocks = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
     labels = {spec["src"]: spec["label"] for _, spec, _, _ in specs}
     fn_kwargs = {"holder": job.holder, "names": names, "labels": labels, "qdtype": qdtype,
-                 "options": options, "fault": job.fault}
+                 "options": options, "fault": job.fault, "output": job.output, "as_wide": job.wide,
+                 "out_dir": None if job.folder is None else str(job.folder), "keep_rows": job.keep_rows}
     groups: dict[tuple, list] = {}
     for key, spec, _, frame in specs:
         groups.setdefault(key, []).append((spec, _dataset(ray, spec, frame)))
@@ -966,49 +980,41 @@ def _shuffled(job: _Job, specs: list, *, qrels, qkinds, num_blocks: int | None) 
                                 fn_kwargs={**fn_kwargs, "keep": keep})
         for bundle in scored.iter_internal_ref_bundles():
             for ref in bundle.block_refs:
-                _take_block(job, frame_of(ray.get(ref)).with_columns(pl.col("query_id").cast(qdtype)), items)
+                _take_block(job, frame_of(ray.get(ref)).with_columns(pl.col("query_id").cast(qdtype)))
 
 
-def _take_block(job: _Job, block: pl.DataFrame, items: list) -> None:
-    """A scored shuffle block into the tallies of its sources, run by run (its per-query
-    rows written as a part, or kept)."""
-    from fasteval.measures.aggregate import aggregation_of, partial
+def _take_block(job: _Job, block: pl.DataFrame) -> None:
+    """A scored shuffle block's reports into the tallies of its sources, run by run (its
+    per-query rows, when they came, kept)."""
+    import pickle
 
     job.stats.chunks += 1
     if block.height == 0:
         return
-    ev, names = job.ev, job.names
-    kinds = [aggregation_of(m) for m in names]
-    reports = block.filter(pl.col("_qidx") < 0)
-    rows = block.filter(pl.col("_qidx") >= 0)
+    ev = job.ev
+    reports = block.filter(pl.col("_sums").is_not_null())
     job.stats.add_time("task_score", int(reports.get_column("_r_ns").sum()) / 1e9)
-    kind_of = {spec["src"]: key for key, spec in ((spec["casts"]["query_id"], spec) for spec, _ in items)}
-    nq = len(ev.qrels.query_ids)
-    total = 0
+    qids = ev.qrels.query_ids
+    nq = len(qids)
+    pos = pl.DataFrame({"query_id": qids, "_qidx": np.arange(nq, dtype=np.int64)})
     parts: dict[str, RunPart] = {}
-    for (src, rid), rep in reports.partition_by(["_src", "run_id"], as_dict=True, maintain_order=True).items():
-        mine = rows.filter((pl.col("_src") == src) & (pl.col("run_id") == rid))
-        pos = query_positions(ev, kind_of[src])
-        qidx = mine.select("query_id").join(pos, on="query_id", how="left").get_column("_qidx").to_numpy()
+    for rep in reports.iter_rows(named=True):
+        src, rid = int(rep["_src"]), str(rep["run_id"])
+        # the scored ids, spelled as the qrels spell them, sent as text
+        ids = pl.DataFrame({"query_id": pl.Series(rep["_ids"], dtype=pl.Utf8).cast(qids.dtype)})
         mask = np.zeros(nq, dtype=bool)
-        mask[qidx] = True
-        values = mine.select(names).to_numpy()
-        part = RunPart(report={k: int(rep.get_column(f"_r_{k}").sum()) for k in report_keys()},
-                       mask=np.packbits(mask), dropped=[],
-                       sums=[partial(values[:, j], kind) for j, kind in enumerate(kinds)])
-        job.tallies.setdefault(int(src), Tally(nq)).add(str(rid), part)
-        parts[str(rid)] = part
-        total += int(rep.get_column("_r_rows").sum())
-    for src in {int(s) for s in reports.get_column("_src").unique()}:
-        job.tallies[src].rows += int(reports.filter(pl.col("_src") == src).get_column("_r_rows").sum())
-    job.count(total, parts)
-    wide = rows.select(["_src", "run_id", "query_id", *names])
-    if job.folder is not None:
-        write_part(wide.drop("_src"), str(job.folder), f"shuffled-{uuid.uuid4().hex}.parquet", names=names,
-                   as_wide=job.wide, output=job.output)
-    elif job.keep_rows:
-        for (src,), w in wide.partition_by("_src", as_dict=True, maintain_order=True).items():
-            job.kept.append((int(src), w.drop("_src")))
+        mask[ids.join(pos, on="query_id", how="left").get_column("_qidx").to_numpy()] = True
+        part = RunPart(report={k: int(rep[f"_r_{k}"]) for k in report_keys()}, mask=np.packbits(mask),
+                       dropped=[], sums=pickle.loads(rep["_sums"]))
+        tally = job.tallies.setdefault(src, Tally(nq))
+        tally.add(rid, part)
+        tally.rows += int(rep["_r_rows"])
+        parts[rid] = part
+        job.count(int(rep["_r_rows"]), {rid: part})
+    rows = block.filter(pl.col("_sums").is_null())
+    if job.keep_rows and rows.height:
+        for (src,), w in rows.partition_by("_src", as_dict=True, maintain_order=True).items():
+            job.kept.append((int(src), w.select(["run_id", "query_id", *job.names])))
 
 
 def _finish_job(job: _Job, orders: list[list[str]], kinds: list[str], *, complete: bool, fills_last: bool):

@@ -13,7 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fasteval.batch.ray_tasks import NotGrouped, RunPart, SliceReport, Tally, join_edges, split_edges
+from fasteval.batch.ray_tasks import (
+    NotGrouped,
+    RunPart,
+    SliceReport,
+    Tally,
+    join_edges,
+    split_edges,
+)
 
 MEASURES = ["map", "ndcg@10", "P@5", "num_ret", "num_rel_ret", "gm_map", "recall@10", "bpref"]
 
