@@ -870,28 +870,31 @@ def _grouped(job: _Job, specs: list) -> list[int]:
     ray = job.ray
     t0 = time.perf_counter()
     remote = ray.remote(score_slice).options(num_cpus=1, scheduling_strategy="SPREAD")
-    pending: dict[Any, int] = {}
+    pending: dict[Any, tuple[int, int]] = {}
     kwargs = {"names": job.names, "out_dir": None if job.folder is None else str(job.folder), "output": job.output,
               "as_wide": job.wide, "keep_rows": job.keep_rows, "fault": job.fault}
     nq = len(job.ev.qrels.query_ids)
-    for _, spec, _, frame in specs:
-        spec_ref = ray.put(spec)
-        job.tallies[spec["src"]] = Tally(nq)
-        for task, table in _slices(ray, spec, frame):
-            pending[remote.remote(task, table, spec_ref, job.holder, **kwargs)] = spec["src"]
     reports: dict[int, list[SliceReport]] = {spec["src"]: [] for _, spec, _, _ in specs}
     scattered: set[int] = set()
-    while pending:
-        ready, _ = ray.wait(list(pending), num_returns=1)
-        src = pending.pop(ready[0])
-        rep = ray.get(ready[0])
-        job.stats.chunks += 1
-        job.stats.nodes[rep.node] = job.stats.nodes.get(rep.node, 0) + 1
-        for k, v in rep.seconds.items():
-            job.stats.add_time(f"task_{k}", v)
-        if src in scattered or not _take(job, rep, scattered):
-            continue
-        reports[src].append(rep)
+    try:
+        for _, spec, _, frame in specs:
+            spec_ref = ray.put(spec)
+            job.tallies[spec["src"]] = Tally(nq)
+            for task, table in _slices(ray, spec, frame):
+                ref = remote.remote(task, table, spec_ref, job.holder, **kwargs)
+                pending[ref] = (spec["src"], task["index"])
+        for rep in _reports(ray, pending):
+            job.stats.chunks += 1
+            job.stats.nodes[rep.node] = job.stats.nodes.get(rep.node, 0) + 1
+            for k, v in rep.seconds.items():
+                job.stats.add_time(f"task_{k}", v)
+            if rep.src in scattered or not _take(job, rep, scattered):
+                continue
+            rep.runs, rep.table = {}, None  # added up: keep the edges only
+            reports[rep.src].append(rep)
+    finally:
+        for ref in pending:  # an error, or an interrupted job: nothing left running
+            ray.cancel(ref)
     job.stats.add_time("tasks", time.perf_counter() - t0)
     t1 = time.perf_counter()
     for _, spec, _, _ in specs:
@@ -905,6 +908,31 @@ def _grouped(job: _Job, specs: list) -> list[int]:
             for f in job.folder.glob(f"{PART_PREFIX}{src:05d}-*"):
                 f.unlink()
     return sorted(scattered)
+
+
+def _reports(ray, pending: dict):
+    """The slice tasks' reports as they finish (``pending``: reference -> (source, slice),
+    emptied as they come). When tasks fail, the error of the first slice in input order is
+    raised, as one process meets it: later slices are cancelled, earlier ones awaited."""
+    error: tuple[tuple[int, int], BaseException] | None = None
+    while pending:
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        where = pending.pop(ready[0])
+        try:
+            rep = ray.get(ready[0])
+        except ray.exceptions.TaskCancelledError:
+            continue
+        except Exception as exc:  # noqa: BLE001 - the first in input order is raised below
+            if error is None or where < error[0]:
+                error = (where, exc)
+            for ref, w in list(pending.items()):
+                if w > error[0]:
+                    ray.cancel(ref)
+            continue
+        if error is None:
+            yield rep
+    if error is not None:
+        raise error[1]
 
 
 def _take(job: _Job, rep: SliceReport, scattered: set[int]) -> bool:

@@ -138,19 +138,21 @@ class SliceReport:
     node: str = ""  # the Ray node that ran the task
 
 
-def _segments(df: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
-    """Start rows of the runs of equal ``(run_id, query_id)`` and their keys."""
-    change = (pl.col("run_id") != pl.col("run_id").shift(1)) | (
-        pl.col("query_id") != pl.col("query_id").shift(1))
+def _segments(df: pl.DataFrame, one_run: bool) -> tuple[np.ndarray, pl.DataFrame]:
+    """Start rows of the runs of equal ``(run_id, query_id)`` and their keys (``one_run``:
+    the rows are of one run, so the query id alone is compared)."""
+    keys = ["query_id"] if one_run else ["run_id", "query_id"]
+    change = pl.any_horizontal([pl.col(k) != pl.col(k).shift(1) for k in keys])
     flags = df.select(change.fill_null(True)).to_series()
     starts = np.flatnonzero(flags.to_numpy())
     return starts, df.select(["run_id", "query_id"]).filter(flags)
 
 
-def split_edges(df: pl.DataFrame, *, first: bool, last: bool):
+def split_edges(df: pl.DataFrame, *, first: bool, last: bool, one_run: bool = False):
     """``(interior, edges)`` of a slice, or None when a query's rows do not lie together in
     it. ``edges``: ``(key, rows)`` of the first query (unless ``first``: the input's first
     slice) and of the last one (unless ``last``), which may continue in a neighbour.
+    ``one_run``: every row is of one run.
 
     Examples
     --------
@@ -163,7 +165,7 @@ def split_edges(df: pl.DataFrame, *, first: bool, last: bool):
     """
     if df.height == 0:
         return df, []
-    starts, keys = _segments(df)
+    starts, keys = _segments(df, one_run)
     if keys.height != keys.unique().height:
         return None
     n, nseg = df.height, len(starts)
@@ -182,10 +184,11 @@ def split_edges(df: pl.DataFrame, *, first: bool, last: bool):
     return interior, edges
 
 
-def score_rows(ev, df: pl.DataFrame, *, keep: list[str], names: list[str], label: str
+def score_rows(ev, df: pl.DataFrame, *, keep: list[str], names: list[str], label: str, one_run: bool = False
                ) -> tuple[pl.DataFrame, dict[str, RunPart]]:
     """Score whole queries (``run_id``, the kept columns and ``_row``, the row in the input,
-    for errors); their wide per-query rows and each run's :class:`RunPart`."""
+    for errors); their wide per-query rows and each run's :class:`RunPart` (``one_run``:
+    the rows are of one run)."""
     from fasteval.measures.aggregate import aggregation_of, partial
 
     kinds = [aggregation_of(m) for m in names]
@@ -193,7 +196,7 @@ def score_rows(ev, df: pl.DataFrame, *, keep: list[str], names: list[str], label
     parts: dict[str, RunPart] = {}
     frames = []
     runs = df.get_column("run_id")
-    if df.height and runs[0] == runs[-1] and runs.n_unique() == 1:  # one run: no split
+    if df.height and (one_run or (runs[0] == runs[-1] and runs.n_unique() == 1)):
         groups = [(runs[0], df)]
     else:
         groups = [(k[0], t) for k, t in df.partition_by("run_id", as_dict=True, maintain_order=True).items()]
@@ -292,6 +295,15 @@ def evaluator_of(holder: tuple) -> Any:
     return ev
 
 
+def _threads(ray) -> None:
+    """Kernel threads for this task: the CPUs Ray gave it (one by default), so that tasks
+    side by side on a node do not each start a thread per core."""
+    import numba
+
+    cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 1)
+    numba.set_num_threads(max(1, min(int(cpus), numba.config.NUMBA_NUM_THREADS)))
+
+
 def score_slice(task: dict, table, spec: dict, holder: tuple, *, names: list[str], out_dir: str | None,
                 output: str, as_wide: bool, keep_rows: bool, fault: str | None) -> SliceReport:
     """A slice task: read, check, score the queries held whole, write them (``out_dir``) or
@@ -300,6 +312,7 @@ def score_slice(task: dict, table, spec: dict, holder: tuple, *, names: list[str
     import ray
 
     maybe_fail(fault)
+    _threads(ray)
     clock = time.perf_counter()
     rep = SliceReport(src=task["src"], index=task["index"], node=ray.get_runtime_context().get_node_id())
     df = with_runs(read_slice(task, spec, table), spec)
@@ -308,14 +321,17 @@ def score_slice(task: dict, table, spec: dict, holder: tuple, *, names: list[str
     rep.rows = df.height
     now = time.perf_counter()
     rep.seconds["read"] = now - clock
-    split = split_edges(df, first=task["first"], last=task["last"])
+    one_run = spec["run"] is not None or (  # the input, or this file's folder, names its one run
+        spec["hive_runs"] is not None and "run_id" not in spec["columns"][task["file"]])
+    split = split_edges(df, first=task["first"], last=task["last"], one_run=one_run)
     if split is None:
         rep.grouped = False
         return rep
     interior, edges = split
     rep.edges = [(key, rows.to_arrow()) for key, rows in edges]
     ev = evaluator_of(holder)
-    wide, rep.runs = score_rows(ev, interior, keep=spec["keep"], names=names, label=spec["label"])
+    wide, rep.runs = score_rows(ev, interior, keep=spec["keep"], names=names, label=spec["label"],
+                                one_run=one_run)
     clock, now = now, time.perf_counter()
     rep.seconds["score"] = now - clock
     if out_dir is not None and wide.height:

@@ -232,3 +232,22 @@ def test_tables_in_memory_are_sliced(ray_local, gdata, small_slices):
     run = pl.read_parquet(gdata / "runs" / "two.parquet")
     ref = fasteval.evaluate(qrels, run, MEASURES, complete=True)
     assert fasteval.evaluate(qrels, run, MEASURES, complete=True, engine="ray").equals(ref)
+
+
+@pytest.mark.slow
+def test_the_first_error_in_input_order_is_reported(ray_local, gdata, small_slices, tmp_path):
+    """Two bad rows in different slices: the error is that of the first slice in input
+    order, whichever task fails first. (One process checks the ids of a whole chunk before
+    its scores, so it names the null id here.)"""
+    from fasteval.batch.api import evaluate_files
+    from fasteval.errors import InputError
+
+    run = pl.read_parquet(gdata / "runs" / "alpha.parquet")
+    bad = run.with_columns(
+        pl.when(pl.int_range(pl.len()) == run.height - 5).then(None).otherwise(pl.col("doc_id")).alias("doc_id"),
+        pl.when(pl.int_range(pl.len()) == 30).then(float("nan")).otherwise(pl.col("score")).alias("score"))
+    bad.write_parquet(tmp_path / "bad.parquet", row_group_size=7)
+    for _ in range(2):
+        with pytest.raises(InputError) as info:
+            evaluate_files(gdata / "qrels.parquet", tmp_path / "bad.parquet", MEASURES, engine="ray")
+        assert str(info.value) == f"{tmp_path / 'bad.parquet'}, row 30, column 'score': score is NaN (not a number)"
