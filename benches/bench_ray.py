@@ -1,27 +1,36 @@
-"""engine="ray" on one machine against the single-process path: the overhead, and the size
-where Ray starts to pay.
+"""engine="ray" against one process, on the same machine and the same data, and on clusters
+of several nodes simulated on this machine.
 
-Run (sizes in run rows from ``FASTEVAL_BENCH_RAY_SIZES``, default ``1M,3M``; ``10M`` is the
-100k-query benchmark)::
+Run (sizes in run rows from ``FASTEVAL_BENCH_RAY_SIZES``, default ``10M``: 100k queries x
+100 documents; ``100M`` is 1M queries x 100, the ``datasets synth`` shape, ~1 GB of parquet
+generated once; cluster shapes from ``FASTEVAL_BENCH_RAY_NODES``, default ``2,4``)::
 
-    FASTEVAL_BENCH_RAY_SIZES=1M,3M,10M python -m pytest benches/bench_ray.py \\
+    FASTEVAL_BENCH_RAY_SIZES=10M,100M python -m pytest benches/bench_ray.py \\
         --benchmark-columns=median,min,max,rounds
 
-Rows per size (pytest-benchmark groups ``ray-<size>``), side by side:
+Rows per size (pytest-benchmark group ``ray-<size>``), five measures, parquet in and out
+(``-q -o out.parquet``):
 
-* ``local``: :func:`fasteval.batch.evaluate_files` in this process (warm kernels);
-* ``ray``: the same call with ``engine="ray"`` on a local Ray started once for the module
-  (``ray.init(num_cpus=FASTEVAL_BENCH_RAY_CPUS)``, default all cores), so the row is the job
-  without Ray's start-up; ``ray_start_s`` (recorded once) is what a fresh command adds.
+* ``test_cli_local``: ``fasteval eval`` in a fresh process (wall, peak RSS);
+* ``test_cli_ray``: the same command with ``--engine ray`` in a fresh process: it starts a
+  local Ray on every core, so the row includes Ray's start-up; ``ray_start_s`` (from
+  ``--log-json``) is that part, and ``job_s`` the rest. ``extra_info`` has the per-stage
+  timings, the ratio to the local row, and ``per_core`` (the local row's time over the Ray
+  row's time without start-up: 1.0 is the throughput per core of one process);
+* ``test_cluster[N]``: :func:`fasteval.batch.evaluate_files` with ``engine="ray"`` on a
+  ``ray.cluster_utils.Cluster`` of ``N`` worker nodes (a head without CPUs, each node
+  ``max(1, cores // N)`` CPUs), started once per shape (``cluster_start_s``, excluded);
+  ``extra_info`` has the slice tasks per node and the stage timings. The per-query output
+  and the aggregates are checked equal to the local job's every round.
 
-Each Ray row records ``blocks``, ``rows_per_s``, ``ray_s`` (read + shuffle + score on Ray)
-and ``score_blocks_s`` (seconds the block tasks spent preparing and scoring, summed) in
-``extra_info``: the per-block throughput from which ``benches/README.md`` estimates a
-billion-row job on N nodes. Values are checked equal to the local ones on every round.
+The nodes of a simulated cluster share this machine's cores, so their rows show that the
+tasks spread and the values hold, not a speed-up; ``benches/README.md`` gives the model and
+the estimate for real clusters built from these measurements.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -31,61 +40,96 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import MEASURES10, dataset  # noqa: E402
+from _data import MEASURES5, dataset  # noqa: E402
+from _proc import run_measured  # noqa: E402
 
 ray = pytest.importorskip("ray")
 
-# run rows -> (queries, runs) of the synthetic benchmark at depth 100
-SHAPES = {"1M": (10_000, 1), "3M": (10_000, 3), "10M": (100_000, 1), "30M": (100_000, 3)}
-SIZES = [s.strip() for s in os.environ.get("FASTEVAL_BENCH_RAY_SIZES", "1M,3M").split(",") if s.strip()]
-CPUS = int(os.environ.get("FASTEVAL_BENCH_RAY_CPUS", str(os.cpu_count() or 2)))
-MEASURES = MEASURES10["fasteval"]
-_START: dict[str, float] = {}
-
-
-@pytest.fixture(scope="module")
-def ray_cluster():
-    t0 = time.perf_counter()
-    ray.init(num_cpus=CPUS, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-    _START["ray_start_s"] = time.perf_counter() - t0
-    yield
-    ray.shutdown()
+SHAPES = {"1M": ("10000", 1), "10M": ("100k", 1), "100M": ("1M", 1)}  # run rows -> (queries, runs)
+SIZES = [s.strip() for s in os.environ.get("FASTEVAL_BENCH_RAY_SIZES", "10M").split(",") if s.strip()]
+NODES = [int(n) for n in os.environ.get("FASTEVAL_BENCH_RAY_NODES", "2,4").split(",") if n.strip()]
+MEASURES = MEASURES5["fasteval"]
+CORES = os.cpu_count() or 2
+_LOCAL: dict[str, float] = {}
 
 
 @pytest.fixture(scope="module", params=SIZES)
 def data(request):
     queries, runs = SHAPES[request.param]
-    d = dataset(str(queries), depth=100, runs=runs, seed=18)
+    d = dataset(queries, depth=100, runs=runs, seed=18)
     return request.param, d / "qrels.parquet", d / "runs"
 
 
-def test_local(benchmark, data):
+def _cli(qrels, runs, out, *extra):
+    return [sys.executable, "-m", "fasteval", "eval", str(qrels), str(runs),
+            *sum((["-m", m] for m in MEASURES), []), "-q", "-o", str(out), "--quiet", "--log-json", *extra]
+
+
+def _measured(benchmark, cmd, rounds: int):
+    res = benchmark.pedantic(lambda: run_measured(cmd, timeout=1800), rounds=rounds, iterations=1)
+    assert res["rc"] == 0, res["stderr"][-2000:]
+    log = json.loads(res["stderr"].strip().splitlines()[-1])
+    return res, log
+
+
+def test_cli_local(benchmark, data, tmp_path):
+    size, qrels, runs = data
+    benchmark.group = f"ray-{size}"
+    res, log = _measured(benchmark, _cli(qrels, runs, tmp_path / "out.parquet"), rounds=3)
+    _LOCAL[size] = benchmark.stats["median"]
+    benchmark.extra_info.update(rows=log["rows"], peak_rss=res["max_rss"], timings=log["timings"],
+                                rows_per_s=log["rows"] / benchmark.stats["median"])
+
+
+def test_cli_ray(benchmark, data, tmp_path):
+    size, qrels, runs = data
+    benchmark.group = f"ray-{size}"
+    res, log = _measured(benchmark, _cli(qrels, runs, tmp_path / "out.parquet", "--engine", "ray"), rounds=3)
+    wall = benchmark.stats["median"]
+    start = log["timings"].get("ray_start", 0.0)
+    info = {"rows": log["rows"], "peak_rss": res["max_rss"], "paths": log["paths"], "slices": log["chunks"],
+            "ray_start_s": round(start, 3), "job_s": round(wall - start, 3),
+            "timings": {k: round(v, 3) for k, v in log["timings"].items()}}
+    if size in _LOCAL:
+        info.update(ratio=round(wall / _LOCAL[size], 2), per_core=round(_LOCAL[size] / (wall - start), 2))
+    benchmark.extra_info.update(info)
+
+
+@pytest.fixture(scope="module", params=NODES)
+def cluster(request):
+    from ray.cluster_utils import Cluster
+
+    t0 = time.perf_counter()
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    for _ in range(request.param):
+        c.add_node(num_cpus=max(1, CORES // request.param))
+    ray.init(address=c.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    c.wait_for_nodes()
+    yield request.param, time.perf_counter() - t0
+    ray.shutdown()
+    c.shutdown()
+
+
+def test_cluster(benchmark, data, cluster, tmp_path):
+    import polars as pl
+
     from fasteval.batch import evaluate_files
 
     size, qrels, runs = data
+    nodes, started = cluster
     benchmark.group = f"ray-{size}"
-    res = benchmark.pedantic(lambda: evaluate_files(qrels, runs, MEASURES), rounds=3, iterations=1,
-                             warmup_rounds=1)
-    benchmark.extra_info.update(rows=res.stats.rows, rows_per_s=res.stats.rows / benchmark.stats["median"])
-
-
-def test_ray(benchmark, data, ray_cluster):
-    from fasteval.batch import evaluate_files
-
-    size, qrels, runs = data
-    benchmark.group = f"ray-{size}"
-    ref = evaluate_files(qrels, runs, MEASURES)
+    ref = evaluate_files(qrels, runs, MEASURES, out=tmp_path / "local.parquet")
+    keys = ["run_id", "query_id", "measure"]
+    want = pl.read_parquet(tmp_path / "local.parquet").sort(keys)
     out = {}
 
     def job():
-        out["res"] = res = evaluate_files(qrels, runs, MEASURES, engine="ray")
-        if not (res.per_query.equals(ref.per_query) and res.aggregate.equals(ref.aggregate)):
-            raise AssertionError("engine=ray differs from the local path")
-        return res
+        res = evaluate_files(qrels, runs, MEASURES, engine="ray", out=tmp_path / "ray.parquet")
+        if not (res.aggregate.equals(ref.aggregate) and pl.read_parquet(tmp_path / "ray.parquet").sort(keys).equals(want)):
+            raise AssertionError("engine=ray on the cluster differs from one process")
+        out["res"] = res
 
     benchmark.pedantic(job, rounds=2, iterations=1, warmup_rounds=1)
     st = out["res"].stats
-    benchmark.extra_info.update(rows=st.rows, blocks=st.chunks, ray_s=round(st.timings.get("ray", 0.0), 3),
-                                score_blocks_s=round(st.timings.get("score_blocks", 0.0), 3),
-                                rows_per_s=st.rows / benchmark.stats["median"], cpus=CPUS, qrels=st.qrels,
-                                **{k: round(v, 3) for k, v in _START.items()})
+    benchmark.extra_info.update(nodes=nodes, cluster_start_s=round(started, 2), slices_per_node=sorted(st.nodes.values()),
+                                paths=st.paths, timings={k: round(v, 3) for k, v in st.timings.items()})

@@ -81,6 +81,7 @@ from fasteval.batch.ray_tasks import (
     report_keys,
     score_rows,
     score_slice,
+    warm_worker,
     write_part,
 )
 from fasteval.batch.sinks import empty_wide, to_long, to_wide
@@ -627,6 +628,15 @@ def connect_ray(address: str | None, option: str = "--ray-address", *, ray: Any 
                  f"the Ray cluster at {redact(target, url_secrets(target))!r} "
                  f"({option if address is not None else '$RAY_ADDRESS'})")
         raise FastevalError(f"could not connect to {where}: {first_line(exc)}") from None
+
+
+def prewarm(ray, measures: list, options: dict) -> list:
+    """Start one :func:`fasteval.batch.ray_tasks.warm_worker` task per CPU of the cluster,
+    spread over its nodes, without waiting: the workers load the job's kernels while the
+    driver prepares the qrels. Returns their references."""
+    remote = ray.remote(warm_worker).options(num_cpus=1, scheduling_strategy="SPREAD")
+    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    return [remote.remote(list(measures), dict(options)) for _ in range(cpus)]
 
 
 def run_job_ray(

@@ -343,6 +343,25 @@ def score_slice(task: dict, table, spec: dict, holder: tuple, *, names: list[str
     return rep
 
 
+def warm_worker(measures: list, options: dict) -> str:
+    """Load in this worker process the kernels a slice task of the job calls (a job's first
+    tasks then find them loaded); returns the node's id. Started while the driver prepares
+    the qrels (:func:`fasteval.batch.ray_engine.prewarm`)."""
+    import ray
+
+    from fasteval.batch.warm import Job, _run_job
+    from fasteval.measures.aggregate import partial
+
+    _threads(ray)
+    try:
+        _run_job(Job(measures=tuple(measures), options=options, run_rows_at_least=10**6,
+                     qrels_rows_at_least=10**6))
+        partial(np.zeros(3), "mean")
+    except Exception:  # noqa: BLE001 - an optimisation: the job reports its own errors
+        pass
+    return ray.get_runtime_context().get_node_id()
+
+
 def join_edges(reports: list[SliceReport]) -> pl.DataFrame | None:
     """The rows of the edge queries of one input's slices (in slice order), each query's
     pieces put together (None for no edges); :class:`NotGrouped` when one query's pieces

@@ -233,7 +233,8 @@ def _run(args: argparse.Namespace) -> int:
     from fasteval.batch.discover import discover_all
 
     _check_args(args)
-    if getattr(args, "engine", "local") == "ray":
+    on_ray = getattr(args, "engine", "local") == "ray"
+    if on_ray:
         from fasteval.batch.ray_engine import require_ray
 
         require_ray()
@@ -245,13 +246,41 @@ def _run(args: argparse.Namespace) -> int:
     measures = _labelled_measures(args)
     sources = discover_all(args.runs)
     output = _output(args, outputs, sources, fmt)
+    t_ray = time.perf_counter()
+    started = _connect(args, duplicates) if on_ray else False
+    t_ray = time.perf_counter() - t_ray
+    try:
+        return _job(args, sources, duplicates, measures, output, (fmt, agg_fmt), t0,
+                    t_prep + t_ray, t_ray if on_ray else None)
+    finally:
+        if started:
+            require_ray().shutdown()
+
+
+def _connect(args: argparse.Namespace, duplicates: str) -> bool:
+    """Connect to (or start) Ray, and start loading the kernels on its workers while the
+    qrels are prepared here; True when this started Ray."""
+    from fasteval.batch.ray_engine import connect_ray, prewarm, require_ray
+
+    started = connect_ray(args.ray_address, timeout=getattr(args, "ray_connect_timeout", 30.0))
+    prewarm(require_ray(), args.measure, {
+        "relevance_level": args.relevance_level, "max_docs": args.max_docs, "judged_only": args.judged_only,
+        "tie_break": args.tie_break, "duplicates": duplicates, "compat": args.compat})
+    return started
+
+
+def _job(args, sources, duplicates, measures, output, formats, t0, t_prep, t_ray) -> int:
+    """Prepare the qrels, score, write and summarise (:func:`_run` after its checks;
+    ``t_ray``: the seconds Ray took to connect or start, None off Ray)."""
     evaluator = _evaluator(args, sources, duplicates)
     t_prep = time.perf_counter() - t_prep
     names = list(evaluator.measure_names)
     agg_kind = {label: m.aggregation for label, m in measures}
     for s in sources:
         s.duplicates = duplicates
-    stats = _score_and_write(args, evaluator, sources, output, (fmt, agg_fmt), names, agg_kind)
+    stats = _score_and_write(args, evaluator, sources, output, formats, names, agg_kind)
+    if t_ray is not None:
+        stats.timings = {"ray_start": t_ray, **stats.timings}
     _summarise(args, stats, names, time.perf_counter() - t0, t_prep)
     return 0
 
@@ -386,18 +415,13 @@ def _score(args, evaluator, sources, sink, ray_out, bar, keep_rows: bool):
                                   max_rows_per_chunk=args.max_rows_per_chunk,
                                   memory_limit=args.memory_limit, progress=bar.update)
         return wide, None, stats
-    from fasteval.batch.ray_engine import connect_ray, require_ray, run_job_ray
+    from fasteval.batch.ray_engine import run_job_ray
 
-    started = connect_ray(args.ray_address, timeout=getattr(args, "ray_connect_timeout", 30.0))
-    try:
-        with bar:
-            return run_job_ray(evaluator, sources, complete=args.complete, out=ray_out,
-                               wide=args.wide, ray_address=args.ray_address, qrels=args.qrels,
-                               share_qrels_limit=getattr(args, "share_qrels_limit", None),
-                               progress=bar.update, keep_rows=keep_rows)
-    finally:
-        if started:
-            require_ray().shutdown()
+    with bar:  # Ray is connected (_connect)
+        return run_job_ray(evaluator, sources, complete=args.complete, out=ray_out,
+                           wide=args.wide, ray_address=args.ray_address, qrels=args.qrels,
+                           share_qrels_limit=getattr(args, "share_qrels_limit", None),
+                           progress=bar.update, keep_rows=keep_rows)
 
 
 def _summarise(args: argparse.Namespace, stats, names: list[str], elapsed: float,
