@@ -19,7 +19,7 @@ Rows per size (pytest-benchmark group ``ray-<size>``), five measures, parquet in
   row's time without start-up: 1.0 is the throughput per core of one process);
 * ``test_cluster[N]``: :func:`fasteval.batch.evaluate_files` with ``engine="ray"`` on a
   ``ray.cluster_utils.Cluster`` of ``N`` worker nodes (a head without CPUs, each node
-  ``max(1, cores // N)`` CPUs), started once per shape (``cluster_start_s``, excluded);
+  ``max(1, cores // N)`` CPUs), started in the test (``cluster_start_s``, excluded);
   ``extra_info`` has the slice tasks per node and the stage timings. The per-query output
   and the aggregates are checked equal to the local job's every round.
 
@@ -95,41 +95,52 @@ def test_cli_ray(benchmark, data, tmp_path):
     benchmark.extra_info.update(info)
 
 
-@pytest.fixture(scope="module", params=NODES)
-def cluster(request):
+def _cluster(nodes: int):
+    """A cluster of ``nodes`` worker nodes on this machine, connected; its shutdown."""
     from ray.cluster_utils import Cluster
 
-    t0 = time.perf_counter()
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
-    for _ in range(request.param):
-        c.add_node(num_cpus=max(1, CORES // request.param))
+    for _ in range(nodes):
+        c.add_node(num_cpus=max(1, CORES // nodes))
     ray.init(address=c.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     c.wait_for_nodes()
-    yield request.param, time.perf_counter() - t0
-    ray.shutdown()
-    c.shutdown()
+
+    def stop() -> None:
+        ray.shutdown()
+        c.shutdown()
+
+    return stop
 
 
-def test_cluster(benchmark, data, cluster, tmp_path):
+@pytest.mark.parametrize("nodes", NODES)
+def test_cluster(benchmark, data, nodes, tmp_path):
+    """(Started inside the test, not as a fixture: a second Ray driver, such as the CLI rows'
+    own, cannot use a cluster started by this process on this machine.)"""
     import polars as pl
 
     from fasteval.batch import evaluate_files
 
     size, qrels, runs = data
-    nodes, started = cluster
     benchmark.group = f"ray-{size}"
     ref = evaluate_files(qrels, runs, MEASURES, out=tmp_path / "local.parquet")
     keys = ["run_id", "query_id", "measure"]
     want = pl.read_parquet(tmp_path / "local.parquet").sort(keys)
     out = {}
+    t0 = time.perf_counter()
+    stop = _cluster(nodes)
+    started = time.perf_counter() - t0
 
     def job():
         res = evaluate_files(qrels, runs, MEASURES, engine="ray", out=tmp_path / "ray.parquet")
-        if not (res.aggregate.equals(ref.aggregate) and pl.read_parquet(tmp_path / "ray.parquet").sort(keys).equals(want)):
+        got = pl.read_parquet(tmp_path / "ray.parquet").sort(keys)
+        if not (res.aggregate.equals(ref.aggregate) and got.equals(want)):
             raise AssertionError("engine=ray on the cluster differs from one process")
         out["res"] = res
 
-    benchmark.pedantic(job, rounds=2, iterations=1, warmup_rounds=1)
+    try:
+        benchmark.pedantic(job, rounds=2, iterations=1, warmup_rounds=1)
+    finally:
+        stop()
     st = out["res"].stats
     benchmark.extra_info.update(nodes=nodes, cluster_start_s=round(started, 2), slices_per_node=sorted(st.nodes.values()),
                                 paths=st.paths, timings={k: round(v, 3) for k, v in st.timings.items()})

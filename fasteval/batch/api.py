@@ -221,7 +221,8 @@ def evaluate_files(qrels, runs, measures, *, out: str | os.PathLike[str] | None 
         evaluator = make_evaluator(qrels, measures, **options)
     names = list(evaluator.measure_names)
     sources = discover_all(list(specs))
-    check_outputs({"out": out, "aggregate_out": aggregate_out}, [f for s in sources for f in s.files])
+    files = [f for s in sources for f in s.files]
+    check_outputs({"out": _checked_out(engine, out, files), "aggregate_out": aggregate_out}, files)
     bar = job_progress(sources, enabled=progress)
     complete = bool(options.get("complete", False))
     if engine == "ray":
@@ -253,8 +254,23 @@ def _check_job(engine: str, qrels, specs: list, out, aggregate_out) -> str | Non
         from fasteval.batch.sinks import format_from_path
 
         format_from_path(aggregate_out, param="aggregate_out")
-    check_outputs({"out": out, "aggregate_out": aggregate_out}, [qrels, *specs])  # before anything is read
+    check_outputs({"out": _checked_out(engine, out, [qrels, *specs]), "aggregate_out": aggregate_out},
+                  [qrels, *specs])  # before anything is read
     return out_fmt
+
+
+def _checked_out(engine: str, out, inputs: list):
+    """``out`` as :func:`fasteval.io.atomic.check_outputs` should check it: None when it is
+    the parts folder of an earlier Ray job that this Ray job replaces when it ends (checked
+    here to hold none of ``inputs``)."""
+    if engine != "ray" or out is None:
+        return out
+    from fasteval.batch.ray_engine import check_not_inside, earlier_output
+
+    if not earlier_output(out):
+        return out
+    check_not_inside(out, inputs, "out")
+    return None
 
 
 def _run_ray(evaluator, sources, names: list[str], bar, *, qrels, out, wide: bool, aggregate_out, complete: bool,

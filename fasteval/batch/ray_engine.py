@@ -761,6 +761,11 @@ def _unwrap(ray, exc: BaseException) -> BaseException:
         cause = getattr(cur, "cause", None)
         cur = cause if isinstance(cause, BaseException) else cur.__cause__
         seen += 1
+    if isinstance(exc, ray_error):  # Ray itself failed (a task out of retries, a lost owner)
+        inner = getattr(exc, "cause", None)
+        why = inner if isinstance(inner, BaseException) else exc
+        text = first_line(why) or type(why).__name__
+        return FastevalError(f"the Ray job failed ({type(why).__name__}): {text}")
     return exc
 
 
