@@ -191,14 +191,12 @@ def evaluate_files(qrels, runs, measures, *, out: str | os.PathLike[str] | None 
         Show progress on stderr (after two seconds; a bar on a terminal, plain lines
         elsewhere; see :mod:`fasteval.progress`).
     engine : {"local", "ray"}
-        ``"ray"`` scores on Ray Data (:mod:`fasteval.batch.ray_engine`; ``out`` is then a
-        parquet directory written by Ray); needs ``pip install ".[ray]"``.
-    ray_address : str, optional
-        Ray cluster to connect to when Ray is not initialised yet (default: a local Ray).
-    share_qrels_limit : int or str, optional
-        With ``engine="ray"``: prepared qrels up to this size (bytes, or ``"1GiB"``; default
-        4 GiB) are shared whole through Ray's object store, larger ones co-partitioned with
-        the runs (``stats.qrels`` says which).
+        ``"ray"`` scores on Ray (:mod:`fasteval.batch.ray_engine`; ``out`` is then a parquet
+        directory of the workers' parts); needs ``pip install ".[ray]"``.
+    ray_address, share_qrels_limit
+        With ``engine="ray"``: the cluster to connect to (default: a local Ray), and the
+        size up to which prepared qrels are shared whole (default 4 GiB; see
+        :func:`fasteval.batch.ray_engine.run_job_ray`).
     **options
         ``relevance_level``, ``max_docs``, ``complete``, ``judged_only``, ``tie_break``, ...
         as for :func:`fasteval.evaluate`.
