@@ -362,7 +362,8 @@ def score_block(block, *, holder: tuple | None, names: list[str], keep: list[str
         return _empty_scored(names, qdtype).to_arrow()
     wide = pl.concat(rows)
     if out_dir is not None and wide.height:  # named by its rows: a retried block rewrites it
-        mix = np.bitwise_xor.reduce(wide.get_column("query_id").cast(pl.Utf8).hash(seed=_KEY_SEED).to_numpy())
+        keys = wide.select(pl.struct(pl.col("run_id"), pl.col("query_id").cast(pl.Utf8)).hash(seed=_KEY_SEED))
+        mix = keys.to_series().to_numpy().sum(dtype=np.uint64)  # (run, query) pairs are distinct
         name = f"shuffled-{int(mix):016x}-{wide.height}.parquet"
         write_part(wide.drop("_src"), out_dir, name, names=names, as_wide=as_wide, output=output)
     out = [pl.concat(reports, how="diagonal_relaxed")]

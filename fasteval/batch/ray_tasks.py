@@ -240,7 +240,7 @@ def write_part(wide: pl.DataFrame, folder: str, name: str, *, names: list[str], 
     ...     write_part(w, "/nonexistent-folder", "part.parquet", names=["map"], as_wide=True, output="o.parquet")
     ... except Exception as exc:
     ...     print(str(exc).split(":")[0])
-    o.parquet cannot be written
+    output 'o.parquet' cannot be written
     """
     tmp = os.path.join(folder, f".{name}.{uuid.uuid4().hex[:8]}{INPROGRESS}")
     try:
