@@ -214,7 +214,7 @@ class Progress:
 QUIET_ENV = "FASTEVAL_QUIET"
 """Environment variable that, set to anything but ``""`` or ``"0"``, silences
 :func:`note` for the whole process (the compile notice of
-:mod:`fasteval.kernels._jit`)."""
+:mod:`fasteval._jit`)."""
 
 _quiet_depth = 0
 """How many :func:`quiet` blocks are open (a command run with ``--quiet``)."""

@@ -43,7 +43,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``fasteval warmup``."""
-    from fasteval.kernels._jit import JIT_DISABLED
+    from fasteval._jit import JIT_DISABLED
     from fasteval.progress import quiet
 
     if JIT_DISABLED:  # NUMBA_DISABLE_JIT=1: the kernels run as Python; nothing to compile
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     with quiet():  # (its own report says what it compiles, not the first-run notice)
         done = compile_kernels(report)
     if not args.quiet:
-        fallback = sys.modules.get("fasteval.kernels._cache_dir")  # (numba found no folder)
+        fallback = sys.modules.get("fasteval._cache_dir")  # (numba found no folder)
         where = None if fallback is None else fallback.state["where"]
         kept = ("kernels are in numba's cache" if where is None else
                 "no writable cache folder: the kernels were compiled in memory only (set "

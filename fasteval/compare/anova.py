@@ -28,8 +28,8 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
+from fasteval._jit import njit
 from fasteval.compare.kernels import _GOLDEN, _LOW32, _S32, _mix
-from fasteval.kernels._jit import njit
 
 #: fixed resample blocks of the kernel (results do not depend on the thread count)
 _N_BLOCKS = 16

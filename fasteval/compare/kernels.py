@@ -37,7 +37,7 @@ import contextlib
 import numpy as np
 from numba import prange
 
-from fasteval.kernels._jit import njit
+from fasteval._jit import njit
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fasteval.kernels._jit import njit
+from fasteval._jit import njit
 
 _WS = np.zeros(256, dtype=np.bool_)
 _WS[[32, 9, 13, 11, 12]] = True  # isspace() in the C locale, minus the newline

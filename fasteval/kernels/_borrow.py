@@ -20,7 +20,7 @@ from __future__ import annotations
 from numba.core import types
 from numba.extending import intrinsic
 
-from fasteval.kernels._jit import JIT_DISABLED, njit
+from fasteval._jit import JIT_DISABLED, njit
 
 
 @intrinsic

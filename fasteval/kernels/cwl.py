@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from fasteval.kernels._jit import JIT, njit
+from fasteval._jit import JIT, njit
 from fasteval.measures.registry import Code
 
 HORIZON = 1000

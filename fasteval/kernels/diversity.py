@@ -34,8 +34,8 @@ import numba
 import numpy as np
 from numba import get_thread_id, prange
 
+from fasteval._jit import njit
 from fasteval.kernels._borrow import borrow
-from fasteval.kernels._jit import njit
 
 # measure kinds (values are stable: cached kernels hold them as constants)
 ALPHA_NDCG = 0

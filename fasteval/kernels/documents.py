@@ -35,8 +35,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import prange
 
+from fasteval._jit import njit
 from fasteval.kernels._borrow import borrow
-from fasteval.kernels._jit import njit
 
 MEASURES: tuple[str, ...] = ("recall_single_hit", "recall_multi_hit", "mrr", "map", "ndcg")
 FLAG_VALID = np.uint8(1)

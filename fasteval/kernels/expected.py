@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 from numba import get_num_threads, get_thread_id, prange
 
-from fasteval.kernels._jit import JIT, njit
+from fasteval._jit import JIT, njit
 from fasteval.kernels.cwl import HORIZON, geometric_tail
 from fasteval.kernels.ranking import (
     SERIAL_ROWS,

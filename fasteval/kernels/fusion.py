@@ -23,8 +23,8 @@ import math
 import numpy as np
 from numba import prange
 
+from fasteval._jit import njit
 from fasteval.kernels._borrow import borrow
-from fasteval.kernels._jit import njit
 from fasteval.kernels.ids import doc_before, id_keys, probe, table_size, text_eq
 from fasteval.kernels.rank import rank_slice, sort_slice_by_key, sort_tie_run
 

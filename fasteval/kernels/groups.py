@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
+from fasteval._jit import njit
 from fasteval.kernels._borrow import borrow
-from fasteval.kernels._jit import njit
 from fasteval.kernels.ids import text_eq
 
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from fasteval._jit import njit
 from fasteval.kernels._borrow import borrow
-from fasteval.kernels._jit import njit
 
 
 @njit(cache=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from fasteval._jit import njit
 from fasteval.kernels._borrow import borrow
-from fasteval.kernels._jit import njit
 from fasteval.kernels.ids import id_keys, probe, table_size, text_eq
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from fasteval._jit import njit
 from fasteval.kernels._borrow import borrow
-from fasteval.kernels._jit import njit
 from fasteval.kernels.ids import doc_before, id_keys, probe, table_size, text_eq
 
 _SPREAD = 2

@@ -29,8 +29,8 @@ import sys
 import numpy as np
 from numba import get_num_threads, get_thread_id, prange
 
+from fasteval._jit import JIT, njit
 from fasteval.kernels._borrow import borrow as _borrow
-from fasteval.kernels._jit import JIT, njit
 from fasteval.kernels.cwl import compat as _compat
 from fasteval.kernels.cwl import cwl_value as _cwl_value
 from fasteval.measures.gains import IDEAL_VARIANTS as _IDEAL_VARIANTS

@@ -30,7 +30,7 @@ Two things keep every step exact:
 Non-finite values (nan, +inf, -inf) are counted, never added; so are nans whose sign bit is
 set (the nan of ``0 / 0`` on x86, which trec_eval prints as ``-nan``).
 
-This module imports numba (through :mod:`fasteval.kernels._jit`, whose ``njit`` loads cached
+This module imports numba (through :mod:`fasteval._jit`, whose ``njit`` loads cached
 kernels quickly and copes with a read-only install): :mod:`fasteval.measures.aggregate`
 imports it when it first sums, never at its own import. It is the one import from
 ``measures`` up into ``kernels``, declared in ``pyproject.toml``'s import contracts.
@@ -43,7 +43,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fasteval.kernels._jit import njit
+from fasteval._jit import njit
 
 CAPACITY = 64
 """Partials a group keeps before its list is compacted (a compacted list holds at most 40)."""

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from numba import prange
 
-from fasteval.kernels._jit import njit
+from fasteval._jit import njit
 
 N_OUT = 14
 

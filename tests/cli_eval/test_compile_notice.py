@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from fasteval.kernels._jit import NOTICE
+from fasteval._jit import NOTICE
 
 _MODULE = '''
-from fasteval.kernels._jit import njit
+from fasteval._jit import njit
 
 
 @njit(cache=True)
@@ -32,7 +32,7 @@ _SCRIPT = textwrap.dedent('''
     import json, sys
     sys.path.insert(0, sys.argv[1])
     import notice_kernels as k
-    from fasteval.kernels._jit import compiled
+    from fasteval._jit import compiled
     print(json.dumps([k.plus_one(1), k.twice(2.5), k.plus_one(2), compiled()]))
 ''')
 

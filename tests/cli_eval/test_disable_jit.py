@@ -12,8 +12,8 @@ import textwrap
 
 import pytest
 
+from fasteval._interpret import interpreted
 from fasteval.cli import main
-from fasteval.kernels._interpret import interpreted
 from tests._data import SHIPPED_TREC as _TREC
 from tests._data import TESTS
 from tests._data import TREC_EVAL as _PREFS

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from fasteval.kernels._cache_dir import private_dir
+from fasteval._cache_dir import private_dir
 from tests._data import SHIPPED_TREC, TESTS
 
 _CAPS = "-dac_override,-dac_read_search,-fowner"
@@ -165,7 +165,7 @@ def test_a_temporary_folder_not_private_to_the_user_is_never_used(tmp_path):
 
 def test_a_cache_file_that_cannot_be_written_leaves_the_kernel_compiled(tmp_path):
     (tmp_path / "full_disk_kernels.py").write_text(
-        "from fasteval.kernels._jit import njit\n\n\n@njit(cache=True)\ndef f(x):\n    return x + 41\n")
+        "from fasteval._jit import njit\n\n\n@njit(cache=True)\ndef f(x):\n    return x + 41\n")
     script = ("import sys; from unittest import mock; sys.path.insert(0, sys.argv[1]); "
               "import full_disk_kernels as k\n"
               "with mock.patch('numba.core.caching.IndexDataCacheFile.save', "

@@ -36,7 +36,7 @@ import json, sys
 import polars as pl
 import fasteval
 from fasteval.evaluators import Document as D, DocumentNDCGEvaluator, DocumentRecallEvaluator, evaluate_rag
-from fasteval.kernels._jit import compiled
+from fasteval._jit import compiled
 sub = {"q1": {"s1": {"d1": 1, "d2": 1}, "s2": {"d1": 1}}}
 fasteval.evaluate_diversity(sub, {"q1": {"d2": 4.0, "d1": 3.0, "d9": 2.0}}, ["alpha-nDCG@5", "nNRBP"])
 gt, ret = [[D(content="France", score=1.0), D(content="Paris", score=0.5)]], [[D(content="Paris")]]
@@ -60,7 +60,7 @@ def test_no_command_compiles_after_warmup(tmp_path):
     import subprocess
     import sys
 
-    from fasteval.kernels._jit import NOTICE
+    from fasteval._jit import NOTICE
 
     root = SHIPPED_TREC.parent.parent
     env = {k: v for k, v in os.environ.items() if k != "FASTEVAL_QUIET"}

@@ -1,4 +1,4 @@
-"""Loading cached kernels (``fasteval.kernels._jit``): what a load skips, and what a
+"""Loading cached kernels (``fasteval._jit``): what a load skips, and what a
 compilation still gets.
 
 Each case runs fresh interpreters with their own numba cache folder: the first compiles
@@ -16,7 +16,7 @@ from pathlib import Path
 
 KERNEL = textwrap.dedent('''
     import numpy as np
-    from fasteval.kernels._jit import njit
+    from fasteval._jit import njit
 
     @njit(cache=True)
     def cumulative(x):
@@ -40,7 +40,7 @@ PROBE = textwrap.dedent('''
         raised = None
     except ValueError as exc:
         raised = str(exc)
-    from fasteval.kernels import _jit
+    from fasteval import _jit
     print(json.dumps({
         "values": values,
         "raised": raised,

@@ -5,7 +5,7 @@ numba keeps a cached function's machine code in the first folder it can write am
 ``$NUMBA_CACHE_DIR``, the ``__pycache__`` beside the source and the user's cache folder
 (``$XDG_CACHE_HOME/numba`` or ``~/.cache/numba``); with none writable, making the function
 raises ``RuntimeError: cannot cache function ...: no locator available``.
-:func:`fasteval.kernels._jit.njit` then makes fasteval's kernels (never another library's
+:func:`fasteval._jit.njit` then makes fasteval's kernels (never another library's
 functions: numba's settings are left as they are) with their cache in a private folder of
 this user's under the temporary folder (:func:`fallback_dir`), and where that cannot be had
 either, or where the user's own ``NUMBA_CACHE_DIR`` is not writable (the user's choice

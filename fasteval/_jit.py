@@ -33,7 +33,7 @@ wait in silence.
 
 Where numba finds no folder to cache a kernel in (a read-only install run by a user whose
 home is not writable), :func:`njit` makes it with its cache in a private temporary folder,
-or compiles it in memory (:mod:`fasteval.kernels._cache_dir`), and the compile notice says
+or compiles it in memory (:mod:`fasteval._cache_dir`), and the compile notice says
 so; a cache file that cannot be written leaves the kernel compiled in memory.
 """
 
@@ -209,7 +209,7 @@ class _CompileListener(nbevent.Listener):
             from fasteval.progress import note
 
             line = NOTICE.format(name=name)
-            fallback = sys.modules.get("fasteval.kernels._cache_dir")
+            fallback = sys.modules.get("fasteval._cache_dir")
             note(line if fallback is None else fallback.notice(line))
 
     def on_end(self, event: Any) -> None:
@@ -266,7 +266,7 @@ def njit(*args: Any, **options: Any) -> Any:
     42
     """
     if JIT_DISABLED:  # the Python functions, with the compiled kernels' arithmetic
-        from fasteval.kernels._interpret import interpreted
+        from fasteval._interpret import interpreted
 
         if len(args) == 1 and callable(args[0]):
             return interpreted(args[0])
@@ -286,14 +286,14 @@ def njit(*args: Any, **options: Any) -> Any:
 
 def _made_cached(wrap: Callable, func: Callable, uncached: Callable) -> Any:
     """``wrap(func)`` (numba's decorator with ``cache=True``); where numba finds no folder
-    to cache in, as :func:`fasteval.kernels._cache_dir.make_cached` makes it (in a
+    to cache in, as :func:`fasteval._cache_dir.make_cached` makes it (in a
     private temporary folder, or compiled in memory), never numba's ``RuntimeError``."""
-    fallback = sys.modules.get("fasteval.kernels._cache_dir")
+    fallback = sys.modules.get("fasteval._cache_dir")
     if fallback is None:
         try:
             return wrap(func)
         except RuntimeError as exc:
             if "no locator available" not in str(exc):
                 raise
-        from fasteval.kernels import _cache_dir as fallback
+        from fasteval import _cache_dir as fallback
     return fallback.make_cached(wrap, func, uncached)

@@ -2,7 +2,7 @@
 arithmetic of their compiled form.
 
 With the JIT disabled (numba's debugging switch, which coverage tools set too),
-:func:`fasteval.kernels._jit.njit` returns the Python functions. Python's arithmetic is not
+:func:`fasteval._jit.njit` returns the Python functions. Python's arithmetic is not
 the compiled kernels' on a few edges, and fasteval's results must not change with the
 switch:
 
