@@ -43,13 +43,6 @@ ray = pytest.importorskip("ray")
 
 
 @pytest.fixture(scope="module")
-def ray_local():
-    ray.init(num_cpus=2, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
-    yield
-    ray.shutdown()
-
-
-@pytest.fixture(scope="module")
 def data(tmp_path_factory):
     """qrels + a directory of runs: unsorted rows, one file holding two runs (run_id column),
     queries missing from the qrels and from the runs, tied scores, a duplicate row."""

@@ -97,13 +97,6 @@ def test_tally_refuses_a_query_counted_twice():
 ray = pytest.importorskip("ray")
 
 
-@pytest.fixture(scope="module")
-def ray_local():
-    ray.init(num_cpus=2, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
-    yield
-    ray.shutdown()
-
-
 @pytest.fixture()
 def small_slices(monkeypatch):
     from fasteval.batch import ray_engine
