@@ -1,45 +1,51 @@
-"""Scoring on Ray Data (``engine="ray"``): the batch job spread over a Ray cluster.
+"""Scoring on Ray (``engine="ray"``): the batch job spread over a Ray cluster.
 
 The runs found by :func:`fasteval.batch.discover.discover_all` (same rules as the
-single-machine path) are read by Ray tasks, a few parquet row groups each (other run files
-and in-memory tables are read on the driver and handed to Ray). Every row gets its run name
-(``run_id`` column, hive ``run_id=`` directory, or the source's name), the index of its
-input (``_src``), its row number in that input (``_row``) and a 64-bit hash of its query id
-(``_key``); rows are checked where they are read, so an error names the file and row as the
-single-machine path does. Rows are then hash-partitioned on ``_key``
-(``Dataset.repartition(keys=...)``: no global sort), so that each query of every run lies
-whole in one block, and each block puts its rows back in input order (``_row``) before it is
-scored: ``tie_break="input"``, duplicate rows and error rows behave as on one machine.
-Blocks are scored with ``map_batches`` by the same kernels, so per-query values are
-bit-identical to the single-process path; the driver collects them, puts them back in the
-single-machine order (runs in input order, queries in qrels order, filled queries among them) and
-aggregates them as :func:`fasteval.batch.driver.aggregate_wide` does, so aggregates are
-equal too.
+single-machine path) take one of two paths, input by input (``JobStats.paths``):
+
+* **grouped** (scored where read): slice tasks (:mod:`fasteval.batch.ray_tasks`) read about
+  :data:`READ_TASK_ROWS` rows each (whole parquet row groups; tables held on the driver,
+  such as TREC files, in parts put in the object store), check them as one process does,
+  score the queries they hold whole, write them (``out``) or hand them back, and report
+  counts, bit sets of the qrels queries scored, unjudged queries and exact partial sums.
+  The first and last query of each slice may continue next door: the driver joins those
+  edge queries and scores them itself. A query met twice (inside a slice, in two slices'
+  bit sets or unjudged lists, or in edges that are not side by side) means the input's
+  queries are scattered: its parts are dropped and it takes the other path;
+* **shuffled**: rows get their input (``_src``), row number (``_row``) and a 64-bit hash of
+  the query id (``_key``) and are hash-partitioned on it (``Dataset.repartition``), so that
+  each query lies whole in one block; a block puts its rows back in input order before it
+  is scored (``tie_break="input"``, duplicates and errors behave as on one machine), writes
+  its part and reports as a slice does.
+
+The same kernels score whole queries, so per-query values are bit-identical to the
+single-process path; aggregates come from the exact partial sums
+(:mod:`fasteval.measures.aggregate`), so they are equal too, and the driver holds per-query
+rows only when the caller keeps them (``keep_rows``). ``complete`` queries are filled on the
+driver from the bit sets.
 
 The qrels reach the workers in one of two ways (``JobStats.qrels`` says which):
 
 * ``"shared"``: the :class:`fasteval.Evaluator` prepared on the driver is put once in the
-  object store (``ray.put``) and every worker process uses it; chosen when the prepared
-  qrels take at most ``share_qrels_limit`` bytes (default 4 GiB: the object store holds a
-  copy per node and each worker process deserialises one);
+  object store (``ray.put``: one copy per node, its arrays read in place); chosen when the
+  prepared qrels take at most ``share_qrels_limit`` bytes (default 4 GiB);
 * ``"co-partitioned"``: above that, the judgments go through the same shuffle as the runs
   (hash of the query id as text, so integer and text ids meet), and each block prepares
-  the qrels of its own queries only. The driver still reads and prepares the whole qrels
-  once (it fills ``complete`` queries and orders the output).
+  the qrels of its own queries only; every input is shuffled. The driver still prepares
+  the whole qrels once (it fills ``complete`` queries and orders kept rows).
 
-Per-query output (``out``) is written by Ray's parquet writer into a hidden directory
-beside ``out``, renamed to ``out`` only when complete.
+Per-query output (``out``) is the tasks' parts in a hidden directory beside ``out``,
+renamed to ``out`` only when complete.
 
-Faults: a block task whose worker process dies (killed, out of memory, a lost node) is run
-again by Ray (Ray Data retries system failures of its tasks); its rows are scored once, as
-blocks are only taken from finished tasks. ``FASTEVAL_RAY_FAULT`` (a path, read on the
-driver) injects such a death for tests: the first block task to create that file ends its
-worker process with exit status 1. Errors in the input (:class:`fasteval.errors.FastevalError`)
-are not retried: they reach the caller as one-line errors.
+Faults: a task whose worker process dies (killed, out of memory, a lost node) is run again
+by Ray; its part is rewritten whole and its report counted once. ``FASTEVAL_RAY_FAULT`` (a
+path, read on the driver) injects such a death for tests: the first task to create that
+file ends its worker process (``hold:PATH`` holds tasks while ``PATH`` exists instead).
+Errors in the input (:class:`fasteval.errors.FastevalError`) are not retried: they reach the
+caller as one-line errors, the first slice's in input order.
 
 Progress: Ray Data's own progress bars and execution logs are turned off; the caller's
-progress callback is called as each scored block reaches the driver (the CLI draws its
-bar, silent under ``--quiet``).
+progress callback is called as each task's report reaches the driver.
 """
 
 from __future__ import annotations
