@@ -931,9 +931,15 @@ def _reports(ray, pending: dict):
     """The slice tasks' reports as they finish (``pending``: reference -> (source, slice),
     emptied as they come). When tasks fail, the error of the first slice in input order is
     raised, as one process meets it: later slices are cancelled, earlier ones awaited."""
+    from fasteval import _stop
+
     error: tuple[tuple[int, int], BaseException] | None = None
     while pending:
-        ready, _ = ray.wait(list(pending), num_returns=1)
+        try:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+        except SystemExit:  # Ray turns a signal's exit inside its wait into SystemExit(1)
+            _stop.check()  # the signal's own status (143 for SIGTERM), when one asked
+            raise
         where = pending.pop(ready[0])
         try:
             rep = ray.get(ready[0])

@@ -248,6 +248,8 @@ def _run(args: argparse.Namespace) -> int:
     output = _output(args, outputs, sources, fmt)
     t_ray = time.perf_counter()
     started = _connect(args, duplicates) if on_ray else False
+    if on_ray:
+        abort_on_sigterm()  # again: Ray's core puts its own SIGTERM handler in place
     t_ray = time.perf_counter() - t_ray
     try:
         return _job(args, sources, duplicates, measures, output, (fmt, agg_fmt), t0,

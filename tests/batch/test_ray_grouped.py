@@ -244,3 +244,33 @@ def test_the_first_error_in_input_order_is_reported(ray_local, gdata, small_slic
         with pytest.raises(InputError) as info:
             evaluate_files(gdata / "qrels.parquet", tmp_path / "bad.parquet", MEASURES, engine="ray")
         assert str(info.value) == f"{tmp_path / 'bad.parquet'}, row 30, column 'score': score is NaN (not a number)"
+
+
+@pytest.mark.slow
+def test_cli_stopped_by_sigterm_leaves_nothing(gdata, tmp_path):
+    """SIGTERM while the slice tasks run (held here): exit status 143 as on one machine (Ray
+    turns the signal into its own exit inside its wait), no traceback, the hidden folder of
+    parts removed and no output."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    hold = tmp_path / "hold"
+    hold.touch()
+    out = tmp_path / "out" / "pq.parquet"
+    out.parent.mkdir()
+    cmd = [sys.executable, "-m", "fasteval", "eval", str(gdata / "qrels.parquet"), str(gdata / "runs" / "alpha.parquet"),
+           "-m", "map", "-q", "-o", str(out), "--engine", "ray", "--quiet"]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "FASTEVAL_RAY_FAULT": f"hold:{hold}"})
+    deadline = time.monotonic() + 120
+    while not list(out.parent.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.2)  # the parts folder exists: the tasks are submitted
+    time.sleep(1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err
+    assert list(out.parent.iterdir()) == []
