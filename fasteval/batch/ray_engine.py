@@ -900,18 +900,22 @@ def _grouped(job: _Job, specs: list) -> list[int]:
             for task, table in _slices(ray, spec, frame):
                 ref = remote.remote(task, table, spec_ref, job.holder, **kwargs)
                 pending[ref] = (spec["src"], task["index"])
-        for rep in _reports(ray, pending):
+        for rep in _reports(ray, pending, scattered):
             job.stats.chunks += 1
             job.stats.nodes[rep.node] = job.stats.nodes.get(rep.node, 0) + 1
             for k, v in rep.seconds.items():
                 job.stats.add_time(f"task_{k}", v)
-            if rep.src in scattered or not _take(job, rep, scattered):
+            if rep.src in scattered:
+                continue
+            if not _take(job, rep, scattered):  # not grouped: its other slices are of no use
+                for ref in [r for r, (src, _) in pending.items() if src == rep.src]:
+                    ray.cancel(ref, force=True)
                 continue
             rep.runs, rep.table = {}, None  # added up: keep the edges only
             reports[rep.src].append(rep)
     finally:
         for ref in pending:  # an error, or an interrupted job: nothing left running
-            ray.cancel(ref)
+            ray.cancel(ref, force=True)
     job.stats.add_time("tasks", time.perf_counter() - t0)
     t1 = time.perf_counter()
     for _, spec, _, _ in specs:
@@ -927,10 +931,13 @@ def _grouped(job: _Job, specs: list) -> list[int]:
     return sorted(scattered)
 
 
-def _reports(ray, pending: dict):
+def _reports(ray, pending: dict, skip: set[int]):
     """The slice tasks' reports as they finish (``pending``: reference -> (source, slice),
-    emptied as they come). When tasks fail, the error of the first slice in input order is
-    raised, as one process meets it: later slices are cancelled, earlier ones awaited."""
+    emptied as they come); how the tasks of sources in ``skip`` end (found scattered: their
+    tasks are cancelled) is not looked at. When tasks fail, the error of the first slice
+    in input order is raised, as one process meets it: later slices are cancelled (their
+    workers ended, as an interrupt could leave a live worker half-way through an import),
+    earlier ones awaited."""
     from fasteval import _stop
 
     error: tuple[tuple[int, int], BaseException] | None = None
@@ -941,6 +948,8 @@ def _reports(ray, pending: dict):
             _stop.check()  # the signal's own status (143 for SIGTERM), when one asked
             raise
         where = pending.pop(ready[0])
+        if where[0] in skip:
+            continue
         try:
             rep = ray.get(ready[0])
         except ray.exceptions.TaskCancelledError:
@@ -950,7 +959,7 @@ def _reports(ray, pending: dict):
                 error = (where, exc)
             for ref, w in list(pending.items()):
                 if w > error[0]:
-                    ray.cancel(ref)
+                    ray.cancel(ref, force=True)
             continue
         if error is None:
             yield rep
@@ -1029,9 +1038,15 @@ def _shuffled(job: _Job, specs: list, *, qrels, qkinds, num_blocks: int | None) 
         ds = ds.repartition(num_blocks, keys=["_key"])
         scored = ds.map_batches(score_block, batch_format="pyarrow", batch_size=None,
                                 fn_kwargs={**fn_kwargs, "keep": keep})
-        for bundle in scored.iter_internal_ref_bundles():
-            for ref in bundle.block_refs:
-                _take_block(job, frame_of(ray.get(ref)).with_columns(pl.col("query_id").cast(qdtype)))
+        try:
+            for bundle in scored.iter_internal_ref_bundles():
+                for ref in bundle.block_refs:
+                    _take_block(job, frame_of(ray.get(ref)).with_columns(pl.col("query_id").cast(qdtype)))
+        except SystemExit:  # Ray's own exit for a signal met inside its calls: the signal's status
+            from fasteval import _stop
+
+            _stop.check()
+            raise
 
 
 def _take_block(job: _Job, block: pl.DataFrame) -> None:
